@@ -1,0 +1,3 @@
+from shimgen.cli import main
+
+raise SystemExit(main())

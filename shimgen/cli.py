@@ -1,0 +1,170 @@
+"""`shimgen`: the command line. Generates in memory, then writes every file atomically (or checks them)."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import re
+import sys
+import tempfile
+
+from shimgen.errors import ShimgenError
+
+STAMP = "shimgen.yaml"  # records the invocation in the output folder, so `--check --out DIR` can replay it
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="shimgen",
+        description="Generate PyTorch stable-ABI C shims, torch::stable C++ wrappers and typed Python stubs "
+        "from native_functions.yaml.",
+    )
+    p.add_argument("--ops", help="comma-separated ops: name (every overload), name.overload, name.default. "
+                   "Default: the manifest's op set (or the set recorded in DIR/shimgen.yaml)")
+    p.add_argument("--out", default="generated", help="output folder, laid out like torch's include tree "
+                   "(default: generated/)")
+    p.add_argument("--yaml", help="native_functions.yaml to read (default: the installed torch's)")
+    p.add_argument("--since", help="version tag X.Y for ops the manifest does not know "
+                   "(default: the release of the yaml)")
+    p.add_argument("--check", action="store_true", help="compare DIR with what would be generated; exit 1 on "
+                   "a difference")
+    p.add_argument("--verify", action="store_true", help="compile the output against the installed torch and "
+                   "run every wrapper against torch.ops.aten")
+    p.add_argument("--build-dir", help="where --verify builds (default: DIR/../.shimgen-build)")
+    return p
+
+
+def _split_ops(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    ops = [o.strip() for o in text.split(",") if o.strip()]
+    if not ops:
+        raise ShimgenError("--ops is empty")
+    return ops
+
+
+def _stamp(ops: list[str] | None, since: str | None) -> str:
+    lines = ["# Written by shimgen: the invocation that produced this folder (`shimgen --check` replays it)."]
+    lines.append("ops: " + ("[" + ", ".join(ops) + "]" if ops else "manifest"))
+    if since:
+        lines.append(f"since: '{since}'")
+    return "\n".join(lines) + "\n"
+
+
+def _read_stamp(out: str) -> tuple[list[str] | None, str | None]:
+    import yaml
+
+    path = os.path.join(out, STAMP)
+    if not os.path.isfile(path):
+        return None, None
+    with open(path) as f:
+        data = yaml.safe_load(f) or {}
+    ops = data.get("ops")
+    return (None if ops in (None, "manifest") else [str(o) for o in ops]), data.get("since")
+
+
+def generate(ops: list[str] | None, yaml_path: str | None, since: str | None) -> tuple[dict[str, str], list[str]]:
+    """Every output file (path relative to the output folder -> text), and notes for the user."""
+    from shimgen import emit_c, emit_cpp, emit_py, plan
+
+    p = plan.make(ops, yaml_path, since)
+    files: dict[str, str] = {}
+    files.update(emit_c.emit(p))
+    files.update(emit_cpp.emit(p))
+    files.update(emit_py.emit(p))
+    files[STAMP] = _stamp(ops, since)
+    return dict(sorted(files.items())), p.notes
+
+
+def write_atomically(out: str, files: dict[str, str]) -> list[str]:
+    """Write every file to a temporary sibling first; only when all are written are they renamed into place."""
+    staged: list[tuple[str, str]] = []
+    try:
+        for rel, text in files.items():
+            path = os.path.join(out, rel)
+            os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".shimgen-", dir=os.path.dirname(path) or ".")
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+                f.write(text)
+            staged.append((tmp, path))
+    except OSError as e:
+        for tmp, _ in staged:
+            os.unlink(tmp)
+        raise ShimgenError(f"cannot write {out}: {e.strerror}") from None
+    for tmp, path in staged:
+        os.replace(tmp, path)
+    return [path for _, path in staged]
+
+
+_DECL_RE = re.compile(r"AOTITorchError (aoti_torch_\w+)\((.*)\);")
+
+
+def describe_changes(old: str, new: str) -> list[str]:
+    """Summarise a C shim header change: new ops, removed ops and changed signatures (ABI breaks)."""
+    before = dict(_DECL_RE.findall(old))
+    after = dict(_DECL_RE.findall(new))
+    lines = [f"new op: {n}" for n in sorted(after.keys() - before.keys())]
+    lines += [f"ABI break: {n} removed" for n in sorted(before.keys() - after.keys())]
+    lines += [
+        f"ABI break: signature of {n} changed ({before[n]} -> {after[n]})"
+        for n in sorted(before.keys() & after.keys())
+        if before[n] != after[n]
+    ]
+    return lines
+
+
+def check(out: str, files: dict[str, str], update_hint: str) -> int:
+    from shimgen import emit_c
+
+    diffs: list[str] = []
+    summary: list[str] = []
+    for rel, text in files.items():
+        path = os.path.join(out, rel)
+        old = open(path, encoding="utf-8").read() if os.path.isfile(path) else ""
+        if old == text:
+            continue
+        summary.append(f"{'changed' if old else 'missing'}: {path}")
+        if rel == emit_c.HEADER:
+            summary += ["  " + s for s in describe_changes(old, text)]
+        diffs += difflib.unified_diff(old.splitlines(True), text.splitlines(True), f"{path} (on disk)",
+                                      f"{path} (generated)")
+    if not summary:
+        print(f"shimgen: {out} is up to date ({len(files)} files)")
+        return 0
+    sys.stdout.writelines(d if d.endswith("\n") else d + "\n" for d in diffs)
+    print(f"shimgen: {out} is out of sync with the tool:", file=sys.stderr)
+    for s in summary:
+        print("  " + s, file=sys.stderr)
+    print(f"To update: {update_hint}", file=sys.stderr)
+    return 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        ops = _split_ops(args.ops)
+        since = args.since
+        if ops is None and args.check:
+            ops, stamped_since = _read_stamp(args.out)
+            since = since or stamped_since
+        files, notes = generate(ops, args.yaml, since)
+        for n in notes:
+            print(f"shimgen: note: {n}", file=sys.stderr)
+        if args.check:
+            hint = "shimgen" + (f" --ops {','.join(ops)}" if ops else "") + (f" --since {since}" if since else "")
+            hint += (f" --yaml {args.yaml}" if args.yaml else "") + f" --out {args.out}"
+            return check(args.out, files, hint + "  (then review and commit the diff)")
+        for path in write_atomically(args.out, files):
+            print(path)
+        if args.verify:
+            from shimgen.verify import run as verify_run
+
+            build_dir = args.build_dir or os.path.join(os.path.dirname(os.path.abspath(args.out)), ".shimgen-build")
+            return verify_run(args.out, build_dir, ops, args.yaml, since)
+        return 0
+    except ShimgenError as e:
+        print(f"shimgen: error: {e.line()}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

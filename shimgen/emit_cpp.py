@@ -1,0 +1,5 @@
+from shimgen.plan import Plan
+
+
+def emit(plan: Plan) -> dict[str, str]:
+    return {}

@@ -1,0 +1,28 @@
+"""The one error type shimgen reports to users: a single line naming the op, the argument and the reason."""
+
+from __future__ import annotations
+
+
+class ShimgenError(Exception):
+    """Bad input. The CLI prints `shimgen: error: <message>` and exits 2."""
+
+    def __init__(self, reason: str, op: str | None = None, arg: str | None = None) -> None:
+        self.reason = reason
+        self.op = op
+        self.arg = arg
+        super().__init__(self.line())
+
+    def line(self) -> str:
+        where = []
+        if self.op:
+            where.append(f"op {self.op}")
+        if self.arg:
+            where.append(f"argument {self.arg}")
+        prefix = ", ".join(where)
+        text = f"{prefix}: {self.reason}" if prefix else self.reason
+        return " ".join(text.split())  # always one line
+
+
+class Refusal(ShimgenError):
+    """A type or op with no stable representation (from the conversion table). Fatal for an explicitly named
+    overload; for a name that selects several overloads, the refused ones are skipped with a printed note."""

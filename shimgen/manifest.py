@@ -1,0 +1,50 @@
+"""The manifest (data/manifest.yaml): the default op set and the release each op's C shim first shipped in."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from importlib import resources
+
+import yaml
+
+from shimgen.errors import ShimgenError
+from shimgen.versions import Version
+
+
+@dataclass(frozen=True)
+class Entry:
+    since: Version
+    upstream: bool  # libtorch itself ships the C shim (from `since` on)
+
+
+@dataclass(frozen=True)
+class Manifest:
+    entries: dict[str, Entry]
+
+    @property
+    def default_ops(self) -> list[str]:
+        return sorted(self.entries)
+
+    def since(self, op: str, fallback: Version) -> Version:
+        entry = self.entries.get(op)
+        return entry.since if entry else fallback
+
+    def upstream_shim(self, op: str, target: Version) -> bool:
+        """Does the libtorch of release `target` ship this op's C shim?"""
+        entry = self.entries.get(op)
+        return bool(entry and entry.upstream and entry.since <= target)
+
+
+def load(path: str | None = None) -> Manifest:
+    if path is None:
+        text = resources.files("shimgen").joinpath("data/manifest.yaml").read_text()
+    else:
+        with open(path) as f:
+            text = f.read()
+    raw = yaml.safe_load(text) or {}
+    entries = {}
+    for op, e in (raw.get("ops") or {}).items():
+        if not isinstance(e, dict) or "since" not in e:
+            raise ShimgenError(f"manifest entry needs `since`", op)
+        entries[op] = Entry(Version.parse(e["since"], f"since of {op}"), bool(e.get("upstream", False)))
+    return Manifest(entries)

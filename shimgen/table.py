@@ -1,0 +1,128 @@
+"""The conversion table (data/conversion_table.yaml) as typed rows, and the lookup from a torchgen Type to its row.
+
+Every emitter asks this module, never its own if-chain, how a schema type crosses the stable ABI.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from importlib import resources
+
+import yaml
+from torchgen.model import ListType, OptionalType, Type
+
+from shimgen.errors import Refusal, ShimgenError
+from shimgen.versions import Version
+
+_SIZE_RE = re.compile(r"\[(\d+)\]")
+
+
+@dataclass(frozen=True)
+class Row:
+    """One row of the table: a schema type and its representation on every surface."""
+
+    key: str
+    c: tuple[str, ...] | str | None = None
+    aten: str | None = None
+    aten_out: str | None = None
+    cpp: str | None = None
+    cpp_out: str | None = None
+    prelude: str | None = None
+    to_c: tuple[str, ...] = ()
+    c_local: str | None = None
+    from_c: str | None = None
+    ivalue: Version | None = None
+    since: Version | None = None
+    py: str | None = None
+    refuse: str | None = None
+    c_refuse: str | None = None
+    note: str | None = None
+    size: int | None = field(default=None, compare=False)
+
+    def fill(self, text: str, name: str = "", value: str = "") -> str:
+        """Substitute the table's placeholders; C++ braces in the text stay as they are."""
+        out = text.replace("{name}", name).replace("{value}", value)
+        if self.size is not None:
+            out = out.replace("{size}", str(self.size))
+        return out
+
+
+_FIELDS = set(Row.__dataclass_fields__) - {"key", "size"}
+
+
+def _row(key: str, raw: dict, section: dict) -> Row:
+    data = dict(raw)
+    base = data.pop("same_as", None)
+    if base is not None:
+        merged = dict(section[base])
+        merged.pop("same_as", None)
+        merged.update(data)
+        data = merged
+    unknown = set(data) - _FIELDS
+    if unknown:
+        raise ShimgenError(f"conversion table row {key!r} has unknown fields {sorted(unknown)}")
+    for vkey in ("ivalue", "since"):
+        if data.get(vkey) is not None:
+            data[vkey] = Version.parse(data[vkey], f"{vkey} of table row {key!r}")
+    for lkey in ("c", "to_c"):
+        if isinstance(data.get(lkey), list):
+            data[lkey] = tuple(data[lkey])
+    return Row(key=key, **data)
+
+
+@dataclass(frozen=True)
+class Table:
+    arguments: dict[str, Row]
+    returns: dict[str, Row]
+
+    def argument(self, typ: Type, op: str, arg: str) -> Row:
+        return self._lookup(self.arguments, typ, op, arg)
+
+    def ret(self, typ: Type, op: str, arg: str) -> Row:
+        return self._lookup(self.returns, typ, op, arg)
+
+    @staticmethod
+    def _lookup(section: dict[str, Row], typ: Type | str, op: str, arg: str) -> Row:
+        text = str(typ)
+        m = _SIZE_RE.search(text)
+        key = _SIZE_RE.sub("[N]", text)
+        row = section.get(key)
+        if row is None:
+            base = refusal_base(text)
+            base_row = section.get(base)
+            if base_row is not None and base_row.refuse:
+                raise Refusal(f"type {text} has no stable representation: {base_row.refuse}", op, arg)
+            raise Refusal(f"type {text} has no row in the conversion table", op, arg)
+        if row.refuse:
+            raise Refusal(f"type {text} has no stable representation: {row.refuse}", op, arg)
+        if m:
+            row = Row(**{**row.__dict__, "size": int(m.group(1))})
+        return row
+
+
+def refusal_base(type_text: str) -> str:
+    """The element type of a (possibly optional, list) schema type: `Dimname[]?` -> `Dimname`."""
+    return re.sub(r"(\[\d*\]|\?)+$", "", type_text.strip())
+
+
+def element(typ: Type) -> Type:
+    while isinstance(typ, (OptionalType, ListType)):
+        typ = typ.elem
+    return typ
+
+
+@functools.cache
+def load(path: str | None = None) -> Table:
+    if path is None:
+        text = resources.files("shimgen").joinpath("data/conversion_table.yaml").read_text()
+    else:
+        with open(path) as f:
+            text = f.read()
+    raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    args, rets = raw["arguments"], raw["returns"]
+    return Table(
+        arguments={k: _row(k, v, args) for k, v in args.items()},
+        returns={k: _row(k, v, rets) for k, v in rets.items()},
+    )
