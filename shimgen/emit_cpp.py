@@ -1,5 +1,179 @@
+"""Emit torch/csrc/stable/ops.h: one inline torch::stable wrapper per selected overload, plus upstream's helpers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shimgen import sig_c
+from shimgen.fmt import clang_format
 from shimgen.plan import Plan
+from shimgen.sig_cpp import Param, Variant, Wrapper, dispatcher_call_versions, wrappers
+from shimgen.templates import render
+from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version, macro_definitions
+
+HEADER = "torch/csrc/stable/ops.h"
+
+
+@dataclass(frozen=True)
+class _Rendered:
+    doc: list[str]
+    gate_open: str | None
+    gate_close: str | None
+    signature: str
+    body: str
+
+
+def gate(v: Variant) -> tuple[str | None, str | None]:
+    conds = []
+    if v.start > FIRST_STABLE:
+        conds.append(f"TORCH_FEATURE_VERSION >= {v.start.macro}")
+    if v.end is not None:
+        conds.append(f"TORCH_FEATURE_VERSION < {v.end.macro}")
+    if not conds:
+        return None, None
+    text = " && ".join(conds)
+    return f"#if {text}", f"#endif // {text}"
+
+
+def signature(w: Wrapper, v: Variant) -> str:
+    parts = []
+    for p in w.kept(v):
+        default = f" = {p.default}" if p.default is not None else ""
+        parts.append(f"{p.cpp_type} {p.name}{default}")
+    return f"inline {w.returns} {w.name}({', '.join(parts)})"
+
+
+def doc(w: Wrapper, v: Variant) -> list[str]:
+    lines = [f"Stable wrapper of aten::{w.op.schema}", ""]
+    lines.append(f"Minimum compatible version: PyTorch {w.since}.")
+    if v.start != w.since:
+        lines.append(f"This form, with every argument, needs PyTorch {v.start}.")
+    route = {
+        "shim": f"libtorch's C shim {sig_c.shim_name(w.op)}",
+        "dispatcher": "the boxed dispatcher",
+        "generated_shim": f"shimgen's C shim {sig_c.shim_name(w.op)} (link the overlay library)",
+    }[v.route]
+    lines.append(f"Route: {route}.")
+    dropped = w.params[v.kept :]
+    if dropped:
+        names = ", ".join(p.name for p in dropped)
+        lines.append(f"This variant, for releases before {v.end}, passes {names} as None.")
+    return lines
+
+
+# ---- bodies --------------------------------------------------------------------------------------------------
+
+
+def _returns_from_c(w: Wrapper, plan: Plan) -> tuple[list[str], list[str], str]:
+    """(locals declared before the shim call, their &addresses, the return statement)."""
+    op = w.op
+    if op.schema.is_out_fn():
+        outs = [a.name for a in op.schema.arguments.out]
+        return [], [], _return_outs(outs)
+    if op.schema.name.name.inplace:
+        return [], [], "return self;"
+    locals_, addrs, values = [], [], []
+    for i, r in enumerate(op.schema.returns):
+        row = plan.table.ret(r.type, op.name, f"return {i}")
+        locals_.append(row.fill(row.c_local, f"ret{i}"))
+        addrs.append(f"&ret{i}")
+        values.append(row.fill(row.from_c, f"ret{i}"))
+    if not values:
+        return locals_, addrs, ""
+    if len(values) == 1:
+        return locals_, addrs, f"return {values[0]};"
+    return locals_, addrs, f"return std::make_tuple({', '.join(values)});"
+
+
+def _return_outs(outs: list[str]) -> str:
+    if len(outs) == 1:
+        return f"return {outs[0]};"
+    return f"return std::make_tuple({', '.join(outs)});"
+
+
+def shim_body(w: Wrapper, v: Variant, plan: Plan) -> str:
+    kept = {p.name: p for p in w.kept(v)}
+    lines: list[str] = []
+    args: list[str] = []
+    for a in sig_c.c_arguments(w.op, plan.table):
+        row = plan.table.argument(a.type, w.op.name, a.name)
+        p = kept.get(a.name)
+        if p is None:  # dropped: None is a null pointer; its length / device index is 0
+            args += ["nullptr"] + ["0"] * (len(row.c) - 1)
+            continue
+        if row.prelude:
+            lines.append(row.fill(row.prelude, a.name))
+        args += [row.fill(e, a.name) for e in row.to_c]
+    locals_, addrs, ret = _returns_from_c(w, plan)
+    lines += locals_
+    call = f"{sig_c.shim_name(w.op)}({', '.join(args + addrs)})"
+    lines.append(f"STABLE_TORCH_ERROR_CODE_CHECK({call});")
+    if ret:
+        lines.append(ret)
+    return "\n".join(lines)
+
+
+def dispatcher_body(w: Wrapper, v: Variant, plan: Plan) -> str:
+    op = w.op
+    kept = {p.name for p in w.kept(v)}
+    items = []
+    for a in op.schema.arguments.flat_all:  # the boxed stack follows the schema's order
+        items.append(f"torch::stable::detail::from({a.name if a.name in kept else 'std::nullopt'})")
+    n = max(len(items), len(op.schema.returns), 1)
+    lines = [f"std::array<StableIValue, {n}> stack{{{', '.join(items)}}};"]
+    old, new = dispatcher_call_versions(v)
+    name, overload = op.aten_name, op.overload
+    new_call = (
+        f'STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher("{name}", "{overload}", stack.data(), '
+        f"TORCH_ABI_VERSION));"
+    )
+    old_call = f'STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_call_dispatcher("{name}", "{overload}", stack.data()));'
+    if old and new:
+        lines += [f"#if TORCH_FEATURE_VERSION >= {VERSIONED_DISPATCHER.macro}", new_call, "#else", old_call,
+                  f"#endif // TORCH_FEATURE_VERSION >= {VERSIONED_DISPATCHER.macro}"]
+    else:
+        lines.append(new_call if new else old_call)
+    lines += _returns_from_stack(w, plan)
+    return "\n".join(lines)
+
+
+def _returns_from_stack(w: Wrapper, plan: Plan) -> list[str]:
+    op = w.op
+    rets = op.schema.returns
+    if op.schema.is_out_fn():
+        # The stack holds new references to the out tensors: release them and return the caller's own.
+        lines = [f"(void)torch::stable::detail::to<torch::stable::Tensor>(stack[{i}]);" for i in range(len(rets))]
+        return lines + [_return_outs([a.name for a in op.schema.arguments.out])]
+    types = [plan.table.ret(r.type, op.name, f"return {i}").cpp for i, r in enumerate(rets)]
+    values = [f"torch::stable::detail::to<{t}>(stack[{i}])" for i, t in enumerate(types)]
+    if not values:
+        return []
+    if len(values) == 1:
+        return [f"return {values[0]};"]
+    return [f"return std::make_tuple({', '.join(values)});"]
+
+
+def render_wrapper(w: Wrapper, v: Variant, plan: Plan) -> _Rendered:
+    body = dispatcher_body(w, v, plan) if v.route == "dispatcher" else shim_body(w, v, plan)
+    g_open, g_close = gate(v)
+    return _Rendered(doc(w, v), g_open, g_close, signature(w, v), body)
 
 
 def emit(plan: Plan) -> dict[str, str]:
-    return {}
+    ws, notes = wrappers(plan)
+    rendered = [render_wrapper(w, v, plan) for w in ws for v in w.variants]
+    versions: set[Version] = {VERSIONED_DISPATCHER, Version(2, 11)}
+    for w in ws:
+        for v in w.variants:
+            versions |= {x for x in (v.start, v.end) if x is not None}
+    names = {w.name for w in ws}
+    text = render(
+        "ops.h.j2",
+        banner=plan.banner,
+        macros=macro_definitions(versions),
+        wrappers=rendered,
+        skipped=notes,
+        has_to_dtype_layout=any(w.op.name == "to.dtype_layout" for w in ws),
+        helper_names=names,
+    )
+    return {HEADER: clang_format(text)}

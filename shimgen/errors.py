@@ -17,7 +17,7 @@ class ShimgenError(Exception):
         if self.op:
             where.append(f"op {self.op}")
         if self.arg:
-            where.append(f"argument {self.arg}")
+            where.append(self.arg if self.arg.startswith("return") else f"argument {self.arg}")
         prefix = ", ".join(where)
         text = f"{prefix}: {self.reason}" if prefix else self.reason
         return " ".join(text.split())  # always one line

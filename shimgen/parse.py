@@ -25,17 +25,6 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _ENTRY_RE = re.compile(r"^- func: *([A-Za-z0-9_]+)(?:\.([A-Za-z0-9_]+))? *\(", re.M)
 _SPEC_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)?$")
 _DIR_VERSION_RE = re.compile(r"^v?(\d+\.\d+)(\.\d+)?$")
-# Only these yaml keys shape an operator's C/C++ signatures; dispatch tables and the like are not needed.
-_SIGNATURE_KEYS = (
-    "func",
-    "variants",
-    "cpp_no_default_args",
-    "manual_cpp_binding",
-    "python_module",
-    "use_const_ref_for_mutable_tensors",
-    "device_check",
-    "tags",
-)
 
 
 def default_yaml_path() -> str:
@@ -149,7 +138,7 @@ class NativeYaml:
             raise ShimgenError(f"malformed yaml at {os.path.basename(self.path)}:{line}: {reason}", op) from None
         if not (isinstance(loaded, list) and len(loaded) == 1 and isinstance(loaded[0], dict)):
             raise ShimgenError(f"malformed yaml at {os.path.basename(self.path)}:{line}: expected one mapping", op)
-        entry = {k: loaded[0][k] for k in _SIGNATURE_KEYS if k in loaded[0]}
+        entry = loaded[0]
         func = entry.get("func")
         if not isinstance(func, str):
             raise ShimgenError(f"malformed yaml at line {line}: `func` is not a string", op)

@@ -76,6 +76,7 @@ def _row(key: str, raw: dict, section: dict) -> Row:
 class Table:
     arguments: dict[str, Row]
     returns: dict[str, Row]
+    defaults: dict[str, dict[str, str]]  # symbolic schema defaults -> {"cpp": ..., "py": ...}
 
     def argument(self, typ: Type, op: str, arg: str) -> Row:
         return self._lookup(self.arguments, typ, op, arg)
@@ -93,10 +94,10 @@ class Table:
             base = refusal_base(text)
             base_row = section.get(base)
             if base_row is not None and base_row.refuse:
-                raise Refusal(f"type {text} has no stable representation: {base_row.refuse}", op, arg)
+                raise Refusal(f"type {text} is refused: {base_row.refuse}", op, arg)
             raise Refusal(f"type {text} has no row in the conversion table", op, arg)
         if row.refuse:
-            raise Refusal(f"type {text} has no stable representation: {row.refuse}", op, arg)
+            raise Refusal(f"type {text} is refused: {row.refuse}", op, arg)
         if m:
             row = Row(**{**row.__dict__, "size": int(m.group(1))})
         return row
@@ -125,4 +126,5 @@ def load(path: str | None = None) -> Table:
     return Table(
         arguments={k: _row(k, v, args) for k, v in args.items()},
         returns={k: _row(k, v, rets) for k, v in rets.items()},
+        defaults={str(k): {t: str(x) for t, x in v.items()} for k, v in (raw.get("defaults") or {}).items()},
     )

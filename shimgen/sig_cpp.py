@@ -1,0 +1,297 @@
+"""torch::stable C++ wrapper signatures: names, parameters, defaults, routes and version ranges.
+
+One aten overload becomes one C++ function (`Wrapper`) with one or more `Variant`s, each serving a range of
+targeted releases. The rules (README "How versions are tagged"):
+
+* Parameters follow the schema (out= arguments first, as upstream's `sum_out`); types come from the table.
+* Route, per targeted release L, in order of preference:
+    1. `shim`: libtorch L ships the op's C shim (manifest `upstream: true`, `since` <= L)   ~1.07x at::
+    2. `dispatcher`: every parameter's StableIValue conversion exists in L (table `ivalue`)   ~1.4x at::
+    3. `generated_shim`: shimgen's own C shim, tagged with the manifest/--since version (overlay library)
+  A route may drop trailing parameters that L cannot carry when their default is None (they are passed as
+  None): that is how upstream keeps `clone(self)` and `empty_like(self)` at 2.9.
+* The variant chosen at each release from 2.9 on is computed; equal neighbours merge into one range. The
+  wrapper's version tag is the start of its first range: the newest thing the first variant needs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from torchgen.model import Argument, OptionalType
+
+from shimgen import sig_c
+from shimgen.errors import Refusal
+from shimgen.parse import Op
+from shimgen.plan import Plan
+from shimgen.table import Row, Table
+from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version
+
+ROUTES = ("shim", "dispatcher", "generated_shim")
+_CPP_KEYWORDS = {"and", "or", "not", "xor", "new", "delete", "bitand", "bitor", "compl", "default", "register"}
+
+
+@dataclass(frozen=True)
+class Param:
+    arg: Argument
+    row: Row
+    cpp_type: str
+    default: str | None  # C++ default expression
+    synthesized: bool = False  # `= std::nullopt` added to an optional with no schema default
+    is_out: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.arg.name
+
+    @property
+    def none_default(self) -> bool:
+        return self.default == "std::nullopt"
+
+    def need(self, route: str) -> Version | None:
+        """The release this parameter needs on a route; None: the route cannot carry it."""
+        if route == "dispatcher":
+            return self.row.ivalue
+        return self.row.since if self.row.c else None
+
+
+@dataclass(frozen=True)
+class Variant:
+    route: str
+    kept: int  # how many parameters (in C++ order) the variant takes; the rest are passed as None
+    start: Version
+    end: Version | None = None  # first release served by a fuller variant; None: open-ended
+
+
+@dataclass(frozen=True)
+class Wrapper:
+    op: Op
+    name: str
+    params: tuple[Param, ...]
+    returns: str  # C++ return type
+    variants: tuple[Variant, ...]
+
+    @property
+    def since(self) -> Version:
+        return self.variants[0].start
+
+    def kept(self, v: Variant) -> tuple[Param, ...]:
+        return self.params[: v.kept]
+
+
+def cpp_name(op: Op) -> str:
+    """`add` for add.Tensor, `add_` for add_.Tensor, `sum_out` for sum.IntList_out."""
+    name = op.schema.name.name
+    base = str(name)
+    if op.schema.is_out_fn():
+        base = f"{name.base}_out"
+    return base + "_" if base in _CPP_KEYWORDS else base
+
+
+def cpp_order(op: Op) -> list[Argument]:
+    args = op.schema.arguments
+    return [*args.out, *args.flat_non_out] if op.schema.is_out_fn() else list(args.flat_all)
+
+
+# ---- defaults ---------------------------------------------------------------------------------------------
+
+
+def render_default(text: str, row: Row, table: Table, target: str = "cpp") -> str:
+    """A schema default spelled for C++ (target="cpp") or Python (target="py")."""
+    sym = table.defaults.get(text)
+    if sym is not None:
+        return sym[target]
+    if text.startswith("[") and text.endswith("]"):
+        items = [i.strip() for i in text[1:-1].split(",") if i.strip()]
+        return ("{" + ", ".join(items) + "}") if target == "cpp" else ("[" + ", ".join(items) + "]")
+    if text[:1] in "'\"":
+        value = _unquote(text)
+        return _cpp_string(value) if target == "cpp" else repr(value)
+    if re.fullmatch(r"-?\d+", text):
+        if row.size is not None and "[" in row.key:  # `int[2] stride=1` means [1, 1]
+            items = [text] * row.size
+            return ("{" + ", ".join(items) + "}") if target == "cpp" else "[" + ", ".join(items) + "]"
+        if target == "cpp" and row.cpp and "double" in row.cpp:
+            return text + ".0"
+        return text
+    if re.fullmatch(r"-?[\d.]+(e-?\d+)?", text):
+        return text
+    raise Refusal(f"schema default {text!r} has no spelling in the conversion table's defaults")
+
+
+def _unquote(text: str) -> str:
+    import ast
+
+    return ast.literal_eval(text)
+
+
+def _cpp_string(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+# ---- parameters and returns --------------------------------------------------------------------------------
+
+
+def params(op: Op, table: Table) -> list[Param]:
+    out_names = {a.name for a in op.schema.arguments.out}
+    result: list[Param] = []
+    for a in cpp_order(op):
+        row = table.argument(a.type, op.name, a.name)
+        is_out = a.name in out_names
+        cpp_type = row.cpp_out if (is_out and row.cpp_out) else row.cpp
+        if not cpp_type:
+            raise Refusal(f"type {a.type} has no C++ representation", op.name, a.name)
+        default = None if (is_out or a.default is None) else render_default(a.default, row, table)
+        result.append(Param(a, row, row.fill(cpp_type, a.name), default, False, is_out))
+    # An optional with no schema default gets `= std::nullopt` when everything after it has a default
+    # (upstream's `sum(self, dim = std::nullopt, ...)`): callers may omit it like in Python.
+    for i in range(len(result) - 1, -1, -1):
+        p = result[i]
+        if p.default is not None:
+            continue
+        if isinstance(p.arg.type, OptionalType) and not p.is_out:
+            result[i] = replace(p, default="std::nullopt", synthesized=True)
+        else:
+            break
+    return result
+
+
+def return_type(op: Op, table: Table) -> str:
+    s = op.schema
+    if s.is_out_fn():
+        outs = s.arguments.out
+        if len(outs) == 1:
+            return "torch::stable::Tensor&"
+        return "std::tuple<" + ", ".join("torch::stable::Tensor" for _ in outs) + ">"
+    if s.name.name.inplace:
+        return "torch::stable::Tensor"
+    types = [table.ret(r.type, op.name, f"return {i}").cpp for i, r in enumerate(s.returns)]
+    if not types:
+        return "void"
+    return types[0] if len(types) == 1 else "std::tuple<" + ", ".join(types) + ">"
+
+
+def _returns_need(op: Op, table: Table, route: str) -> Version | None:
+    rows = [table.ret(r.type, op.name, f"return {i}") for i, r in enumerate(op.schema.returns)]
+    if route == "dispatcher":
+        needs = [r.ivalue for r in rows]
+    elif not sig_c.has_c_returns(op):
+        needs = []
+    else:
+        needs = [r.since if r.c else None for r in rows]
+    if any(n is None for n in needs):
+        return None
+    return max(needs, default=FIRST_STABLE)
+
+
+# ---- routes and variants -----------------------------------------------------------------------------------
+
+
+def variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shim_ok: bool) -> Variant | None:
+    """The best way to call `op` from an extension targeting release `level`, or None if there is none."""
+    for route in ROUTES:
+        if route == "shim" and not (shim_ok and plan.manifest.upstream_shim(op.name, level)):
+            continue
+        if route == "generated_shim" and not (shim_ok and plan.shim_since(op) <= level):
+            continue
+        ret_need = _returns_need(op, plan.table, route)
+        if ret_need is None or ret_need > level:
+            continue
+        kept = 0
+        while kept < len(ps) and (n := ps[kept].need(route)) is not None and n <= level:
+            kept += 1
+        if all(p.none_default for p in ps[kept:]):
+            return Variant(route, kept, level)
+    return None
+
+
+def variants(op: Op, ps: list[Param], plan: Plan) -> list[Variant]:
+    try:
+        sig_c.build(op, plan.table)
+        shim_ok = True
+    except Refusal:
+        shim_ok = False
+    levels = {FIRST_STABLE, plan.shim_since(op)}
+    for p in ps:
+        levels |= {v for v in (p.row.since, p.row.ivalue) if v is not None}
+    for r in op.schema.returns:
+        row = plan.table.ret(r.type, op.name, "return")
+        levels |= {v for v in (row.since, row.ivalue) if v is not None}
+    entry = plan.manifest.entries.get(op.name)
+    if entry:
+        levels.add(entry.since)
+    result: list[Variant] = []
+    for level in sorted(levels):
+        v = variant_at(op, ps, plan, level, shim_ok)
+        if v is None:
+            continue
+        if result and (result[-1].route, result[-1].kept) == (v.route, v.kept):
+            continue
+        if result:
+            result[-1] = replace(result[-1], end=level)
+        result.append(v)
+    return result
+
+
+def build(op: Op, plan: Plan) -> Wrapper:
+    ps = params(op, plan.table)
+    vs = variants(op, ps, plan)
+    if not vs:
+        raise Refusal("no route can call this op from an extension (no C shim, no dispatcher conversion)", op.name)
+    return Wrapper(op, cpp_name(op), tuple(ps), return_type(op, plan.table), tuple(vs))
+
+
+# ---- overload sets -----------------------------------------------------------------------------------------
+
+
+def _collide(a: Wrapper, b: Wrapper) -> bool:
+    """Could one call resolve to both? (same parameter types for some argument count both accept)"""
+    def arity(w: Wrapper) -> tuple[int, int]:
+        required = sum(1 for p in w.params if p.default is None)
+        return required, len(w.params)
+
+    (lo_a, hi_a), (lo_b, hi_b) = arity(a), arity(b)
+    ta = [p.cpp_type for p in a.params]
+    tb = [p.cpp_type for p in b.params]
+    for n in range(max(lo_a, lo_b), min(hi_a, hi_b) + 1):
+        if ta[:n] == tb[:n]:
+            return True
+    return False
+
+
+def _without_synthesized(w: Wrapper) -> Wrapper:
+    ps = tuple(replace(p, default=None, synthesized=False) if p.synthesized else p for p in w.params)
+    return replace(w, params=ps)
+
+
+def wrappers(plan: Plan) -> tuple[list[Wrapper], list[str]]:
+    """All wrappers of the plan, C++ overload collisions resolved, and refusals as notes.
+
+    Overloads of one name stay C++ overloads while their signatures differ. When two could match one call,
+    first the synthesized `= std::nullopt` defaults of the later one are removed; if they still collide, the
+    later overload (by aten overload name order) is renamed `<name>_<overload>`.
+    """
+    built: list[Wrapper] = []
+    notes: list[str] = []
+    for op in plan.ops:
+        try:
+            built.append(build(op, plan))
+        except Refusal as e:
+            notes.append(e.line())
+    final: list[Wrapper] = []
+    for w in built:
+        same = [o for o in final if o.name == w.name]
+        if any(_collide(o, w) for o in same):
+            w = _without_synthesized(w)
+            if any(_collide(o, w) for o in same):
+                w = replace(w, name=f"{w.name}_{w.op.overload or 'default'}")
+        final.append(w)
+    return final, notes
+
+
+def dispatcher_call_versions(v: Variant) -> tuple[bool, bool]:
+    """(needs aoti_torch_call_dispatcher, needs torch_call_dispatcher) over the variant's range."""
+    old = v.start < VERSIONED_DISPATCHER
+    new = v.end is None or v.end > VERSIONED_DISPATCHER
+    return old, new
