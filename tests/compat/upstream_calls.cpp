@@ -1,0 +1,88 @@
+// Calls every wrapper of upstream's torch 2.13 torch/csrc/stable/ops.h in the
+// way extension code written against that header does. The test compiles this
+// file twice, against upstream's ops.h and against shimgen's generated one (via
+// -I generated/ in front of torch's include directory), and compares results.
+// COMPAT_NS names the op namespace so both builds can be loaded side by side.
+
+#include <torch/csrc/stable/library.h>
+#include <torch/csrc/stable/ops.h>
+#include <torch/csrc/stable/tensor.h>
+
+#include <vector>
+
+#if defined(EXPECT_SHIMGEN_OPS_H) && !defined(SHIMGEN_STABLE_OPS_H)
+#error "expected shimgen's generated ops.h to shadow torch's"
+#endif
+
+using torch::headeronly::ScalarType;
+using torch::stable::Tensor;
+namespace ts = torch::stable;
+
+// Deterministic stand-in for the uninitialized memory of empty-like ops.
+static Tensor filled(Tensor t, double v) {
+  ts::fill_(t, v);
+  return t;
+}
+
+std::vector<Tensor> run_all(Tensor x) { // x: float32, shape [2, 3]
+  std::vector<Tensor> out;
+  // Wrappers available since 2.9.
+  out.push_back(filled(ts::empty_like(x), 1.5));
+  out.push_back(ts::narrow(x, 1, 0, 2));
+  out.push_back(filled(ts::new_empty(x, {2, 2}), 0.25));
+  out.push_back(ts::new_zeros(x, {3}, ScalarType::Long));
+  out.push_back(ts::pad(x, {1, 1}, "constant", 0.5));
+  out.push_back(ts::pad(x, {1, 2}));
+  out.push_back(ts::amax(x, 1, false));
+  out.push_back(ts::amax(x, {0, 1}, true));
+  out.push_back(ts::transpose(x, 0, 1));
+  Tensor z = ts::clone(x);
+  out.push_back(ts::zero_(z));
+  Tensor c = filled(ts::empty_like(x), 0.0);
+  out.push_back(ts::copy_(c, x));
+  out.push_back(ts::clone(x));
+  out.push_back(ts::flatten(x));
+  out.push_back(ts::flatten(x, 0, 1));
+  out.push_back(ts::unsqueeze(x, 0));
+  out.push_back(ts::squeeze(ts::unsqueeze(x, 1), 1));
+  out.push_back(ts::select(x, 0, 1));
+  out.push_back(ts::matmul(x, ts::transpose(x, 0, 1)));
+  // Wrappers available since 2.10.
+  std::vector<int64_t> counts(static_cast<size_t>(ts::get_num_threads()), 0);
+  ts::parallel_for(0, 16, 4, [&](int64_t b, int64_t e) { (void)b, (void)e; });
+  out.push_back(filled(ts::empty({2, 3}), 2.0));
+  out.push_back(filled(ts::empty({4}, ScalarType::Double), 3.0));
+  out.push_back(ts::reshape(x, {3, 2}));
+  out.push_back(ts::view(x, {6}));
+  static float blob[6] = {1, 2, 3, 4, 5, 6};
+  ts::Device cpu(torch::headeronly::DeviceType::CPU);
+  out.push_back(ts::clone(ts::from_blob(blob, {2, 3}, {3, 1}, cpu, ScalarType::Float)));
+  static double blob2[2] = {7, 8};
+  out.push_back(ts::clone(ts::from_blob(
+      blob2, {2}, {1}, cpu, ScalarType::Double, [](void*) {})));
+  out.push_back(ts::to(x, ScalarType::Double));
+  out.push_back(ts::to(x, cpu));
+  out.push_back(ts::contiguous(ts::transpose(x, 0, 1)));
+  out.push_back(filled(
+      ts::new_empty(x, {2}, ScalarType::Double, std::nullopt, std::nullopt, std::nullopt),
+      4.0));
+  out.push_back(ts::new_zeros(x, {2, 2}, std::nullopt, std::nullopt, cpu));
+  out.push_back(ts::sum(x));
+  out.push_back(ts::sum(x, std::vector<int64_t>{1}, true));
+  out.push_back(ts::sum(x, std::vector<int64_t>{0}, false, ScalarType::Double));
+  Tensor s = ts::new_zeros(x, {3});
+  out.push_back(ts::sum_out(s, x, std::vector<int64_t>{0}));
+  out.push_back(ts::subtract(x, x));
+  out.push_back(ts::subtract(x, ts::transpose(ts::transpose(x, 0, 1), 0, 1), 2.0));
+  out.push_back(ts::full({2, 2}, 3.0));
+  out.push_back(ts::full({2}, 5.0, ScalarType::Double));
+  return out;
+}
+
+STABLE_TORCH_LIBRARY(COMPAT_NS, m) {
+  m.def("run_all(Tensor x) -> Tensor[]");
+}
+
+STABLE_TORCH_LIBRARY_IMPL(COMPAT_NS, CompositeExplicitAutograd, m) {
+  m.impl("run_all", TORCH_BOX(&run_all));
+}

@@ -1,0 +1,52 @@
+"""Code written against upstream's 2.13 torch/csrc/stable/ops.h compiles against shimgen's and gives the same
+results: tests/compat/upstream_calls.cpp calls every 2.13 wrapper in upstream's style."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+from shimgen.cli import generate, write_atomically
+from tests.cxx import build_so
+
+HERE = os.path.dirname(__file__)
+
+
+@pytest.fixture(scope="module")
+def libs(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("compat")
+    gen = str(tmp / "generated")
+    files, _ = generate(None, None, None)  # the manifest's default set: every op upstream's ops.h reaches
+    write_atomically(gen, files)
+    src = os.path.join(HERE, "compat", "upstream_calls.cpp")
+    upstream = str(tmp / "libcompat_upstream.so")
+    ours = str(tmp / "libcompat_generated.so")
+    build_so(src, upstream, None, ["COMPAT_NS=compat_upstream"])
+    build_so(src, ours, gen, ["COMPAT_NS=compat_generated", "EXPECT_SHIMGEN_OPS_H"])
+    torch.ops.load_library(upstream)
+    torch.ops.load_library(ours)
+    return upstream, ours
+
+
+@pytest.mark.parametrize("dtype", [torch.float32])
+def test_same_results_as_upstream(libs, dtype):
+    x = torch.arange(6, dtype=dtype).reshape(2, 3) - 2.5
+    theirs = torch.ops.compat_upstream.run_all(x)
+    ours = torch.ops.compat_generated.run_all(x)
+    assert len(theirs) == len(ours) == 37
+    for i, (a, b) in enumerate(zip(theirs, ours)):
+        assert (a.dtype, a.shape) == (b.dtype, b.shape), i
+        assert torch.equal(a, b), (i, a, b)
+
+
+def test_results_match_eager(libs):
+    x = torch.arange(6, dtype=torch.float32).reshape(2, 3) - 2.5
+    ours = torch.ops.compat_generated.run_all(x)
+    assert torch.equal(ours[1], x.narrow(1, 0, 2))
+    assert torch.equal(ours[4], torch.nn.functional.pad(x, [1, 1], value=0.5))
+    assert torch.equal(ours[7], x.amax(dim=[0, 1], keepdim=True))
+    assert torch.equal(ours[-4], torch.zeros_like(x))
+    assert torch.equal(ours[-3], x - 2 * x)
+    assert torch.equal(ours[-1], torch.full([2], 5.0, dtype=torch.float64))
