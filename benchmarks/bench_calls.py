@@ -1,0 +1,123 @@
+"""Per-call time of shimgen's generated torch::stable wrappers vs a direct at:: call vs upstream's hand-written
+wrapper, for the same ops on small CPU tensors, measured side by side in one run.
+
+    python benchmarks/bench_calls.py [--iters 20000] [--rounds 7]
+
+Builds (once, in a temporary folder): the generated headers for the manifest's default set, shimgen's overlay
+library (the C shim of add.Tensor, which libtorch lacks), and benchmarks/bench_calls.cpp three times. The rounds
+interleave the three builds; the table shows medians and the ratios of medians.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+import torch.utils.cpp_extension as cpp_ext
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from shimgen import plan as plan_mod  # noqa: E402
+from shimgen import sig_cpp  # noqa: E402
+from shimgen import emit_c, emit_cpp  # noqa: E402
+from shimgen.cli import write_atomically  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+OPS = [  # (label, aten op) in the order bench_calls.cpp measures them
+    ("amax", "amax.default"),
+    ("narrow", "narrow.default"),
+    ("fill_", "fill_.Scalar"),
+    ("pad", "pad.default"),
+    ("subtract", "subtract.Tensor"),
+    ("new_zeros", "new_zeros.default"),
+    ("transpose", "transpose.int"),
+    ("flatten", "flatten.using_ints"),
+    ("sum", "sum.dim_IntList"),
+    ("add", "add.Tensor"),
+]
+UPSTREAM_ROUTE = {  # how upstream's 2.13 ops.h calls each op (stable_surface.json)
+    "amax.default": "shim", "narrow.default": "shim", "fill_.Scalar": "shim", "pad.default": "shim",
+    "subtract.Tensor": "shim", "new_zeros.default": "dispatcher", "transpose.int": "dispatcher",
+    "flatten.using_ints": "dispatcher", "sum.dim_IntList": "dispatcher", "add.Tensor": "-",
+}
+TORCH_LIB = os.path.join(os.path.dirname(torch.__file__), "lib")
+INCLUDES = [f"-I{p}" for p in cpp_ext.include_paths()]
+LINK = [f"-L{TORCH_LIB}", "-ltorch", "-ltorch_cpu", "-lc10", f"-Wl,-rpath,{TORCH_LIB}"]
+
+
+def compile_so(src: str, out: str, flags: list[str], libs: list[str] = ()) -> float:
+    t0 = time.perf_counter()
+    std = "-std=c++17" if "-DTORCH_STABLE_ONLY" in flags else "-std=c++20"  # ATen's headers want C++20
+    cmd = ["g++", std, "-O2", "-shared", "-fPIC", *flags, *INCLUDES, src, "-o", out, "-Wl,--no-as-needed", *libs, *LINK]
+    subprocess.run(cmd, check=True)
+    return time.perf_counter() - t0
+
+
+def generate_cxx(ops: list[str] | None, out: str) -> None:
+    """Only the C and C++ surfaces: what the benchmark compiles."""
+    p = plan_mod.make(ops)
+    write_atomically(out, {**emit_c.emit(p), **emit_cpp.emit(p)})
+
+
+def build(tmp: str) -> dict[str, str]:
+    gen = os.path.join(tmp, "generated")
+    generate_cxx(None, gen)
+    overlay_src = os.path.join(tmp, "overlay")
+    generate_cxx(["add.Tensor"], overlay_src)
+    overlay = os.path.join(tmp, "libshimgen_overlay.so")
+    cpp = os.path.join(overlay_src, "torch/csrc/inductor/aoti_torch/generated/c_shim_aten.cpp")
+    secs = compile_so(cpp, overlay, [f"-I{overlay_src}", "-DAT_PER_OPERATOR_HEADERS"])
+    print(f"built overlay library in {secs:.1f}s", file=sys.stderr)
+    src = os.path.join(HERE, "bench_calls.cpp")
+    libs = {
+        "aten": (["-DBENCH_NS=bench_aten", "-DBENCH_ATEN", "-DAT_PER_OPERATOR_HEADERS"], []),
+        "upstream": (["-DBENCH_NS=bench_upstream", "-DTORCH_STABLE_ONLY"], []),
+        "generated": ([f"-I{gen}", "-DBENCH_NS=bench_generated", "-DTORCH_STABLE_ONLY"], [overlay]),
+    }
+    out = {}
+    for name, (flags, extra) in libs.items():
+        so = os.path.join(tmp, f"libbench_{name}.so")
+        secs = compile_so(src, so, flags, extra)
+        print(f"built {name} in {secs:.1f}s", file=sys.stderr)
+        out[name] = so
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--iters", type=int, default=20000)
+    ap.add_argument("--rounds", type=int, default=7)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        libs = build(tmp)
+        for so in libs.values():
+            torch.ops.load_library(so)
+        x = torch.randn(4, 4)
+        runs: dict[str, list[list[float]]] = {k: [] for k in libs}
+        for _ in range(args.rounds):
+            for name in libs:  # interleaved: every round measures all three builds
+                runs[name].append(getattr(torch.ops, f"bench_{name}").bench(x, args.iters))
+    med = {k: [statistics.median(r[i] for r in v) for i in range(len(OPS))] for k, v in runs.items()}
+    plan = plan_mod.make(None)
+    routes = {w.op.name: w.variants[-1].route for w in sig_cpp.wrappers(plan)[0]}
+    print(f"torch {torch.__version__}, 4x4 float32, {args.iters} calls x {args.rounds} rounds, medians (ns/call)")
+    head = f"{'op':<10} {'route (ours/upstream)':<27} {'at::':>8} {'upstream':>9} {'shimgen':>8} {'ours/at::':>9} {'ours/upstream':>13}"
+    print(head)
+    print("-" * len(head))
+    for i, (label, op) in enumerate(OPS):
+        a, u, g = med["aten"][i], med["upstream"][i], med["generated"][i]
+        route = f"{routes.get(op, '?')}/{UPSTREAM_ROUTE[op]}"
+        ratio_u = f"{g / u:.2f}x" if u == u else "-"
+        ups = f"{u:.0f}" if u == u else "-"
+        print(f"{label:<10} {route:<27} {a:>8.0f} {ups:>9} {g:>8.0f} {g / a:>8.2f}x {ratio_u:>13}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
