@@ -44,50 +44,63 @@ def _split_ops(text: str | None) -> list[str] | None:
     return ops
 
 
-def _stamp(ops: list[str] | None, since: str | None) -> str:
+def _stamp(ops: list[str] | None, since: str | None, yaml_rel: str | None = None) -> str:
     lines = ["# Written by shimgen: the invocation that produced this folder (`shimgen --check` replays it)."]
     lines.append("ops: " + ("[" + ", ".join(ops) + "]" if ops else "manifest"))
     if since:
         lines.append(f"since: '{since}'")
+    if yaml_rel:
+        lines.append(f"yaml: '{yaml_rel}'  # relative to this folder")
     return "\n".join(lines) + "\n"
 
 
-def _read_stamp(out: str) -> tuple[list[str] | None, str | None]:
+def _read_stamp(out: str) -> tuple[list[str] | None, str | None, str | None]:
+    """(ops, since, yaml path) recorded in DIR/shimgen.yaml; the yaml path is made relative to the cwd."""
     import yaml
 
     path = os.path.join(out, STAMP)
     if not os.path.isfile(path):
-        return None, None
+        return None, None, None
     with open(path) as f:
         data = yaml.safe_load(f) or {}
     ops = data.get("ops")
-    return (None if ops in (None, "manifest") else [str(o) for o in ops]), data.get("since")
+    native = data.get("yaml")
+    native = os.path.normpath(os.path.join(out, native)) if native else None
+    return (None if ops in (None, "manifest") else [str(o) for o in ops]), data.get("since"), native
 
 
-def generate(ops: list[str] | None, yaml_path: str | None, since: str | None) -> tuple[dict[str, str], list[str]]:
+def generate(
+    ops: list[str] | None, yaml_path: str | None, since: str | None, out: str | None = None
+) -> tuple[dict[str, str], list[str]]:
     """Every output file (path relative to the output folder -> text), and notes for the user."""
-    from shimgen import emit_c, emit_cpp, emit_py, plan
+    from shimgen import emit_c, emit_cpp, emit_py, fmt, plan
 
     p = plan.make(ops, yaml_path, since)
     files: dict[str, str] = {}
     files.update(emit_c.emit(p))
     files.update(emit_cpp.emit(p))
+    formatted = fmt.start_formatting(files)  # clang-format runs in parallel with the Python emitter
     files.update(emit_py.emit(p))
-    files[STAMP] = _stamp(ops, since)
+    files.update(formatted.result())
+    yaml_rel = os.path.relpath(yaml_path, out).replace(os.sep, "/") if (yaml_path and out) else yaml_path
+    files[STAMP] = _stamp(ops, since, yaml_rel)
     return dict(sorted(files.items())), p.notes
 
 
 def write_atomically(out: str, files: dict[str, str]) -> list[str]:
     """Write every file to a temporary sibling first; only when all are written are they renamed into place."""
     staged: list[tuple[str, str]] = []
+    umask = os.umask(0)
+    os.umask(umask)
     try:
         for rel, text in files.items():
             path = os.path.join(out, rel)
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".shimgen-", dir=os.path.dirname(path) or ".")
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-                f.write(text)
             staged.append((tmp, path))
+            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+                os.fchmod(f.fileno(), 0o666 & ~umask)  # mkstemp creates 0600: give an ordinary file's mode
+                f.write(text)
     except OSError as e:
         for tmp, _ in staged:
             os.unlink(tmp)
@@ -145,15 +158,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         ops = _split_ops(args.ops)
         since = args.since
+        yaml_path = args.yaml
         if ops is None and args.check:
-            ops, stamped_since = _read_stamp(args.out)
+            ops, stamped_since, stamped_yaml = _read_stamp(args.out)
             since = since or stamped_since
-        files, notes = generate(ops, args.yaml, since)
+            yaml_path = yaml_path or stamped_yaml
+        files, notes = generate(ops, yaml_path, since, args.out)
         for n in notes:
             print(f"shimgen: note: {n}", file=sys.stderr)
         if args.check:
             hint = "shimgen" + (f" --ops {','.join(ops)}" if ops else "") + (f" --since {since}" if since else "")
-            hint += (f" --yaml {args.yaml}" if args.yaml else "") + f" --out {args.out}"
+            hint += (f" --yaml {yaml_path}" if yaml_path else "") + f" --out {args.out}"
             return check(args.out, files, hint + "  (then review and commit the diff)")
         for path in write_atomically(args.out, files):
             print(path)
@@ -161,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
             from shimgen.verify import run as verify_run
 
             build_dir = args.build_dir or os.path.join(os.path.dirname(os.path.abspath(args.out)), ".shimgen-build")
-            return verify_run(args.out, build_dir, ops, args.yaml, since)
+            return verify_run(args.out, build_dir, ops, yaml_path, since)
         return 0
     except ShimgenError as e:
         print(f"shimgen: error: {e.line()}", file=sys.stderr)

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 from shimgen import sig_c
 from shimgen.errors import Refusal
-from shimgen.fmt import clang_format
 from shimgen.plan import Plan
 from shimgen.templates import render
 from shimgen.versions import gate_close, gate_open, macro_definitions
@@ -61,4 +60,4 @@ def emit(plan: Plan) -> dict[str, str]:
     header = render("c_shim_aten.h.j2", banner=plan.banner, macros=macros, decls=decls, skipped=skipped)
     includes = sorted({s.op.f.root_name for s in built})
     source = render("c_shim_aten.cpp.j2", banner=plan.banner, includes=includes, defs=decls)
-    return {HEADER: header, SOURCE: clang_format(source)}
+    return {HEADER: header, SOURCE: source}

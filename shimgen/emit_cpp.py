@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shimgen import sig_c
-from shimgen.fmt import clang_format
 from shimgen.plan import Plan
 from shimgen.sig_cpp import Param, Variant, Wrapper, dispatcher_call_versions, wrappers
 from shimgen.templates import render
@@ -176,4 +175,4 @@ def emit(plan: Plan) -> dict[str, str]:
         has_to_dtype_layout=any(w.op.name == "to.dtype_layout" for w in ws),
         helper_names=names,
     )
-    return {HEADER: clang_format(text)}
+    return {HEADER: text}

@@ -41,7 +41,7 @@ def load(path: str | None = None) -> Manifest:
     else:
         with open(path) as f:
             text = f.read()
-    raw = yaml.safe_load(text) or {}
+    raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
     entries = {}
     for op, e in (raw.get("ops") or {}).items():
         if not isinstance(e, dict) or "since" not in e:

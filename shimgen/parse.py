@@ -106,15 +106,17 @@ class NativeYaml:
             for i in indices:
                 chosen[i] = chosen.get(i, False) or bool(overload)
         ops = []
+        refused: list[Refusal] = []
         for i, explicit in chosen.items():
             try:
                 ops.append(Op(self._parse(i, table), explicit))
             except Refusal as e:
                 if explicit or notes is None:
                     raise
+                refused.append(e)
                 notes.append(f"skipped {e.line()}")
-        if not ops:
-            raise ShimgenError(notes[-1] if notes else "no op selected")
+        if not ops:  # every selected overload was refused: that is the error (not a "skipped" note)
+            raise refused[-1] if refused else ShimgenError("no op selected")
         return sorted(ops, key=lambda op: op.name)
 
     def _unknown(self, spec: str) -> str:
@@ -172,6 +174,8 @@ def check_schema(func: str, op: str, table: Table | None) -> FunctionSchema:
         except Exception:
             type_text, _, arg = piece.rpartition(" ")
             arg = arg.split("=")[0]
+            if not type_text:  # `int` alone: a type without a name, not an unsupported type
+                raise ShimgenError(f"malformed schema: argument {piece!r} has no name", op) from None
             type_text = re.sub(r"\([a-z!|>\s*]+\)", "", type_text)
             if table is not None:
                 table.argument(type_text, op, arg)  # raises the table's refusal

@@ -35,6 +35,8 @@ class Row:
     from_c: str | None = None
     ivalue: Version | None = None
     since: Version | None = None
+    box: str | None = None
+    box_schema: str | None = None
     py: str | None = None
     refuse: str | None = None
     c_refuse: str | None = None

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Regenerate every golden folder under tests/golden/ and the committed default output in generated/, with the
+# tool only (never edit these files by hand). Each folder gets a shimgen.yaml stamp, so
+# `shimgen --check --out <folder>` (run by tests/test_golden.py) replays the same invocation.
+# Run from anywhere; review `git diff` afterwards: a changed declaration in c_shim_aten.h is an ABI break.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+regen() {
+  local name=$1
+  shift
+  rm -rf "tests/golden/$name"
+  python -m shimgen "$@" --out "tests/golden/$name" >/dev/null
+  echo "tests/golden/$name"
+}
+
+# golden: add_pad_amax
+regen add_pad_amax --ops add,pad,amax
+# golden: optional_list_device_generator -- SymInt[], Scalar, ScalarType?, Layout?, Device?, bool?, Generator?,
+# Tensor?[], Tensor[] and Tensor? arguments
+regen optional_list_device_generator \
+  --ops full.default,new_empty.default,randn.generator,index.Tensor,cat.default,clamp.Tensor
+# golden: multi_return -- tuple returns, and a Tensor[] return (no C shim; dispatcher route)
+regen multi_return --ops sort.default,max.dim,split.Tensor
+
+# The project's default op set (the manifest), committed in generated/.
+rm -rf generated
+python -m shimgen --out generated >/dev/null
+echo generated
