@@ -67,10 +67,9 @@ def _returns_from_c(w: Wrapper, plan: Plan) -> tuple[list[str], list[str], str]:
     """(locals declared before the shim call, their &addresses, the return statement)."""
     op = w.op
     if op.schema.is_out_fn():
-        outs = [a.name for a in op.schema.arguments.out]
-        return [], [], _return_outs(outs)
+        return [], [], _return_outs(w)
     if op.schema.name.name.inplace:
-        return [], [], "return self;"
+        return [], [], "return self;" if op.schema.returns else ""
     locals_, addrs, values = [], [], []
     for i, r in enumerate(op.schema.returns):
         row = plan.table.ret(r.type, op.name, f"return {i}")
@@ -84,7 +83,10 @@ def _returns_from_c(w: Wrapper, plan: Plan) -> tuple[list[str], list[str], str]:
     return locals_, addrs, f"return std::make_tuple({', '.join(values)});"
 
 
-def _return_outs(outs: list[str]) -> str:
+def _return_outs(w: Wrapper) -> str:
+    outs = [a.name for a in w.op.schema.arguments.out]
+    if w.returns == "void":
+        return ""
     if len(outs) == 1:
         return f"return {outs[0]};"
     return f"return std::make_tuple({', '.join(outs)});"
@@ -142,7 +144,7 @@ def _returns_from_stack(w: Wrapper, plan: Plan) -> list[str]:
     if op.schema.is_out_fn():
         # The stack holds new references to the out tensors: release them and return the caller's own.
         lines = [f"(void)torch::stable::detail::to<torch::stable::Tensor>(stack[{i}]);" for i in range(len(rets))]
-        return lines + [_return_outs([a.name for a in op.schema.arguments.out])]
+        return lines + [r for r in [_return_outs(w)] if r]
     types = [plan.table.ret(r.type, op.name, f"return {i}").cpp for i, r in enumerate(rets)]
     values = [f"torch::stable::detail::to<{t}>(stack[{i}])" for i, t in enumerate(types)]
     if not values:

@@ -19,6 +19,8 @@ class Plan:
     release: Version | None  # the torch release the yaml comes from (None: unknown)
     since: Version | None  # --since: the version tag of ops the manifest does not know
     notes: list[str] = field(default_factory=list)
+    # Results derived from the plan that several emitters need (e.g. the C++ wrappers), computed once.
+    derived: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def banner(self) -> str:

@@ -9,7 +9,8 @@ targeted releases. The rules (README "How versions are tagged"):
     2. `dispatcher`: every parameter's StableIValue conversion exists in L (table `ivalue`)   ~1.4x at::
     3. `generated_shim`: shimgen's own C shim, tagged with the manifest/--since version (overlay library)
   A route may drop trailing parameters that L cannot carry when their default is None (they are passed as
-  None): that is how upstream keeps `clone(self)` and `empty_like(self)` at 2.9.
+  None): that is how upstream keeps `clone(self)` and `empty_like(self)` at 2.9. A route that carries every
+  parameter at L still wins over a preferred one that drops some (clamp's Scalar? min/max at 2.13).
 * The variant chosen at each release from 2.9 on is computed; equal neighbours merge into one range. The
   wrapper's version tag is the start of its first range: the newest thing the first variant needs.
 """
@@ -161,10 +162,12 @@ def return_type(op: Op, table: Table) -> str:
     s = op.schema
     if s.is_out_fn():
         outs = s.arguments.out
+        if any(not a.type.is_tensor_like() or str(a.type) != "Tensor" for a in outs):
+            return "void"  # list outs (split_copy.Tensor_out): the caller already holds what was written
         if len(outs) == 1:
             return "torch::stable::Tensor&"
         return "std::tuple<" + ", ".join("torch::stable::Tensor" for _ in outs) + ">"
-    if s.name.name.inplace:
+    if s.name.name.inplace and s.returns:  # in-place ops return self (some, like _foreach_add_, return nothing)
         return "torch::stable::Tensor"
     types = [table.ret(r.type, op.name, f"return {i}").cpp for i, r in enumerate(s.returns)]
     if not types:
@@ -189,7 +192,12 @@ def _returns_need(op: Op, table: Table, route: str) -> Version | None:
 
 
 def variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shim_ok: bool) -> Variant | None:
-    """The best way to call `op` from an extension targeting release `level`, or None if there is none."""
+    """The best way to call `op` from an extension targeting release `level`, or None if there is none.
+
+    A route that carries every parameter wins over a preferred route that would drop some (pass them as None):
+    dropping is how older releases get a narrower form, never a reason to narrow a release that can do better.
+    """
+    narrower: Variant | None = None
     for route in ROUTES:
         if route == "shim" and not (shim_ok and plan.manifest.upstream_shim(op.name, level)):
             continue
@@ -202,8 +210,10 @@ def variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shim_ok: boo
         while kept < len(ps) and (n := ps[kept].need(route)) is not None and n <= level:
             kept += 1
         if all(p.none_default for p in ps[kept:]):
-            return Variant(route, kept, level)
-    return None
+            if kept == len(ps):
+                return Variant(route, kept, level)
+            narrower = narrower or Variant(route, kept, level)
+    return narrower
 
 
 def variants(op: Op, ps: list[Param], plan: Plan) -> list[Variant]:
@@ -245,17 +255,23 @@ def build(op: Op, plan: Plan) -> Wrapper:
 # ---- overload sets -----------------------------------------------------------------------------------------
 
 
-def _collide(a: Wrapper, b: Wrapper) -> bool:
-    """Could one call resolve to both? (same parameter types for some argument count both accept)"""
-    def arity(w: Wrapper) -> tuple[int, int]:
-        required = sum(1 for p in w.params if p.default is None)
-        return required, len(w.params)
+def _overlap(va: Variant, vb: Variant) -> bool:
+    """Do two variants serve some release in common?"""
+    inf = Version(10**6, 0)
+    return max(va.start, vb.start) < min(va.end or inf, vb.end or inf)
 
-    (lo_a, hi_a), (lo_b, hi_b) = arity(a), arity(b)
-    ta = [p.cpp_type for p in a.params]
-    tb = [p.cpp_type for p in b.params]
-    for n in range(max(lo_a, lo_b), min(hi_a, hi_b) + 1):
-        if ta[:n] == tb[:n]:
+
+def _collide(a: Wrapper, b: Wrapper, va: Variant | None = None, vb: Variant | None = None) -> bool:
+    """Could one call resolve to both? (same parameter types for some argument count both accept, at a release
+    both variants serve). Without variants: any pair of variants."""
+    if va is None or vb is None:
+        return any(_collide(a, b, x, y) for x in a.variants for y in b.variants)
+    if not _overlap(va, vb):
+        return False
+    pa, pb = a.kept(va), b.kept(vb)
+    lo = max(sum(1 for p in pa if p.default is None), sum(1 for p in pb if p.default is None))
+    for n in range(lo, min(len(pa), len(pb)) + 1):
+        if [p.cpp_type for p in pa[:n]] == [p.cpp_type for p in pb[:n]]:
             return True
     return False
 
@@ -268,10 +284,14 @@ def _without_synthesized(w: Wrapper) -> Wrapper:
 def wrappers(plan: Plan) -> tuple[list[Wrapper], list[str]]:
     """All wrappers of the plan, C++ overload collisions resolved, and refusals as notes.
 
-    Overloads of one name stay C++ overloads while their signatures differ. When two could match one call,
-    first the synthesized `= std::nullopt` defaults of the later one are removed; if they still collide, the
-    later overload (by aten overload name order) is renamed `<name>_<overload>`.
+    Overloads of one name stay C++ overloads while their signatures differ. When two could match one call
+    at some release, a narrowed older form of the later one that duplicates the other is dropped; then the
+    synthesized `= std::nullopt` defaults of the later one are removed; if they still collide, the later overload
+    (by aten overload name order) is renamed `<name>_<overload>`.
     """
+    cached = plan.derived.get("wrappers")
+    if cached is not None:
+        return cached  # type: ignore[return-value]
     built: list[Wrapper] = []
     notes: list[str] = []
     for op in plan.ops:
@@ -282,11 +302,20 @@ def wrappers(plan: Plan) -> tuple[list[Wrapper], list[str]]:
     final: list[Wrapper] = []
     for w in built:
         same = [o for o in final if o.name == w.name]
+        # A narrowed older form that reads like another overload (div.Tensor_mode without rounding_mode is
+        # div.Tensor) adds nothing: drop it, and the wrapper starts at its next form.
+        narrowed_dupes = [
+            v for v in w.variants
+            if v.kept < len(w.params) and any(_collide(o, w, ov, v) for o in same for ov in o.variants)
+        ]
+        if narrowed_dupes and len(narrowed_dupes) < len(w.variants):
+            w = replace(w, variants=tuple(v for v in w.variants if v not in narrowed_dupes))
         if any(_collide(o, w) for o in same):
             w = _without_synthesized(w)
             if any(_collide(o, w) for o in same):
                 w = replace(w, name=f"{w.name}_{w.op.overload or 'default'}")
         final.append(w)
+    plan.derived["wrappers"] = (final, notes)
     return final, notes
 
 

@@ -1,0 +1,396 @@
+"""Sample inputs for `shimgen --verify`, generated from an op's schema (runs inside the runner, with torch).
+
+For every dtype (float32, float64, int64, bool) and shape (2x3, 0-d, empty 0x3) the runner gets a base
+sample (required arguments only: defaults in effect), one sample per non-default value of each argument, and
+error samples (a dim out of range, an index past the end, tensors whose shapes do not fit, ...). Values come
+from rules keyed by the schema type and the argument's name (a `dim` is a valid dim of `self`, an `index`
+tensor holds valid indices along `dim`, a `mask` is bool, ...); what a rule cannot guess comes from
+data/verify_samples.yaml: per op (`name` or `name.overload`), Python expressions that replace an argument's
+candidates (`args`) or error values (`errors`), and `values: false` for ops whose result is uninitialised.
+
+A sample is a choice per argument: omitted (its default applies), candidate k, or error value k. Values are
+built in schema order, so later arguments see earlier ones (`index` sees `self` and `dim`), and afresh for
+each call (same seed, same values), so in-place and out= calls never share tensors. out= tensors take their
+dtypes from the functional overload's result; the base sample also tries them sized, of another dtype and
+overlapping (see out_tensors).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any, Callable
+
+import torch
+import yaml
+
+DTYPES = (torch.float32, torch.float64, torch.int64, torch.bool)
+SHAPES: tuple[tuple[int, ...], ...] = ((2, 3), (), (0, 3))
+OMIT = object()  # the argument is not passed: its schema default applies
+
+
+@dataclass
+class Sample:
+    label: str
+    make: Callable[[], dict[str, Any]]  # fresh values on each call: argument name -> value (OMIT: not passed)
+
+
+@dataclass
+class Ctx:
+    """What rules and override expressions see: the sample's dtype and shape, and the arguments built so far."""
+
+    dtype: torch.dtype
+    shape: tuple[int, ...]
+    seed: int
+    a: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def T(self, shape: Any = None, dtype: torch.dtype | None = None) -> torch.Tensor:
+        """A random tensor (of the sample's dtype and shape unless given)."""
+        shape = self.shape if shape is None else tuple(shape)
+        dtype = dtype or self.dtype
+        g = torch.Generator().manual_seed(self.seed)
+        self.seed += 1
+        if dtype == torch.bool:
+            return torch.randint(0, 2, shape, generator=g).bool()
+        if dtype.is_floating_point or dtype.is_complex:
+            return torch.randn(shape, generator=g).to(dtype)
+        return torch.randint(-5, 6, shape, generator=g).to(dtype)
+
+    def dim_size(self, dim: int | None = None, of: str = "self") -> int:
+        """The size of `of` along `dim` (a 0-d tensor counts as size 1)."""
+        t = self.a.get(of)
+        if not isinstance(t, torch.Tensor) or t.dim() == 0:
+            return 1
+        d = self.a.get("dim", 0) if dim is None else dim
+        if not isinstance(d, int) or not -t.dim() <= d < t.dim():
+            return 1
+        return t.shape[d]
+
+    def index(self, n: int, count: int = 3) -> torch.Tensor:
+        """`count` valid indices into a dimension of size n (none when n is 0)."""
+        if n == 0:
+            return torch.zeros(0, dtype=torch.long)
+        g = torch.Generator().manual_seed(self.seed)
+        self.seed += 1
+        return torch.randint(0, n, (count,), generator=g)
+
+    def eval(self, expr: Any) -> Any:
+        if not isinstance(expr, str):
+            return expr
+        scope = {"torch": torch, "shape": self.shape, "ndim": self.ndim, "dtype": self.dtype, "a": self.a,
+                 "T": self.T, "index": self.index, "dim_size": self.dim_size, "numel": _numel(self.shape)}
+        return eval(expr, scope)  # noqa: S307 - expressions from shimgen's own data file
+
+
+def _numel(shape: tuple[int, ...]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+# ---- rules: valid candidates and error values per (type, name) ---------------------------------------------
+
+Rule = Callable[[Ctx, dict], list]
+
+
+def _is_dim_name(name: str) -> bool:
+    return "dim" in name and name not in ("keepdim",)
+
+
+def _tensor(ctx: Ctx, arg: dict) -> list:
+    name = arg["name"]
+    if name == "mask":
+        return [ctx.T(dtype=torch.bool)]
+    if name in ("index", "indices"):
+        return [ctx.index(ctx.dim_size())]
+    return [ctx.T()]
+
+
+def _tensor_errors(ctx: Ctx, arg: dict) -> list:
+    name = arg["name"]
+    if arg["is_write"] and _numel(ctx.shape) > 1:  # in-place on a tensor whose elements share memory
+        return [ctx.T(shape=(1,) * ctx.ndim).expand(ctx.shape)]
+    if name == "self":
+        return []
+    if name == "mask":
+        return [ctx.T(dtype=torch.float32)]  # a mask must be bool
+    if name in ("index", "indices"):
+        n = ctx.dim_size()
+        return [torch.tensor([n + 5])]  # past the end
+    if ctx.ndim >= 1:
+        return [ctx.T(shape=(7,))]  # does not broadcast with (2, 3) / (0, 3)
+    return []
+
+
+def _dim(ctx: Ctx, arg: dict) -> list:
+    return [-1, 0] if arg["name"].endswith("1") or arg["name"].startswith("end") else [0, -1]
+
+
+def _int(ctx: Ctx, arg: dict) -> list:
+    name = arg["name"]
+    if _is_dim_name(name):
+        return _dim(ctx, arg)
+    if name in ("start", "index"):
+        return [0]
+    if name == "length":
+        return [1]
+    return [1, 2]
+
+
+def _int_errors(ctx: Ctx, arg: dict) -> list:
+    name = arg["name"]
+    if _is_dim_name(name):
+        return [ctx.ndim + 2]
+    if name in ("index", "length"):
+        return [99]
+    return []
+
+
+def _int_list(ctx: Ctx, arg: dict) -> list:
+    name = arg["name"]
+    if name in ("size", "shape"):
+        return [list(ctx.shape), [-1]]
+    if name == "pad":
+        return [[1, 1], [0, 1, 2, 0]]
+    if _is_dim_name(name):
+        return [[0], [-1]]
+    return [[1], [1, 2]]
+
+
+def _int_list_errors(ctx: Ctx, arg: dict) -> list:
+    name = arg["name"]
+    if name in ("size", "shape"):
+        return [[-2] + list(ctx.shape)]
+    if _is_dim_name(name):
+        return [[ctx.ndim + 2]]
+    return []
+
+
+def _tensor_list(ctx: Ctx, arg: dict) -> list:
+    return [[ctx.T(), ctx.T()], [ctx.T()]]
+
+
+def _tensor_list_errors(ctx: Ctx, arg: dict) -> list:
+    if ctx.ndim >= 2:
+        other = list(ctx.shape)
+        other[-1] += 1
+        return [[ctx.T(), ctx.T(shape=other)]]  # sizes differ outside the cat dim
+    return [[]]
+
+
+def _scalar(ctx: Ctx, arg: dict) -> list:
+    return [2.0, 0.5]
+
+
+def _memory_format(ctx: Ctx, arg: dict) -> list:
+    return [torch.contiguous_format, torch.preserve_format, torch.channels_last]
+
+
+RULES: dict[str, tuple[Rule, Rule | None]] = {
+    "Tensor": (_tensor, _tensor_errors),
+    "Tensor[]": (_tensor_list, _tensor_list_errors),
+    "Tensor?[]": (lambda c, a: [[c.index(c.dim_size())]], None),
+    "int": (_int, _int_errors),
+    "SymInt": (_int, _int_errors),
+    "int[]": (_int_list, _int_list_errors),
+    "SymInt[]": (_int_list, _int_list_errors),
+    "float": (lambda c, a: [1.5, 0.25], None),
+    "float[]": (lambda c, a: [[1.0, 2.0]], None),
+    "Scalar": (_scalar, None),
+    "Scalar[]": (lambda c, a: [[2.0, 0.5]], None),
+    "bool": (lambda c, a: [False, True], None),
+    "bool[]": (lambda c, a: [[True, False, True]], None),
+    "str": (lambda c, a: [], None),
+    "ScalarType": (lambda c, a: [torch.float64, torch.int64], None),
+    "Layout": (lambda c, a: [torch.strided], None),
+    "Device": (lambda c, a: [torch.device("cpu")], None),
+    "DeviceIndex": (lambda c, a: [0], None),
+    "MemoryFormat": (_memory_format, None),
+    "Generator": (lambda c, a: [], None),
+}
+
+
+def rule_key(schema_type: str) -> tuple[str, bool]:
+    """`int[1]?` -> (`int[]`, optional=True)."""
+    optional = schema_type.endswith("?")
+    base = schema_type.rstrip("?")
+    if "[" in base:
+        base = base[: base.index("[")] + "[]"
+    return base, optional
+
+
+# ---- overrides -------------------------------------------------------------------------------------------
+
+
+@functools.cache
+def overrides() -> dict:
+    text = resources.files("shimgen").joinpath("data/verify_samples.yaml").read_text()
+    return yaml.safe_load(text) or {}
+
+
+def override_for(op: dict) -> dict:
+    data = overrides()
+    merged: dict = {}
+    for key in (op["name"], op["op"]):  # `name.overload` refines `name`
+        entry = data.get(key) or {}
+        for k, v in entry.items():
+            if isinstance(v, dict) and isinstance(merged.get(k), dict):
+                merged[k] = {**merged[k], **v}
+            else:
+                merged[k] = v
+    return merged
+
+
+# ---- samples ---------------------------------------------------------------------------------------------
+
+
+def candidates(arg: dict, ctx: Ctx, ov: dict) -> tuple[list, list]:
+    """(valid values, error values) for one argument, given the arguments built so far."""
+    name = arg["name"]
+    base, optional = rule_key(arg["type"])
+    if name in ov.get("args", {}):
+        valid = [ctx.eval(e) for e in ov["args"][name]]
+    else:
+        rule = RULES.get(base, (lambda c, a: [], None))[0]
+        valid = rule(ctx, arg)
+    if name in ov.get("errors", {}):
+        errors = [ctx.eval(e) for e in ov["errors"][name]]
+    else:
+        err_rule = RULES.get(base, (None, None))[1]
+        errors = err_rule(ctx, arg) if err_rule else []
+    if optional and arg["default"] is None:  # `T? x` without default: None is a value the caller passes
+        valid = [*valid, None] if valid else [None]
+    return valid, errors
+
+
+class NoSample(Exception):
+    """No value can be made for a required argument: the op needs an entry in verify_samples.yaml."""
+
+
+def build(op: dict, dtype: torch.dtype, shape: tuple[int, ...], choice: dict[str, tuple[str, int]],
+          ov: dict, seed: int) -> tuple[dict[str, Any], dict[str, int], bool]:
+    """Values for one sample: `choice` maps argument names to ("valid", k) or ("error", k); others take their
+    base (the default if the argument has one, else candidate 0). Returns (values, counts of valid candidates
+    beyond the base per argument, whether a chosen index was out of range)."""
+    ctx = Ctx(dtype, shape, seed)
+    counts: dict[str, int] = {}
+    missing = False
+    for arg in op["args"]:
+        name = arg["name"]
+        if arg["is_out"]:
+            continue
+        valid, errors = candidates(arg, ctx, ov)
+        has_default = arg["default"] is not None
+        counts[name] = len(valid) if has_default else max(len(valid) - 1, 0)
+        counts["!" + name] = len(errors)
+        kind, k = choice.get(name, ("base", 0))
+        if kind == "error":
+            if k >= len(errors):
+                missing = True
+                value = OMIT
+            else:
+                value = errors[k]
+        elif kind == "valid":
+            pool = valid if has_default else valid[1:]
+            if k >= len(pool):
+                missing = True
+                value = OMIT
+            else:
+                value = pool[k]
+        elif has_default:
+            value = OMIT
+        elif valid:
+            value = valid[0]
+        else:
+            raise NoSample(f"no value for argument {name} ({arg['type']}): add it to data/verify_samples.yaml")
+        ctx.a[name] = value
+    return ctx.a, counts, missing
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, torch.Tensor):
+        return f"T{tuple(v.shape)}:{str(v.dtype).removeprefix('torch.')}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ",".join(_fmt(x) for x in v) + "]"
+    return str(v).removeprefix("torch.")
+
+
+def out_tensors(op: dict, values: dict[str, Any], functional: Callable | None, dtype: torch.dtype,
+                full: bool) -> list[tuple[str, dict[str, torch.Tensor]]]:
+    """out= tensors for a sample: (label, tensors): empty ones the op resizes; when `full` (the base sample),
+    also tensors of the result's shape (no resize), of another dtype, and expanded ones (overlapping memory).
+    Shapes and dtypes come from the functional overload's result (called with the same arguments), else the
+    sample's dtype (int64 for outputs named like indices)."""
+    outs = [a["name"] for a in op["args"] if a["is_out"]]
+    if not outs:
+        return [("", {})]
+    results: list | None = None
+    if functional is not None:
+        try:
+            r = functional(**{k: v for k, v in values.items() if v is not OMIT})
+            results = list(r) if isinstance(r, (tuple, list)) else [r]
+        except Exception:
+            results = None
+    if results is not None and len(results) == len(outs) and all(isinstance(r, torch.Tensor) for r in results):
+        like = [(r.dtype, tuple(r.shape)) for r in results]
+    else:
+        like = [(torch.long if "ind" in n else dtype, (0,)) for n in outs]
+    variants = [("out=empty", {n: torch.empty(0, dtype=d) for n, (d, _) in zip(outs, like)})]
+    if full:
+        variants.append(("out=sized", {n: torch.zeros(s, dtype=d) for n, (d, s) in zip(outs, like)}))
+        other = {n: torch.empty(0, dtype=torch.float32 if d in (torch.long, torch.bool) else torch.long)
+                 for n, (d, _) in zip(outs, like)}
+        variants.append(("out=other dtype", other))
+        if all(_numel(s) > 1 for _, s in like):  # elements sharing memory: aten refuses to write them
+            shared = {n: torch.zeros((1,) * len(s), dtype=d).expand(s) for n, (d, s) in zip(outs, like)}
+            variants.append(("out=overlapping", shared))
+    return variants
+
+
+def _make(op: dict, dtype: torch.dtype, shape: tuple[int, ...], choice: dict, ov: dict, seed: int,
+          functional: Callable | None, full: bool, out_variant: int) -> dict[str, Any]:
+    """The sample's values, built afresh (same seed, same values) so that each call gets its own tensors."""
+    values, _, _ = build(op, dtype, shape, choice, ov, seed)
+    _, outs = out_tensors(op, values, functional, dtype, full)[out_variant]
+    return {**values, **outs}
+
+
+def generate(op: dict, functional: Callable | None = None) -> list[Sample]:
+    ov = override_for(op)
+    dtypes = [getattr(torch, d) for d in ov["dtypes"]] if "dtypes" in ov else DTYPES
+    shapes = [tuple(s) for s in ov["shapes"]] if "shapes" in ov else SHAPES
+    result: list[Sample] = []
+    seen: set[str] = set()
+    seed = 0
+    for dtype in dtypes:
+        for shape in shapes:
+            seed += 1000
+            _, counts, _ = build(op, dtype, shape, {}, ov, seed)
+            choices: list[dict] = [{}]  # the base sample, then one argument changed in each
+            for arg in op["args"]:
+                name = arg["name"]
+                if arg["is_out"]:
+                    continue
+                choices += [{name: ("valid", k)} for k in range(counts.get(name, 0))]
+                choices += [{name: ("error", k)} for k in range(counts.get("!" + name, 0))]
+            for choice in choices:
+                values, _, missing = build(op, dtype, shape, choice, ov, seed)
+                if missing:
+                    continue
+                full = not choice
+                for i, (out_label, outs) in enumerate(out_tensors(op, values, functional, dtype, full)):
+                    shown = ", ".join(f"{n}={_fmt(v)}" for n, v in values.items() if v is not OMIT)
+                    if out_label:
+                        shown += f", {out_label}:" + ",".join(_fmt(t) for t in outs.values())
+                    if shown in seen:  # e.g. ops without tensor inputs repeat across dtypes
+                        continue
+                    seen.add(shown)
+                    make = functools.partial(_make, op, dtype, shape, choice, ov, seed, functional, full, i)
+                    result.append(Sample(f"{shape}: {shown}", make))
+    return result
