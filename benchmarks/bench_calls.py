@@ -19,13 +19,13 @@ import tempfile
 import time
 
 import torch
-import torch.utils.cpp_extension as cpp_ext
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from shimgen import plan as plan_mod  # noqa: E402
 from shimgen import sig_cpp  # noqa: E402
 from shimgen import emit_c, emit_cpp  # noqa: E402
 from shimgen.cli import write_atomically  # noqa: E402
+from shimgen.verify import build as vbuild  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OPS = [  # (label, aten op) in the order bench_calls.cpp measures them
@@ -45,16 +45,14 @@ UPSTREAM_ROUTE = {  # how upstream's 2.13 ops.h calls each op (stable_surface.js
     "subtract.Tensor": "shim", "new_zeros.default": "dispatcher", "transpose.int": "dispatcher",
     "flatten.using_ints": "dispatcher", "sum.dim_IntList": "dispatcher", "add.Tensor": "-",
 }
-TORCH_LIB = os.path.join(os.path.dirname(torch.__file__), "lib")
-INCLUDES = [f"-I{p}" for p in cpp_ext.include_paths()]
-LINK = [f"-L{TORCH_LIB}", "-ltorch", "-ltorch_cpu", "-lc10", f"-Wl,-rpath,{TORCH_LIB}"]
+TORCH = vbuild.find_torch()
 
 
 def compile_so(src: str, out: str, flags: list[str], libs: list[str] = ()) -> float:
+    """flags: TORCH.stable_flags(...) or TORCH.aten_flags(...) plus defines; -O2 as extensions ship."""
     t0 = time.perf_counter()
-    std = "-std=c++17" if "-DTORCH_STABLE_ONLY" in flags else "-std=c++20"  # ATen's headers want C++20
-    cmd = ["g++", std, "-O2", "-shared", "-fPIC", *flags, *INCLUDES, src, "-o", out, "-Wl,--no-as-needed", *libs, *LINK]
-    subprocess.run(cmd, check=True)
+    cmd = [vbuild.compiler(), "-O2", "-shared", "-fPIC", *flags, src, "-o", out, "-Wl,--no-as-needed", *libs]
+    subprocess.run([*cmd, *TORCH.link_flags()], check=True)
     return time.perf_counter() - t0
 
 
@@ -71,13 +69,13 @@ def build(tmp: str) -> dict[str, str]:
     generate_cxx(["add.Tensor"], overlay_src)
     overlay = os.path.join(tmp, "libshimgen_overlay.so")
     cpp = os.path.join(overlay_src, "torch/csrc/inductor/aoti_torch/generated/c_shim_aten.cpp")
-    secs = compile_so(cpp, overlay, [f"-I{overlay_src}", "-DAT_PER_OPERATOR_HEADERS"])
+    secs = compile_so(cpp, overlay, TORCH.aten_flags(overlay_src))
     print(f"built overlay library in {secs:.1f}s", file=sys.stderr)
     src = os.path.join(HERE, "bench_calls.cpp")
     libs = {
-        "aten": (["-DBENCH_NS=bench_aten", "-DBENCH_ATEN", "-DAT_PER_OPERATOR_HEADERS"], []),
-        "upstream": (["-DBENCH_NS=bench_upstream", "-DTORCH_STABLE_ONLY"], []),
-        "generated": ([f"-I{gen}", "-DBENCH_NS=bench_generated", "-DTORCH_STABLE_ONLY"], [overlay]),
+        "aten": ([*TORCH.aten_flags(), "-DBENCH_NS=bench_aten", "-DBENCH_ATEN"], []),
+        "upstream": ([*TORCH.stable_flags(), "-DBENCH_NS=bench_upstream"], []),
+        "generated": ([*TORCH.stable_flags(gen), "-DBENCH_NS=bench_generated"], [overlay]),
     }
     out = {}
     for name, (flags, extra) in libs.items():

@@ -1,31 +1,20 @@
-"""Compiler helpers shared by the tests that build C++ against the installed torch."""
+"""Compiler helpers shared by the tests that build C++ against the installed torch (the flags are --verify's)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 
-import torch
-import torch.utils.cpp_extension as cpp_ext
+from shimgen.verify import build
 
-TORCH_LIB = os.path.join(os.path.dirname(torch.__file__), "lib")
-TORCH_INCLUDES = [f"-I{p}" for p in cpp_ext.include_paths()]
-LINK = [f"-L{TORCH_LIB}", "-ltorch", "-ltorch_cpu", "-lc10", f"-Wl,-rpath,{TORCH_LIB}"]
-
-
-def stable_flags(generated: str | None, target: str | None = None) -> list[str]:
-    """Flags for a stable-ABI-only TU; `generated` (a shimgen output folder) shadows torch's headers."""
-    flags = ["g++", "-std=c++17", "-DTORCH_STABLE_ONLY"]
-    if target:
-        flags.append(f"-DTORCH_TARGET_VERSION={target}")
-    if generated:
-        flags.append(f"-I{generated}")
-    return flags + TORCH_INCLUDES
+TORCH = build.find_torch()
+CXX = build.compiler()
 
 
 def syntax_check(source: str, generated: str | None, target: str | None = None) -> subprocess.CompletedProcess:
+    """g++ -fsyntax-only over `source`, stable headers only; `generated` (a shimgen output) shadows torch's."""
+    define = [f"-DTORCH_TARGET_VERSION={target}"] if target else []
     return subprocess.run(
-        [*stable_flags(generated, target), "-fsyntax-only", "-x", "c++", "-"],
+        [CXX, *TORCH.stable_flags(generated), *define, "-fsyntax-only", "-x", "c++", "-"],
         input=source,
         capture_output=True,
         text=True,
@@ -33,6 +22,7 @@ def syntax_check(source: str, generated: str | None, target: str | None = None) 
 
 
 def build_so(src: str, out: str, generated: str | None, defines: list[str] = (), libs: list[str] = ()) -> None:
-    cmd = [*stable_flags(generated), "-O1", "-shared", "-fPIC", *[f"-D{d}" for d in defines], src, "-o", out]
-    proc = subprocess.run(cmd + list(libs) + LINK, capture_output=True, text=True)
+    """A stable-ABI extension library from one source file."""
+    cmd = [CXX, *build.CXX_FLAGS, *TORCH.stable_flags(generated), *[f"-D{d}" for d in defines], src, "-o", out]
+    proc = subprocess.run([*cmd, *libs, *TORCH.link_flags()], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-4000:]

@@ -26,12 +26,11 @@ import torch
 
 from shimgen import emit_c, parse, plan
 from shimgen import table as table_mod
+from tests.cxx import TORCH
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXT_SOURCE = os.path.join(HERE, "c_shim_ext", "shimgen_ctest.cpp")
-TORCH_DIR = os.path.dirname(torch.__file__)
-TORCH_INCLUDE = os.path.join(TORCH_DIR, "include")
-TORCH_LIB = os.path.join(TORCH_DIR, "lib")
+TORCH_LIB = TORCH.lib_dir
 CXX = os.environ.get("SHIMGEN_CXX", "g++")
 
 # Overlay ops: none of them is in libtorch 2.13 (checked below), each exercises a representation.
@@ -60,13 +59,8 @@ UPSTREAM_OPS = [
     "full.default",
     "subtract.Tensor",
 ]
-ATEN_FLAGS = [
-    "-std=c++20",  # torch 2.13's ATen headers use C++20 (bit-field initializers); cpp_extension builds with it
-    f"-D_GLIBCXX_USE_CXX11_ABI={int(torch.compiled_with_cxx11_abi())}",
-    "-I", TORCH_INCLUDE,
-    "-I", os.path.join(TORCH_INCLUDE, "torch", "csrc", "api", "include"),
-]  # fmt: skip
-LINK_TORCH = ["-L", TORCH_LIB, "-ltorch", "-ltorch_cpu", "-lc10", f"-Wl,-rpath,{TORCH_LIB}"]
+ATEN_FLAGS = TORCH.aten_flags()  # C++20, per-operator headers, torch's include folders
+LINK_TORCH = TORCH.link_flags()
 
 
 def _write(root: str, files: dict[str, str]) -> str:
@@ -106,11 +100,11 @@ def built(compiler: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
     ext_obj = os.path.join(root, "shimgen_ctest.o")
     ext = os.path.join(root, "shimgen_ctest.so")
     overlay_cmd = [
-        compiler, "-O1", "-shared", "-fPIC", "-DAT_PER_OPERATOR_HEADERS", "-I", overlay_dir, *ATEN_FLAGS,
+        compiler, "-O1", "-shared", "-fPIC", "-I", overlay_dir, *ATEN_FLAGS,
         os.path.join(overlay_dir, emit_c.SOURCE), "-o", overlay, *LINK_TORCH,
     ]  # fmt: skip
     ext_cmd = [
-        compiler, "-O1", "-c", "-fPIC", "-std=c++17", "-DTORCH_STABLE_ONLY", "-I", header_dir, "-I", TORCH_INCLUDE,
+        compiler, "-O1", "-c", "-fPIC", *TORCH.stable_flags(header_dir),
         EXT_SOURCE, "-o", ext_obj,
     ]  # fmt: skip
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
@@ -260,8 +254,8 @@ def test_version_gate(built: dict[str, str], compiler: str, tmp_path, target: st
     """add.Tensor is tagged 2.13: an extension that targets 2.12 does not see its declaration."""
     src = tmp_path / "probe.cpp"
     src.write_text(_GATE_PROBE)
-    cmd = [compiler, "-fsyntax-only", "-std=c++17", "-DTORCH_STABLE_ONLY", f"-DTORCH_TARGET_VERSION={target}",
-           "-I", built["headers"], "-I", TORCH_INCLUDE, str(src)]  # fmt: skip
+    cmd = [compiler, "-fsyntax-only", *TORCH.stable_flags(built["headers"]), f"-DTORCH_TARGET_VERSION={target}",
+           str(src)]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if visible:
         assert proc.returncode == 0, proc.stderr

@@ -65,8 +65,7 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
         for rel, text in files.items():
             _write(os.path.join(src_root, rel), text)
         overlay_lib = os.path.join(b, overlay.LIBRARY)
-        incs = [f"-I{src_root}"] + [f"-I{d}" for d in torch.include_dirs]
-        cmd = [cxx, *build.CXX_FLAGS, "-DAT_PER_OPERATOR_HEADERS", *incs, os.path.join(src_root, emit_c.SOURCE),
+        cmd = [cxx, *build.CXX_FLAGS, *torch.aten_flags(src_root), os.path.join(src_root, emit_c.SOURCE),
                "-o", overlay_lib, *torch.link_flags()]
         steps.append(build.Step("overlay", overlay_lib, cmd, [*files.values(), torch.version, cxx_id]))
 
@@ -78,8 +77,7 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
     rt_obj = rt_src[: -len(".cpp")] + ".o"
     out_abs = os.path.abspath(out)
     headers = [_read(os.path.join(out_abs, emit_cpp.HEADER)), _read(os.path.join(out_abs, emit_c.HEADER))]
-    compile_cmd = [cxx, *build.CXX_FLAGS[:1], "-fPIC", "-std=c++17", "-DTORCH_STABLE_ONLY", f"-I{out_abs}",
-                   f"-I{torch.include_dirs[0]}", "-c", rt_src, "-o", rt_obj]
+    compile_cmd = [cxx, "-O1", "-fPIC", *torch.stable_flags(out_abs), "-c", rt_src, "-o", rt_obj]
     compile_step = build.Step("round-trip extension (compile)", rt_obj, compile_cmd,
                               [_read(rt_src), *headers, torch.version, cxx_id])
     rt_lib = os.path.join(b, ROUNDTRIP_LIBRARY)

@@ -15,7 +15,9 @@ from importlib import metadata
 
 from shimgen.errors import ShimgenError
 
-CXX_FLAGS = ("-O1", "-shared", "-fPIC", "-std=c++17")
+CXX_FLAGS = ("-O1", "-shared", "-fPIC")
+STABLE_FLAGS = ("-std=c++17", "-DTORCH_STABLE_ONLY")  # extension code: stable headers only, as users build
+ATEN_FLAGS = ("-std=c++20", "-DAT_PER_OPERATOR_HEADERS")  # C shim definitions: ATen's headers want C++20
 
 
 @dataclass(frozen=True)
@@ -33,6 +35,14 @@ class Torch:
     @property
     def lib_dir(self) -> str:
         return os.path.join(self.root, "lib")
+
+    def stable_flags(self, generated: str | None = None) -> list[str]:
+        """Compile flags for a stable-ABI TU; a shimgen output folder goes first so its headers shadow torch's."""
+        return [*STABLE_FLAGS, *([f"-I{generated}"] if generated else []), f"-I{self.include_dirs[0]}"]
+
+    def aten_flags(self, generated: str | None = None) -> list[str]:
+        """Compile flags for code that uses ATen (the C shim definitions libtorch would carry)."""
+        return [*ATEN_FLAGS, *([f"-I{generated}"] if generated else []), *(f"-I{d}" for d in self.include_dirs)]
 
     def link_flags(self) -> list[str]:
         return [f"-L{self.lib_dir}", "-ltorch", "-ltorch_cpu", "-lc10", f"-Wl,-rpath,{self.lib_dir}"]
