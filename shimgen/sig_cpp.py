@@ -281,6 +281,20 @@ def _without_synthesized(w: Wrapper) -> Wrapper:
     return replace(w, params=ps)
 
 
+def _without_narrowed_dupes(w: Wrapper, others: list[Wrapper], full_only: bool = False) -> Wrapper:
+    """`w` without its narrowed older forms that read like one of `others` (div.Tensor_mode without
+    rounding_mode is div.Tensor): such a form adds nothing, and the wrapper starts at its next form. With
+    `full_only`, only collisions with the others' full forms count (their narrowed forms yield instead)."""
+    dupes = [
+        v for v in w.variants
+        if v.kept < len(w.params)
+        and any(_collide(o, w, ov, v) for o in others for ov in o.variants if not full_only or ov.kept == len(o.params))
+    ]
+    if dupes and len(dupes) < len(w.variants):
+        w = replace(w, variants=tuple(v for v in w.variants if v not in dupes))
+    return w
+
+
 def wrappers(plan: Plan) -> tuple[list[Wrapper], list[str]]:
     """All wrappers of the plan, C++ overload collisions resolved, and refusals as notes.
 
@@ -301,18 +315,19 @@ def wrappers(plan: Plan) -> tuple[list[Wrapper], list[str]]:
             notes.append(e.line())
     final: list[Wrapper] = []
     for w in built:
-        same = [o for o in final if o.name == w.name]
-        # A narrowed older form that reads like another overload (div.Tensor_mode without rounding_mode is
-        # div.Tensor) adds nothing: drop it, and the wrapper starts at its next form.
-        narrowed_dupes = [
-            v for v in w.variants
-            if v.kept < len(w.params) and any(_collide(o, w, ov, v) for o in same for ov in o.variants)
-        ]
-        if narrowed_dupes and len(narrowed_dupes) < len(w.variants):
-            w = replace(w, variants=tuple(v for v in w.variants if v not in narrowed_dupes))
-        if any(_collide(o, w) for o in same):
+        same = [i for i, o in enumerate(final) if o.name == w.name]
+        # The same rules hold whichever of two overloads comes first (randn.generator_out sorts before
+        # randn.out): an earlier overload's narrowed form or synthesized default yields to a later overload's
+        # full form too, before the later one is renamed.
+        for i in same:
+            final[i] = _without_narrowed_dupes(final[i], [w], full_only=True)
+        w = _without_narrowed_dupes(w, [final[i] for i in same])
+        if any(_collide(final[i], w) for i in same):
             w = _without_synthesized(w)
-            if any(_collide(o, w) for o in same):
+            for i in same:
+                if _collide(final[i], w):
+                    final[i] = _without_synthesized(final[i])
+            if any(_collide(final[i], w) for i in same):
                 w = replace(w, name=f"{w.name}_{w.op.overload or 'default'}")
         final.append(w)
     plan.derived["wrappers"] = (final, notes)
