@@ -281,14 +281,18 @@ def _without_synthesized(w: Wrapper) -> Wrapper:
     return replace(w, params=ps)
 
 
-def _without_narrowed_dupes(w: Wrapper, others: list[Wrapper], full_only: bool = False) -> Wrapper:
+def _full(w: Wrapper) -> Wrapper:
+    """`w` with only the variants that take every parameter (all of them if none does)."""
+    full = tuple(v for v in w.variants if v.kept == len(w.params))
+    return replace(w, variants=full) if full else w
+
+
+def _without_narrowed_dupes(w: Wrapper, others: list[Wrapper]) -> Wrapper:
     """`w` without its narrowed older forms that read like one of `others` (div.Tensor_mode without
-    rounding_mode is div.Tensor): such a form adds nothing, and the wrapper starts at its next form. With
-    `full_only`, only collisions with the others' full forms count (their narrowed forms yield instead)."""
+    rounding_mode is div.Tensor): such a form adds nothing, and the wrapper starts at its next form."""
     dupes = [
         v for v in w.variants
-        if v.kept < len(w.params)
-        and any(_collide(o, w, ov, v) for o in others for ov in o.variants if not full_only or ov.kept == len(o.params))
+        if v.kept < len(w.params) and any(_collide(o, w, ov, v) for o in others for ov in o.variants)
     ]
     if dupes and len(dupes) < len(w.variants):
         w = replace(w, variants=tuple(v for v in w.variants if v not in dupes))
@@ -299,9 +303,11 @@ def wrappers(plan: Plan) -> tuple[list[Wrapper], list[str]]:
     """All wrappers of the plan, C++ overload collisions resolved, and refusals as notes.
 
     Overloads of one name stay C++ overloads while their signatures differ. When two could match one call
-    at some release, a narrowed older form of the later one that duplicates the other is dropped; then the
-    synthesized `= std::nullopt` defaults of the later one are removed; if they still collide, the later overload
-    (by aten overload name order) is renamed `<name>_<overload>`.
+    at some release: a narrowed older form of either that duplicates the other's full form is dropped; then
+    the synthesized `= std::nullopt` defaults of the later one (by aten overload name order), and if that is
+    not enough the earlier one's, are removed; a narrowed form of the later one that still duplicates the
+    other is dropped; if they still collide, the later overload is renamed `<name>_<overload>`. So randn.out
+    stays `randn_out(out, size)` though randn.generator_out sorts first.
     """
     cached = plan.derived.get("wrappers")
     if cached is not None:
@@ -316,19 +322,19 @@ def wrappers(plan: Plan) -> tuple[list[Wrapper], list[str]]:
     final: list[Wrapper] = []
     for w in built:
         same = [i for i, o in enumerate(final) if o.name == w.name]
-        # The same rules hold whichever of two overloads comes first (randn.generator_out sorts before
-        # randn.out): an earlier overload's narrowed form or synthesized default yields to a later overload's
-        # full form too, before the later one is renamed.
+        # The rules hold whichever of two overloads comes first (randn.generator_out sorts before randn.out):
+        # an earlier overload's narrowed forms and synthesized defaults yield to a later overload's full form
+        # as the later one's yield to the earlier one's, and only then is the later one renamed.
         for i in same:
-            final[i] = _without_narrowed_dupes(final[i], [w], full_only=True)
-        w = _without_narrowed_dupes(w, [final[i] for i in same])
-        if any(_collide(final[i], w) for i in same):
+            final[i] = _without_narrowed_dupes(final[i], [_full(w)])
+        if any(_collide(final[i], _full(w)) for i in same):
             w = _without_synthesized(w)
             for i in same:
-                if _collide(final[i], w):
+                if _collide(final[i], _full(w)):
                     final[i] = _without_synthesized(final[i])
-            if any(_collide(final[i], w) for i in same):
-                w = replace(w, name=f"{w.name}_{w.op.overload or 'default'}")
+        w = _without_narrowed_dupes(w, [final[i] for i in same])
+        if any(_collide(final[i], w) for i in same):
+            w = replace(w, name=f"{w.name}_{w.op.overload or 'default'}")
         final.append(w)
     plan.derived["wrappers"] = (final, notes)
     return final, notes

@@ -237,6 +237,9 @@ def run_op(op: dict, stream) -> dict:
     except samples.NoSample as e:
         result["failures"].append(str(e))
         return result
+    except Exception as e:  # noqa: BLE001 - e.g. an override expression that fails for one dtype
+        result["failures"].append(f"making the samples failed: {type(e).__name__}: {_message(e)}")
+        return result
     ran_ok = 0
     for s in cases:
         _emit(stream, event="sample", op=op["op"], label=s.label)

@@ -5,8 +5,10 @@ sample (required arguments only: defaults in effect), one sample per non-default
 error samples (a dim out of range, an index past the end, tensors whose shapes do not fit, ...). Values come
 from rules keyed by the schema type and the argument's name (a `dim` is a valid dim of `self`, an `index`
 tensor holds valid indices along `dim`, a `mask` is bool, ...); what a rule cannot guess comes from
-data/verify_samples.yaml: per op (`name` or `name.overload`), Python expressions that replace an argument's
-candidates (`args`) or error values (`errors`), and `values: false` for ops whose result is uninitialised.
+data/verify_samples.yaml: per op (`name` or `name.overload`; an in-place op also takes its functional name's),
+Python expressions that replace an argument's candidates (`args`) or error values (`errors`), and
+`values: false` for ops whose result is uninitialised. Random ops compare values too: the default generator is
+seeded before each call, and a Generator argument is a fresh generator with a fixed seed on each side.
 
 A sample is a choice per argument: omitted (its default applies), candidate k, or error value k. Values are
 built in schema order, so later arguments see earlier ones (`index` sees `self` and `dim`), and afresh for
@@ -238,7 +240,11 @@ def overrides() -> dict:
 def override_for(op: dict) -> dict:
     data = overrides()
     merged: dict = {}
-    for key in (op["name"], op["op"]):  # `name.overload` refines `name`
+    keys = [op["name"], op["op"]]  # `name.overload` refines `name`
+    if op.get("kind") == "inplace" and op["name"].endswith("_"):  # add_.Tensor takes add.Tensor's, then its own
+        base = op["name"][:-1]
+        keys = [base, f"{base}.{op['overload']}", *keys]
+    for key in keys:
         entry = data.get(key) or {}
         for k, v in entry.items():
             if isinstance(v, dict) and isinstance(merged.get(k), dict):
@@ -325,12 +331,14 @@ def _fmt(v: Any) -> str:
 
 
 def out_tensors(op: dict, values: dict[str, Any], functional: Callable | None, dtype: torch.dtype,
-                full: bool) -> list[tuple[str, dict[str, torch.Tensor]]]:
+                full: bool) -> list[tuple[str, dict[str, Any]]]:
     """out= tensors for a sample: (label, tensors): empty ones the op resizes; when `full` (the base sample),
     also tensors of the result's shape (no resize), of another dtype, and expanded ones (overlapping memory).
     Shapes and dtypes come from the functional overload's result (called with the same arguments), else the
-    sample's dtype (int64 for outputs named like indices)."""
-    outs = [a["name"] for a in op["args"] if a["is_out"]]
+    sample's dtype (int64 for outputs named like indices). A list out (split_copy's `Tensor(a!)[] out`) gets
+    one tensor per element of the functional's list."""
+    out_args = [a for a in op["args"] if a["is_out"]]
+    outs = [a["name"] for a in out_args]
     if not outs:
         return [("", {})]
     results: list | None = None
@@ -340,19 +348,27 @@ def out_tensors(op: dict, values: dict[str, Any], functional: Callable | None, d
             results = list(r) if isinstance(r, (tuple, list)) else [r]
         except Exception:
             results = None
-    if results is not None and len(results) == len(outs) and all(isinstance(r, torch.Tensor) for r in results):
-        like = [(r.dtype, tuple(r.shape)) for r in results]
-    else:
-        like = [(torch.long if "ind" in n else dtype, (0,)) for n in outs]
-    variants = [("out=empty", {n: torch.empty(0, dtype=d) for n, (d, _) in zip(outs, like)})]
+    lists = [a["type"].endswith("[]") for a in out_args]
+    like: list | None = None  # per out: (dtype, shape), or a list of them for a list out
+    if results is not None and all(isinstance(r, torch.Tensor) for r in results):
+        if lists == [True]:
+            like = [[(r.dtype, tuple(r.shape)) for r in results]]
+        elif len(results) == len(outs) and not any(lists):
+            like = [(r.dtype, tuple(r.shape)) for r in results]
+    if like is None:
+        like = [[] if is_list else (torch.long if "ind" in n else dtype, (0,)) for n, is_list in zip(outs, lists)]
+
+    def each(fn: Callable[[torch.dtype, tuple[int, ...]], torch.Tensor]) -> dict[str, Any]:
+        return {n: [fn(d, s) for d, s in spec] if isinstance(spec, list) else fn(*spec) for n, spec in zip(outs, like)}
+
+    shapes = [s for spec in like for _, s in (spec if isinstance(spec, list) else [spec])]
+    variants = [("out=empty", each(lambda d, s: torch.empty(0, dtype=d)))]
     if full:
-        variants.append(("out=sized", {n: torch.zeros(s, dtype=d) for n, (d, s) in zip(outs, like)}))
-        other = {n: torch.empty(0, dtype=torch.float32 if d in (torch.long, torch.bool) else torch.long)
-                 for n, (d, _) in zip(outs, like)}
+        variants.append(("out=sized", each(lambda d, s: torch.zeros(s, dtype=d))))
+        other = each(lambda d, s: torch.empty(0, dtype=torch.float32 if d in (torch.long, torch.bool) else torch.long))
         variants.append(("out=other dtype", other))
-        if all(_numel(s) > 1 for _, s in like):  # elements sharing memory: aten refuses to write them
-            shared = {n: torch.zeros((1,) * len(s), dtype=d).expand(s) for n, (d, s) in zip(outs, like)}
-            variants.append(("out=overlapping", shared))
+        if shapes and all(_numel(s) > 1 for s in shapes):  # elements sharing memory: aten refuses to write them
+            variants.append(("out=overlapping", each(lambda d, s: torch.zeros((1,) * len(s), dtype=d).expand(s))))
     return variants
 
 
