@@ -7,6 +7,7 @@ columns: arguments in schema order (out= arguments first for out variants), one 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from torchgen.api.types import DispatcherSignature
@@ -71,7 +72,9 @@ def build(op: Op, table: Table) -> CShim:
             raise Refusal(f"type {a.type} has no C shim representation: {row.c_refuse}", op.name, a.name)
         params += [row.fill(p, a.name) for p in row.c]
         expr = row.aten_out if (a.is_write and row.aten_out) else row.aten
-        aten_args.append(row.fill(expr, a.name))
+        if row.aten_default and a.default is not None and re.fullmatch(r"-?\d+", a.default):
+            expr = row.aten_default
+        aten_args.append(row.fill(expr, a.name, default=a.default or ""))
 
     assignments: list[str] = []
     if has_c_returns(op):

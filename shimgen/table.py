@@ -27,6 +27,7 @@ class Row:
     c: tuple[str, ...] | str | None = None
     aten: str | None = None
     aten_out: str | None = None
+    aten_default: str | None = None
     cpp: str | None = None
     cpp_out: str | None = None
     prelude: str | None = None
@@ -43,9 +44,9 @@ class Row:
     note: str | None = None
     size: int | None = field(default=None, compare=False)
 
-    def fill(self, text: str, name: str = "", value: str = "") -> str:
+    def fill(self, text: str, name: str = "", value: str = "", default: str = "") -> str:
         """Substitute the table's placeholders; C++ braces in the text stay as they are."""
-        out = text.replace("{name}", name).replace("{value}", value)
+        out = text.replace("{name}", name).replace("{value}", value).replace("{default}", default)
         if self.size is not None:
             out = out.replace("{size}", str(self.size))
         return out

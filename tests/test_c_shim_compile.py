@@ -151,6 +151,13 @@ def test_add_tensor(ops) -> None:
     # broadcasting and type promotion happen in ATen, behind the shim
     i = torch.arange(4)
     assert torch.equal(ops.add(a, i, 1.0), torch.add(a, i))
+    # alpha equal to its schema default (1) reaches aten as the integer default: integral tensors work
+    # (libtorch's own subtract.Tensor shim passes the double and raises here)
+    j = torch.arange(6).reshape(2, 3)
+    assert torch.equal(ops.add(j, j, 1.0), j + j) and ops.add(j, j, 1.0).dtype == torch.int64
+    assert torch.equal(ops.add(j.bool(), j.bool(), 1.0), j.bool() + j.bool())
+    with pytest.raises(RuntimeError, match="aoti_torch_aten_add_Tensor"):
+        ops.add(j, j, 2.0)  # any other double is a floating alpha, which aten rejects as for at::add(j, j, 2.0)
 
 
 def test_shim_error_becomes_exception(ops) -> None:

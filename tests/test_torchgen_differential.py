@@ -136,15 +136,19 @@ def _normalize(text: str) -> str:
 
 def test_definitions_match_torchgen_up_to_documented_fixes(outcome: Outcome) -> None:
     """The shim definitions (argument conversions, the ATen call, return assignments) are torchgen's too, except
-    for two deliberate fixes that make torchgen's text compile:
+    for two deliberate fixes that make torchgen's text compile, and one that makes integral tensors work:
 
     1. Where ATen has no `at::` function for the overload (method-only variants, manual C++ bindings), torchgen
        still writes `at::<name>(...)`; shimgen calls `at::_ops::<overload>::call(...)` (exercised by
        test_c_shim_compile.py with unfold.default).
     2. A ScalarType return is written as `static_cast<int32_t>(...)`; torchgen assigns the enum to an int32_t.
+    3. A Scalar argument with an integral schema default (`alpha=1`) passes a value equal to that default as the
+       integer Scalar aten gets when the argument is omitted (conversion table: Scalar `aten_default`); torchgen
+       passes the double, which makes aten reject integral tensors. test_c_shim_compile.py runs it on int64.
     """
     assert len(outcome.pairs) == len(outcome.identical)
     rerouted = []
+    defaulted = 0
     for name, (f, shim, torchgen_definition) in outcome.pairs.items():
         torchgen_call = aoti.gen_static_dispatch_backend_call(f)
         if shim.backend_call != torchgen_call:
@@ -158,18 +162,25 @@ def test_definitions_match_torchgen_up_to_documented_fixes(outcome: Outcome) -> 
                 fixed = f"static_cast<int32_t>({value})"
                 assert fixed in assignments[i], name
                 assignments[i] = assignments[i].replace(fixed, value)
+        aten_args = [
+            re.sub(r"^(\w+) == (-?\d+) \? c10::Scalar\(static_cast<int64_t>\(\2\)\) : c10::Scalar\(\1\)$", r"\1", e)
+            for e in shim.aten_args
+        ]
+        defaulted += aten_args != list(shim.aten_args)
         tmp = "auto tmp_result = " if assignments else ""
         mine = (
             f"{shim.declaration} {{ AOTI_TORCH_CONVERT_EXCEPTION_TO_ERROR_CODE({{ "
-            f"{tmp}{shim.backend_call}( {', '.join(shim.aten_args)} ); {' '.join(assignments)} }}); }}"
+            f"{tmp}{shim.backend_call}( {', '.join(aten_args)} ); {' '.join(assignments)} }}); }}"
         )
         assert _normalize(mine) == _normalize(torchgen_definition), name
     assert rerouted, "expected some method-only overloads (e.g. unfold.default)"
+    assert defaulted > 50, "expected Scalar alpha=1 defaults (add.Tensor, sub.Tensor, addmm, ...)"
     assert "unfold.default" in rerouted
 
 
 def test_installed_shims_need_no_fix(outcome: Outcome) -> None:
-    """The overloads libtorch itself ships (torchgen's aten_shimified_ops) get torchgen's exact call."""
+    """The overloads libtorch itself ships (torchgen's aten_shimified_ops) get torchgen's exact call (fix 3 above
+    may still apply to their Scalar arguments: subtract.Tensor's alpha)."""
     from torchgen.aoti.fallback_ops import aten_shimified_ops
 
     for key in aten_shimified_ops:

@@ -33,18 +33,28 @@ def _emit(stream, **event: Any) -> None:
 # ---- calling -----------------------------------------------------------------------------------------------
 
 
-def _as_boxed(arg: dict, v: Any) -> Any:
-    """The value as the round-trip op's schema carries it (a Scalar arrives as a float): aten gets the same."""
+def _as_boxed(arg: dict, v: Any, shimgen_definition: bool = False) -> Any:
+    """The value as the round-trip op's schema carries it (a Scalar arrives as a float): aten gets the same.
+
+    shimgen's own C shim definitions pass a Scalar equal to an integral schema default as that integer default
+    (conversion table: Scalar `aten_default`); aten then gets the integer too."""
     if v is None or not arg["box_schema"].startswith("float") or arg["type"].startswith("float"):
         return v
     if isinstance(v, list):
         return [float(x) for x in v]
+    if shimgen_definition and _int_default(arg) is not None and float(v) == _int_default(arg):
+        return _int_default(arg)
     return float(v)
+
+
+def _int_default(arg: dict) -> int | None:
+    default = arg.get("default")
+    return int(default) if isinstance(default, str) and re.fullmatch(r"-?\d+", default) else None
 
 
 def _lossy_default(arg: dict) -> bool:
     """A Scalar default the round-trip schema carries as a float: pass it explicitly, so aten sees the value the
-    wrapper does."""
+    wrapper does (for libtorch's own C shims, which pass the double)."""
     return arg["box_schema"] == "float" and arg["type"] != "float" and arg["default"] not in (None, "None")
 
 
@@ -70,14 +80,15 @@ def call(fn: Callable, op: dict, values: dict[str, Any]) -> tuple[Any, dict[str,
     args: list[Any] = []
     kwargs: dict[str, Any] = {}
     positional = True
+    shimgen_definition = op["route"] != "shim"  # "shim": libtorch's own C shim definition runs
     for a in op["args"]:
         v = values.get(a["name"], OMIT)
-        if v is OMIT and _lossy_default(a):
-            v = float(a["default"])  # aten's own default would be an int Scalar; the wrapper's is a double
+        if v is OMIT and not shimgen_definition and _lossy_default(a):
+            v = float(a["default"])  # aten's own default would be an int Scalar; libtorch's shim passes a double
         if v is OMIT:
             positional = False
             continue
-        v = _as_boxed(a, v)
+        v = _as_boxed(a, v, shimgen_definition)
         passed[a["name"]] = v
         if positional and not a["kwarg_only"]:
             args.append(v)

@@ -51,7 +51,7 @@ AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_add_Tensor(
     auto tmp_result = at::add(
         resolve_tensor_dispatch_flags(self),
         resolve_tensor_dispatch_flags(other),
-        alpha);
+        alpha == 1 ? c10::Scalar(static_cast<int64_t>(1)) : c10::Scalar(alpha));
     *ret0 = new_tensor_handle(std::move(tmp_result));
   });
 }
@@ -350,7 +350,7 @@ AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_subtract_Tensor(
     auto tmp_result = at::subtract(
         resolve_tensor_dispatch_flags(self),
         resolve_tensor_dispatch_flags(other),
-        alpha);
+        alpha == 1 ? c10::Scalar(static_cast<int64_t>(1)) : c10::Scalar(alpha));
     *ret0 = new_tensor_handle(std::move(tmp_result));
   });
 }

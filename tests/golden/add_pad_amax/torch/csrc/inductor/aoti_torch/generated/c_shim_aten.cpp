@@ -26,8 +26,10 @@ AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_add_Scalar(
     double alpha,
     AtenTensorHandle* ret0) {
   AOTI_TORCH_CONVERT_EXCEPTION_TO_ERROR_CODE({
-    auto tmp_result =
-        at::add(resolve_tensor_dispatch_flags(self), other, alpha);
+    auto tmp_result = at::add(
+        resolve_tensor_dispatch_flags(self),
+        other,
+        alpha == 1 ? c10::Scalar(static_cast<int64_t>(1)) : c10::Scalar(alpha));
     *ret0 = new_tensor_handle(std::move(tmp_result));
   });
 }
@@ -42,7 +44,7 @@ AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_add_Tensor(
     auto tmp_result = at::add(
         resolve_tensor_dispatch_flags(self),
         resolve_tensor_dispatch_flags(other),
-        alpha);
+        alpha == 1 ? c10::Scalar(static_cast<int64_t>(1)) : c10::Scalar(alpha));
     *ret0 = new_tensor_handle(std::move(tmp_result));
   });
 }
@@ -59,7 +61,7 @@ AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_add_out(
         *tensor_handle_to_tensor_pointer(out),
         resolve_tensor_dispatch_flags(self),
         resolve_tensor_dispatch_flags(other),
-        alpha);
+        alpha == 1 ? c10::Scalar(static_cast<int64_t>(1)) : c10::Scalar(alpha));
   });
 }
 
