@@ -5,7 +5,8 @@ wrapper, for the same ops on small CPU tensors, measured side by side in one run
 
 Builds (once, in a temporary folder): the generated headers for the manifest's default set, shimgen's overlay
 library (the C shim of add.Tensor, which libtorch lacks), and benchmarks/bench_calls.cpp three times. The rounds
-interleave the three builds; the table shows medians and the ratios of medians.
+interleave the builds; the table shows medians and the ratios of medians. The `noise` column compares two builds
+of the same upstream code: ratios within that spread are equal.
 """
 
 from __future__ import annotations
@@ -75,6 +76,8 @@ def build(tmp: str) -> dict[str, str]:
     libs = {
         "aten": ([*TORCH.aten_flags(), "-DBENCH_NS=bench_aten", "-DBENCH_ATEN"], []),
         "upstream": ([*TORCH.stable_flags(), "-DBENCH_NS=bench_upstream"], []),
+        # the same source built again: the spread between two builds of identical code is the noise floor
+        "upstream2": ([*TORCH.stable_flags(), "-DBENCH_NS=bench_upstream2"], []),
         "generated": ([*TORCH.stable_flags(gen), "-DBENCH_NS=bench_generated"], [overlay]),
     }
     out = {}
@@ -105,15 +108,18 @@ def main() -> int:
     plan = plan_mod.make(None)
     routes = {w.op.name: w.variants[-1].route for w in sig_cpp.wrappers(plan)[0]}
     print(f"torch {torch.__version__}, 4x4 float32, {args.iters} calls x {args.rounds} rounds, medians (ns/call)")
-    head = f"{'op':<10} {'route (ours/upstream)':<27} {'at::':>8} {'upstream':>9} {'shimgen':>8} {'ours/at::':>9} {'ours/upstream':>13}"
+    head = (f"{'op':<10} {'route (ours/upstream)':<27} {'at::':>8} {'upstream':>9} {'shimgen':>8} {'ours/at::':>9} "
+            f"{'ours/upstream':>13} {'noise':>7}")
     print(head)
     print("-" * len(head))
     for i, (label, op) in enumerate(OPS):
-        a, u, g = med["aten"][i], med["upstream"][i], med["generated"][i]
+        a, u, g, u2 = med["aten"][i], med["upstream"][i], med["generated"][i], med["upstream2"][i]
         route = f"{routes.get(op, '?')}/{UPSTREAM_ROUTE[op]}"
         ratio_u = f"{g / u:.2f}x" if u == u else "-"
         ups = f"{u:.0f}" if u == u else "-"
-        print(f"{label:<10} {route:<27} {a:>8.0f} {ups:>9} {g:>8.0f} {g / a:>8.2f}x {ratio_u:>13}")
+        noise = f"{u2 / u:.2f}x" if u == u else "-"
+        print(f"{label:<10} {route:<27} {a:>8.0f} {ups:>9} {g:>8.0f} {g / a:>8.2f}x {ratio_u:>13} {noise:>7}")
+    print("noise: upstream built twice from the same source, second/first (the spread to expect between builds)")
     return 0
 
 
