@@ -27,6 +27,7 @@ import torch
 from shimgen import emit_c, parse, plan
 from shimgen import table as table_mod
 from tests.cxx import TORCH
+from tests.test_shipped_header import SHIMIFIED_2_13
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXT_SOURCE = os.path.join(HERE, "c_shim_ext", "shimgen_ctest.cpp")
@@ -49,16 +50,7 @@ OVERLAY_OPS = [
     "result_type.Tensor",  # ScalarType return
 ]
 # The shims libtorch 2.13 ships; the extension's header declares them too (torch/csrc/stable/ops.h needs them).
-UPSTREAM_OPS = [
-    "fill_.Scalar",
-    "pad.default",
-    "narrow.default",
-    "amax.default",
-    "new_empty.default",
-    "new_zeros.default",
-    "full.default",
-    "subtract.Tensor",
-]
+UPSTREAM_OPS = SHIMIFIED_2_13
 ATEN_FLAGS = TORCH.aten_flags()  # C++20, per-operator headers, torch's include folders
 LINK_TORCH = TORCH.link_flags()
 
