@@ -69,10 +69,8 @@ def _read_stamp(out: str) -> tuple[list[str] | None, str | None, str | None]:
     return (None if ops in (None, "manifest") else [str(o) for o in ops]), data.get("since"), native
 
 
-def generate(
-    ops: list[str] | None, yaml_path: str | None, since: str | None, out: str | None = None
-) -> tuple[dict[str, str], list[str]]:
-    """Every output file (path relative to the output folder -> text), and notes for the user."""
+def generate(ops: list[str] | None, yaml_path: str | None, since: str | None, out: str | None = None):
+    """(every output file: path relative to the output folder -> text, the Plan; its .notes are for the user)."""
     from shimgen import emit_c, emit_cpp, emit_py, fmt, plan
 
     p = plan.make(ops, yaml_path, since)
@@ -84,7 +82,7 @@ def generate(
     files.update(formatted.result())
     yaml_rel = os.path.relpath(yaml_path, out).replace(os.sep, "/") if (yaml_path and out) else yaml_path
     files[STAMP] = _stamp(ops, since, yaml_rel)
-    return dict(sorted(files.items())), p.notes
+    return dict(sorted(files.items())), p
 
 
 def write_atomically(out: str, files: dict[str, str]) -> list[str]:
@@ -163,8 +161,8 @@ def main(argv: list[str] | None = None) -> int:
             ops, stamped_since, stamped_yaml = _read_stamp(args.out)
             since = since or stamped_since
             yaml_path = yaml_path or stamped_yaml
-        files, notes = generate(ops, yaml_path, since, args.out)
-        for n in notes:
+        files, p = generate(ops, yaml_path, since, args.out)
+        for n in p.notes:
             print(f"shimgen: note: {n}", file=sys.stderr)
         if args.check:
             hint = "shimgen" + (f" --ops {','.join(ops)}" if ops else "") + (f" --since {since}" if since else "")
@@ -176,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
             from shimgen.verify import run as verify_run
 
             build_dir = args.build_dir or os.path.join(os.path.dirname(os.path.abspath(args.out)), ".shimgen-build")
-            return verify_run(args.out, build_dir, ops, yaml_path, since)
+            return verify_run(args.out, build_dir, ops, yaml_path, since, plan=p)
         return 0
     except ShimgenError as e:
         print(f"shimgen: error: {e.line()}", file=sys.stderr)

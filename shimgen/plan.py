@@ -19,6 +19,7 @@ class Plan:
     release: Version | None  # the torch release the yaml comes from (None: unknown)
     since: Version | None  # --since: the version tag of ops the manifest does not know
     notes: list[str] = field(default_factory=list)
+    native: NativeYaml | None = field(default=None, repr=False, compare=False)  # the yaml the ops came from
     # Results derived from the plan that several emitters need (e.g. the C++ wrappers), computed once.
     derived: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
@@ -50,7 +51,7 @@ def make(ops: list[str] | None, yaml_path: str | None = None, since: str | None 
     native = NativeYaml(yaml_path)
     notes: list[str] = []
     selected = native.select(ops if ops else manifest.default_ops, table, notes)
-    plan = Plan(selected, table, manifest, native.release, since_v, notes)
+    plan = Plan(selected, table, manifest, native.release, since_v, notes, native=native)
     for op in selected:  # fail early (before anything is written) if a version tag cannot be computed
         plan.shim_since(op)
     return plan

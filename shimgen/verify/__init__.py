@@ -42,13 +42,15 @@ def _read(path: str) -> str:
         return f.read()
 
 
-def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | None, since: str | None):
-    """Generate the overlay and round-trip sources into build_dir; return (steps, spec, notes)."""
+def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | None, since: str | None,
+            plan: plan_mod.Plan | None = None):
+    """Generate the overlay and round-trip sources into build_dir; return (steps, spec, notes). `plan` is the
+    one the CLI generated DIR from (made again from ops/yaml/since when absent)."""
     from shimgen import emit_c, emit_cpp
 
     torch = build.find_torch()
     installed = Version.parse(torch.version)
-    plan = plan_mod.make(ops, yaml_path, since)
+    plan = plan or plan_mod.make(ops, yaml_path, since)
     cxx = build.compiler()
     cxx_id = build.compiler_id(cxx)
     b = os.path.abspath(build_dir)
@@ -87,7 +89,7 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
     link_cmd += torch.link_flags()
     link_step = build.Step("round-trip extension (link)", rt_lib, link_cmd, [compile_step.digest] +
                            [s.digest for s in steps])
-    native = NativeYaml(yaml_path)
+    native = plan.native or NativeYaml(yaml_path)
     spec = {
         "overlay": overlay_lib,
         "roundtrip": rt_lib,
@@ -97,9 +99,10 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
     return [*steps, compile_step], link_step, spec, notes
 
 
-def run(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | None, since: str | None) -> int:
+def run(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | None, since: str | None,
+        plan: plan_mod.Plan | None = None) -> int:
     try:
-        compile_steps, link_step, spec, notes = prepare(out, build_dir, ops, yaml_path, since)
+        compile_steps, link_step, spec, notes = prepare(out, build_dir, ops, yaml_path, since, plan)
         for n in notes:
             print(f"shimgen: verify: note: {n}", file=sys.stderr)
         print(f"shimgen: verify: building in {os.path.abspath(build_dir)} ...", file=sys.stderr)
