@@ -14,24 +14,31 @@ from shimgen.errors import ShimgenError
 STAMP = "shimgen.yaml"  # records the invocation in the output folder, so `--check --out DIR` can replay it
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, like every other input error
+        self.exit(2, f"shimgen: error: {message} (see shimgen --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="shimgen",
         description="Generate PyTorch stable-ABI C shims, torch::stable C++ wrappers and typed Python stubs "
         "from native_functions.yaml.",
     )
-    p.add_argument("--ops", help="comma-separated ops: name (every overload), name.overload, name.default. "
-                   "Default: the manifest's op set (or the set recorded in DIR/shimgen.yaml)")
-    p.add_argument("--out", default="generated", help="output folder, laid out like torch's include tree "
-                   "(default: generated/)")
-    p.add_argument("--yaml", help="native_functions.yaml to read (default: the installed torch's)")
-    p.add_argument("--since", help="version tag X.Y for ops the manifest does not know "
+    p.add_argument("--ops", metavar="LIST", help="comma-separated ops: name (every overload), name.overload, "
+                   "name.default. Default: the manifest's op set; with --check, the set recorded in "
+                   "DIR/shimgen.yaml")
+    p.add_argument("--out", metavar="DIR", default="generated", help="output folder, laid out like torch's include "
+                   "tree (default: generated/)")
+    p.add_argument("--yaml", metavar="PATH", help="native_functions.yaml to read (default: the installed torch's)")
+    p.add_argument("--since", metavar="X.Y", help="version tag for ops the manifest does not know "
                    "(default: the release of the yaml)")
     p.add_argument("--check", action="store_true", help="compare DIR with what would be generated; exit 1 on "
                    "a difference")
     p.add_argument("--verify", action="store_true", help="compile the output against the installed torch and "
                    "run every wrapper against torch.ops.aten")
-    p.add_argument("--build-dir", help="where --verify builds (default: DIR/../.shimgen-build)")
+    p.add_argument("--build-dir", metavar="B", help="where --verify builds and leaves its libraries "
+                   "(default: DIR/../.shimgen-build)")
     return p
 
 

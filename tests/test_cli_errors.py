@@ -271,3 +271,9 @@ def test_check_reports_a_removed_op_and_a_missing_file(add_pad_amax: str, tmp_pa
 
 def test_check_with_unknown_op_is_an_error(add_pad_amax: str) -> None:
     assert_one_line_error(shimgen("--check", "--ops", "addd", "--out", add_pad_amax), "addd")
+
+
+@pytest.mark.parametrize("args", [["--bogus"], ["--ops"], ["--check", "extra"]])
+def test_bad_command_line_is_one_line_too(tmp_path, args: list[str]) -> None:
+    proc = shimgen(*args, cwd=tmp_path)
+    assert_one_line_error(proc, "see shimgen --help")
