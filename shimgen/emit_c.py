@@ -57,7 +57,9 @@ def emit(plan: Plan) -> dict[str, str]:
             )
         )
     macros = macro_definitions({plan.shim_since(s.op) for s in built})
-    header = render("c_shim_aten.h.j2", banner=plan.banner, macros=macros, decls=decls, skipped=skipped)
+    header = render(
+        "c_shim_aten.h.j2", banner=plan.banner, macros=macros, decls=decls, skipped=[*sorted(plan.notes), *skipped]
+    )
     includes = sorted({s.op.f.root_name for s in built})
     source = render("c_shim_aten.cpp.j2", banner=plan.banner, includes=includes, defs=decls)
     return {HEADER: header, SOURCE: source}

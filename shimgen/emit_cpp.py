@@ -173,7 +173,7 @@ def emit(plan: Plan) -> dict[str, str]:
         banner=plan.banner,
         macros=macro_definitions(versions),
         wrappers=rendered,
-        skipped=notes,
+        skipped=[*sorted(plan.notes), *notes],
         has_to_dtype_layout=any(w.op.name == "to.dtype_layout" for w in ws),
         helper_names=names,
     )

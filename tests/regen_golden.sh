@@ -22,6 +22,9 @@ regen optional_list_device_generator \
   --ops full.default,new_empty.default,randn.generator,index.Tensor,cat.default,clamp.Tensor
 # golden: multi_return -- tuple returns, and a Tensor[] return (no C shim; dispatcher route)
 regen multi_return --ops sort.default,max.dim,split.Tensor
+# golden: older_release -- another release's yaml (a cut of 2.12.0's): shimgen's own shims are tagged 2.12, the
+# release the folder name gives; the Dimname overloads of sort are skipped with a note
+regen older_release --yaml tests/fixtures/2.12.0/native_functions.yaml --ops sort
 
 # The project's default op set (the manifest), committed in generated/.
 rm -rf generated

@@ -28,7 +28,8 @@ AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_max_dim(AtenTensorHandle self, 
 AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_sort(AtenTensorHandle self, int64_t dim, int32_t descending, AtenTensorHandle* ret0, AtenTensorHandle* ret1);
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
 
-// Not declared: these overloads have no C shim representation.
+// Not declared: these overloads have no C shim representation (the selected
+// name's other overloads are above).
 //   op split.Tensor, return 0: a Tensor[] return has no C shim representation (the callee would allocate an array of unknown length); it needs the dispatcher route
 
 #ifdef __cplusplus
