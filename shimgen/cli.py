@@ -69,18 +69,29 @@ def _read_stamp(out: str) -> tuple[list[str] | None, str | None, str | None]:
     if not os.path.isfile(path):
         return None, None, None
     with open(path) as f:
-        data = yaml.safe_load(f) or {}
-    ops = data.get("ops")
+        try:
+            data = yaml.safe_load(f) or {}
+        except yaml.YAMLError as e:
+            raise ShimgenError(f"malformed stamp {path}: {' '.join(str(e).split())}") from None
+    ops = data.get("ops") if isinstance(data, dict) else None
+    if not isinstance(data, dict) or not (ops == "manifest" or isinstance(ops, list)):
+        raise ShimgenError(f"malformed stamp {path}: expected `ops: manifest` or `ops: [name, ...]`")
     native = data.get("yaml")
     native = os.path.normpath(os.path.join(out, native)) if native else None
-    return (None if ops in (None, "manifest") else [str(o) for o in ops]), data.get("since"), native
+    since = data.get("since")
+    return (None if ops == "manifest" else [str(o) for o in ops]), (str(since) if since else None), native
 
 
 def generate(ops: list[str] | None, yaml_path: str | None, since: str | None, out: str | None = None):
     """(every output file: path relative to the output folder -> text, the Plan; its .notes are for the user)."""
-    from shimgen import emit_c, emit_cpp, emit_py, fmt, plan
+    from shimgen import emit_c, emit_cpp, emit_py, fmt, plan, sig_cpp
 
     p = plan.make(ops, yaml_path, since)
+    wrapped, refusals = sig_cpp.wrappers(p)
+    have = {w.op.name for w in wrapped}
+    for op in p.ops:  # a wrapper the user named explicitly must exist; others are skipped with a note
+        if op.explicit and op.name not in have:
+            raise ShimgenError(next(r for r in refusals if r.startswith(f"op {op.name}")))
     files: dict[str, str] = {}
     files.update(emit_c.emit(p))
     files.update(emit_cpp.emit(p))
@@ -97,21 +108,28 @@ def write_atomically(out: str, files: dict[str, str]) -> list[str]:
     staged: list[tuple[str, str]] = []
     umask = os.umask(0)
     os.umask(umask)
+    done = False
     try:
         for rel, text in files.items():
             path = os.path.join(out, rel)
+            if os.path.isdir(path):  # os.replace would fail half-way through the renames
+                raise ShimgenError(f"cannot write {path}: it is a directory")
             os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".shimgen-", dir=os.path.dirname(path) or ".")
             staged.append((tmp, path))
             with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
                 os.fchmod(f.fileno(), 0o666 & ~umask)  # mkstemp creates 0600: give an ordinary file's mode
                 f.write(text)
+        for tmp, path in staged:
+            os.replace(tmp, path)
+        done = True
     except OSError as e:
-        for tmp, _ in staged:
-            os.unlink(tmp)
         raise ShimgenError(f"cannot write {out}: {e.strerror}") from None
-    for tmp, path in staged:
-        os.replace(tmp, path)
+    finally:
+        if not done:  # an error or an interrupt: leave no temporary file behind
+            for tmp, _ in staged:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
     return [path for _, path in staged]
 
 
@@ -169,7 +187,9 @@ def main(argv: list[str] | None = None) -> int:
             since = since or stamped_since
             yaml_path = yaml_path or stamped_yaml
         files, p = generate(ops, yaml_path, since, args.out)
-        for n in p.notes:
+        from shimgen import sig_cpp
+
+        for n in [*p.notes, *sig_cpp.wrappers(p)[1]]:
             print(f"shimgen: note: {n}", file=sys.stderr)
         if args.check:
             hint = "shimgen" + (f" --ops {','.join(ops)}" if ops else "") + (f" --since {since}" if since else "")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import shutil
 import subprocess
 from importlib import resources
@@ -12,7 +13,15 @@ from shimgen.errors import ShimgenError
 
 @functools.cache
 def _clang_format() -> str:
-    exe = shutil.which("clang-format")
+    try:  # the pinned clang-format wheel's own binary: a system clang-format formats differently
+        import clang_format as wheel
+
+        exe = wheel.get_executable("clang-format")
+        if not os.path.isfile(exe):
+            exe = None
+    except (ImportError, AttributeError):
+        exe = None
+    exe = exe or shutil.which("clang-format")
     if exe is None:
         raise ShimgenError("clang-format not found: install shimgen's dependencies (pip install clang-format)")
     return exe

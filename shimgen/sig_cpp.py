@@ -128,7 +128,16 @@ def _unquote(text: str) -> str:
 
 
 def _cpp_string(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    """A C++ string literal: quotes, backslashes and non-printable characters escaped (octal)."""
+    out = []
+    for ch in value:
+        if ch in '\\"':
+            out.append("\\" + ch)
+        elif ch.isprintable() and ord(ch) < 128:
+            out.append(ch)
+        else:
+            out.extend(f"\\{b:03o}" for b in ch.encode())
+    return '"' + "".join(out) + '"'
 
 
 # ---- parameters and returns --------------------------------------------------------------------------------
@@ -143,7 +152,10 @@ def params(op: Op, table: Table) -> list[Param]:
         cpp_type = row.cpp_out if (is_out and row.cpp_out) else row.cpp
         if not cpp_type:
             raise Refusal(f"type {a.type} has no C++ representation", op.name, a.name)
-        default = None if (is_out or a.default is None) else render_default(a.default, row, table)
+        try:
+            default = None if (is_out or a.default is None) else render_default(a.default, row, table)
+        except Refusal as e:
+            raise Refusal(e.reason, op.name, a.name) from None
         result.append(Param(a, row, row.fill(cpp_type, a.name), default, False, is_out))
     # An optional with no schema default gets `= std::nullopt` when everything after it has a default
     # (upstream's `sum(self, dim = std::nullopt, ...)`): callers may omit it like in Python.

@@ -277,3 +277,30 @@ def test_check_with_unknown_op_is_an_error(add_pad_amax: str) -> None:
 def test_bad_command_line_is_one_line_too(tmp_path, args: list[str]) -> None:
     proc = shimgen(*args, cwd=tmp_path)
     assert_one_line_error(proc, "see shimgen --help")
+
+
+def test_explicit_overload_with_no_route_is_an_error(tmp_path) -> None:
+    # _foreach_add.ScalarList: Scalar[] (no dispatcher conversion) and a Tensor[] return (no C shim)
+    proc = shimgen("--ops", "_foreach_add.ScalarList", "--out", str(tmp_path / "o"))
+    assert_one_line_error(proc, "op _foreach_add.ScalarList", "no route")
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_directory_in_the_way_writes_nothing(tmp_path) -> None:
+    (tmp_path / "o" / "torch" / "csrc" / "stable" / "ops.h").mkdir(parents=True)
+    proc = shimgen("--ops", "add", "--out", str(tmp_path / "o"))
+    assert_one_line_error(proc, "is a directory")
+    assert [p for p in (tmp_path / "o").rglob("*") if p.is_file()] == []  # no file, no temporary left behind
+
+
+@pytest.mark.parametrize("stamp", ["ops: [\n", "- 1\n", "ops: add\n"])
+def test_malformed_stamp_is_one_line(tmp_path, stamp: str) -> None:
+    (tmp_path / "shimgen.yaml").write_text(stamp)
+    proc = shimgen("--check", "--out", str(tmp_path))
+    assert_one_line_error(proc, "malformed stamp")
+
+
+def test_cpp_string_defaults_are_escaped() -> None:
+    from shimgen.sig_cpp import _cpp_string
+
+    assert _cpp_string('a\nb"c\\d') == '"a\\012b\\"c\\\\d"'
