@@ -241,7 +241,8 @@ def lowered_body(w: Wrapper, v: Variant, plan: Plan) -> str:
     operands = _tensor_operands(w, v)
     lines = [
         f"const auto dtypes = shimgen::detail::stand_in_dtypes<{len(operands)}, {len(numbers)}>(",
-        f'"{w.op.name}", {{{", ".join(f"shimgen::detail::operand({t.name})" for t in operands)}}}, '
+        f'"{w.op.name}", {scalars.load().cells.get(w.op.name, 0):#x}, '
+        f'{{{", ".join(f"shimgen::detail::operand({t.name})" for t in operands)}}}, '
         f'{{{", ".join(_number_pointer(p) for p in numbers)}}}, {{{", ".join(chr(34) + p.name + chr(34) for p in numbers)}}});',
     ]
     index = {p.name: i for i, p in enumerate(numbers)}

@@ -52,7 +52,8 @@ class Facts:
     dtypes: tuple[str, ...]  # ScalarType enumerators, in table order
     category: dict[str, int]  # 0 bool, 1 integral, 2 floating point, 3 complex
     promote: dict[tuple[str, str], str | None]  # None: torch refuses to promote the pair
-    siblings: dict[str, str] = field(default_factory=dict)  # `mul.Scalar` -> `mul.Tensor` (proven pairs)
+    siblings: dict[str, str] = field(default_factory=dict)  # `mul.Scalar` -> `mul.Tensor`, where any cell is proven
+    cells: dict[str, int] = field(default_factory=dict)  # `mul.Scalar` -> mask of proven (tensor category, kind)
     compositions: dict[str, dict[str, str]] = field(default_factory=dict)
     int_as_double: frozenset[str] = frozenset()  # overloads proven: an integer on floating tensors == the double
 
@@ -68,10 +69,130 @@ def load() -> Facts:
         dtypes=dtypes,
         category={d: int(c) for d, c in zip(dtypes, p["categories"])},
         promote=promote,
-        siblings=dict(raw.get("siblings") or {}),
+        siblings={op: v["to"] for op, v in (raw.get("siblings") or {}).items() if v.get("cells")},
+        cells={op: int(v.get("cells", 0)) for op, v in (raw.get("siblings") or {}).items()},
         compositions={k: dict(v) for k, v in (raw.get("compositions") or {}).items()},
         int_as_double=frozenset(raw.get("int_as_double") or ()),
     )
+
+
+# ---- the lowering rule, in Python: the reference the C++ header (templates/scalar.h.j2) implements -------------
+
+KINDS = ("bool", "int", "uint", "double", "complex")  # shimgen::Scalar::Kind, in order
+CATEGORIES = ("bool", "integral", "floating", "complex")  # of the promoted tensor operands
+
+
+def kind_of(n) -> str:
+    if isinstance(n, bool):
+        return "bool"
+    if isinstance(n, int):
+        return "int" if n <= 2**63 - 1 else "uint"
+    return "double" if isinstance(n, float) else "complex"
+
+
+def cell(tensor_category: int, kind: str) -> int:
+    """The bit of a (tensor operands' category, number kind) cell in a sibling's `cells` mask."""
+    return 1 << (tensor_category * len(KINDS) + KINDS.index(kind))
+
+
+class Model:
+    """stand_in_dtypes and friends over torch dtype names (`Long`...), as the generated header computes them."""
+
+    def __init__(self, facts: Facts, default_dtype: str = "Float") -> None:
+        self.f = facts
+        self.default = default_dtype
+
+    def promote(self, a: str | None, b: str | None) -> str | None | bool:
+        if a is False or b is False:
+            return False  # refused
+        if a is None:
+            return b
+        if b is None:
+            return a
+        return self.f.promote.get((a, b)) or False
+
+    def cat(self, t) -> int:
+        return self.f.category[t] if isinstance(t, str) else -1
+
+    def to_complex(self, t: str):
+        return {"Half": "ComplexHalf", "Float": "ComplexFloat", "Double": "ComplexDouble"}.get(t, False)
+
+    def combine(self, higher, lower):
+        if higher is False or lower is False:
+            return False
+        if self.cat(higher) == 3:
+            return higher
+        if self.cat(lower) == 3:
+            return self.to_complex(higher) if self.cat(higher) == 2 else lower
+        if self.cat(higher) == 2:
+            return higher
+        if higher == "Bool" or self.cat(lower) == 2:
+            return self.promote(higher, lower)
+        return higher if higher is not None else lower
+
+    def result_type(self, tensors: list[tuple[str, bool]], wrapped: list[str | None]):
+        dim = zero = numbers = None
+        for dtype, zero_dim in tensors:
+            if zero_dim:
+                zero = self.promote(zero, dtype)
+            else:
+                dim = self.promote(dim, dtype)
+        for w in wrapped:
+            numbers = self.promote(numbers, w)
+        return self.combine(dim, self.combine(zero, numbers))
+
+    @staticmethod
+    def natural(n) -> str:
+        return {"bool": "Bool", "int": "Long", "uint": "UInt64", "double": "Double", "complex": "ComplexDouble"}[
+            kind_of(n)]
+
+    def wrapped(self, n) -> str:
+        k = kind_of(n)
+        if k == "double":
+            return self.default
+        if k == "complex":
+            return self.to_complex(self.default)
+        return self.natural(n)
+
+    def tensor_category(self, tensors: list[tuple[str, bool]]) -> int:
+        t = None
+        for dtype, _ in tensors:
+            t = self.promote(t, dtype)
+        return self.cat(t) if isinstance(t, str) else -1
+
+    def stand_in_dtypes(self, tensors: list[tuple[str, bool]], numbers: list, cells: int | None = None):
+        """The 0-dim tensors' dtypes for `numbers` (None entries: absent), or the reason the call is refused."""
+        tcat = self.tensor_category(tensors)
+        if cells is not None:
+            for n in numbers:
+                if n is not None and (tcat < 0 or not cells & cell(tcat, kind_of(n))):
+                    return "not proven for these dtypes and this kind of number"
+        want = self.result_type(tensors, [self.wrapped(n) if n is not None else None for n in numbers])
+        natural = [self.natural(n) if n is not None else None for n in numbers]
+        if isinstance(want, str) and self.result_type(tensors + [(d, True) for d in natural if d], []) == want:
+            return natural
+        if not isinstance(want, str):
+            return "no type promotion rule is known for these dtypes"
+        for n in numbers:
+            if n is not None and not converts_exactly(n, want):
+                return "the number does not convert exactly to the result dtype"
+        if self.result_type(tensors + [(want, True) for n in numbers if n is not None], []) != want:
+            return "no 0-dim tensor reproduces aten's type promotion for this number"
+        return [want if n is not None else None for n in numbers]
+
+
+def converts_exactly(n, dtype: str) -> bool:
+    """Does the number survive conversion to `dtype` and back? (The header's converts_exactly.)"""
+    import torch
+
+    torch_dtype = getattr(torch, {v: k for k, v in DTYPES.items()}[dtype])
+    try:
+        t = torch.tensor(n, dtype=torch_dtype)
+    except (RuntimeError, OverflowError):
+        return False
+    if isinstance(n, complex):
+        return t.is_complex() and complex(t.item()) == n
+    return (t.item() == n) if not t.is_complex() else complex(t.item()) == n
 
 
 def targets(op: str) -> tuple[str, ...]:
@@ -172,52 +293,116 @@ def _spec(schema) -> dict:
 
 
 def _same(a, b) -> bool:
+    """Equal results: the same dtype, shape and values (NaN where the other has NaN), recursively."""
     import torch
 
     if isinstance(a, torch.Tensor):
-        return (isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape
-                and (a.numel() == 0 or torch.equal(torch.nan_to_num(a), torch.nan_to_num(b))))
+        if not (isinstance(b, torch.Tensor) and a.dtype == b.dtype and a.shape == b.shape):
+            return False
+        if a.is_complex():
+            a, b = torch.view_as_real(a.to(torch.complex128)), torch.view_as_real(b.to(torch.complex128))
+        if a.is_floating_point():
+            a, b = a.double(), b.double()
+            return torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num())
+        return torch.equal(a, b)
     if isinstance(a, (list, tuple)):
         return isinstance(b, (list, tuple)) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     return type(a) is type(b) and (a == b or (a != a and b != b))
 
 
-def prove_int_as_double(schemas: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-    """The Scalar overloads for which an integer on floating-point tensors gives exactly what the same number as
-    a double gives (results, dtypes, errors), on every sample of shimgen's generator with floating tensors and
-    integral numbers; and, for the others, why not. Runs in a child process, restarted past an op that crashes."""
+ITEM_SECONDS = 120  # an item taking longer hangs (special_laguerre_polynomial_l with n = 2^53 + 1 loops n times)
+
+
+def _lines(proc, timeout: float):
+    """The child's output lines; None when it stays silent for `timeout` seconds."""
+    import select
+
+    assert proc.stdout is not None
+    buffer = ""
+    while True:
+        ready, _, _ = select.select([proc.stdout], [], [], timeout)
+        if not ready:
+            yield None
+            return
+        chunk = os.read(proc.stdout.fileno(), 65536).decode()
+        if not chunk:
+            return
+        buffer += chunk
+        while "\n" in buffer:
+            line, buffer = buffer.split("\n", 1)
+            yield line
+
+
+def _in_children(job: str, items: dict[str, object]) -> dict[str, object]:
+    """Run `job` over items in a child process (a JSON line per item), restarted past an item that crashes it:
+    aten itself segfaults on some inputs. Returns item -> result (a crash: {"crash": true})."""
     import json
     import subprocess
 
-    todo = sorted(schemas)
-    proven: list[str] = []
-    why: dict[str, str] = {}
+    todo = sorted(items)
+    results: dict[str, object] = {}
     while todo:
-        proc = subprocess.Popen([sys.executable, "-m", "shimgen.scalars", "_int-as-double-worker"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        proc = subprocess.Popen([sys.executable, "-m", "shimgen.scalars", "_worker", job], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=None if os.environ.get("SHIMGEN_PROGRESS") else
+                                subprocess.DEVNULL, text=True)
         assert proc.stdin is not None and proc.stdout is not None
-        proc.stdin.write(json.dumps({op: schemas[op] for op in todo}))
+        proc.stdin.write(json.dumps({k: items[k] for k in todo}))
         proc.stdin.close()
         started = None
-        for line in proc.stdout:
+        hung = False
+        for line in _lines(proc, ITEM_SECONDS):
+            if line is None:  # no word from the child for ITEM_SECONDS: it hangs in `started`
+                proc.kill()
+                hung = True
+                break
             event = json.loads(line)
             if event["event"] == "start":
-                started = event["op"]
+                started = event["item"]
             else:
-                (proven.append(event["op"]) if event["proven"] else why.__setitem__(event["op"], event["why"]))
-                todo.remove(event["op"])
+                results[event["item"]] = event["result"]
+                todo.remove(event["item"])
                 started = None
         proc.wait()
-        if started is not None:  # the child died in this op
-            why[started] = "aten crashes on a sample"
+        if started is not None:  # the child died or hung in this item
+            results[started] = {"crash": True, "hung": hung}
             todo.remove(started)
         elif proc.returncode != 0:
-            break
+            raise RuntimeError(f"the {job} worker failed")
+    return results
+
+
+def prove_int_as_double(schemas: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """The Scalar overloads for which an integer on floating-point tensors gives exactly what the same number as
+    a double gives (results, dtypes, errors), on every sample of shimgen's generator with floating tensors and
+    integral numbers; and, for the others, why not."""
+    proven, why = [], {}
+    for op, r in _in_children("int-as-double", schemas).items():
+        if r.get("crash"):  # type: ignore[union-attr]
+            why[op] = "aten hangs on a sample" if r.get("hung") else "aten crashes on a sample"
+        elif r["proven"]:  # type: ignore[index]
+            proven.append(op)
+        else:
+            why[op] = r["why"]  # type: ignore[index]
     return sorted(proven), why
 
 
-def _worker() -> None:
-    """`_int-as-double-worker`: reads {op: schema} on stdin, writes a JSON line per op (see the caller)."""
+# The numbers the sibling proof tries in each Scalar position: every kind, signs, zero, beyond 2^53 and float range.
+NUMBERS = [True, False, 3, -2, 0, 2**53 + 1, 2.5, 0.1, -1.5, 1e300, 1 + 2j]
+
+
+def prove_siblings(pairs: dict[str, tuple[str, str]]) -> dict[str, dict]:
+    """For each `op -> (its schema, its sibling's schema)`: over shimgen's samples (nine dtypes, 0-dim and not) and
+    NUMBERS in each position the sibling takes a tensor, aten's Scalar overload given the number vs. the sibling
+    given the 0-dim tensors Model.stand_in_dtypes picks. A (tensor category, number kind) cell is proven when at
+    least one call in it compared and none differed; returns op -> {"cells": mask, "wrong": an example}."""
+    results = _in_children("siblings", pairs)
+    return {op: (r if not r.get("crash") else  # type: ignore[union-attr]
+                 {"cells": 0, "wrong": "aten hangs on a sample" if r.get("hung") else "aten crashes on a sample"})
+            for op, r in results.items()}
+
+
+def _worker(job: str) -> None:
+    """`python -m shimgen.scalars _worker JOB`: reads {item: payload} on stdin, writes JSON lines (_in_children)."""
     import json
     import warnings
 
@@ -227,10 +412,82 @@ def _worker() -> None:
     from shimgen.verify import samples
 
     warnings.simplefilter("ignore")
-    for op, text in json.load(sys.stdin).items():
-        print(json.dumps({"event": "start", "op": op}), flush=True)
-        ok, reason = _int_as_double(torch, samples, FunctionSchema.parse(text))
-        print(json.dumps({"event": "done", "op": op, "proven": ok, "why": reason}), flush=True)
+    for item, payload in json.load(sys.stdin).items():
+        print(json.dumps({"event": "start", "item": item}), flush=True)
+        print(f"shimgen.scalars: {job}: {item}", file=sys.stderr, flush=True)
+        if job == "int-as-double":
+            ok, reason = _int_as_double(torch, samples, FunctionSchema.parse(payload))
+            result: dict = {"proven": ok, "why": reason}
+        else:
+            result = _sibling_cells(torch, samples, FunctionSchema.parse(payload[0]), FunctionSchema.parse(payload[1]))
+        print(json.dumps({"event": "done", "item": item, "result": result}), flush=True)
+
+
+def _dtype_name(t) -> str:
+    return DTYPES[str(t.dtype).split(".")[1]]
+
+
+def _outcome(fn, kwargs: dict):
+    import torch
+
+    try:
+        torch.manual_seed(0)
+        return "ok", fn(**kwargs)
+    except Exception as e:  # noqa: BLE001 - an error is an outcome to compare
+        return "error", " ".join(str(e).split()).split(". ")[0]
+
+
+def _sibling_cells(torch, samples, ours, theirs) -> dict:
+    model = Model(load(), DTYPES[str(torch.get_default_dtype()).split(".")[1]])
+    spec = _spec(ours)
+    swapped = [a.name for a, b in zip(ours.arguments.flat_all, theirs.arguments.flat_all) if str(a.type) != str(b.type)]
+    outs = {a.name for a in ours.arguments.out}  # the type promotion operands, as the header reads them
+    tensor_args = [a.name for a in ours.arguments.flat_all if str(a.type) == "Tensor" and a.name not in outs]
+    aten = getattr(getattr(torch.ops.aten, spec["name"]), spec["overload"])
+    sibling = getattr(getattr(torch.ops.aten, str(theirs.name.name)), theirs.name.overload_name or "default")
+    old = samples.DTYPES, samples.SHAPES
+    samples.DTYPES = (torch.bool, torch.uint8, torch.int32, torch.int64, torch.float16, torch.bfloat16,
+                      torch.float32, torch.float64, torch.complex64)
+    samples.SHAPES = ((2, 3), ())
+    try:
+        cases = samples.generate(spec)
+    except Exception as e:  # noqa: BLE001
+        return {"cells": 0, "wrong": f"no samples ({type(e).__name__})"}
+    finally:
+        samples.DTYPES, samples.SHAPES = old
+    exact = wrong = 0
+    example = ""
+    seen: set = set()
+    for case in cases:
+        probe = case.make()
+        tensors = [(_dtype_name(probe[n]), probe[n].dim() == 0) for n in tensor_args
+                   if isinstance(probe.get(n), torch.Tensor)]
+        if tuple(tensors) in seen:  # one sample per dtype and rank: the numbers vary the Scalar positions
+            continue
+        seen.add(tuple(tensors))
+        for number in NUMBERS:
+            dtypes = model.stand_in_dtypes(tensors, [number] * len(swapped))
+            if isinstance(dtypes, str):
+                continue  # refused whatever the cells say
+            want_args = {k: v for k, v in case.make().items() if v is not samples.OMIT}
+            got_args = {k: v for k, v in case.make().items() if v is not samples.OMIT}
+            for name, dtype in zip(swapped, dtypes):
+                want_args[name] = number
+                torch_dtype = getattr(torch, {v: k for k, v in DTYPES.items()}[dtype])
+                got_args[name] = torch.tensor(number if dtype not in ("Bool",) else bool(number), dtype=torch_dtype)
+            want, got = _outcome(aten, want_args), _outcome(sibling, got_args)
+            try:
+                # an error on both sides is the same outcome for a caller (the kernels' messages may differ)
+                same = want[0] == got[0] and (want[0] == "error" or _same(want[1], got[1]))
+            except Exception as e:  # noqa: BLE001 - results the comparison cannot read are not proven equal
+                same, got = False, ("error", f"comparing: {e}")
+            bit = cell(model.tensor_category(tensors), kind_of(number)) if model.tensor_category(tensors) >= 0 else 0
+            if same:
+                exact |= bit
+            else:
+                wrong |= bit
+                example = example or f"{case.label}, {number!r}: aten {str(want[1])[:100]}; sibling {str(got[1])[:100]}"
+    return {"cells": exact & ~wrong, "wrong": example}
 
 
 def _int_as_double(torch, samples, schema) -> tuple[bool, str]:
@@ -302,8 +559,8 @@ def dump(raw: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m shimgen.scalars", description=__doc__.split("\n\n")[0])
-    if argv is None and sys.argv[1:] == ["_int-as-double-worker"]:
-        _worker()
+    if argv is None and sys.argv[1:2] == ["_worker"]:
+        _worker(sys.argv[2])
         return 0
     ap.add_argument("what", choices=["promotion", "siblings", "int-as-double"], help="which facts to rewrite (siblings: found by "
                     "rule in the installed yaml; `prove` then keeps the proven ones)")
@@ -339,7 +596,16 @@ def main(argv: list[str] | None = None) -> int:
         rows = table.load().arguments
         stand_in = {k: r.stand_in for k, r in rows.items() if r.stand_in}
         texts = history.schemas_of(NativeYaml().text)
-        raw["siblings"] = discover_siblings({op: FunctionSchema.parse(t) for op, t in texts.items()}, stand_in)
+        pairs = discover_siblings({op: FunctionSchema.parse(t) for op, t in texts.items()}, stand_in)
+        proofs = prove_siblings({op: (texts[op], texts[to]) for op, to in pairs.items()})
+        raw["siblings"] = {op: {"to": to, "cells": proofs[op]["cells"]} for op, to in pairs.items()}
+        for op in sorted(pairs):
+            if proofs[op]["wrong"]:
+                print(f"{op} -> {pairs[op]}: differs: {proofs[op]['wrong']}", file=sys.stderr)
+        full = sum(1 for op in pairs if proofs[op]["cells"] and not proofs[op]["wrong"])
+        print(f"{len(pairs)} siblings: {full} proven in every cell tried, "
+              f"{sum(1 for op in pairs if proofs[op]['cells']) - full} in some, "
+              f"{sum(1 for op in pairs if not proofs[op]['cells'])} in none", file=sys.stderr)
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         f.write(dump(raw))
     print(path)
