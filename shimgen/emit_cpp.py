@@ -119,7 +119,9 @@ def dispatcher_body(w: Wrapper, v: Variant, plan: Plan) -> str:
     kept = {p.name for p in w.kept(v)}
     items = []
     for a in op.schema.arguments.flat_all:  # the boxed stack follows the schema's order
-        items.append(f"torch::stable::detail::from({a.name if a.name in kept else 'std::nullopt'})")
+        row = plan.table.argument(a.type, op.name, a.name)
+        value = row.stack_value(a.name) if a.name in kept else "std::nullopt"
+        items.append(f"torch::stable::detail::from({value})")
     n = max(len(items), len(op.schema.returns), 1)
     lines = [f"std::array<StableIValue, {n}> stack{{{', '.join(items)}}};"]
     old, new = dispatcher_call_versions(v)
