@@ -121,3 +121,37 @@ def test_the_probe_reproduces_the_committed_results(tmp_path) -> None:
     for p in cases.probes(TABLE, RERUN_ROWS):
         for r in found:
             assert now.rows[p.id][r.name] == RESULTS.rows[p.id][r.name], (p.id, r.name)
+
+
+# What the probe proves is used: the backward ops that needed the overlay only for their bool[3] output_mask take
+# the dispatcher route from the release bool[N] converts from, and `--verify` proves them against aten.
+BOOL_MASK_OPS = ["convolution_backward.default", "native_batch_norm_backward.default",
+                 "native_layer_norm_backward.default", "native_group_norm_backward.default"]
+
+
+def test_bool_mask_ops_take_the_dispatcher_route_from_the_probed_release() -> None:
+    from shimgen import plan as plan_mod
+    from shimgen import sig_cpp
+
+    first = TABLE.arguments["bool[N]"].ivalue
+    assert first == Version(2, 10)
+    ws = {w.op.name: w for w in sig_cpp.wrappers(plan_mod.make(BOOL_MASK_OPS))[0]}
+    for op in BOOL_MASK_OPS:
+        v = ws[op].variants
+        assert v[0].start == first and all(x.route == "dispatcher" for x in v), (op, v)
+
+
+def test_bool_mask_ops_verify_without_an_overlay(tmp_path) -> None:
+    from shimgen.verify import overlay
+
+    build = tmp_path / "build"
+    cmd = [sys.executable, "-m", "shimgen", "--ops", ",".join(BOOL_MASK_OPS), "--out", str(tmp_path / "out"),
+           "--verify", "--build-dir", str(build)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    for op in BOOL_MASK_OPS:
+        line = next(ln for ln in proc.stdout.splitlines() if ln.startswith(op + " "))
+        route, since, samples, errors, verdict = line.split()[1:]
+        passed, total = samples.split("/")
+        assert (route, since, verdict) == ("dispatcher", "2.10", "ok") and passed == total and int(total) > 10, line
+    assert not (build / overlay.LIBRARY).exists()  # nothing needed shimgen's C shims
