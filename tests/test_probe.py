@@ -155,3 +155,26 @@ def test_bool_mask_ops_verify_without_an_overlay(tmp_path) -> None:
         passed, total = samples.split("/")
         assert (route, since, verdict) == ("dispatcher", "2.10", "ok") and passed == total and int(total) > 10, line
     assert not (build / overlay.LIBRARY).exists()  # nothing needed shimgen's C shims
+
+
+def test_readme_route_table_is_the_table() -> None:
+    """The README's per-type table (section "Which releases carry each type, measured") states the table's facts."""
+    import re
+
+    with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "README.md")) as f:
+        text = f.read()
+    section = text.split("### Which releases carry each type, measured", 1)[1].split("\n\n| schema types", 1)[1]
+    rows = [line for line in section.split("\n\n", 1)[0].splitlines() if line.startswith("| ") and "`" in line]
+    seen = set()
+    for line in rows:
+        types, dispatcher, shim = [c.strip() for c in line.strip("|").split("|")]
+        kind = "returns" if types.startswith("return") else "arguments"
+        for key in re.findall(r"`([^`]+)`", types):
+            row = getattr(TABLE, kind)[key]
+            want_d = str(row.ivalue) if row.ivalue else "none"
+            want_s = str(row.since) if row.c else "none"
+            assert dispatcher.split()[0] == want_d, (key, dispatcher, want_d)
+            assert shim.split()[0] == want_s, (key, shim, want_s)
+            seen.add((kind, key))
+    assert seen == {(k, key) for k in ("arguments", "returns") for key, r in getattr(TABLE, k).items()
+                    if not r.refuse}, "every row appears once"
