@@ -192,3 +192,25 @@ def test_overlay_errors_are_attributed_to_ops(tmp_path) -> None:
     assert matrix._ops_in_errors(log, src, path, p.ops) == {"clone.default"}
     stubs = matrix._stubs(p, [op for op in p.ops if op.name == "clone.default"], "torch 2.10.0")
     assert "AOTITorchError aoti_torch_aten_clone(" in stubs and "return AOTI_TORCH_FAILURE;" in stubs
+
+
+def test_runtimes_are_found_by_name_without_starting_them(tmp_path, monkeypatch) -> None:
+    from shimgen.errors import ShimgenError
+
+    venv = tmp_path / "torch-2.11.0"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").write_text("#!/bin/sh\n")
+    (venv / "bin" / "python").chmod(0o755)
+    pkg = venv / "lib" / "python3.11" / "site-packages" / "torch"
+    pkg.mkdir(parents=True)
+    (pkg / "version.py").write_text("__version__ = '2.11.0+cu130'\n")
+    monkeypatch.setenv(runtimes.ENV, str(tmp_path))
+    r = runtimes.find("2.11.0")
+    assert r is not None and r.python == str(venv / "bin" / "python") and r.release == Version(2, 11)
+    assert r.torch.root == str(pkg) and r.torch.version == "2.11.0+cu130"
+    found, missing = runtimes.resolve(["2.11.0", "2.12.1"])
+    assert [x.name for x in found] == ["2.11.0"] and missing == ["2.12.1"]
+    assert f"{tmp_path}/torch-X.Y.Z" in runtimes.missing_reason(missing)
+    with pytest.raises(ShimgenError, match="bad runtime"):
+        runtimes.find("2.11")
+    assert runtimes.targets(Version(2, 13)) == [Version(2, m) for m in range(9, 14)]
