@@ -1,6 +1,7 @@
-// Per-call cost of torch::stable wrappers on small CPU tensors. Built three
-// times by bench_calls.py: against upstream's ops.h, against shimgen's
-// generated ops.h (-I generated/), and with BENCH_ATEN, calling at:: directly.
+// Per-call cost of torch::stable wrappers on small CPU tensors. Built several
+// times by bench_calls.py: against upstream's ops.h (twice: the noise floor),
+// against shimgen's generated ops.h (-I generated/), against one generated as
+// if bool[N] had no dispatcher conversion, and with BENCH_ATEN, calling at::.
 // Each build registers BENCH_NS::bench(Tensor x, int iters) -> float[] that
 // returns nanoseconds per call for every op in kOps (NaN where the build has
 // no such wrapper).
@@ -16,6 +17,11 @@
 #ifdef BENCH_ATEN
 #include <ATen/ops/add.h>
 #include <ATen/ops/amax.h>
+#include <ATen/ops/convolution_backward.h>
+#include <ATen/ops/native_batch_norm_backward.h>
+#include <ATen/ops/native_group_norm_backward.h>
+#include <ATen/ops/native_layer_norm_backward.h>
+#include <ATen/ops/ones.h>
 #include <ATen/ops/fill.h>
 #include <ATen/ops/flatten.h>
 #include <ATen/ops/narrow.h>
@@ -77,10 +83,78 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   return r;
 }
 
+#ifdef BENCH_BACKWARD
+// The backward ops whose bool[3] output_mask crosses the boxed dispatcher from
+// 2.10 on (they used shimgen's C shim in the overlay before): built with
+// BENCH_ATEN, with the generated ops.h (dispatcher route), and with an ops.h
+// generated as if bool[N] had no dispatcher conversion (overlay C shim route).
+std::vector<double> bench_backward(Tensor x, int64_t iters) {
+  std::vector<double> r;
+#ifdef BENCH_ATEN
+  at::Tensor t = *torch::aot_inductor::tensor_handle_to_tensor_pointer(x.get());
+  auto z = [&](at::IntArrayRef sizes) { return at::ones(sizes, t.options()); };
+  at::Tensor g4 = z({4, 4}), m41 = z({4, 1}), v4 = z({4});
+  r.push_back(ns_per_call(iters, [&] {
+    return at::native_layer_norm_backward(
+        g4, t, {4}, m41, m41, v4, v4, {true, true, true});
+  }));
+  r.push_back(ns_per_call(iters, [&] {
+    return at::native_batch_norm_backward(
+        g4, t, v4, v4, v4, v4, v4, true, 1e-5, {true, true, true});
+  }));
+  at::Tensor in3 = z({2, 4, 2}), m22 = z({2, 2});
+  r.push_back(ns_per_call(iters, [&] {
+    return at::native_group_norm_backward(
+        in3, in3, m22, m22, v4, 2, 4, 2, 2, {true, true, true});
+  }));
+  at::Tensor in4 = z({1, 2, 4, 4}), w4 = z({3, 2, 2, 2}), go = z({1, 3, 3, 3});
+  r.push_back(ns_per_call(iters, [&] {
+    return at::convolution_backward(
+        go, in4, w4, std::vector<int64_t>{3}, {1, 1}, {0, 0}, {1, 1}, false,
+        {0, 0}, 1, {true, true, true});
+  }));
+#else
+  namespace ts = torch::stable;
+  auto z = [&](std::vector<int64_t> sizes) {
+    Tensor out = ts::new_zeros(x, sizes);
+    ts::fill_(out, 1.0);
+    return out;
+  };
+  Tensor g4 = z({4, 4}), m41 = z({4, 1}), v4 = z({4});
+  r.push_back(ns_per_call(iters, [&] {
+    return ts::native_layer_norm_backward(
+        g4, x, {4}, m41, m41, v4, v4, {true, true, true});
+  }));
+  r.push_back(ns_per_call(iters, [&] {
+    return ts::native_batch_norm_backward(
+        g4, x, v4, v4, v4, v4, v4, true, 1e-5, {true, true, true});
+  }));
+  Tensor in3 = z({2, 4, 2}), m22 = z({2, 2});
+  r.push_back(ns_per_call(iters, [&] {
+    return ts::native_group_norm_backward(
+        in3, in3, m22, m22, v4, 2, 4, 2, 2, {true, true, true});
+  }));
+  Tensor in4 = z({1, 2, 4, 4}), w4 = z({3, 2, 2, 2}), go = z({1, 3, 3, 3});
+  r.push_back(ns_per_call(iters, [&] {
+    return ts::convolution_backward(
+        go, in4, w4, std::vector<int64_t>{3}, {1, 1}, {0, 0}, {1, 1}, false,
+        {0, 0}, 1, {true, true, true});
+  }));
+#endif
+  return r;
+}
+#endif
+
 STABLE_TORCH_LIBRARY(BENCH_NS, m) {
   m.def("bench(Tensor x, int iters) -> float[]");
+#ifdef BENCH_BACKWARD
+  m.def("bench_backward(Tensor x, int iters) -> float[]");
+#endif
 }
 
 STABLE_TORCH_LIBRARY_IMPL(BENCH_NS, CompositeExplicitAutograd, m) {
   m.impl("bench", TORCH_BOX(&bench));
+#ifdef BENCH_BACKWARD
+  m.impl("bench_backward", TORCH_BOX(&bench_backward));
+#endif
 }

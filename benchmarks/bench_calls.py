@@ -3,10 +3,15 @@ wrapper, for the same ops on small CPU tensors, measured side by side in one run
 
     python benchmarks/bench_calls.py [--iters 20000] [--rounds 7]
 
-Builds (once, in a temporary folder): the generated headers for the manifest's default set, shimgen's overlay
-library (the C shim of add.Tensor, which libtorch lacks), and benchmarks/bench_calls.cpp three times. The rounds
-interleave the builds; the table shows medians and the ratios of medians. The `noise` column compares two builds
-of the same upstream code: ratios within that spread are equal.
+Builds (once, in a temporary folder): the generated headers for the manifest's default set plus the backward
+ops below, shimgen's overlay library (the C shims libtorch lacks: add.Tensor, and the backward ops' for the
+overlay build), and benchmarks/bench_calls.cpp five times. The rounds interleave the builds; the tables show
+medians and the ratios of medians. The `noise` column compares two builds of the same upstream code: ratios
+within that spread are equal.
+
+The second table: the backward ops whose bool[3] output_mask the boxed dispatcher carries from 2.10
+(data/probe.yaml), on the dispatcher route they now take, against at:: and against the overlay C shim they
+took before (an ops.h generated as if bool[N] had no dispatcher conversion).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import replace
 
 import torch
 
@@ -46,6 +52,12 @@ UPSTREAM_ROUTE = {  # how upstream's 2.13 ops.h calls each op (stable_surface.js
     "subtract.Tensor": "shim", "new_zeros.default": "dispatcher", "transpose.int": "dispatcher",
     "flatten.using_ints": "dispatcher", "sum.dim_IntList": "dispatcher", "add.Tensor": "-",
 }
+BACKWARD = [  # (label, aten op) in the order bench_backward measures them
+    ("layer_norm_bw", "native_layer_norm_backward.default"),
+    ("batch_norm_bw", "native_batch_norm_backward.default"),
+    ("group_norm_bw", "native_group_norm_backward.default"),
+    ("conv_bw", "convolution_backward.default"),
+]
 TORCH = vbuild.find_torch()
 
 
@@ -57,28 +69,43 @@ def compile_so(src: str, out: str, flags: list[str], libs: list[str] = ()) -> fl
     return time.perf_counter() - t0
 
 
-def generate_cxx(ops: list[str] | None, out: str) -> None:
+def without_bool_list_dispatch(p: plan_mod.Plan) -> plan_mod.Plan:
+    """The plan as if the boxed dispatcher could not carry bool[N] (the table before the probe)."""
+    args = dict(p.table.arguments)
+    args["bool[N]"] = replace(args["bool[N]"], ivalue=None)
+    return replace(p, table=replace(p.table, arguments=args), derived={})
+
+
+def generate_cxx(ops: list[str] | None, out: str, old_bool_list: bool = False) -> None:
     """Only the C and C++ surfaces: what the benchmark compiles."""
     p = plan_mod.make(ops)
+    if old_bool_list:
+        p = without_bool_list_dispatch(p)
     write_atomically(out, {**emit_c.emit(p), **emit_cpp.emit(p)})
 
 
 def build(tmp: str) -> dict[str, str]:
+    backward = [op for _, op in BACKWARD]
+    ops = [*plan_mod.make(None).manifest.default_ops, *backward]
     gen = os.path.join(tmp, "generated")
-    generate_cxx(None, gen)
+    generate_cxx(ops, gen)
+    gen_old = os.path.join(tmp, "generated_overlay_route")
+    generate_cxx(ops, gen_old, old_bool_list=True)
     overlay_src = os.path.join(tmp, "overlay")
-    generate_cxx(["add.Tensor"], overlay_src)
+    generate_cxx(["add.Tensor", *backward], overlay_src)
     overlay = os.path.join(tmp, "libshimgen_overlay.so")
     cpp = os.path.join(overlay_src, "torch/csrc/inductor/aoti_torch/generated/c_shim_aten.cpp")
     secs = compile_so(cpp, overlay, TORCH.aten_flags(overlay_src))
     print(f"built overlay library in {secs:.1f}s", file=sys.stderr)
     src = os.path.join(HERE, "bench_calls.cpp")
     libs = {
-        "aten": ([*TORCH.aten_flags(), "-DBENCH_NS=bench_aten", "-DBENCH_ATEN"], []),
+        "aten": ([*TORCH.aten_flags(), "-DBENCH_NS=bench_aten", "-DBENCH_ATEN", "-DBENCH_BACKWARD"], []),
         "upstream": ([*TORCH.stable_flags(), "-DBENCH_NS=bench_upstream"], []),
         # the same source built again: the spread between two builds of identical code is the noise floor
         "upstream2": ([*TORCH.stable_flags(), "-DBENCH_NS=bench_upstream2"], []),
-        "generated": ([*TORCH.stable_flags(gen), "-DBENCH_NS=bench_generated"], [overlay]),
+        "generated": ([*TORCH.stable_flags(gen), "-DBENCH_NS=bench_generated", "-DBENCH_BACKWARD"], [overlay]),
+        "overlay_route": ([*TORCH.stable_flags(gen_old), "-DBENCH_NS=bench_overlay_route", "-DBENCH_BACKWARD"],
+                          [overlay]),
     }
     out = {}
     for name, (flags, extra) in libs.items():
@@ -101,10 +128,16 @@ def main() -> int:
             torch.ops.load_library(so)
         x = torch.randn(4, 4)
         runs: dict[str, list[list[float]]] = {k: [] for k in libs}
+        bw_builds = ["aten", "generated", "overlay_route"]
+        bw_runs: dict[str, list[list[float]]] = {k: [] for k in bw_builds}
+        bw_iters = max(args.iters // 10, 10)  # these ops do real work: microseconds per call
         for _ in range(args.rounds):
-            for name in libs:  # interleaved: every round measures all three builds
+            for name in libs:  # interleaved: every round measures all the builds
                 runs[name].append(getattr(torch.ops, f"bench_{name}").bench(x, args.iters))
+            for name in bw_builds:
+                bw_runs[name].append(getattr(torch.ops, f"bench_{name}").bench_backward(x, bw_iters))
     med = {k: [statistics.median(r[i] for r in v) for i in range(len(OPS))] for k, v in runs.items()}
+    bw_med = {k: [statistics.median(r[i] for r in v) for i in range(len(BACKWARD))] for k, v in bw_runs.items()}
     plan = plan_mod.make(None)
     routes = {w.op.name: w.variants[-1].route for w in sig_cpp.wrappers(plan)[0]}
     print(f"torch {torch.__version__}, 4x4 float32, {args.iters} calls x {args.rounds} rounds, medians (ns/call)")
@@ -120,6 +153,21 @@ def main() -> int:
         noise = f"{u2 / u:.2f}x" if u == u else "-"
         print(f"{label:<10} {route:<27} {a:>8.0f} {ups:>9} {g:>8.0f} {g / a:>8.2f}x {ratio_u:>13} {noise:>7}")
     print("noise: upstream built twice from the same source, second/first (the spread to expect between builds)")
+    print()
+    bw_plan = plan_mod.make([op for _, op in BACKWARD])
+    new_routes = {w.op.name: w.variants[-1].route for w in sig_cpp.wrappers(bw_plan)[0]}
+    old_routes = {w.op.name: w.variants[-1].route for w in sig_cpp.wrappers(without_bool_list_dispatch(bw_plan))[0]}
+    print(f"bool[3] output_mask ops, {bw_iters} calls x {args.rounds} rounds, medians (ns/call)")
+    head = (f"{'op':<14} {'route (new/old)':<27} {'at::':>9} {'dispatcher':>11} {'overlay':>9} {'new/at::':>9} "
+            f"{'old/at::':>9} {'new/old':>8}")
+    print(head)
+    print("-" * len(head))
+    for i, (label, op) in enumerate(BACKWARD):
+        a, d, o = bw_med["aten"][i], bw_med["generated"][i], bw_med["overlay_route"][i]
+        route = f"{new_routes.get(op, '?')}/{old_routes.get(op, '?')}"
+        print(f"{label:<14} {route:<27} {a:>9.0f} {d:>11.0f} {o:>9.0f} {d / a:>8.2f}x {o / a:>8.2f}x {d / o:>7.2f}x")
+    print("dispatcher: the wrappers as generated now; overlay: generated as if bool[N] had no dispatcher "
+          "conversion (shimgen's C shim, linked from the overlay library)")
     return 0
 
 

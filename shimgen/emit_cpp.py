@@ -160,7 +160,8 @@ def dispatcher_body(w: Wrapper, v: Variant, plan: Plan) -> str:
     kept = {p.name for p in w.kept(v)}
     items = []
     for a in v.stack:  # the boxed stack follows the schema's order (see sig_cpp.stack_layout)
-        value = a.name if a.name in kept else stack_default(op, plan, a)
+        value = plan.table.argument(a.type, op.name, a.name).stack_value(a.name) if a.name in kept else \
+            stack_default(op, plan, a)
         items.append(f"torch::stable::detail::from({value})")
     n = max(len(items), len(op.schema.returns), 1)
     lines = [f"std::array<StableIValue, {n}> stack{{{', '.join(items)}}};"]

@@ -365,7 +365,8 @@ def stack_default(op: Op, plan: Plan, a: Argument) -> str:
     row = plan.table.argument(a.type, op.name, a.name)
     value = render_default(a.default, row, plan.table)
     value_type = re.sub(r"^const |&$", "", row.fill(row.cpp or "", a.name)).strip()
-    return f"{value_type}{value}" if value.startswith("{") else f"{value_type}({value})"
+    typed = f"{value_type}{value}" if value.startswith("{") else f"{value_type}({value})"
+    return row.stack_value(f"({typed})") if row.stack else typed
 
 
 def _same_variant(a: Variant, b: Variant) -> bool:

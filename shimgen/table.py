@@ -34,6 +34,7 @@ class Row:
     to_c: tuple[str, ...] = ()
     c_local: str | None = None
     from_c: str | None = None
+    stack: str | None = None
     ivalue: Version | None = None
     since: Version | None = None
     box: str | None = None
@@ -54,6 +55,10 @@ class Row:
         if self.size is not None:
             out = out.replace("{size}", str(self.size))
         return out
+
+    def stack_value(self, name: str) -> str:
+        """What the dispatcher route passes to torch::stable::detail::from() for this argument."""
+        return self.fill(self.stack or "{name}", name)
 
 
 _FIELDS = set(Row.__dataclass_fields__) - {"key", "size"}

@@ -16,6 +16,7 @@ import json
 import os
 import sys
 import time
+from dataclasses import replace
 
 from shimgen import plan as plan_mod
 from shimgen.errors import ShimgenError
@@ -57,7 +58,13 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
     os.makedirs(b, exist_ok=True)
     notes: list[str] = []
 
-    ov_plan, ov_notes = overlay.missing_ops(plan, torch)
+    kernels, skipped = roundtrip.kernels(plan, installed)
+    if not kernels:
+        raise ShimgenError("--verify: no wrapper to verify")
+    # Only wrappers on the generated-shim route call the overlay (the dispatcher and libtorch's shims need none).
+    on_generated = {k.op.name for k in kernels if k.variant.route == "generated_shim"}
+    ov_plan, ov_notes = overlay.missing_ops(replace(plan, ops=[op for op in plan.ops if op.name in on_generated]),
+                                            torch)
     notes += ov_notes
     steps: list[build.Step] = []
     overlay_lib = None
@@ -71,9 +78,6 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
                "-o", overlay_lib, *torch.link_flags()]
         steps.append(build.Step("overlay", overlay_lib, cmd, [*files.values(), torch.version, cxx_id]))
 
-    kernels, skipped = roundtrip.kernels(plan, installed)
-    if not kernels:
-        raise ShimgenError("--verify: no wrapper to verify")
     rt_src = os.path.join(b, "roundtrip", roundtrip.SOURCE)
     _write(rt_src, roundtrip.source(plan, kernels))
     rt_obj = rt_src[: -len(".cpp")] + ".o"

@@ -114,9 +114,10 @@ def _run(step: Step) -> None:
             f.write(step.digest + "\n")
 
 
-def run_steps(steps: list[Step]) -> None:
-    """Run the steps that are not up to date, concurrently (each is one compiler process); raise on the first
-    failure with the compiler's output."""
+def run_steps(steps: list[Step], jobs: int | None = None, check: bool = True) -> list[Step]:
+    """Run the steps that are not up to date, concurrently (each is one compiler process; at most `jobs` at
+    once, default all); raise on the first failure with the compiler's output, or with check=False return the
+    steps that failed (their output in .log)."""
     pending = []
     for s in steps:
         if s.up_to_date():
@@ -126,13 +127,16 @@ def run_steps(steps: list[Step]) -> None:
             os.unlink(s.stamp)
         pending.append(s)
     if pending:
-        with ThreadPoolExecutor(max_workers=len(pending)) as pool:
+        with ThreadPoolExecutor(max_workers=min(jobs or len(pending), len(pending))) as pool:
             list(pool.map(_run, pending))
     failed = [s for s in pending if not os.path.isfile(s.stamp)]
+    if failed and not check:
+        return failed
     if failed:
         s = failed[0]
         tail = "\n".join(s.log.strip().splitlines()[-40:])
         raise BuildError(f"building {s.name} failed:\n$ {' '.join(s.command)}\n{tail}")
+    return []
 
 
 class BuildError(ShimgenError):

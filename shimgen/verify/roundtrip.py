@@ -5,11 +5,19 @@ Each wrapper gets a kernel whose parameters follow the aten schema's order (the 
 receives each argument as the conversion table's `box` type (default: the wrapper's own parameter type) and
 calls the wrapper through a function pointer of the wrapper's exact signature, so the call can only reach that
 overload. The op is defined with the aten schema, each type replaced by the table's `box_schema` (Scalar ->
-float, SymInt -> int, ...). Only the variant the installed torch compiles (the last one) is exercised.
+float, SymInt -> int, ...).
+
+The extension exercises the variant active at one targeted release: by default the installed torch's (the last
+variant); for an older target (shimgen.verify.matrix builds one extension per target with
+-DTORCH_TARGET_VERSION) the variant serving that release. Parameters that variant does not take are left out
+of the kernel and the round-trip schema (the samples runner does not pass them: aten applies its defaults).
+An argument whose boxed type the target's dispatcher cannot carry (a list or string before 2.10) reaches the
+kernel as a tensor of its elements, decoded by shimgen_rt::decode (shimgen/verify/targeted.py encodes it).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from torchgen.model import Argument, Return, SchemaKind
@@ -18,13 +26,16 @@ from shimgen.errors import Refusal
 from shimgen.fmt import clang_format
 from shimgen.parse import NativeYaml, Op
 from shimgen.plan import Plan
-from shimgen.sig_cpp import Wrapper, wrappers
-from shimgen.table import Row
+from shimgen.sig_cpp import Variant, Wrapper, wrappers
+from shimgen.table import Row, Table, refusal_base
 from shimgen.templates import render
 from shimgen.versions import Version
 
 NAMESPACE = "shimgen_roundtrip"
 SOURCE = "shimgen_roundtrip.cpp"
+# From this target on, STABLE_TORCH_ERROR_CODE_CHECK throws libtorch's own message (torch/csrc/stable/macros.h);
+# before it, an extension only learns that the call failed.
+ERROR_TEXT_SINCE = Version(2, 13)
 
 
 @dataclass(frozen=True)
@@ -36,7 +47,11 @@ class Kernel:
     returns: str  # the kernel's C++ return type
     pointer: str  # the wrapper's function pointer type
     args: tuple[str, ...]  # what the kernel passes to the wrapper, in C++ order
-    unused: tuple[str, ...]  # parameters the installed variant drops (always None in the samples)
+    unused: tuple[str, ...]  # parameters the variant does not take (not in the kernel; never passed)
+    variant: Variant  # the variant exercised
+    target: Version | None = None  # the targeted release (None: the installed torch's)
+    decodes: tuple[str, ...] = ()  # statements decoding tensor-encoded arguments
+    encoded: tuple[tuple[str, dict], ...] = ()  # (argument, how targeted.encode encodes it)
 
     @property
     def op(self) -> Op:
@@ -57,12 +72,14 @@ def _arg_row(plan: Plan, op: Op, a: Argument) -> Row:
     return plan.table.argument(a.type, op.name, a.name)
 
 
-def schema_argument(row: Row, a: Argument) -> str:
-    """One argument of the round-trip schema: the aten argument, its type replaced by the table's box_schema."""
-    if row.box_schema is None:
+def schema_argument(row: Row, a: Argument, box_schema: str | None = None) -> str:
+    """One argument of the round-trip schema: the aten argument, its type replaced by the table's box_schema (or
+    by `box_schema`: Tensor for an encoded list)."""
+    box_schema = box_schema or (row.fill(row.box_schema) if row.box_schema else None)
+    if box_schema is None:
         return str(a)
-    default = f"={a.default}" if a.default is not None else ""
-    return f"{row.fill(row.box_schema)} {a.name}{default}"
+    default = f"={a.default}" if a.default is not None and not box_schema.startswith("Tensor") else ""
+    return f"{box_schema} {a.name}{default}"
 
 
 def schema_return(row: Row, r: Return) -> str:
@@ -71,12 +88,24 @@ def schema_return(row: Row, r: Return) -> str:
     return row.fill(row.box_schema) + (f" {r.name}" if r.name else "")
 
 
-def roundtrip_schema(op: Op, plan: Plan) -> str:
+def roundtrip_schema(op: Op, plan: Plan, keep: set[str] | None = None,
+                     encoded: dict[str, dict] | None = None) -> str:
+    """The round-trip op's schema: the arguments in `keep` (default all), encoded ones as tensors."""
     s = op.schema
-    args = [schema_argument(_arg_row(plan, op, a), a) for a in s.arguments.flat_positional]
-    if s.arguments.flat_kwarg_only or s.arguments.out:
+    encoded = encoded or {}
+
+    def text(a: Argument) -> str:
+        enc = encoded.get(a.name)
+        return schema_argument(_arg_row(plan, op, a), a, enc and ("Tensor?" if enc["optional"] else "Tensor"))
+
+    def kept(args) -> list[Argument]:
+        return [a for a in args if keep is None or a.name in keep]
+
+    args = [text(a) for a in kept(s.arguments.flat_positional)]
+    rest = kept([*s.arguments.flat_kwarg_only, *s.arguments.out])
+    if rest:
         args.append("*")
-    args += [schema_argument(_arg_row(plan, op, a), a) for a in (*s.arguments.flat_kwarg_only, *s.arguments.out)]
+    args += [text(a) for a in rest]
     rets = [schema_return(plan.table.ret(r.type, op.name, f"return {i}"), r) for i, r in enumerate(s.returns)]
     if len(rets) == 1 and not s.returns[0].name:
         ret_text = rets[0]
@@ -98,44 +127,103 @@ def kernel_returns(op: Op, plan: Plan) -> str:
     return types[0] if len(types) == 1 else "std::tuple<" + ", ".join(types) + ">"
 
 
-def kernel(w: Wrapper, plan: Plan) -> Kernel:
+def active_variant(w: Wrapper, target: Version) -> Variant | None:
+    """The variant an extension targeting `target` compiles, or None (the wrapper is hidden there)."""
+    for v in w.variants:
+        if v.start <= target and (v.end is None or target < v.end):
+            return v
+    return None
+
+
+_ENCODED_DTYPES = {"int": "int64", "SymInt": "int64", "float": "float64", "bool": "bool", "Scalar": "float64"}
+
+
+def encoding(row: Row, table: Table, target: Version | None, op: str, arg: str) -> dict | None:
+    """How the kernel receives an argument whose boxed type the target's dispatcher cannot carry (a list as a
+    tensor of its elements, a string as its UTF-8 bytes), or None when it can. Refusal when neither works."""
+    box_schema = row.fill(row.box_schema) if row.box_schema else row.key.replace("[N]", f"[{row.size}]")
+    try:
+        boxed = table.argument(box_schema, op, arg)
+    except Refusal:
+        boxed = row
+    if target is None or (boxed.ivalue is not None and boxed.ivalue <= target):
+        return None
+    base, optional = refusal_base(box_schema), box_schema.endswith("?")
+    box = row.fill(row.box) if row.box else re.sub(r"^const |&$", "", row.fill(row.cpp or "")).strip()
+    if base == "str" and not box_schema.rstrip("?").endswith("]"):
+        return {"dtype": "str", "optional": optional, "box": box}
+    if base in _ENCODED_DTYPES and "[" in box_schema:
+        return {"dtype": _ENCODED_DTYPES[base], "size": row.size, "optional": optional, "box": box}
+    raise Refusal(f"the round-trip kernel cannot receive {box_schema} through the {target} dispatcher", op, arg)
+
+
+def kernel(w: Wrapper, plan: Plan, target: Version | None = None) -> Kernel:
+    """The kernel exercising the variant active at `target` (default: the last variant, the installed torch's)."""
     op = w.op
-    v = w.variants[-1]  # the variant the installed torch compiles
+    v = w.variants[-1] if target is None else active_variant(w, target)
+    if v is None:
+        raise Refusal(f"no variant at {target}", op.name)
     by_name = {p.name: p for p in w.params}
     kept = w.kept(v)
     kept_names = {p.name for p in kept}
-    params = []
+    params, decodes, encoded = [], [], []
+    value = {p.name: p.name for p in kept}
     for a in op.schema.arguments.flat_all:
+        if a.name not in kept_names:
+            continue
         p = by_name[a.name]
         box = p.row.fill(p.row.box, a.name) if p.row.box else p.cpp_type
-        params.append(f"{box} {a.name}")
+        enc = encoding(p.row, plan.table, target, op.name, a.name)
+        if enc is None:
+            params.append(f"{box} {a.name}")
+            continue
+        kind = "std::optional<torch::stable::Tensor>" if enc["optional"] else "const torch::stable::Tensor&"
+        params.append(f"{kind} {a.name}")
+        decodes.append(f"auto {a.name}_decoded = shimgen_rt::decode<{enc['box']}>({a.name});")
+        value[a.name] = f"{a.name}_decoded"
+        encoded.append((a.name, {k: enc.get(k) for k in ("dtype", "size", "optional")}))
+    for i, r in enumerate(op.schema.returns):
+        row = plan.table.ret(r.type, op.name, f"return {i}")
+        if target is not None and (row.ivalue is None or row.ivalue > target) and not op.schema.is_out_fn():
+            raise Refusal(f"the round-trip kernel cannot return {r.type} through the {target} dispatcher", op.name)
     pointer = f"{w.returns} (*)({', '.join(p.cpp_type for p in kept)})"
-    args = tuple(f"shimgen_rt::pass<{p.cpp_type}>({p.name})" for p in kept)
+    args = tuple(f"shimgen_rt::pass<{p.cpp_type}>({value[p.name]})" for p in kept)
     unused = tuple(p.name for p in w.params if p.name not in kept_names)
     return Kernel(
         wrapper=w,
         fn=f"k_{op.schema.name.unambiguous_name()}",
-        schema=roundtrip_schema(op, plan),
+        schema=roundtrip_schema(op, plan, kept_names, dict(encoded)),
         params=tuple(params),
         returns=kernel_returns(op, plan),
         pointer=pointer,
         args=args,
         unused=unused,
+        variant=v,
+        target=target,
+        decodes=tuple(decodes),
+        encoded=tuple(encoded),
     )
 
 
-def kernels(plan: Plan, installed: Version) -> tuple[list[Kernel], list[tuple[str, str]]]:
-    """Kernels for every wrapper the installed torch compiles; (op, reason) for the wrappers left out."""
+def kernels(plan: Plan, installed: Version,
+            target: Version | None = None) -> tuple[list[Kernel], list[tuple[str, str]]]:
+    """Kernels for every wrapper the installed torch compiles (or, with `target`, every wrapper an extension
+    targeting that release compiles); (op, reason) for the wrappers left out."""
     ws, notes = wrappers(plan)
     skipped = [("?", n) for n in notes]
     result = []
     for w in ws:
-        v = w.variants[-1]
-        if v.start > installed:
-            skipped.append((w.op.name, f"its wrapper needs PyTorch {v.start}; torch {installed} is installed"))
-            continue
+        if target is not None:
+            if active_variant(w, target) is None:
+                skipped.append((w.op.name, f"hidden at {target}: no variant serves it"))
+                continue
+        else:
+            v = w.variants[-1]
+            if v.start > installed:
+                skipped.append((w.op.name, f"its wrapper needs PyTorch {v.start}; torch {installed} is installed"))
+                continue
         try:
-            result.append(kernel(w, plan))
+            result.append(kernel(w, plan, target))
         except Refusal as e:
             skipped.append((w.op.name, e.line()))
     return result, skipped
@@ -175,6 +263,7 @@ def op_spec(k: Kernel, plan: Plan, native: NativeYaml) -> dict:
     s = op.schema
     kwarg_only = {a.name for a in (*s.arguments.flat_kwarg_only, *s.arguments.out)}
     out_names = {a.name for a in s.arguments.out}
+    encoded = dict(k.encoded)
     args = []
     for a in s.arguments.flat_all:
         row = _arg_row(plan, op, a)
@@ -187,6 +276,8 @@ def op_spec(k: Kernel, plan: Plan, native: NativeYaml) -> dict:
                 "kwarg_only": a.name in kwarg_only,
                 "is_write": a.is_write,
                 "is_out": a.name in out_names,
+                **({"unused": True} if a.name in k.unused else {}),
+                **({"encode": encoded[a.name]} if a.name in encoded else {}),
             }
         )
     return {
@@ -195,7 +286,8 @@ def op_spec(k: Kernel, plan: Plan, native: NativeYaml) -> dict:
         "overload": s.name.overload_name or "default",
         "kind": s.kind().name,
         "functional": _functional(op, native),
-        "route": k.wrapper.variants[-1].route,
+        "route": k.variant.route,
+        "error_text": k.target is None or k.target >= ERROR_TEXT_SINCE,
         "since": str(k.wrapper.since),
         "wrapper": k.wrapper.name,
         "args": args,

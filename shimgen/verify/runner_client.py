@@ -50,8 +50,9 @@ def _describe_exit(code: int) -> str:
     return f"exit status {code}"
 
 
-def run_samples(spec_path: str, spec: dict, log_path: str) -> dict[str, dict]:
-    """Results per op name: passed/total/errors/failures, plus `crashed` for an op that killed the runner."""
+def run_samples(spec_path: str, spec: dict, log_path: str, python: str | None = None) -> dict[str, dict]:
+    """Results per op name: passed/total/errors/failures, plus `crashed` for an op that killed the runner.
+    `python`: another torch's interpreter (shimgen.verify.runtimes) runs the runner, with this shimgen."""
     names = [op["op"] for op in spec["ops"]]
     results: dict[str, dict] = {}
     progress = Progress(len(names))
@@ -59,10 +60,12 @@ def run_samples(spec_path: str, spec: dict, log_path: str) -> dict[str, dict]:
         pass
     while len(results) < len(names):
         done = [n for n in names if n in results]
-        cmd = [sys.executable, "-m", "shimgen.verify.runner", spec_path, ",".join(done)]
+        cmd = [python or sys.executable, "-m", "shimgen.verify.runner", spec_path, ",".join(done)]
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        if python:
+            env["PYTHONPATH"] = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         with open(log_path, "a") as log:
-            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True,
-                                    env={**os.environ, "PYTHONUNBUFFERED": "1"})
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log, text=True, env=env)
             current, label, ended = None, None, False
             assert proc.stdout is not None
             for line in proc.stdout:

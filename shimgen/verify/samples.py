@@ -271,8 +271,8 @@ def candidates(arg: dict, ctx: Ctx, ov: dict) -> tuple[list, list]:
     else:
         err_rule = RULES.get(base, (None, None))[1]
         errors = err_rule(ctx, arg) if err_rule else []
-    if optional and arg["default"] is None:  # `T? x` without default: None is a value the caller passes
-        valid = [*valid, None] if valid else [None]
+    if optional and arg["default"] is None and name not in ov.get("not_none", ()):
+        valid = [*valid, None] if valid else [None]  # `T? x` without default: None is a value the caller passes
     return valid, errors
 
 

@@ -1,0 +1,404 @@
+"""`python -m shimgen.verify.matrix`: the compatibility matrix. Generated wrappers, built once per targeted
+release, run on every torch runtime at or after the target.
+
+    python -m shimgen.verify.matrix --ops LIST --targets 2.9,2.10,2.12,2.13 \\
+        --runtimes 2.9.1,2.10.0,2.11.0,2.12.1,2.13.0,2.14.1,2.15.0 [--build-dir B] [--json PATH]
+
+1. generate the surface for the op set (B/generated, as `shimgen --ops LIST --out B/generated`)
+2. per target T: the round-trip extension (shimgen.verify.roundtrip) with -DTORCH_TARGET_VERSION=T, from the
+   installed torch's stable headers, exercising the variant each wrapper has at T
+3. per runtime R: the overlay (the generated C shims the wrappers call at some target <= R and R's libtorch
+   lacks), compiled against R's own ATen headers and libraries: the overlay is not ABI-stable. A shim that
+   does not compile there is left out (a stub returning an error keeps the extension loadable) and its op
+   reported as "no overlay for this runtime"
+4. per (T, R), T <= R: the samples runner under R's own interpreter (shimgen.verify.runtimes), comparing each
+   round-trip op with R's aten
+5. an ops x (target, runtime) table; exit 1 when a cell is a failure caused by shimgen (ok/FAIL/CRASH/absent/
+   load failed/build failed; see LEGEND)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, replace
+
+from shimgen import sig_c
+from shimgen.errors import Refusal, ShimgenError
+from shimgen.parse import NativeYaml
+from shimgen.plan import Plan
+from shimgen.verify import ROUNDTRIP_LIBRARY, build, overlay, roundtrip, runtimes
+from shimgen.verify.runner_client import run_samples
+from shimgen.versions import Version
+
+DEFAULT_TARGETS = "2.9,2.10,2.12,2.13"
+# Cell codes, what they mean, and whether shimgen is to blame.
+LEGEND = {
+    "ok": ("every sample matched the runtime's aten", False),
+    "FAIL": ("a sample differed from aten (details below)", True),
+    "CRASH": ("the wrapper crashed the runner", True),
+    "absent": ("the wrapper compiles at this target, but the runtime's aten lacks the op (its tag is too old)",
+               True),
+    "removed": ("aten removed the op in this runtime (newer than the yaml): extensions using it fail here", False),
+    "no-ovl": ("generated C shim: no overlay for this runtime (the shim does not compile against its ATen "
+               "headers; the overlay is not ABI-stable)", False),
+    "n/r": ("not runnable here: aten raised on every sample on this machine (e.g. a CUDA-only op)", False),
+    "n/t": ("not testable at this target: the round-trip kernel cannot receive or return a type through this "
+            "release's dispatcher", False),
+    ".": ("hidden at this target: the wrapper does not compile there (by design)", False),
+    "load!": ("the round-trip extension or overlay failed to load on this runtime", True),
+    "build!": ("the round-trip extension failed to build at this target", True),
+}
+_DECL_RE = re.compile(r"AOTITorchError (aoti_torch_\w+)\((.*)\);")
+_NO_SAMPLE_RAN = "no sample ran without error"
+
+
+@dataclass(frozen=True)
+class Cell:
+    code: str
+    detail: str = ""
+
+    @property
+    def blames_shimgen(self) -> bool:
+        return LEGEND[self.code][1]
+
+
+@dataclass
+class Target:
+    release: Version
+    kernels: list[roundtrip.Kernel]
+    skipped: dict[str, str]  # op -> why it has no kernel ("hidden at ..." or a Refusal line)
+    library: str | None = None
+    error: str = ""
+
+
+@dataclass
+class Overlay:
+    library: str | None
+    missing: dict[str, str]  # op -> why its shim is not in the overlay for this runtime
+
+
+# ---- building ----------------------------------------------------------------------------------------------
+
+
+def _write(path: str, text: str) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def _link_flags(torch: build.Torch) -> list[str]:
+    """Link against a torch's libraries without an rpath: the runtime that loads the library provides them."""
+    return [f"-L{torch.lib_dir}", "-ltorch", "-ltorch_cpu", "-lc10"]
+
+
+def roundtrip_steps(plan: Plan, out: str, t: Target, bdir: str, torch: build.Torch, cxx: str,
+                    cxx_id: str) -> tuple[build.Step, build.Step]:
+    src = os.path.join(bdir, f"target-{t.release}", roundtrip.SOURCE)
+    _write(src, roundtrip.source(plan, t.kernels))
+    obj = src[: -len(".cpp")] + ".o"
+    headers = [_read(os.path.join(out, rel)) for rel in ("torch/csrc/stable/ops.h",
+                                                          "torch/csrc/inductor/aoti_torch/generated/c_shim_aten.h")]
+    compile_cmd = [cxx, "-O1", "-fPIC", *torch.stable_flags(out), f"-DTORCH_TARGET_VERSION={t.release.hex}", "-c",
+                   src, "-o", obj]
+    compile_step = build.Step(f"round-trip extension at {t.release} (compile)", obj, compile_cmd,
+                              [_read(src), *headers, torch.version, cxx_id])
+    lib = os.path.join(os.path.dirname(src), ROUNDTRIP_LIBRARY)
+    link_cmd = [cxx, *build.CXX_FLAGS, obj, "-o", lib, *_link_flags(torch)]
+    link_step = build.Step(f"round-trip extension at {t.release} (link)", lib, link_cmd, [compile_step.digest])
+    return compile_step, link_step
+
+
+def exported_shims(torch: build.Torch) -> set[str]:
+    """The aoti_torch_aten_* functions a runtime's libtorch exports (read with nm: nothing is loaded)."""
+    lib = os.path.join(torch.lib_dir, "libtorch_cpu.so")
+    proc = subprocess.run(["nm", "-D", "--defined-only", lib], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise ShimgenError(f"cannot list the symbols of {lib}: {proc.stderr.strip()[:200]}")
+    return {line.split()[-1] for line in proc.stdout.splitlines() if "aoti_torch_aten_" in line}
+
+
+def _stubs(plan: Plan, ops: list, reason: str) -> str:
+    """Definitions that only return an error, for shims that did not compile against this runtime."""
+    if not ops:
+        return ""
+    from shimgen import emit_c
+
+    header = emit_c.emit(replace(plan, ops=ops, notes=[]))[emit_c.HEADER]
+    lines = ["", "// Stubs: these shims do not compile against this runtime's ATen headers (" + reason + ").",
+             'extern "C" {']
+    for name, params in _DECL_RE.findall(header):
+        lines.append(f"AOTI_TORCH_EXPORT AOTITorchError {name}({params}) {{ return AOTI_TORCH_FAILURE; }}")
+    return "\n".join(lines + ['} // extern "C"', ""])
+
+
+def _ops_in_errors(log: str, source: str, path: str, ops: list) -> set[str]:
+    """The ops whose definition (or per-operator include) the compiler's errors point at."""
+    lines = source.splitlines()
+    where: dict[int, str] = {}  # line number -> op
+    by_schema = {f"// aten::{op.schema}": op.name for op in ops}
+    by_root: dict[str, list[str]] = {}
+    for op in ops:
+        by_root.setdefault(op.f.root_name, []).append(op.name)
+    current = None
+    for i, text in enumerate(lines, 1):
+        m = re.match(r"#include <ATen/ops/(\w+)\.h>", text)
+        if m:
+            for name in by_root.get(m.group(1), []):
+                where[i] = name  # an include line blames every op of that root (the last one here)
+            continue
+        if text.startswith("// aten::"):
+            current = by_schema.get(text.strip())
+        if current:
+            where[i] = current
+    blamed = set()
+    base = os.path.basename(path)
+    for m in re.finditer(re.escape(base) + r":(\d+):", log):
+        n = int(m.group(1))
+        if n in where:
+            blamed.add(where[n])
+            if lines[n - 1].startswith("#include"):
+                root = re.match(r"#include <ATen/ops/(\w+)\.h>", lines[n - 1]).group(1)
+                blamed.update(by_root.get(root, []))
+    return blamed
+
+
+def build_overlay(plan: Plan, runtime: runtimes.Runtime, needed: list, bdir: str, cxx: str, cxx_id: str,
+                  jobs: int) -> Overlay:
+    """The overlay for one runtime: the needed ops' generated shims its libtorch lacks, built against its headers.
+    Ops whose shim does not compile there are dropped (one retry per batch of errors) and stubbed."""
+    from shimgen import emit_c
+
+    exported = exported_shims(runtime.torch)
+    ops = []
+    for op in needed:
+        try:
+            sig_c.build(op, plan.table)
+        except Refusal:
+            continue
+        if plan.manifest.upstream_shim(op.name, runtime.release) or sig_c.shim_name(op) in exported:
+            continue
+        ops.append(op)
+    if not ops:
+        return Overlay(None, {})
+    root = os.path.join(bdir, f"overlay-{runtime.name}")
+    lib = os.path.join(root, overlay.LIBRARY)
+    dropped: dict[str, str] = {}
+    while True:
+        kept = [op for op in ops if op.name not in dropped]
+        files = overlay.sources(replace(plan, ops=kept, notes=[])) if kept else {
+            emit_c.HEADER: "", emit_c.SOURCE: "#include <torch/csrc/inductor/aoti_torch/c/shim.h>\n"}
+        stub_ops = [op for op in ops if op.name in dropped]
+        source = files[emit_c.SOURCE] + _stubs(plan, stub_ops, f"torch {runtime.name}")
+        src = os.path.join(root, "src", emit_c.SOURCE)
+        for rel, text in {**files, emit_c.SOURCE: source}.items():
+            if rel == emit_c.HEADER and not text:
+                continue
+            _write(os.path.join(root, "src", rel), text)
+        cmd = [cxx, *build.CXX_FLAGS, *runtime.torch.aten_flags(os.path.join(root, "src")), src, "-o", lib,
+               *_link_flags(runtime.torch)]
+        step = build.Step(f"overlay for torch {runtime.name}", lib, cmd, [source, runtime.torch.version, cxx_id])
+        if not build.run_steps([step], jobs=jobs, check=False):
+            return Overlay(lib, dropped)
+        blamed = _ops_in_errors(step.log, source, src, kept) or {op.name for op in kept}
+        first = next((ln for ln in step.log.splitlines() if "error" in ln), "").split("error:", 1)[-1].strip()
+        for name in blamed:
+            dropped[name] = f"its C shim does not compile against torch {runtime.name}'s headers: {first[:200]}"
+        if not kept:
+            return Overlay(None, dropped)
+
+
+# ---- running -----------------------------------------------------------------------------------------------
+
+
+def classify(result: dict | None, yaml_release: Version | None, runtime: runtimes.Runtime) -> Cell:
+    if result is None:
+        return Cell("CRASH", "no result")
+    if result.get("absent"):
+        detail = f"{result['absent']}; {result.get('wrapper_error', '')}".strip("; ")
+        if yaml_release is not None and runtime.release > yaml_release:
+            return Cell("removed", detail)
+        return Cell("absent", detail)
+    failures = result.get("failures", [])
+    if result.get("crashed"):
+        if any("failed to start" in f for f in failures):
+            return Cell("load!", (result.get("log") or failures[0])[-300:])
+        return Cell("CRASH", "; ".join(failures)[:300])
+    if not failures and result.get("total", 0) > 0:
+        return Cell("ok")
+    if (failures and all(f.startswith(_NO_SAMPLE_RAN) for f in failures)
+            and result.get("passed") == result.get("total") == result.get("errors")):
+        return Cell("n/r", "aten raised on every sample on this machine")
+    return Cell("FAIL", "; ".join(failures)[:600])
+
+
+@dataclass
+class Matrix:
+    ops: list[str]
+    pairs: list[tuple[Version, runtimes.Runtime]]
+    cells: dict[tuple[str, str, str], Cell]  # (op, target, runtime) -> cell
+
+    def failures(self) -> list[tuple[str, str, str, Cell]]:
+        return [(op, t, r, c) for (op, t, r), c in self.cells.items() if c.blames_shimgen]
+
+    def to_json(self) -> dict:
+        return {
+            "ops": self.ops,
+            "pairs": [[str(t), r.name] for t, r in self.pairs],
+            "cells": {op: {f"{t}/{r}": {"code": c.code, "detail": c.detail}
+                           for (o, t, r), c in self.cells.items() if o == op} for op in self.ops},
+        }
+
+
+def render(m: Matrix) -> str:
+    head1 = ["target"] + [str(t) for t, _ in m.pairs]
+    head2 = ["op \\ runtime"] + [r.name for _, r in m.pairs]
+    rows = [[op] + [m.cells[(op, str(t), r.name)].code for t, r in m.pairs] for op in m.ops]
+    table = [head1, head2, *rows]
+    widths = [max(len(row[i]) for row in table) for i in range(len(head1))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip() for row in table]
+    lines.insert(2, "  ".join("-" * w for w in widths))
+    lines.append("")
+    lines += [f"{code:>7}  {text}{'  [shimgen failure]' if blame else ''}" for code, (text, blame) in LEGEND.items()]
+    details = [(op, t, r, c) for (op, t, r), c in m.cells.items() if c.code not in ("ok", ".") and c.detail]
+    if details:
+        lines += ["", "details:"]
+        for op, t, r, c in sorted(details, key=lambda x: (not x[3].blames_shimgen, x[0], Version.parse(x[1]))):
+            lines.append(f"  {op} at {t} on {r}: {c.code}: {c.detail}")
+    n_fail = len(m.failures())
+    n_cells = sum(1 for c in m.cells.values() if c.code != ".")
+    lines += ["", f"{n_cells} cells, {n_fail} failures caused by shimgen"]
+    return "\n".join(lines)
+
+
+def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: list[str], bdir: str,
+               yaml_path: str | None = None, since: str | None = None, jobs: int = 2,
+               log=sys.stderr) -> Matrix:
+    from shimgen.cli import generate, write_atomically
+
+    found, missing = runtimes.resolve(runtime_names)
+    if missing:
+        raise ShimgenError(runtimes.missing_reason(missing))
+    torch = build.find_torch()
+    headers = Version.parse(torch.version)
+    for t in targets:
+        if t > headers:
+            raise ShimgenError(f"target {t} is newer than the installed torch's headers ({headers})")
+    bdir = os.path.abspath(bdir)
+    out = os.path.join(bdir, "generated")
+    files, plan = generate(ops, yaml_path, since, out)
+    write_atomically(out, files)
+    from shimgen.sig_cpp import wrappers
+
+    ws, _ = wrappers(plan)
+    names = [w.op.name for w in ws]
+    cxx = build.compiler()
+    cxx_id = build.compiler_id(cxx)
+
+    tgts = []
+    for t in targets:
+        ks, skipped = roundtrip.kernels(plan, headers, t)
+        tgts.append(Target(t, ks, {op: why for op, why in skipped}))
+    steps = {t.release: roundtrip_steps(plan, out, t, bdir, torch, cxx, cxx_id) for t in tgts if t.kernels}
+    print(f"shimgen: matrix: building the round-trip extension for {len(steps)} targets in {bdir}", file=log)
+    failed = build.run_steps([s for pair in steps.values() for s in pair[:1]], jobs=jobs, check=False)
+    for t in tgts:
+        if t.release not in steps:
+            continue
+        compile_step, link_step = steps[t.release]
+        if compile_step in failed:
+            t.error = "\n".join(compile_step.log.strip().splitlines()[-20:])
+            continue
+        if build.run_steps([link_step], check=False):
+            t.error = link_step.log.strip()[-2000:]
+            continue
+        t.library = link_step.output
+
+    by_name = {op.name: op for op in plan.ops}
+    overlays: dict[str, Overlay] = {}
+    for r in found:
+        needed = sorted({k.op.name for t in tgts if t.release <= r.release for k in t.kernels
+                         if k.variant.route == "generated_shim"})
+        if needed:
+            print(f"shimgen: matrix: building the overlay for torch {r.name} ({len(needed)} ops)", file=log)
+        overlays[r.name] = build_overlay(plan, r, [by_name[n] for n in needed], bdir, cxx, cxx_id, jobs)
+
+    native = plan.native or NativeYaml(yaml_path)
+    pairs = [(t.release, r) for t in tgts for r in found if t.release <= r.release]
+    cells: dict[tuple[str, str, str], Cell] = {}
+    for t in tgts:
+        specs = {k.op.name: roundtrip.op_spec(k, plan, native) for k in t.kernels}
+        for r in found:
+            if t.release > r.release:
+                continue
+            key = lambda op: (op, str(t.release), r.name)  # noqa: E731
+            ov = overlays[r.name]
+            run_ops = []
+            for op in names:
+                if op not in specs:
+                    why = t.skipped.get(op, "")
+                    cells[key(op)] = Cell(".", "") if why.startswith("hidden") else Cell("n/t", why)
+                elif t.library is None:
+                    cells[key(op)] = Cell("build!", t.error[-600:])
+                elif specs[op]["route"] == "generated_shim" and op in ov.missing:
+                    cells[key(op)] = Cell("no-ovl", ov.missing[op])
+                else:
+                    run_ops.append(specs[op])
+            if not run_ops:
+                continue
+            spec = {"overlay": ov.library, "roundtrip": t.library, "ops": run_ops, "skipped": []}
+            work = os.path.join(bdir, f"run-{t.release}-on-{r.name}")
+            os.makedirs(work, exist_ok=True)
+            spec_path = os.path.join(work, "verify_ops.json")
+            _write(spec_path, json.dumps(spec, indent=1) + "\n")
+            print(f"shimgen: matrix: target {t.release} on torch {r.name} ({len(run_ops)} ops)", file=log)
+            results = run_samples(spec_path, spec, os.path.join(work, "runner.log"), python=r.python)
+            for s in run_ops:
+                cells[key(s["op"])] = classify(results.get(s["op"]), plan.release, r)
+    return Matrix(names, pairs, cells)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m shimgen.verify.matrix", description=__doc__.splitlines()[0])
+    ap.add_argument("--ops", metavar="LIST", help="comma-separated ops, as shimgen --ops (default: the manifest's)")
+    ap.add_argument("--targets", default=DEFAULT_TARGETS, metavar="LIST",
+                    help=f"targeted releases X.Y (default {DEFAULT_TARGETS})")
+    ap.add_argument("--runtimes", default=",".join(runtimes.RELEASES), metavar="LIST",
+                    help="torch runtimes X.Y.Z: venvs torch-X.Y.Z under $SHIMGEN_RUNTIMES (default: all)")
+    ap.add_argument("--build-dir", metavar="B", default=os.path.join(tempfile.gettempdir(), "shimgen-matrix"))
+    ap.add_argument("--yaml", metavar="PATH")
+    ap.add_argument("--since", metavar="X.Y")
+    ap.add_argument("--json", metavar="PATH", help="also write the cells as JSON")
+    ap.add_argument("-j", "--jobs", type=int, default=2, help="parallel compiles (default 2)")
+    args = ap.parse_args(argv)
+    try:
+        ops = [o.strip() for o in args.ops.split(",") if o.strip()] if args.ops else None
+        targets = [Version.parse(t, "--targets entry") for t in args.targets.split(",") if t.strip()]
+        names = [n.strip() for n in args.runtimes.split(",") if n.strip()]
+        m = run_matrix(ops, targets, names, args.build_dir, args.yaml, args.since, args.jobs)
+    except ShimgenError as e:
+        print(f"shimgen: error: {e.line()}", file=sys.stderr)
+        return 2
+    print(render(m))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(m.to_json(), f, indent=1)
+    return 1 if m.failures() else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
