@@ -1,0 +1,341 @@
+"""The hostile-user probe of issue 12, kept: bad or odd inputs get one line and exit 2 (or a correct, compiling
+output), never a traceback, never a clobbered output folder; the output folder is one transaction across SIGINT,
+SIGTERM, SIGKILL and a concurrent writer; input is read bounded and as UTF-8 whatever the locale.
+
+Everything runs `python -m shimgen` in subprocesses, as a user would, on small fixtures written here. The
+interrupt tests widen the write windows with the SHIMGEN_TEST_SLOW_WRITE hook (shimgen/output.py).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from shimgen import cli, emit_c, emit_cpp, emit_py
+from shimgen.errors import ShimgenError
+from shimgen.parse import NativeYaml, default_yaml_path, detect_release
+from shimgen.versions import Version
+from tests.test_cli_errors import assert_one_line_error, shimgen, snapshot
+
+FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
+YAML_2_12 = os.path.join(FIXTURES, "2.12.0", "native_functions.yaml")
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    """`shimgen ARGS` in this process (the CLI's main, streams captured): for the many cases that need no process
+    of their own. A traceback would surface as this test's error."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        rc = cli.main(list(args))
+    return subprocess.CompletedProcess(list(args), rc, out.getvalue(), err.getvalue())
+
+
+def write_yaml(folder, text: str | bytes, name: str = "native_functions.yaml") -> str:
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, name)
+    with open(path, "wb") as f:
+        f.write(text if isinstance(text, bytes) else text.encode())
+    return path
+
+
+def run_yaml(tmp_path, text: str | bytes, ops: str, *extra: str) -> subprocess.CompletedProcess:
+    path = write_yaml(tmp_path / "in", text)
+    return run("--yaml", path, "--ops", ops, "--since", "2.13", "--out", str(tmp_path / "o"), *extra)
+
+
+def no_traceback(proc: subprocess.CompletedProcess) -> None:
+    assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr, proc.stderr
+
+
+# ---- versions ---------------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", ["256.0", "2.256", "2.13abc!!", "٢.١٣", "2.1e1", "2.13.0+cpu", "02.13", "2.13.",
+                                  " 2.13", "2.13.256", "2", "2.x", "", "2.13.0.0", "v2.13", "2.13a0"])
+def test_strict_version_parser_rejects(text: str) -> None:
+    with pytest.raises(ShimgenError):
+        Version.parse(text)
+
+
+@pytest.mark.parametrize("text, want", [("2.13", (2, 13)), ("2.13.1", (2, 13)), ("255.255.255", (255, 255)),
+                                        ("0.0", (0, 0))])
+def test_strict_version_parser_accepts(text: str, want: tuple[int, int]) -> None:
+    v = Version.parse(text)
+    assert (v.major, v.minor) == want
+
+
+@pytest.mark.parametrize("text", ["2.13.0+cpu", "2.14.0a0+git1234abc", "2.13.0rc1", "2.15.0.dev20260101+cu128",
+                                  "2.13.0.post1"])
+def test_release_versions_may_carry_a_build_suffix(text: str) -> None:
+    assert Version.parse_release(text) == Version.parse(text.split("+")[0][:6].rstrip("ar.cdevpost"))
+
+
+@pytest.mark.parametrize("text", ["2.13+cpu", "2.13.0 +cpu", "2.256.0+cpu", "2.13.0!", "٢.١٣.0"])
+def test_release_versions_are_still_strict(text: str) -> None:
+    with pytest.raises(ShimgenError):
+        Version.parse_release(text)
+
+
+@pytest.mark.parametrize("since", ["256.0", "2.256", "2.13abc!!", "٢.١٣", "2.1e1", "2.13'", "2.13\n"])
+def test_bad_since_is_one_line(tmp_path, since: str) -> None:
+    proc = run("--ops", "add", "--since", since, "--out", str(tmp_path / "o"))
+    assert_one_line_error(proc, "--since")
+    assert not (tmp_path / "o").exists()
+
+
+def test_release_of_the_installed_yaml_ignores_the_local_suffix() -> None:
+    from importlib import metadata
+
+    assert "+" in metadata.version("torch") or True  # 2.13.0+cpu here; a plain version works the same way
+    release, problem = detect_release(default_yaml_path())
+    assert problem is None and release == Version.parse_release(metadata.version("torch"))
+
+
+@pytest.mark.parametrize("folder, want", [("2.12.0", "2.12"), ("v2.11", "2.11"), ("3.1415", None), ("2.12.0x", None),
+                                          ("٢.١٢", None)])
+def test_release_from_folder_name(tmp_path, folder: str, want: str | None) -> None:
+    path = write_yaml(tmp_path / folder, "- func: foo(Tensor self) -> Tensor\n")
+    release, _ = detect_release(path)
+    assert (str(release) if release else None) == want
+
+
+def test_non_utf8_version_txt_is_named_in_the_error(tmp_path) -> None:
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "version.txt").write_bytes(b"2.13.0\xff\n")
+    path = write_yaml(tmp_path / "repo" / "aten" / "src" / "ATen" / "native", "- func: foo(Tensor self) -> Tensor\n")
+    proc = run("--yaml", path, "--ops", "foo", "--out", str(tmp_path / "o"))
+    assert_one_line_error(proc, "op foo.default", "version.txt", "not UTF-8", "--since")
+    (tmp_path / "repo" / "version.txt").write_text("2.14.0a0\n")  # what a PyTorch checkout holds
+    proc = run("--yaml", path, "--ops", "foo", "--out", str(tmp_path / "o"))
+    assert proc.returncode == 0, proc.stderr
+    assert "torch 2.14's" in (tmp_path / "o" / emit_c.HEADER).read_text()
+
+
+# ---- reading input ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("device", ["/dev/full", "/dev/zero"])
+def test_endless_yaml_is_bounded(tmp_path, device: str) -> None:
+    proc = run("--yaml", device, "--ops", "add", "--out", str(tmp_path / "o"))
+    assert_one_line_error(proc, device, "larger than 64 MB")
+
+
+@pytest.mark.parametrize("data, needle", [
+    (b"- func: foo(Tensor self) -> Tensor\n  # caf\xe9\n", "not UTF-8 text (byte 0xe9 at offset 42)"),
+    (b"- func: foo(Tensor self) -> Tensor\n\x00\x01\x02binary", "binary file"),
+    (bytes(range(256)) * 8, "binary file"),
+], ids=["latin1", "nul", "random"])  # fmt: skip
+def test_non_text_yaml_is_one_line(tmp_path, data: bytes, needle: str) -> None:
+    assert_one_line_error(run_yaml(tmp_path, data, "foo"), needle)
+
+
+def test_byte_order_mark_is_ignored(tmp_path) -> None:
+    proc = run_yaml(tmp_path, "\ufeff- func: foo(Tensor self) -> Tensor\n", "foo")
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_directory_as_yaml(tmp_path) -> None:
+    assert_one_line_error(run("--yaml", str(tmp_path), "--ops", "add", "--out", str(tmp_path / "o")),
+                          "Is a directory")
+
+
+def test_c_locale_without_utf8_mode(tmp_path) -> None:
+    """The README's first command under LC_ALL=C with UTF-8 mode off writes what a UTF-8 locale writes."""
+    env = {"LC_ALL": "C", "LANG": "C", "PYTHONUTF8": "0", "PYTHONIOENCODING": ""}
+    proc = shimgen("--ops", "add,pad,amax", "--out", str(tmp_path / "c"), env=env)
+    assert proc.returncode == 0, proc.stderr
+    no_traceback(proc)
+    ref = run("--ops", "add,pad,amax", "--out", str(tmp_path / "u"))
+    assert ref.returncode == 0, ref.stderr
+    assert snapshot(tmp_path / "c") == snapshot(tmp_path / "u")
+    proc = shimgen("--check", "--out", str(tmp_path / "c"), env=env)
+    assert proc.returncode == 0, proc.stderr
+
+
+# ---- validation before generation ---------------------------------------------------------------------------------
+
+ENTRY = "- func: {}\n  variants: function\n"
+
+
+@pytest.mark.parametrize("schema, needles", [
+    ("foo(Tensor self, Tensor? other=3) -> Tensor", ["argument other", "'3'", "Tensor?"]),
+    ("foo(Tensor self, int n=99999999999999999999999) -> Tensor", ["argument n", "64-bit"]),
+    ("foo(Tensor self, int n=-9223372036854775809) -> Tensor", ["argument n", "64-bit"]),
+    ("foo(Tensor self, float f=1e999) -> Tensor", ["argument f", "finite"]),
+    ("foo(Tensor self, Scalar f=-1e999) -> Tensor", ["argument f", "finite"]),
+    ("foo(Tensor self, bool[3] m=[True,True]) -> Tensor", ["argument m", "2 items for a fixed size of 3"]),
+    ("foo(Tensor self, int[] p=1) -> Tensor", ["argument p", "list default"]),
+    ("foo(Tensor self, int n=None) -> Tensor", ["argument n", "optional"]),
+    ("foo(Tensor self, bool b=1) -> Tensor", ["argument b", "no value of this type"]),
+    ("foo(Tensor self, bool b=Mean) -> Tensor", ["argument b", "Mean is a default for int"]),
+    ("foo(Tensor self, int n=1.5) -> Tensor", ["argument n", "floating-point"]),
+    ('foo(Tensor self, str s="abc) -> Tensor', ["argument s", "unterminated"]),
+    ("foo(Tensor self, str s=abc) -> Tensor", ["argument s", "quoted string"]),
+    ("foo(Tensor self, int[2] p=[1,,2]) -> Tensor", ["argument p", "empty list item"]),
+    ("foo(Tensor(a!!) self) -> Tensor", ["argument self", "bad alias annotation (a!!)"]),
+    ("foo(Tensor self)) -> Tensor", ["op foo.default", "'self)'", "not an identifier"]),
+    ("foo(Tensor self, Tensor self) -> Tensor", ["argument self", "two arguments"]),
+])  # fmt: skip
+def test_malformed_schema_is_one_line(tmp_path, schema: str, needles: list[str]) -> None:
+    proc = run_yaml(tmp_path, ENTRY.format(schema), "foo")
+    assert_one_line_error(proc, "op foo.default", *needles)
+    assert not (tmp_path / "o").exists()
+
+
+def test_duplicate_overload(tmp_path) -> None:
+    text = ENTRY.format("foo(Tensor self) -> Tensor") + ENTRY.format("bar(Tensor self) -> Tensor")
+    text += ENTRY.format("foo(Tensor self) -> Tensor")
+    assert_one_line_error(run_yaml(tmp_path, text, "foo"), "op foo.default", "more than once", "lines 1 and 5")
+    assert run_yaml(tmp_path, text, "bar").returncode == 0  # the duplicate is not selected: nothing to say
+
+
+def test_real_yaml_concatenated(tmp_path) -> None:
+    with open(default_yaml_path(), "rb") as f:
+        real = f.read()
+    proc = run_yaml(tmp_path, real + b"\n" + real, "add")
+    assert_one_line_error(proc, "op add.", "more than once")
+
+
+def test_entry_without_func_blames_itself(tmp_path) -> None:
+    text = ENTRY.format("foo(Tensor self) -> Tensor") + "- variants: function\n  dispatch: {}\n"
+    line = assert_one_line_error(run_yaml(tmp_path, text, "foo"), "native_functions.yaml:3", "no `func:`")
+    assert "foo" not in line  # not the previous op
+
+
+def test_symbolic_default_without_spelling_is_a_refusal_for_both_surfaces(tmp_path) -> None:
+    """One rule: an overload whose default the table cannot spell is skipped with a note under a bare name
+    (neither its C shim nor its wrapper is written), an error when named, and an error when nothing is left."""
+    text = ENTRY.format("foo(Tensor self, int dim=banana) -> Tensor")
+    assert_one_line_error(run_yaml(tmp_path, text, "foo"), "op foo.default", "argument dim", "banana")
+    text += ENTRY.format("foo.other(Tensor self, int dim) -> Tensor")
+    proc = run_yaml(tmp_path, text, "foo")
+    assert proc.returncode == 0, proc.stderr
+    assert "shimgen: note: skipped op foo.default, argument dim" in proc.stderr
+    header = (tmp_path / "o" / emit_c.HEADER).read_text()
+    assert "aoti_torch_aten_foo_other(" in header and "aoti_torch_aten_foo(" not in header
+    assert "foo.default" not in (tmp_path / "o" / emit_cpp.HEADER).read_text().split("// Not generated")[0]
+    assert_one_line_error(run_yaml(tmp_path, text, "foo.default"), "op foo.default", "banana")
+
+
+def test_bare_name_with_nothing_callable_is_an_error(tmp_path) -> None:
+    out = tmp_path / "o"
+    assert run("--ops", "add", "--out", str(out)).returncode == 0
+    before = snapshot(out)
+    for ops in ["_foreach_add", "qscheme"]:
+        proc = run("--ops", ops, "--out", str(out))
+        assert_one_line_error(proc, "op " + ops)
+        assert snapshot(out) == before  # never an empty surface written over the old one
+    proc = run("--ops", "add,_foreach_add", "--out", str(out))  # other ops produce output: notes only
+    assert proc.returncode == 0, proc.stderr
+    assert "shimgen: note: op _foreach_add.List" in proc.stderr
+
+
+# ---- the CLI's failure paths ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def written(tmp_path) -> str:
+    out = tmp_path / "written"
+    assert run("--ops", "add", "--out", str(out)).returncode == 0
+    return str(out)
+
+
+def test_full_stdout_leaves_the_output_untouched(written: str) -> None:
+    before = snapshot(written)
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "shimgen", "--ops", "add,pad", "--out", written], stdout=full,
+                              stderr=subprocess.PIPE, text=True)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == ["shimgen: error: cannot write to standard output: No space left on device"]
+    assert snapshot(written) == before
+
+
+def test_closed_stdout(written: str) -> None:
+    before = snapshot(written)
+    proc = subprocess.run([sys.executable, "-m", "shimgen", "--ops", "add,pad", "--out", written],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          preexec_fn=lambda: os.close(1))  # fmt: skip
+    assert proc.returncode == 2 and proc.stderr.strip().endswith("standard output: it is closed"), proc.stderr
+    assert snapshot(written) == before
+    r, w = os.pipe()  # a reader that went away: EPIPE
+    os.close(r)
+    proc = subprocess.run([sys.executable, "-m", "shimgen", "--ops", "add,pad", "--out", written], stdout=w,
+                          stderr=subprocess.PIPE, text=True)
+    os.close(w)
+    assert proc.returncode == 2 and "Broken pipe" in proc.stderr, proc.stderr
+    no_traceback(proc)
+    assert snapshot(written) == before
+
+
+def test_verify_build_dir_is_checked_before_writing(written: str, tmp_path) -> None:
+    before = snapshot(written)
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("x")
+    proc = run("--ops", "add,pad", "--out", written, "--verify", "--build-dir", str(not_a_dir))
+    assert_one_line_error(proc, "--build-dir", "not a directory")
+    assert snapshot(written) == before
+
+
+def test_check_on_binary_unreadable_and_odd_files(written: str) -> None:
+    ops_h = os.path.join(written, emit_cpp.HEADER)
+    with open(ops_h, "wb") as f:
+        f.write(b"\x89PNG\r\n\x1a\n\x00\x00")
+    proc = run("--check", "--out", written)
+    assert proc.returncode == 1 and f"changed: {ops_h} (a binary file" in proc.stderr, proc.stderr
+    no_traceback(proc)
+    os.remove(ops_h)
+    os.mkdir(ops_h)
+    proc = run("--check", "--out", written)
+    assert proc.returncode == 1 and f"changed: {ops_h} (a directory)" in proc.stderr, proc.stderr
+    os.rmdir(ops_h)
+    os.symlink("nowhere", ops_h)  # dangling: exists, cannot be read
+    assert_one_line_error(run("--check", "--out", written), "cannot read", ops_h)
+    os.remove(ops_h)
+    stamp = os.path.join(written, cli.STAMP)
+    with open(stamp, "wb") as f:
+        f.write(b"ops: [add]\n# \xff\n")
+    assert_one_line_error(run("--check", "--out", written), "stamp", "not UTF-8")
+
+
+@pytest.mark.parametrize("stamp, needle", [
+    ("ops: []\n", "`ops: []` names no op"),
+    ("ops: [add]\nsince: 2.10\n", "quoted version"),
+    ("ops: [add]\nsince: '256.0'\n", "at most 255"),
+    ("ops: [add]\nextra: 1\n", "unknown keys extra"),
+    ("ops: [add, 3]\n", "expected `ops: manifest`"),
+])  # fmt: skip
+def test_bad_stamps(tmp_path, stamp: str, needle: str) -> None:
+    (tmp_path / cli.STAMP).write_text(stamp)
+    assert_one_line_error(run("--check", "--out", str(tmp_path)), "malformed stamp" if "255" not in needle else
+                          "stamp", needle)
+
+
+def test_stamp_round_trips_quotes_and_odd_paths(tmp_path) -> None:
+    folder = tmp_path / "it's: \"quoted\" #1 é" / "2.12.0"
+    folder.mkdir(parents=True)
+    shutil.copy(YAML_2_12, folder / "native_functions.yaml")
+    out = tmp_path / "o"
+    proc = run("--yaml", str(folder / "native_functions.yaml"), "--ops", "sort.default", "--since", "2.12.0",
+                   "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    proc = run("--check", "--out", str(out))
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+
+
+def test_help_to_a_full_stdout() -> None:
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "shimgen", "--help"], stdout=full, stderr=subprocess.PIPE,
+                              text=True)
+    assert proc.returncode == 2 and "No space left on device" in proc.stderr
+    no_traceback(proc)
