@@ -312,45 +312,67 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    """The `shimgen` command. Run as the program (argv None), it also owns the process's signals: SIGTERM is
-    handled like SIGINT (cleanup runs, exit 128+signal), and both are ignored once the outcome is settled."""
-    from shimgen import output
+def _interrupted(e: KeyboardInterrupt, out: str | None) -> int:
+    signum = getattr(e, "signum", signal.SIGINT)
+    where = f"; {out} holds its complete old or complete new contents" if out else ""
+    _err([f"shimgen: interrupted ({signal.Signals(signum).name}){where}"])
+    return 128 + signum
 
+
+def main(argv: list[str] | None = None) -> int:
+    """The `shimgen` command. Run as the program (argv None), it also owns the process's signals: from here on
+    SIGINT and SIGTERM raise (so cleanup runs, then one line, then the process ends by that signal), replacing
+    shimgen/__init__'s start-up guard, and both are ignored once the outcome is settled (no traceback from
+    interpreter exit). Called with argv (tests, other code), an interrupt returns 128+signal."""
     as_program = argv is None
-    try:
-        args = build_parser().parse_args(argv)
-    except SystemExit as e:  # --help, or a usage error (already reported on stderr)
-        return e.code if isinstance(e.code, int) else 2
-    except OSError as e:  # --help to a full or closed stdout
-        if as_program:
-            _silence_stdout()
-        _err([f"shimgen: error: cannot write to standard output: {e.strerror or e}"])
-        return 2
     status = 2
+    out = None
     try:
+        if as_program:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+        from shimgen import output
+
         with output.handle_signals() if as_program else contextlib.nullcontext():
             try:
+                args = build_parser().parse_args(argv)
+                out = args.out
                 status = _run(args)
+            except SystemExit as e:  # --help, or a usage error (already reported on stderr)
+                status = e.code if isinstance(e.code, int) else 2
             except ShimgenError as e:
                 _err([f"shimgen: error: {e.line()}"])
                 status = 2
             except KeyboardInterrupt as e:
-                signum = getattr(e, "signum", signal.SIGINT)
-                _err([f"shimgen: interrupted ({signal.Signals(signum).name}); {args.out} is unchanged or complete"])
-                status = 128 + signum
+                status = _interrupted(e, out)
             except RecursionError as e:
                 _err([f"shimgen: error: input nested too deeply ({e})"])
                 status = 2
-            except OSError as e:  # an OS failure no step anticipated: still one line, never a traceback
-                name = f" {e.filename}:" if getattr(e, "filename", None) else ""
-                _err([f"shimgen: error:{name} {e.strerror or e}"])
+            except OSError as e:  # --help to a full stdout, or an OS failure no step anticipated: one line
+                if out is None and as_program:
+                    _silence_stdout()
+                where = "standard output" if out is None else (getattr(e, "filename", None) or "")
+                _err([f"shimgen: error: cannot write to {where}: {e.strerror or e}" if out is None else
+                      f"shimgen: error: {where}{': ' if where else ''}{e.strerror or e}"])
                 status = 2
-    except KeyboardInterrupt as e:  # arrived while reporting the outcome
-        status = 128 + getattr(e, "signum", signal.SIGINT)
+    except KeyboardInterrupt as e:  # arrived while reporting the outcome, or before the handlers were in place
+        status = _interrupted(e, out)
     finally:
         if as_program:  # the outcome is settled: a late Ctrl-C must not print a traceback from interpreter exit
             for s in (signal.SIGINT, signal.SIGTERM):
                 with contextlib.suppress(ValueError, OSError):
                     signal.signal(s, signal.SIG_IGN)
+    if as_program and status in (128 + signal.SIGINT, 128 + signal.SIGTERM):
+        _die_by(status - 128)
     return status
+
+
+def _die_by(signum: int) -> None:
+    """End the process by the signal that interrupted it, as the Unix convention (and Python itself) does, so a
+    calling shell or make sees an interrupt (status 128+signum) and stops too. Cleanup has already run."""
+    with contextlib.suppress(Exception):
+        sys.stdout.flush()
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+    os._exit(128 + signum)  # not reached

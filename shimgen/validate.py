@@ -214,11 +214,10 @@ def _check_string(text: str, bad) -> None:
 
 def _declared(row, name: str) -> tuple[set[str], set[str]]:
     """(names a table row's C/C++ text derives from the argument `name`, such as `{name}_h` or `{name}_len_`;
-    other names its prelude declares, such as a loop's `i`)."""
-    texts = [row.c, row.prelude, row.to_c, row.aten]
-    filled = " ".join(" ".join(t) if isinstance(t, tuple) else t for t in texts if t).replace("{name}", name)
-    derived = set(re.findall(r"\b" + re.escape(name) + r"_\w+", filled))
-    return derived, set(_DECLARED_RE.findall(filled)) - derived - {name}
+    names its text declares literally, such as a prelude loop's `i`)."""
+    raw = " ".join(" ".join(t) if isinstance(t, tuple) else t for t in (row.c, row.prelude, row.to_c, row.aten) if t)
+    derived = set(re.findall(r"\b" + re.escape(name) + r"_\w+", raw.replace("{name}", name)))
+    return derived, set(_DECLARED_RE.findall(raw))
 
 
 def cpp_safe(f: NativeFunction, table: Table | None, op: str) -> NativeFunction:

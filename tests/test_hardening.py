@@ -339,3 +339,227 @@ def test_help_to_a_full_stdout() -> None:
                               text=True)
     assert proc.returncode == 2 and "No space left on device" in proc.stderr
     no_traceback(proc)
+
+
+# ---- what shimgen accepts, it writes compiling code for -----------------------------------------------------------
+
+# Real aten ops (so the C shim definitions compile against ATen) with argument names that are C++ keywords,
+# Python keywords, names the generated code declares itself (stack, ret0, tmp_result, a prelude's `i`, another
+# argument's `{name}_h`) or the generated Python uses (torch), and defaults at the edges of what fits.
+ODD_BUT_VALID = r"""
+- func: add.Tensor(Tensor class, Tensor namespace, *, Scalar stack=1) -> Tensor
+- func: add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) class) -> Tensor(a!)
+- func: index.Tensor(Tensor self, Tensor?[] i) -> Tensor
+- func: cat(Tensor[] tensors, int tensors_h=0) -> Tensor
+- func: pad(Tensor ret0, SymInt[] pad, str from="constant", float? torch=None) -> Tensor
+- func: transpose.int(Tensor(a) stack, int dim0, int new) -> Tensor(a)
+- func: amax(Tensor self, int[1] dim=[1,2,3], bool keepdim=False) -> Tensor
+- func: gelu(Tensor self, *, str approximate='\'"\\\n') -> Tensor
+- func: narrow_copy(Tensor self, int dim, SymInt start=-9223372036854775808, SymInt length=9223372036854775807) -> Tensor
+- func: hardtanh(Tensor self, Scalar min_val=-1.7976931348623157e308, Scalar max_val=1e-320) -> Tensor
+- func: clamp(Tensor self, Scalar? lambda=None, Scalar? tmp_result=None) -> Tensor
+"""
+
+
+def test_odd_but_valid_schemas_compile(tmp_path) -> None:
+    from tests.cxx import CXX, TORCH, syntax_check
+
+    ops = "add,index,cat,pad,transpose,amax,gelu,narrow_copy,hardtanh,clamp"
+    proc = run_yaml(tmp_path, ODD_BUT_VALID.replace("\n- func", "\n  variants: function\n- func"), ops)
+    assert proc.returncode == 0, proc.stderr
+    out = str(tmp_path / "o")
+    header = (tmp_path / "o" / emit_c.HEADER).read_text()
+    assert "aoti_torch_aten_add_Tensor(AtenTensorHandle class_, AtenTensorHandle namespace_, double stack_," in header
+    assert "aoti_torch_aten_pad(AtenTensorHandle ret0_, const int64_t* pad, int64_t pad_len_, const char* from," in header
+    assert "aoti_torch_aten_index_Tensor(AtenTensorHandle self, const AtenTensorHandle** i_," in header
+    module = (tmp_path / "o" / emit_py.MODULE).read_text()
+    assert '**{"class": class_}' in module and "from_: str" in module and "torch_: float | None" in module
+
+    source = str(tmp_path / "o" / emit_c.SOURCE)
+    with ThreadPoolExecutor(3) as pool:  # the wrappers at the newest and the oldest target; the C shim bodies
+        jobs = [pool.submit(syntax_check, "#include <torch/csrc/stable/ops.h>\n", out, t)
+                for t in (None, Version(2, 9).hex)]
+        jobs.append(pool.submit(subprocess.run, [CXX, *TORCH.aten_flags(out), "-fsyntax-only", source],
+                                capture_output=True, text=True))
+        for job in jobs:
+            result = job.result()
+            assert result.returncode == 0, result.stderr[-4000:]
+            assert out not in result.stderr, result.stderr[-4000:]  # not even a warning about generated code
+
+    import black
+
+    for rel, pyi in ((emit_py.MODULE, False), (emit_py.STUB, True)):
+        text = (tmp_path / "o" / rel).read_text()
+        compile(text, rel, "exec")
+        assert black.format_str(text, mode=black.Mode(is_pyi=pyi)) == text
+
+
+# ---- the output folder is one transaction -------------------------------------------------------------------------
+
+OLD_OPS, NEW_OPS = "add,pad", "amax,sum,cat,sort"
+SLOW = {"SHIMGEN_TEST_SLOW_WRITE": "0.03"}  # per staged file and per rename: each window ~0.2 s
+
+
+@pytest.fixture(scope="module")
+def old_new(tmp_path_factory) -> tuple[dict[str, bytes], dict[str, bytes]]:
+    """The complete old and new sets (file -> bytes) written into one folder path, `out`."""
+    root = tmp_path_factory.mktemp("sets")
+    sets = []
+    for ops in (OLD_OPS, NEW_OPS):
+        proc = run("--ops", ops, "--out", str(root / ops))
+        assert proc.returncode == 0, proc.stderr
+        sets.append(snapshot(root / ops))
+    assert sets[0].keys() == sets[1].keys() and all(sets[0][k] != sets[1][k] for k in sets[0] if not k.endswith("py.typed"))
+    return sets[0], sets[1]
+
+
+def _restore(folder, files: dict[str, bytes]) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+    for rel, data in files.items():
+        path = os.path.join(folder, rel)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(data)
+
+
+def _start(ops: str, out, extra_env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "shimgen", "--ops", ops, "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **SLOW, **(extra_env or {})})
+
+
+def _wait_for(predicate, timeout: float = 30.0) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.005)
+    return False
+
+
+def _handles_sigterm(proc: subprocess.Popen) -> bool:
+    """Has shimgen's code taken over the process's signals (shimgen/__init__'s guard catches SIGTERM)? Before
+    that the interpreter is still starting, and a signal is Python's business, not shimgen's."""
+    try:
+        with open(f"/proc/{proc.pid}/status") as f:
+            caught = next(line for line in f if line.startswith("SigCgt:")).split()[1]
+    except (OSError, StopIteration):
+        return proc.poll() is not None
+    return bool(int(caught, 16) >> (signal.SIGTERM - 1) & 1)
+
+
+def _staging_started(out) -> bool:
+    return any(n.startswith(".shimgen-stage-") for _, _, names in os.walk(out) for n in names)
+
+
+def _interrupt_trial(folder, old: dict, new: dict, signum: int, when: str, rng: random.Random) -> str:
+    """One run writing the new set over the old, hit by `signum` at a random point: anywhere in the run, or
+    anywhere in its writing (staging and switch). Returns which complete set it left."""
+    _restore(folder, old)
+    proc = _start(NEW_OPS, folder)
+    if when == "anytime":  # from the moment shimgen's code runs to after it is done
+        _wait_for(lambda: _handles_sigterm(proc))
+        time.sleep(rng.uniform(0.0, 1.6))
+    else:
+        _wait_for(lambda: _staging_started(folder) or proc.poll() is not None)
+        time.sleep(rng.uniform(0.0, 0.45))
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert proc.returncode in (0, -signum), (proc.returncode, err)  # done, or ended by the signal after cleanup
+    if proc.returncode:
+        assert err.splitlines()[-1].startswith(f"shimgen: interrupted ({signal.Signals(signum).name})"), err
+    state = snapshot(folder)  # every file, staging files and the journal included
+    assert state in (old, new), sorted(state)
+    return "old" if state == old else "new"
+
+
+TRIALS = 20  # per signal
+
+
+def test_interrupts_leave_the_old_or_the_new_set(tmp_path, old_new) -> None:
+    """SIGINT and SIGTERM, 20 trials each, half at any point of a run, half while it writes: never a mix, never a
+    staging file or journal left."""
+    old, new = old_new
+    rng = random.Random(1234)
+    plans = [(f"{signum.name}-{i}", signum, "anytime" if i % 2 else "writing", random.Random(rng.random()))
+             for signum in (signal.SIGINT, signal.SIGTERM) for i in range(TRIALS)]  # fmt: skip
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda p: (p[1], _interrupt_trial(tmp_path / p[0], old, new, *p[1:])), plans))
+    assert len(results) == 2 * TRIALS
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        # Both outcomes occur (the writing-phase trials straddle the commit point): both paths were exercised.
+        assert {"old", "new"} <= {r for s, r in results if s == signum}, results
+
+
+def test_sigkill_during_the_switch_is_completed_by_the_next_run(tmp_path, old_new) -> None:
+    old, new = old_new
+    out = tmp_path / "o"
+    _restore(out, old)
+    proc = _start(NEW_OPS, out, {"SHIMGEN_TEST_SLOW_WRITE": "0.15"})
+    assert _wait_for(lambda: (out / ".shimgen-commit").exists())
+    time.sleep(0.3)  # a couple of renames into the switch
+    proc.kill()
+    proc.communicate()
+    assert (out / ".shimgen-commit").exists()
+    state = snapshot(out)
+    assert state != old and state != new  # a killed switch is the one mixed state; the journal records it
+    check = run("--check", "--out", str(out))
+    assert check.returncode == 1 and "an interrupted write" in check.stderr, check.stderr
+    proc = run("--ops", OLD_OPS, "--out", str(out))  # rolls the killed run forward, then writes its own set
+    assert proc.returncode == 0, proc.stderr
+    assert snapshot(out) == old
+
+
+def test_stale_staging_is_reported_and_removed(tmp_path, old_new) -> None:
+    old, _ = old_new
+    out = tmp_path / "o"
+    _restore(out, old)
+    stale = [out / "torch" / "csrc" / "stable" / ".shimgen-stage-k1ll3d-ops.h", out / ".shimgen-a1b2c3d4",
+             out / "python" / "torch_stable_ops" / ".shimgen-stage-x-__init__.py"]
+    for p in stale:
+        p.write_bytes(b"x" * 100_000)
+    keep = out / ".shimgen-build"  # not a staging name: never touched
+    keep.mkdir()
+    proc = run("--check", "--out", str(out))
+    assert proc.returncode == 1 and proc.stderr.count("stale staging file") == 3, proc.stderr
+    assert run("--ops", OLD_OPS, "--out", str(out)).returncode == 0
+    assert not any(p.exists() for p in stale) and keep.is_dir()
+    keep.rmdir()
+    assert snapshot(out) == old
+    assert run("--check", "--out", str(out)).returncode == 0
+
+
+def test_two_writers_serialize(tmp_path, old_new) -> None:
+    """Two runs into one folder at once (three races side by side): both succeed, one complete set remains."""
+    old, new = old_new
+    races = {trial: [_start(ops, tmp_path / f"race{trial}", {"SHIMGEN_TEST_SLOW_WRITE": "0.06"})
+                     for ops in (OLD_OPS, NEW_OPS)] for trial in range(3)}  # fmt: skip
+    waited = 0
+    for trial, procs in races.items():
+        errs = [p.communicate(timeout=120)[1] for p in procs]
+        assert [p.returncode for p in procs] == [0, 0], errs
+        assert snapshot(tmp_path / f"race{trial}") in (old, new)
+        waited += sum("waiting for another shimgen run" in e for e in errs)
+    assert waited >= 1  # the runs did overlap, and one waited for the other
+
+
+def test_late_ctrl_c_prints_no_traceback(tmp_path, old_new) -> None:
+    """Ctrl-C as the run ends (after it listed its files): done or interrupted, complete output, no traceback."""
+    old, new = old_new
+
+    def trial(i: int) -> None:
+        out = tmp_path / f"late{i}"
+        _restore(out, old)
+        proc = _start(NEW_OPS, out, {"SHIMGEN_TEST_SLOW_WRITE": "0"})
+        for _ in range(len(new)):
+            proc.stdout.readline()
+        time.sleep(0.02 * i)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode in (0, -signal.SIGINT), err
+        assert "Traceback" not in err and "Exception ignored" not in err, err
+        assert snapshot(out) in (old, new)
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(trial, range(4)))
