@@ -18,7 +18,7 @@ from shimgen.errors import Refusal
 from shimgen.fmt import clang_format
 from shimgen.parse import NativeYaml, Op
 from shimgen.plan import Plan
-from shimgen.sig_cpp import Wrapper, wrappers
+from shimgen.sig_cpp import Variant, Wrapper, wrappers
 from shimgen.table import Row
 from shimgen.templates import render
 from shimgen.versions import Version
@@ -37,6 +37,7 @@ class Kernel:
     pointer: str  # the wrapper's function pointer type
     args: tuple[str, ...]  # what the kernel passes to the wrapper, in C++ order
     unused: tuple[str, ...]  # parameters the installed variant drops (always None in the samples)
+    variant: Variant | None = None  # the wrapper's variant the installed torch compiles
 
     @property
     def op(self) -> Op:
@@ -98,9 +99,14 @@ def kernel_returns(op: Op, plan: Plan) -> str:
     return types[0] if len(types) == 1 else "std::tuple<" + ", ".join(types) + ">"
 
 
-def kernel(w: Wrapper, plan: Plan) -> Kernel:
+def installed_variant(w: Wrapper, installed: Version) -> Variant | None:
+    """The wrapper's variant an extension compiled against the installed torch gets (its headers' release)."""
+    return next((v for v in w.variants if v.start <= installed and (v.end is None or installed < v.end)), None)
+
+
+def kernel(w: Wrapper, plan: Plan, v: Variant | None = None) -> Kernel:
     op = w.op
-    v = w.variants[-1]  # the variant the installed torch compiles
+    v = v or w.variants[-1]  # the variant the installed torch compiles
     by_name = {p.name: p for p in w.params}
     kept = w.kept(v)
     kept_names = {p.name for p in kept}
@@ -121,6 +127,7 @@ def kernel(w: Wrapper, plan: Plan) -> Kernel:
         pointer=pointer,
         args=args,
         unused=unused,
+        variant=v,
     )
 
 
@@ -130,12 +137,12 @@ def kernels(plan: Plan, installed: Version) -> tuple[list[Kernel], list[tuple[st
     skipped = [("?", n) for n in notes]
     result = []
     for w in ws:
-        v = w.variants[-1]
-        if v.start > installed:
-            skipped.append((w.op.name, f"its wrapper needs PyTorch {v.start}; torch {installed} is installed"))
+        v = installed_variant(w, installed)
+        if v is None:
+            skipped.append((w.op.name, f"its wrapper needs PyTorch {w.since}; torch {installed} is installed"))
             continue
         try:
-            result.append(kernel(w, plan))
+            result.append(kernel(w, plan, v))
         except Refusal as e:
             skipped.append((w.op.name, e.line()))
     return result, skipped
@@ -195,7 +202,7 @@ def op_spec(k: Kernel, plan: Plan, native: NativeYaml) -> dict:
         "overload": s.name.overload_name or "default",
         "kind": s.kind().name,
         "functional": _functional(op, native),
-        "route": k.wrapper.variants[-1].route,
+        "route": (k.variant or k.wrapper.variants[-1]).route,
         "since": str(k.wrapper.since),
         "wrapper": k.wrapper.name,
         "args": args,
