@@ -563,3 +563,64 @@ def test_late_ctrl_c_prints_no_traceback(tmp_path, old_new) -> None:
 
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(trial, range(4)))
+
+
+# ---- a failing wrapper call -------------------------------------------------------------------------------------
+
+ERRORS_EXT = r"""
+#include <torch/csrc/stable/library.h>
+#include <torch/csrc/stable/ops.h>
+
+using torch::stable::Tensor;
+
+Tensor bad_shim(Tensor x) { return torch::stable::narrow(x, 5, 0, 1); }
+Tensor bad_dispatch(Tensor x) { return torch::stable::transpose(x, 7, 0); }
+
+STABLE_TORCH_LIBRARY(shimgen_errors, m) {
+  m.def("bad_shim(Tensor x) -> Tensor");
+  m.def("bad_dispatch(Tensor x) -> Tensor");
+}
+STABLE_TORCH_LIBRARY_IMPL(shimgen_errors, CompositeExplicitAutograd, m) {
+  m.impl("bad_shim", TORCH_BOX(&bad_shim));
+  m.impl("bad_dispatch", TORCH_BOX(&bad_dispatch));
+}
+"""
+
+ERRORS_PROBE = r"""
+import sys, torch
+torch.ops.load_library(sys.argv[1])
+x = torch.randn(2, 3)
+for ours, aten in [(torch.ops.shimgen_errors.bad_shim, lambda: torch.ops.aten.narrow(x, 5, 0, 1)),
+                   (torch.ops.shimgen_errors.bad_dispatch, lambda: torch.ops.aten.transpose.int(x, 7, 0))]:
+    try:
+        aten()
+    except Exception as e:
+        want = str(e).splitlines()[0]
+    try:
+        ours(x)
+    except Exception as e:
+        print(repr((want, str(e))))
+"""
+
+
+def test_failing_calls_raise_aten_message_without_paths_or_stderr(tmp_path) -> None:
+    """The wrapper's exception carries aten's message; no backtrace, no path of the generated header, and nothing
+    printed on stderr (STABLE_TORCH_ERROR_CODE_CHECK printed ~4 KB there and appended the header's __FILE__)."""
+    import ast
+
+    from tests.cxx import build_so
+
+    out = tmp_path / "gen"
+    assert run("--ops", "narrow,transpose", "--out", str(out)).returncode == 0
+    src = tmp_path / "errors.cpp"
+    src.write_text(ERRORS_EXT)
+    lib = str(tmp_path / "liberrors.so")
+    build_so(str(src), lib, str(out))
+    proc = subprocess.run([sys.executable, "-c", ERRORS_PROBE, lib], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stderr == ""
+    pairs = [ast.literal_eval(line) for line in proc.stdout.splitlines()]
+    assert len(pairs) == 2
+    for want, got in pairs:
+        assert want and want in got, (want, got)
+        assert str(tmp_path) not in got and "ops.h" not in got and "frame #" not in got, got
