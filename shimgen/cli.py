@@ -286,6 +286,8 @@ def _verify_setup(out: str, build_dir: str | None) -> str:
 def _run(args: argparse.Namespace) -> int:
     from shimgen import output, sig_cpp
 
+    if not args.out:
+        raise ShimgenError("--out is empty")
     ops = _split_ops(args.ops)
     since = args.since
     yaml_path = args.yaml
