@@ -261,13 +261,14 @@ def write(out: str, files: dict[str, str], before_switch=None) -> list[str]:
     umask = os.umask(0)
     os.umask(umask)
     rels = list(files)
-    created: list[str] = []
+    outer: list[str] = []  # out and the parents this run created (removed again if the run fails and they are empty)
+    inner: list[str] = []  # folders created inside out
     staged: dict[str, str] = {}  # rel -> staging path
     committed: list[bool] = []  # set at the commit point: from then on the journal completes the switch
     delay = _test_delay()
     try:
         try:
-            _makedirs(out, created)
+            _makedirs(out, outer)
         except OSError as e:
             raise ShimgenError(f"cannot write {out}: {e.strerror}") from None
         with locked(out, exclusive=True):
@@ -277,7 +278,7 @@ def write(out: str, files: dict[str, str], before_switch=None) -> list[str]:
                     path = os.path.join(out, rel)
                     if os.path.isdir(path) and not os.path.islink(path):  # a rename would fail mid-switch
                         raise ShimgenError(f"cannot write {path}: it is a directory")
-                    _makedirs(os.path.dirname(path), created)
+                    _makedirs(os.path.dirname(path), inner)
                     if delay:
                         time.sleep(delay)
                     staged[rel] = _stage(out, rel, files[rel], umask)
@@ -290,15 +291,23 @@ def write(out: str, files: dict[str, str], before_switch=None) -> list[str]:
                     raise ShimgenError(f"cannot finish writing {out}:{name} {e.strerror}; the journal {JOURNAL} "
                                        "stays, and the next shimgen run into this folder completes it") from None
                 raise ShimgenError(f"cannot write {out}:{name} {e.strerror}") from None
+            finally:
+                if not committed:  # an error or an interrupt before the commit point: out stays as it was
+                    _remove(list(staged.values()), inner)
     finally:
-        if not committed:  # an error or an interrupt before the commit point: leave out as it was
-            for tmp in staged.values():
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-            for d in reversed(created):
-                with contextlib.suppress(OSError):
-                    os.rmdir(d)  # only if still empty
+        if not committed:
+            _remove([], outer)
     return [os.path.join(out, rel) for rel in rels]
+
+
+def _remove(files: list[str], folders: list[str]) -> None:
+    """Remove the files, then the folders (innermost first) that are empty."""
+    for path in files:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    for d in reversed(folders):
+        with contextlib.suppress(OSError):
+            os.rmdir(d)  # only if empty
 
 
 def _switch(out: str, staged: dict[str, str], committed: list[bool]) -> None:
