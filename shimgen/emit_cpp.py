@@ -149,7 +149,7 @@ def shim_body(w: Wrapper, v: Variant, plan: Plan) -> str:
     locals_, addrs, ret = _returns_from_c(w, plan)
     lines += locals_
     call = f"{v.shim}({', '.join(args + addrs)})"
-    lines.append(f"STABLE_TORCH_ERROR_CODE_CHECK({call});")
+    lines.append(f"SHIMGEN_CHECK({call});")
     if ret:
         lines.append(ret)
     return "\n".join(lines)
@@ -168,10 +168,10 @@ def dispatcher_body(w: Wrapper, v: Variant, plan: Plan) -> str:
     old, new = dispatcher_call_versions(v)
     name, overload = op.aten_name, op.overload
     new_call = (
-        f'STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher("{name}", "{overload}", stack.data(), '
+        f'SHIMGEN_CHECK(torch_call_dispatcher("{name}", "{overload}", stack.data(), '
         f"TORCH_ABI_VERSION));"
     )
-    old_call = f'STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_call_dispatcher("{name}", "{overload}", stack.data()));'
+    old_call = f'SHIMGEN_CHECK(aoti_torch_call_dispatcher("{name}", "{overload}", stack.data()));'
     if old and new:
         lines += [f"#if TORCH_FEATURE_VERSION >= {VERSIONED_DISPATCHER.macro}", new_call, "#else", old_call,
                   f"#endif // TORCH_FEATURE_VERSION >= {VERSIONED_DISPATCHER.macro}"]

@@ -119,8 +119,25 @@ def _doc_text(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
 
 
+# Module-level names a generated function's body uses besides its parameters (and its result local, which
+# moves aside instead): a parameter so named would shadow them.
+_BODY_NAMES = {"torch", "_RUNNING", "_too_new"}
+
+
 def _py_name(name: str) -> str:
-    return name + "_" if keyword.iskeyword(name) else name
+    """A parameter name usable in Python: a keyword (`from`) or a name the body uses gets a trailing underscore."""
+    return name + "_" if keyword.iskeyword(name) or name in _BODY_NAMES else name
+
+
+def _py_names(s) -> dict[str, str]:
+    """Every argument's Python name (the schema's, made usable by _py_name, then unique: `from` beside `from_`)."""
+    result: dict[str, str] = {}
+    for a in s.arguments.flat_all:
+        name = _py_name(a.name)
+        while name in result.values() or keyword.iskeyword(name):
+            name += "_"
+        result[a.name] = name
+    return result
 
 
 def _attribute(obj: str, name: str) -> str:
@@ -149,12 +166,13 @@ def _returns(w: Wrapper, plan: Plan) -> tuple[str, str | None]:
     returns exactly those); anything else returns what torch.ops.aten returns, typed from the table.
     """
     s = w.op.schema
+    names = _py_names(s)
     outs = [a.name for a in s.arguments.out]
     tensor_returns = all(str(r.type) == "Tensor" for r in s.returns)
     if s.is_out_fn() and tensor_returns and len(s.returns) == len(outs):
-        return _ret_annotation(["Tensor"] * len(outs)), ", ".join(_py_name(o) for o in outs)
+        return _ret_annotation(["Tensor"] * len(outs)), ", ".join(names[o] for o in outs)
     if s.name.name.inplace and tensor_returns and len(s.returns) == 1 and s.arguments.self_arg is not None:
-        return "Tensor", _py_name(s.arguments.self_arg.argument.name)
+        return "Tensor", names[s.arguments.self_arg.argument.name]
     types = []
     for i, r in enumerate(s.returns):
         row = plan.table.ret(r.type, w.op.name, f"return {i}")
@@ -164,18 +182,24 @@ def _returns(w: Wrapper, plan: Plan) -> tuple[str, str | None]:
     return _ret_annotation(types), None
 
 
-def _param(a: Argument, p: Param, plan: Plan, kw_only: bool, op: str) -> PyParam:
+def _param(a: Argument, p: Param, plan: Plan, kw_only: bool, op: str, py_name: str, aten_name: str) -> PyParam:
     if not p.row.py:
         raise ShimgenError(f"type {a.type} has no Python type in the conversion table", op, a.name)
-    return PyParam(_py_name(a.name), a.name, p.row.py, _py_default(p, plan), kw_only)
+    return PyParam(py_name, aten_name, p.row.py, _py_default(p, plan), kw_only)
 
 
 def function(w: Wrapper, plan: Plan, impl: str) -> PyFunction:
     s = w.op.schema
     by_name = {p.name: p for p in w.params}
-    positional = [_param(a, by_name[a.name], plan, False, w.op.name) for a in s.arguments.flat_positional]
-    keywords = [*s.arguments.flat_kwarg_only, *s.arguments.out]
-    kw_only = [_param(a, by_name[a.name], plan, True, w.op.name) for a in keywords]
+    # Python names from the C++-safe names (so `class` is `class_` in both); aten takes keywords as written.
+    names = _py_names(s)
+    aten = {a.name: b.name for a, b in zip(s.arguments.flat_all, w.op.aten_schema.arguments.flat_all)}
+
+    def param(a: Argument, kw_only: bool) -> PyParam:
+        return _param(a, by_name[a.name], plan, kw_only, w.op.name, names[a.name], aten[a.name])
+
+    positional = [param(a, False) for a in s.arguments.flat_positional]
+    kw_only = [param(a, True) for a in [*s.arguments.flat_kwarg_only, *s.arguments.out]]
     args = [p.name for p in positional]
     for p in kw_only:  # torch.ops.aten takes keyword-only arguments by their schema names
         args.append(f"{p.schema_name}={p.name}" if p.name == p.schema_name else f"**{{{p.schema_name!r}: {p.name}}}")
@@ -188,7 +212,7 @@ def function(w: Wrapper, plan: Plan, impl: str) -> PyFunction:
         name=w.name,
         impl=impl,
         op=w.op.name,
-        schema=f"aten::{s}",
+        schema=f"aten::{w.op.aten_schema}",
         since=str(w.since),
         since_tuple=f"({w.since.major}, {w.since.minor})",
         gone=(str(end[0]), end[1]) if (end := gone(w, plan)) else None,

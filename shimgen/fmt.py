@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import signal
 import subprocess
 from importlib import resources
 
@@ -34,7 +35,8 @@ def _start_clang_format(text: str) -> tuple[subprocess.Popen, str]:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
+        encoding="utf-8",  # never the locale's encoding (LC_ALL=C would make it ASCII)
+        errors="replace",
     )
     # clang-format reads all of stdin before it writes: hand it the whole text now, collect the result later.
     assert proc.stdin is not None
@@ -48,6 +50,8 @@ def _finish_clang_format(started: tuple[subprocess.Popen, str]) -> str:
     assert proc.stdout is not None and proc.stderr is not None
     out, err = proc.stdout.read(), proc.stderr.read()
     proc.wait()
+    if proc.returncode < 0 and -proc.returncode in (signal.SIGINT, signal.SIGTERM):
+        raise KeyboardInterrupt  # Ctrl-C reached clang-format too (same process group): an interrupt, not a failure
     if proc.returncode != 0:
         raise ShimgenError(f"clang-format failed: {err.strip()}")
     return out

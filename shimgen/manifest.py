@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from importlib import resources
 
 import yaml
 
 from shimgen.errors import ShimgenError
+from shimgen.inputs import package_text, read_text
 from shimgen.versions import Version
 
 
@@ -40,11 +40,7 @@ class Manifest:
 
 
 def load(path: str | None = None) -> Manifest:
-    if path is None:
-        text = resources.files("shimgen").joinpath("data/manifest.yaml").read_text()
-    else:
-        with open(path) as f:
-            text = f.read()
+    text = package_text("data/manifest.yaml") if path is None else read_text(path, "manifest")
     raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
     entries = {}
     for op, e in (raw.get("ops") or {}).items():

@@ -15,16 +15,19 @@ from functools import cached_property
 from importlib import metadata
 
 import yaml
-from torchgen.model import Argument, FunctionSchema, Location, NativeFunction
+from torchgen.model import FunctionSchema, Location, NativeFunction
 
+from shimgen import validate
 from shimgen.errors import Refusal, ShimgenError
+from shimgen.inputs import read_text
 from shimgen.table import Table
 from shimgen.versions import Version
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_ENTRY_RE = re.compile(r"^- func: *([A-Za-z0-9_]+)(?:\.([A-Za-z0-9_]+))? *\(", re.M)
+# Every top-level list item (an entry) starts at column 0 with `- `; shimgen's index wants `- func: name(`.
+_ITEM_RE = re.compile(r"^-(?: |$)", re.M)
+_ENTRY_RE = re.compile(r"- func: *([A-Za-z0-9_]+)(?:\.([A-Za-z0-9_]+))? *\(")
 _SPEC_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)?$")
-_DIR_VERSION_RE = re.compile(r"^v?(\d+\.\d+)(\.\d+)?$")
 
 
 def default_yaml_path() -> str:
@@ -38,13 +41,19 @@ def default_yaml_path() -> str:
 class Op:
     """One selected operator overload, in torchgen's model."""
 
-    f: NativeFunction
+    f: NativeFunction  # argument names made C/C++-safe (validate.cpp_safe): what every emitter uses
     explicit: bool  # named as `name.overload` (a refusal is then an error, not a note)
     added: bool = False  # not selected: another op lowers its numbers to it (shimgen/scalars.py)
+    aten: FunctionSchema | None = None  # the schema as written, when a name had to change; else f.func
 
     @property
     def schema(self) -> FunctionSchema:
         return self.f.func
+
+    @property
+    def aten_schema(self) -> FunctionSchema:
+        """The schema as aten has it (argument names as written): for talking to aten by name (Python kwargs)."""
+        return self.aten or self.f.func
 
     @property
     def name(self) -> str:
@@ -66,15 +75,25 @@ class NativeYaml:
 
     def __init__(self, path: str | None = None, release: Version | None = None) -> None:
         self.path = path or default_yaml_path()
-        try:
-            with open(self.path, encoding="utf-8") as f:
-                self.text = f.read()
-        except OSError as e:
-            raise ShimgenError(f"cannot read native_functions.yaml {self.path}: {e.strerror}") from None
-        self._starts = [(m.start(), m.group(1), m.group(2) or "") for m in _ENTRY_RE.finditer(self.text)]
+        self.text = read_text(self.path, f"native_functions.yaml {self.path}")
+        self._starts: list[tuple[int, str, str]] = []  # (offset, name, overload) of each `- func:` entry
+        self._items: list[int] = []  # offset of every top-level entry: an entry's text ends at the next one
+        for m in _ITEM_RE.finditer(self.text):
+            self._items.append(m.start())
+            e = _ENTRY_RE.match(self.text, m.start())
+            if e is None:
+                line = self.text.count("\n", 0, m.start()) + 1
+                what = "does not start with an op name and `(`" if self.text.startswith("- func:", m.start()) else \
+                    "has no `func:` as its first key"
+                raise ShimgenError(f"malformed yaml at {os.path.basename(self.path)}:{line}: the entry {what}")
+            self._starts.append((m.start(), e.group(1), e.group(2) or ""))
         if not self._starts:
             raise ShimgenError(f"malformed yaml {self.path}: no `- func:` entries")
-        self.release = release or detect_release(self.path)
+        self.release_problem: str | None = None
+        if release is not None:
+            self.release = release
+        else:
+            self.release, self.release_problem = detect_release(self.path)
 
     @cached_property
     def by_name(self) -> dict[str, list[int]]:
@@ -106,11 +125,14 @@ class NativeYaml:
                 raise ShimgenError(self._unknown(spec), spec)
             for i in indices:
                 chosen[i] = chosen.get(i, False) or bool(overload)
+        for i in chosen:
+            self._check_unique(i)
         ops = []
         refused: list[Refusal] = []
         for i, explicit in chosen.items():
             try:
-                ops.append(Op(self._parse(i, table), explicit))
+                f, aten = self._parse(i, table)
+                ops.append(Op(f, explicit, aten))
             except Refusal as e:
                 if explicit or notes is None:
                     raise
@@ -119,6 +141,17 @@ class NativeYaml:
         if not ops:  # every selected overload was refused: that is the error (not a "skipped" note)
             raise refused[-1] if refused else ShimgenError("no op selected")
         return sorted(ops, key=lambda op: op.name)
+
+    def _check_unique(self, i: int) -> None:
+        _, name, overload = self._starts[i]
+        same = [j for j in self.by_name[name] if self._starts[j][2] == overload]
+        if len(same) > 1:
+            lines = " and ".join(str(self._line(j)) for j in same[:2])
+            op = f"{name}.{overload or 'default'}"
+            raise ShimgenError(f"defined more than once in {os.path.basename(self.path)} (lines {lines})", op)
+
+    def _line(self, i: int) -> int:
+        return self.text.count("\n", 0, self._starts[i][0]) + 1
 
     def _unknown(self, spec: str) -> str:
         if "." in spec:
@@ -129,88 +162,81 @@ class NativeYaml:
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         return f"unknown op in {os.path.basename(self.path)}{hint}"
 
-    def _parse(self, i: int, table: Table | None) -> NativeFunction:
+    def _parse(self, i: int, table: Table | None) -> tuple[NativeFunction, FunctionSchema | None]:
+        """The entry's NativeFunction with C/C++-safe argument names, and the schema as written if a name changed.
+        Malformed input raises ShimgenError; a type or default the table cannot represent raises Refusal."""
         start, name, overload = self._starts[i]
-        end = self._starts[i + 1][0] if i + 1 < len(self._starts) else len(self.text)
+        k = self._items.index(start)
+        end = self._items[k + 1] if k + 1 < len(self._items) else len(self.text)
         op = f"{name}.{overload or 'default'}"
-        line = self.text.count("\n", 0, start) + 1
+        where = f"{os.path.basename(self.path)}:{self._line(i)}"
         try:
             loaded = yaml.load(self.text[start:end], Loader=_LOADER)
         except yaml.YAMLError as e:
             reason = " ".join(str(e).split())
-            raise ShimgenError(f"malformed yaml at {os.path.basename(self.path)}:{line}: {reason}", op) from None
+            raise ShimgenError(f"malformed yaml at {where}: {reason}", op) from None
         if not (isinstance(loaded, list) and len(loaded) == 1 and isinstance(loaded[0], dict)):
-            raise ShimgenError(f"malformed yaml at {os.path.basename(self.path)}:{line}: expected one mapping", op)
+            raise ShimgenError(f"malformed yaml at {where}: expected one mapping", op)
         entry = loaded[0]
         func = entry.get("func")
         if not isinstance(func, str):
-            raise ShimgenError(f"malformed yaml at line {line}: `func` is not a string", op)
-        check_schema(func, op, table)
+            raise ShimgenError(f"malformed yaml at {where}: `func` is not a string", op)
+        schema = validate.parse_schema(func, op, table)
+        validate.check_names(schema, op)
         tags = entry.get("tags", [])
         valid_tags = set([tags] if isinstance(tags, str) else tags) or {"core"}
         try:
-            f, _ = NativeFunction.from_yaml(entry, Location(self.path, line), valid_tags)
+            f, _ = NativeFunction.from_yaml(entry, Location(self.path, self._line(i)), valid_tags)
         except Exception as e:  # torchgen raises AssertionError/RuntimeError on bad entries
-            raise ShimgenError(f"malformed entry at line {line}: {' '.join(str(e).split())}", op) from None
+            raise ShimgenError(f"malformed entry at {where}: {' '.join(str(e).split())}", op) from None
         if table is not None:  # every argument and return must have a row that does not refuse it
             for a in f.func.arguments.flat_all:
                 table.argument(a.type, op, a.name)
             for k, r in enumerate(f.func.returns):
                 table.ret(r.type, op, r.name or f"return {k}")
-        return f
+            validate.check_defaults(f.func, op, table)
+        safe = validate.cpp_safe(f, table, op)
+        return safe, (f.func if safe is not f else None)
 
 
 def check_schema(func: str, op: str, table: Table | None) -> FunctionSchema:
-    """Parse a schema with torchgen; on failure name the argument and, from the table, why its type is refused."""
-    try:
-        return FunctionSchema.parse(func)
-    except Exception as e:
-        reason = " ".join(str(e).split()) or type(e).__name__
-    m = re.match(r"^[^(]*\((.*)\) -> .*$", func)
-    for piece in (m.group(1).split(", ") if m else []):
-        if piece in ("*", ""):
-            continue
-        try:
-            Argument.parse(piece)
-        except Exception:
-            type_text, _, arg = piece.rpartition(" ")
-            arg = arg.split("=")[0]
-            if not type_text:  # `int` alone: a type without a name, not an unsupported type
-                raise ShimgenError(f"malformed schema: argument {piece!r} has no name", op) from None
-            type_text = re.sub(r"\([a-z!|>\s*]+\)", "", type_text)
-            if table is not None:
-                table.argument(type_text, op, arg)  # raises the table's refusal
-            raise ShimgenError(f"malformed schema type {type_text!r}", op, arg) from None
-    raise ShimgenError(f"malformed schema {func!r}: {reason}", op)
+    """Parse a schema with torchgen; on failure name the argument and the reason (kept for callers; see validate)."""
+    return validate.parse_schema(func, op, table)
 
 
-def detect_release(path: str) -> Version | None:
-    """Which torch release a native_functions.yaml comes from.
+def detect_release(path: str) -> tuple[Version | None, str | None]:
+    """Which torch release a native_functions.yaml comes from, and if none, why (for the error asking for --since).
 
-    1. The installed wheel's own yaml: the installed torch's version (importlib.metadata, no torch import).
-    2. A folder named like a release (`.../2.13.0/native_functions.yaml`, as in torch-schemas collections).
-    3. A PyTorch checkout: `version.txt` at the repository root (aten/src/ATen/native/ is three levels down).
+    1. The installed wheel's own yaml: the installed torch's version (importlib.metadata, no torch import; a
+       local suffix such as `2.13.0+cpu` is allowed there).
+    2. A folder named like a release (`.../2.13.0/native_functions.yaml`, as in torch-schemas collections): the
+       strict MAJOR.MINOR[.PATCH] grammar, optionally after a `v`; any other folder name is not a release.
+    3. A PyTorch checkout: `version.txt` (`2.14.0a0`) at the repository root (aten/src/ATen/native/ is three
+       levels down); the file is read as any input (bounded, UTF-8) and must hold a release version.
     Otherwise None: the user must say `--since`.
     """
     real = os.path.realpath(path)
     if real == os.path.realpath(default_yaml_path()):
         try:
-            return Version.parse(metadata.version("torch"))
-        except (metadata.PackageNotFoundError, ShimgenError):
-            return None
+            return Version.parse_release(metadata.version("torch"), "installed torch version"), None
+        except metadata.PackageNotFoundError:
+            return None, "torch's package metadata is missing"
+        except ShimgenError as e:
+            return None, e.line()
     folder = os.path.dirname(real)
-    m = _DIR_VERSION_RE.match(os.path.basename(folder))
-    if m:
-        return Version.parse(m.group(1))
+    base = os.path.basename(folder)
+    try:
+        return Version.parse(base[1:] if base.startswith("v") else base, "folder name"), None
+    except ShimgenError:
+        pass
     probe = folder
     for _ in range(5):
         candidate = os.path.join(probe, "version.txt")
         if os.path.isfile(candidate):
-            with open(candidate) as f:
-                try:
-                    return Version.parse(f.read().strip())
-                except ShimgenError:
-                    return None
+            try:
+                text = read_text(candidate, candidate, limit=4096)
+                return Version.parse_release(text.strip(), f"release in {candidate}"), None
+            except ShimgenError as e:
+                return None, e.line()
         probe = os.path.dirname(probe)
-    return None
-
+    return None, None

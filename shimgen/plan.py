@@ -42,8 +42,9 @@ class Plan:
             return self.since
         if self.release is not None:
             return self.release
+        why = f" ({self.native.release_problem})" if self.native and self.native.release_problem else ""
         raise ShimgenError(
-            "cannot tell which torch release the yaml comes from, so no version tag; pass --since X.Y", op.name
+            f"cannot tell which torch release the yaml comes from{why}, so no version tag; pass --since X.Y", op.name
         )
 
 

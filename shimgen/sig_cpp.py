@@ -111,20 +111,27 @@ def render_default(text: str, row: Row, table: Table, target: str = "cpp") -> st
         return sym[target]
     if text.startswith("[") and text.endswith("]"):
         items = [i.strip() for i in text[1:-1].split(",") if i.strip()]
-        return ("{" + ", ".join(items) + "}") if target == "cpp" else ("[" + ", ".join(items) + "]")
+        if target == "cpp":
+            return "{" + ", ".join(_cpp_int(i) for i in items) + "}"
+        return "[" + ", ".join(items) + "]"
     if text[:1] in "'\"":
         value = _unquote(text)
         return _cpp_string(value) if target == "cpp" else repr(value)
     if re.fullmatch(r"-?\d+", text):
         if row.size is not None and "[" in row.key:  # `int[2] stride=1` means [1, 1]
-            items = [text] * row.size
+            items = [_cpp_int(text) if target == "cpp" else text] * row.size
             return ("{" + ", ".join(items) + "}") if target == "cpp" else "[" + ", ".join(items) + "]"
         if target == "cpp" and row.cpp and "double" in row.cpp:
             return text + ".0"
-        return text
+        return _cpp_int(text) if target == "cpp" else text
     if re.fullmatch(r"-?[\d.]+(e-?\d+)?", text):
         return text
     raise Refusal(f"schema default {text!r} has no spelling in the conversion table's defaults")
+
+
+def _cpp_int(text: str) -> str:
+    """An integer literal for C++: INT64_MIN has none (9223372036854775808 fits no signed type), so spell it."""
+    return "(-9223372036854775807 - 1)" if text == str(-(2**63)) else text
 
 
 def _unquote(text: str) -> str:

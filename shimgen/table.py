@@ -8,12 +8,12 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from importlib import resources
 
 import yaml
 from torchgen.model import ListType, OptionalType, Type
 
 from shimgen.errors import Refusal, ShimgenError
+from shimgen.inputs import package_text, read_text
 from shimgen.versions import Version
 
 _SIZE_RE = re.compile(r"\[(\d+)\]")
@@ -89,6 +89,7 @@ class Table:
     arguments: dict[str, Row]
     returns: dict[str, Row]
     defaults: dict[str, dict[str, str]]  # symbolic schema defaults -> {"cpp": ..., "py": ...}
+    default_types: dict[str, tuple[str, ...]] = field(default_factory=dict)  # symbolic default -> base types
 
     def argument(self, typ: Type, op: str, arg: str) -> Row:
         return self._lookup(self.arguments, typ, op, arg)
@@ -128,15 +129,13 @@ def element(typ: Type) -> Type:
 
 @functools.cache
 def load(path: str | None = None) -> Table:
-    if path is None:
-        text = resources.files("shimgen").joinpath("data/conversion_table.yaml").read_text()
-    else:
-        with open(path) as f:
-            text = f.read()
+    text = package_text("data/conversion_table.yaml") if path is None else read_text(path, "conversion table")
     raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     args, rets = raw["arguments"], raw["returns"]
+    defaults = raw.get("defaults") or {}
     return Table(
         arguments={k: _row(k, v, args) for k, v in args.items()},
         returns={k: _row(k, v, rets) for k, v in rets.items()},
-        defaults={str(k): {t: str(x) for t, x in v.items()} for k, v in (raw.get("defaults") or {}).items()},
+        defaults={str(k): {t: str(x) for t, x in v.items() if t != "types"} for k, v in defaults.items()},
+        default_types={str(k): tuple(str(t) for t in v.get("types", ())) for k, v in defaults.items()},
     )

@@ -7,7 +7,12 @@ from dataclasses import dataclass
 
 from shimgen.errors import ShimgenError
 
-_VERSION_RE = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?(?:[a-z+].*)?$")
+# MAJOR.MINOR[.PATCH]: ASCII digits only (`\\d` would accept any Unicode digit), no leading zeros, no suffix.
+_VERSION_RE = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?")
+# What a built release may append (PEP 440): 2.13.0+cpu, 2.14.0a0+git1234abc, 2.13.0rc1, 2.15.0.dev20260101.
+_RELEASE_SUFFIX_RE = re.compile(r"(?:(?:a|b|rc)[0-9]+)?(?:\.post[0-9]+)?(?:\.dev[0-9]+)?(?:\+[A-Za-z0-9.]+)?")
+# Each part is one byte of the TORCH_VERSION_X_Y_Z / TORCH_ABI_VERSION macros: [MAJ][MIN][PATCH][ABI tag x5].
+_PART_MAX = 255
 
 
 @dataclass(frozen=True, order=True)
@@ -16,11 +21,18 @@ class Version:
     minor: int
 
     @staticmethod
-    def parse(text: str, what: str = "version") -> Version:
-        m = _VERSION_RE.match(str(text).strip())
-        if not m:
-            raise ShimgenError(f"bad {what} {text!r}: expected X.Y such as 2.13")
-        return Version(int(m.group(1)), int(m.group(2)))
+    def parse(text: object, what: str = "version") -> Version:
+        """A version written by a person or a data file (--since, stamps, the table, the manifest, a folder name):
+        exactly `MAJOR.MINOR` or `MAJOR.MINOR.PATCH`, ASCII digits, each part 0-255 (a byte of the version macro).
+        The patch is checked and dropped: stable-ABI gates are per minor release."""
+        return _parse(text, what, suffix_ok=False)
+
+    @staticmethod
+    def parse_release(text: object, what: str = "version") -> Version:
+        """The version a torch build reports about itself (`torch.__version__`, importlib.metadata, a PyTorch
+        checkout's version.txt): as parse(), plus the suffixes builds carry (`2.13.0+cpu`, `2.14.0a0+git1234`,
+        `2.13.0rc1`, `.devN`, `.postN`). Only for versions read from torch itself, never for user input."""
+        return _parse(text, what, suffix_ok=True)
 
     @property
     def macro(self) -> str:
@@ -39,6 +51,21 @@ class Version:
 FIRST_STABLE = Version(2, 9)
 # torch_call_dispatcher(..., TORCH_ABI_VERSION) replaced aoti_torch_call_dispatcher in this release.
 VERSIONED_DISPATCHER = Version(2, 10)
+
+
+def _parse(text: object, what: str, suffix_ok: bool) -> Version:
+    shown = repr(text) if isinstance(text, str) else f"{text!r} (a {type(text).__name__}, not a string)"
+    expected = "expected MAJOR.MINOR[.PATCH] such as 2.13"
+    if not isinstance(text, str):
+        raise ShimgenError(f"bad {what} {shown}: {expected}")
+    m = _VERSION_RE.match(text)
+    rest = text[m.end() :] if m else text
+    if m is None or (rest and not (suffix_ok and m.group(3) is not None and _RELEASE_SUFFIX_RE.fullmatch(rest))):
+        raise ShimgenError(f"bad {what} {shown}: {expected}")
+    parts = [int(g) for g in m.groups() if g is not None]
+    if any(p > _PART_MAX for p in parts):
+        raise ShimgenError(f"bad {what} {shown}: each part must be at most {_PART_MAX} (one byte of the version macro)")
+    return Version(parts[0], parts[1])
 
 
 def newest(*versions: Version | None) -> Version:

@@ -168,7 +168,7 @@ def test_a_wrong_wrapper_fails_and_a_crash_is_reported(tmp_path) -> None:
     ops_h = os.path.join(out, "torch", "csrc", "stable", "ops.h")
     _mutate(ops_h, "aoti_torch_aten_narrow(self.get(), dim, start, length, &ret0)",
             "aoti_torch_aten_narrow(self.get(), dim, length, start, &ret0)")
-    _mutate(ops_h, "STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_amax(", "(void)(aoti_torch_aten_amax(")
+    _mutate(ops_h, "SHIMGEN_CHECK(aoti_torch_aten_amax(", "(void)(aoti_torch_aten_amax(")
     proc = subprocess.run(
         [sys.executable, "-c", "import sys; from shimgen.verify import run; "
          f"sys.exit(run({out!r}, {build!r}, ['narrow.default', 'amax.default', 'pad.default'], None, None))"],

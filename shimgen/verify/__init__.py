@@ -50,7 +50,7 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
     from shimgen import emit_c, emit_cpp
 
     torch = build.find_torch()
-    installed = Version.parse(torch.version)
+    installed = Version.parse_release(torch.version, "installed torch version")
     plan = plan or plan_mod.make(ops, yaml_path, since)
     cxx = build.compiler()
     cxx_id = build.compiler_id(cxx)

@@ -29,7 +29,7 @@ def exported_symbols(torch: Torch, names: list[str]) -> set[str]:
 
 def missing_ops(plan: Plan, torch: Torch) -> tuple[Plan, list[str]]:
     """A plan of the ops whose C shim the installed libtorch does not ship, and notes on those left out."""
-    installed = Version.parse(torch.version)
+    installed = Version.parse_release(torch.version, "installed torch version")
     candidates = []
     for op in plan.ops:
         if plan.manifest.upstream_shim(op.name, installed):

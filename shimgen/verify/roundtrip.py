@@ -157,10 +157,10 @@ def encoding(row: Row, table: Table, target: Version | None, op: str, arg: str) 
     raise Refusal(f"the round-trip kernel cannot receive {box_schema} through the {target} dispatcher", op, arg)
 
 
-def kernel(w: Wrapper, plan: Plan, target: Version | None = None) -> Kernel:
-    """The kernel exercising the variant active at `target` (default: the last variant, the installed torch's)."""
+def kernel(w: Wrapper, plan: Plan, target: Version | None = None, v: Variant | None = None) -> Kernel:
+    """The kernel exercising variant `v` (default: the one active at `target`, else the last one)."""
     op = w.op
-    v = w.variants[-1] if target is None else active_variant(w, target)
+    v = v or (w.variants[-1] if target is None else active_variant(w, target))
     if v is None:
         raise Refusal(f"no variant at {target}", op.name)
     by_name = {p.name: p for p in w.params}
@@ -213,17 +213,15 @@ def kernels(plan: Plan, installed: Version,
     skipped = [("?", n) for n in notes]
     result = []
     for w in ws:
-        if target is not None:
-            if active_variant(w, target) is None:
-                skipped.append((w.op.name, f"hidden at {target}: no variant serves it"))
-                continue
-        else:
-            v = w.variants[-1]
-            if v.start > installed:
-                skipped.append((w.op.name, f"its wrapper needs PyTorch {v.start}; torch {installed} is installed"))
-                continue
+        level = target if target is not None else installed
+        v = active_variant(w, level)
+        if v is None:
+            why = f"hidden at {target}: no variant serves it" if target is not None else \
+                f"no variant of its wrapper serves torch {installed}, the installed one"
+            skipped.append((w.op.name, why))
+            continue
         try:
-            result.append(kernel(w, plan, target))
+            result.append(kernel(w, plan, target, v))
         except Refusal as e:
             skipped.append((w.op.name, e.line()))
     return result, skipped

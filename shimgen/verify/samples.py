@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from importlib import resources
 from typing import Any, Callable
 
 import torch
 import yaml
+
+from shimgen.inputs import package_text
 
 DTYPES = (torch.float32, torch.float64, torch.int64, torch.bool)
 SHAPES: tuple[tuple[int, ...], ...] = ((2, 3), (), (0, 3))
@@ -233,7 +234,7 @@ def rule_key(schema_type: str) -> tuple[str, bool]:
 
 @functools.cache
 def overrides() -> dict:
-    text = resources.files("shimgen").joinpath("data/verify_samples.yaml").read_text()
+    text = package_text("data/verify_samples.yaml")
     return yaml.safe_load(text) or {}
 
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -44,6 +45,42 @@
 #define TORCH_VERSION_2_13_0 (((0ULL + 2) << 56) | ((0ULL + 13) << 48))
 #endif
 
+// ---- How a failed libtorch call reaches the caller ----
+
+#ifndef SHIMGEN_CHECK
+HIDDEN_NAMESPACE_BEGIN(torch, stable, shimgen_detail)
+/// Throws std::runtime_error for a C shim or dispatcher call that failed.
+///
+/// From 2.13 the message is libtorch's own (ATen's error text), without the
+/// C++ backtrace and without the path of this header; nothing is printed.
+/// (STABLE_TORCH_ERROR_CODE_CHECK also writes the whole message with its
+/// backtrace to std::cerr and appends __FILE__.) What a failing call still
+/// costs is libtorch's: its exception-to-error-code conversion calls
+/// c10::Error::what(), which symbolizes the backtrace, and before 2.13 it also
+/// logs that text on stderr, the only place the reason then appears.
+[[noreturn]] C10_NOINLINE inline void throw_failed_call(const char* call) {
+#if defined(TORCH_VERSION_2_13_0) && \
+    TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+  (void)call;
+  throw std::runtime_error(torch_exception_get_what_without_backtrace());
+#else
+  throw std::runtime_error(
+      std::string("shimgen: libtorch call failed: ") + call +
+      " (libtorch logged the reason on stderr)");
+#endif
+}
+HIDDEN_NAMESPACE_END(torch, stable, shimgen_detail)
+
+/// Checks the status a C shim or dispatcher call returns (see
+/// throw_failed_call).
+#define SHIMGEN_CHECK(call)                                      \
+  do {                                                           \
+    if ((call) != TORCH_SUCCESS) {                               \
+      ::torch::stable::shimgen_detail::throw_failed_call(#call); \
+    }                                                            \
+  } while (0)
+#endif // SHIMGEN_CHECK
+
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
 
 /// Stable wrapper of aten::add.Tensor(Tensor self, Tensor other, *, Scalar
@@ -70,7 +107,7 @@ inline torch::stable::Tensor add(
         "the C shim carries it as a double, which changes what aten computes, and no Tensor overload can stand in for it");
   }
   AtenTensorHandle ret0 = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_add_Tensor(
+  SHIMGEN_CHECK(aoti_torch_aten_add_Tensor(
       self.get(), other.get(), alpha.to_double(), &ret0));
   return torch::stable::Tensor(ret0);
 }
@@ -87,7 +124,7 @@ inline torch::stable::Tensor amax(
     torch::headeronly::IntHeaderOnlyArrayRef dim = {},
     bool keepdim = false) {
   AtenTensorHandle ret0 = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_amax(
+  SHIMGEN_CHECK(aoti_torch_aten_amax(
       self.get(),
       dim.data(),
       static_cast<int64_t>(dim.size()),
@@ -109,8 +146,7 @@ inline torch::stable::Tensor clone(const torch::stable::Tensor& self) {
   std::array<StableIValue, 2> stack{
       torch::stable::detail::from(self),
       torch::stable::detail::from(std::nullopt)};
-  STABLE_TORCH_ERROR_CODE_CHECK(
-      aoti_torch_call_dispatcher("aten::clone", "", stack.data()));
+  SHIMGEN_CHECK(aoti_torch_call_dispatcher("aten::clone", "", stack.data()));
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
@@ -130,7 +166,7 @@ inline torch::stable::Tensor clone(
   std::array<StableIValue, 2> stack{
       torch::stable::detail::from(self),
       torch::stable::detail::from(memory_format)};
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::clone", "", stack.data(), TORCH_ABI_VERSION));
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
@@ -150,7 +186,7 @@ inline torch::stable::Tensor contiguous(
   std::array<StableIValue, 2> stack{
       torch::stable::detail::from(self),
       torch::stable::detail::from(memory_format)};
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::contiguous", "", stack.data(), TORCH_ABI_VERSION));
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
@@ -171,11 +207,10 @@ inline torch::stable::Tensor copy_(
       torch::stable::detail::from(src),
       torch::stable::detail::from(non_blocking)};
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::copy_", "", stack.data(), TORCH_ABI_VERSION));
 #else
-  STABLE_TORCH_ERROR_CODE_CHECK(
-      aoti_torch_call_dispatcher("aten::copy_", "", stack.data()));
+  SHIMGEN_CHECK(aoti_torch_call_dispatcher("aten::copy_", "", stack.data()));
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
@@ -203,7 +238,7 @@ inline torch::stable::Tensor empty(
       torch::stable::detail::from(device),
       torch::stable::detail::from(pin_memory),
       torch::stable::detail::from(memory_format)};
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::empty", "memory_format", stack.data(), TORCH_ABI_VERSION));
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
@@ -230,7 +265,7 @@ inline torch::stable::Tensor empty_like(
       torch::stable::detail::from(std::nullopt),
       torch::stable::detail::from(std::nullopt),
       torch::stable::detail::from(std::nullopt)};
-  STABLE_TORCH_ERROR_CODE_CHECK(
+  SHIMGEN_CHECK(
       aoti_torch_call_dispatcher("aten::empty_like", "", stack.data()));
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
@@ -260,11 +295,34 @@ inline torch::stable::Tensor empty_like(
       torch::stable::detail::from(device),
       torch::stable::detail::from(pin_memory),
       torch::stable::detail::from(memory_format)};
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::empty_like", "", stack.data(), TORCH_ABI_VERSION));
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+
+/// Stable wrapper of aten::fill_.Scalar(Tensor(a!) self, Scalar value) ->
+/// Tensor(a!)
+///
+/// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
+/// Route: libtorch's C shim aoti_torch_aten_fill__Scalar.
+/// Numbers the shim's double would change raise an error (shimgen::Scalar).
+inline torch::stable::Tensor fill_(
+    const torch::stable::Tensor& self,
+    const shimgen::Scalar& value) {
+  const bool floating = shimgen::detail::all_floating<1>({&self});
+  if (!(value.is_floating_point() ||
+        floating && shimgen::detail::fits_double(value))) {
+    shimgen::detail::refuse(
+        "fill_.Scalar",
+        "value",
+        value,
+        "the C shim carries it as a double, which changes what aten computes, and no Tensor overload can stand in for it");
+  }
+  SHIMGEN_CHECK(aoti_torch_aten_fill__Scalar(self.get(), value.to_double()));
+  return self;
+}
 
 /// Stable wrapper of aten::fill_.Tensor(Tensor(a!) self, Tensor value) ->
 /// Tensor(a!)
@@ -278,36 +336,13 @@ inline torch::stable::Tensor fill_(
   std::array<StableIValue, 2> stack{
       torch::stable::detail::from(self), torch::stable::detail::from(value)};
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::fill_", "Tensor", stack.data(), TORCH_ABI_VERSION));
 #else
-  STABLE_TORCH_ERROR_CODE_CHECK(
+  SHIMGEN_CHECK(
       aoti_torch_call_dispatcher("aten::fill_", "Tensor", stack.data()));
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
-}
-
-/// Stable wrapper of aten::fill_.Scalar(Tensor(a!) self, Scalar value) ->
-/// Tensor(a!)
-///
-/// Minimum compatible version: PyTorch 2.9.
-/// Build time minimum version: PyTorch 2.13.
-/// Route: libtorch's C shim aoti_torch_aten_fill__Scalar.
-/// Numbers the shim's double would change go to aten::fill_.Tensor instead, as
-/// 0-dim tensors.
-inline torch::stable::Tensor fill_(
-    const torch::stable::Tensor& self,
-    const shimgen::Scalar& value) {
-  const bool floating = shimgen::detail::all_floating<1>({&self});
-  if (value.is_floating_point() ||
-      floating && shimgen::detail::fits_double(value)) {
-    STABLE_TORCH_ERROR_CODE_CHECK(
-        aoti_torch_aten_fill__Scalar(self.get(), value.to_double()));
-    return self;
-  }
-  const auto dtypes = shimgen::detail::stand_in_dtypes<1, 1>(
-      "fill_.Scalar", {shimgen::detail::operand(self)}, {&value}, {"value"});
-  return fill_(self, shimgen::detail::number_tensor(value, dtypes[0]));
 }
 
 /// Stable wrapper of aten::flatten.using_ints(Tensor(a) self, int start_dim=0,
@@ -325,10 +360,10 @@ inline torch::stable::Tensor flatten(
       torch::stable::detail::from(start_dim),
       torch::stable::detail::from(end_dim)};
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::flatten", "using_ints", stack.data(), TORCH_ABI_VERSION));
 #else
-  STABLE_TORCH_ERROR_CODE_CHECK(
+  SHIMGEN_CHECK(
       aoti_torch_call_dispatcher("aten::flatten", "using_ints", stack.data()));
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
@@ -371,7 +406,7 @@ inline torch::stable::Tensor full(
     }
     int32_t pin_memory_v = pin_memory.value_or(false);
     AtenTensorHandle ret0 = nullptr;
-    STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_full(
+    SHIMGEN_CHECK(aoti_torch_aten_full(
         size.data(),
         static_cast<int64_t>(size.size()),
         fill_value.to_double(),
@@ -408,11 +443,10 @@ inline torch::stable::Tensor matmul(
   std::array<StableIValue, 2> stack{
       torch::stable::detail::from(self), torch::stable::detail::from(other)};
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::matmul", "", stack.data(), TORCH_ABI_VERSION));
 #else
-  STABLE_TORCH_ERROR_CODE_CHECK(
-      aoti_torch_call_dispatcher("aten::matmul", "", stack.data()));
+  SHIMGEN_CHECK(aoti_torch_call_dispatcher("aten::matmul", "", stack.data()));
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
@@ -429,8 +463,7 @@ inline torch::stable::Tensor narrow(
     int64_t start,
     int64_t length) {
   AtenTensorHandle ret0 = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(
-      aoti_torch_aten_narrow(self.get(), dim, start, length, &ret0));
+  SHIMGEN_CHECK(aoti_torch_aten_narrow(self.get(), dim, start, length, &ret0));
   return torch::stable::Tensor(ret0);
 }
 
@@ -454,7 +487,7 @@ inline torch::stable::Tensor new_empty(
         torch::stable::detail::from(dtype.value()));
   }
   AtenTensorHandle ret0 = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_new_empty(
+  SHIMGEN_CHECK(aoti_torch_aten_new_empty(
       self.get(),
       size.data(),
       static_cast<int64_t>(size.size()),
@@ -503,7 +536,7 @@ inline torch::stable::Tensor new_empty(
   }
   int32_t pin_memory_v = pin_memory.value_or(false);
   AtenTensorHandle ret0 = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_new_empty(
+  SHIMGEN_CHECK(aoti_torch_aten_new_empty(
       self.get(),
       size.data(),
       static_cast<int64_t>(size.size()),
@@ -537,7 +570,7 @@ inline torch::stable::Tensor new_zeros(
         torch::stable::detail::from(dtype.value()));
   }
   AtenTensorHandle ret0 = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_new_zeros(
+  SHIMGEN_CHECK(aoti_torch_aten_new_zeros(
       self.get(),
       size.data(),
       static_cast<int64_t>(size.size()),
@@ -586,7 +619,7 @@ inline torch::stable::Tensor new_zeros(
   }
   int32_t pin_memory_v = pin_memory.value_or(false);
   AtenTensorHandle ret0 = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_new_zeros(
+  SHIMGEN_CHECK(aoti_torch_aten_new_zeros(
       self.get(),
       size.data(),
       static_cast<int64_t>(size.size()),
@@ -613,7 +646,7 @@ inline torch::stable::Tensor pad(
     std::optional<double> value = std::nullopt) {
   double value_v = value.value_or(0.0);
   AtenTensorHandle ret0 = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_pad(
+  SHIMGEN_CHECK(aoti_torch_aten_pad(
       self.get(),
       pad.data(),
       static_cast<int64_t>(pad.size()),
@@ -634,7 +667,7 @@ inline torch::stable::Tensor reshape(
     torch::headeronly::IntHeaderOnlyArrayRef shape) {
   std::array<StableIValue, 2> stack{
       torch::stable::detail::from(self), torch::stable::detail::from(shape)};
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::reshape", "", stack.data(), TORCH_ABI_VERSION));
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
@@ -655,10 +688,10 @@ inline torch::stable::Tensor select(
       torch::stable::detail::from(dim),
       torch::stable::detail::from(index)};
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::select", "int", stack.data(), TORCH_ABI_VERSION));
 #else
-  STABLE_TORCH_ERROR_CODE_CHECK(
+  SHIMGEN_CHECK(
       aoti_torch_call_dispatcher("aten::select", "int", stack.data()));
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
@@ -675,10 +708,10 @@ inline torch::stable::Tensor squeeze(
   std::array<StableIValue, 2> stack{
       torch::stable::detail::from(self), torch::stable::detail::from(dim)};
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::squeeze", "dim", stack.data(), TORCH_ABI_VERSION));
 #else
-  STABLE_TORCH_ERROR_CODE_CHECK(
+  SHIMGEN_CHECK(
       aoti_torch_call_dispatcher("aten::squeeze", "dim", stack.data()));
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
@@ -706,7 +739,7 @@ inline torch::stable::Tensor subtract(
         "the C shim carries it as a double, which changes what aten computes, and no Tensor overload can stand in for it");
   }
   AtenTensorHandle ret0 = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_subtract_Tensor(
+  SHIMGEN_CHECK(aoti_torch_aten_subtract_Tensor(
       self.get(), other.get(), alpha.to_double(), &ret0));
   return torch::stable::Tensor(ret0);
 }
@@ -731,7 +764,7 @@ inline torch::stable::Tensor& sum_out(
       torch::stable::detail::from(keepdim),
       torch::stable::detail::from(dtype),
       torch::stable::detail::from(out)};
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::sum", "IntList_out", stack.data(), TORCH_ABI_VERSION));
   (void)torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
   return out;
@@ -755,7 +788,7 @@ inline torch::stable::Tensor sum(
       torch::stable::detail::from(dim),
       torch::stable::detail::from(keepdim),
       torch::stable::detail::from(dtype)};
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::sum", "dim_IntList", stack.data(), TORCH_ABI_VERSION));
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
@@ -789,7 +822,7 @@ inline torch::stable::Tensor to(
       torch::stable::detail::from(non_blocking),
       torch::stable::detail::from(copy),
       torch::stable::detail::from(memory_format)};
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::to", "dtype_layout", stack.data(), TORCH_ABI_VERSION));
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
@@ -810,10 +843,10 @@ inline torch::stable::Tensor transpose(
       torch::stable::detail::from(dim0),
       torch::stable::detail::from(dim1)};
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::transpose", "int", stack.data(), TORCH_ABI_VERSION));
 #else
-  STABLE_TORCH_ERROR_CODE_CHECK(
+  SHIMGEN_CHECK(
       aoti_torch_call_dispatcher("aten::transpose", "int", stack.data()));
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
@@ -830,10 +863,10 @@ inline torch::stable::Tensor unsqueeze(
   std::array<StableIValue, 2> stack{
       torch::stable::detail::from(self), torch::stable::detail::from(dim)};
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::unsqueeze", "", stack.data(), TORCH_ABI_VERSION));
 #else
-  STABLE_TORCH_ERROR_CODE_CHECK(
+  SHIMGEN_CHECK(
       aoti_torch_call_dispatcher("aten::unsqueeze", "", stack.data()));
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
@@ -850,7 +883,7 @@ inline torch::stable::Tensor view(
     torch::headeronly::IntHeaderOnlyArrayRef size) {
   std::array<StableIValue, 2> stack{
       torch::stable::detail::from(self), torch::stable::detail::from(size)};
-  STABLE_TORCH_ERROR_CODE_CHECK(
+  SHIMGEN_CHECK(
       torch_call_dispatcher("aten::view", "", stack.data(), TORCH_ABI_VERSION));
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
@@ -864,11 +897,10 @@ inline torch::stable::Tensor view(
 inline torch::stable::Tensor zero_(const torch::stable::Tensor& self) {
   std::array<StableIValue, 1> stack{torch::stable::detail::from(self)};
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::zero_", "", stack.data(), TORCH_ABI_VERSION));
 #else
-  STABLE_TORCH_ERROR_CODE_CHECK(
-      aoti_torch_call_dispatcher("aten::zero_", "", stack.data()));
+  SHIMGEN_CHECK(aoti_torch_call_dispatcher("aten::zero_", "", stack.data()));
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
@@ -892,7 +924,7 @@ inline void parallel_for(
   auto trampoline = [](int64_t chunk_begin, int64_t chunk_end, void* ctx) {
     (*static_cast<const F*>(ctx))(chunk_begin, chunk_end);
   };
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_parallel_for(
+  SHIMGEN_CHECK(torch_parallel_for(
       begin, end, grain_size, trampoline, const_cast<F*>(&f)));
 }
 
@@ -901,7 +933,7 @@ inline void parallel_for(
 /// Minimum compatible version: PyTorch 2.10.
 inline uint32_t get_num_threads() {
   uint32_t n = 0;
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_get_num_threads(&n));
+  SHIMGEN_CHECK(torch_get_num_threads(&n));
   return n;
 }
 
@@ -918,7 +950,7 @@ inline torch::stable::Tensor from_blob(
     int64_t storage_offset = 0,
     torch::headeronly::Layout layout = torch::headeronly::Layout::Strided) {
   AtenTensorHandle handle = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_create_tensor_from_blob_v2(
+  SHIMGEN_CHECK(aoti_torch_create_tensor_from_blob_v2(
       data,
       static_cast<int64_t>(sizes.size()),
       sizes.data(),
@@ -968,7 +1000,7 @@ inline torch::stable::Tensor from_blob(
     ctx = new F(std::move(deleter));
   }
   AtenTensorHandle handle = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_from_blob(
+  SHIMGEN_CHECK(torch_from_blob(
       data,
       static_cast<int64_t>(sizes.size()),
       sizes.data(),

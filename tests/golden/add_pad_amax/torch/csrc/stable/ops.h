@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -44,7 +45,81 @@
 #define TORCH_VERSION_2_13_0 (((0ULL + 2) << 56) | ((0ULL + 13) << 48))
 #endif
 
+// ---- How a failed libtorch call reaches the caller ----
+
+#ifndef SHIMGEN_CHECK
+HIDDEN_NAMESPACE_BEGIN(torch, stable, shimgen_detail)
+/// Throws std::runtime_error for a C shim or dispatcher call that failed.
+///
+/// From 2.13 the message is libtorch's own (ATen's error text), without the
+/// C++ backtrace and without the path of this header; nothing is printed.
+/// (STABLE_TORCH_ERROR_CODE_CHECK also writes the whole message with its
+/// backtrace to std::cerr and appends __FILE__.) What a failing call still
+/// costs is libtorch's: its exception-to-error-code conversion calls
+/// c10::Error::what(), which symbolizes the backtrace, and before 2.13 it also
+/// logs that text on stderr, the only place the reason then appears.
+[[noreturn]] C10_NOINLINE inline void throw_failed_call(const char* call) {
+#if defined(TORCH_VERSION_2_13_0) && \
+    TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+  (void)call;
+  throw std::runtime_error(torch_exception_get_what_without_backtrace());
+#else
+  throw std::runtime_error(
+      std::string("shimgen: libtorch call failed: ") + call +
+      " (libtorch logged the reason on stderr)");
+#endif
+}
+HIDDEN_NAMESPACE_END(torch, stable, shimgen_detail)
+
+/// Checks the status a C shim or dispatcher call returns (see
+/// throw_failed_call).
+#define SHIMGEN_CHECK(call)                                      \
+  do {                                                           \
+    if ((call) != TORCH_SUCCESS) {                               \
+      ::torch::stable::shimgen_detail::throw_failed_call(#call); \
+    }                                                            \
+  } while (0)
+#endif // SHIMGEN_CHECK
+
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
+
+/// Stable wrapper of aten::add.Scalar(Tensor self, Scalar other, Scalar
+/// alpha=1) -> Tensor
+///
+/// Minimum compatible version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.13.
+/// Route: shimgen's C shim aoti_torch_aten_add_Scalar (link the overlay
+/// library). Numbers the shim's double would change raise an error
+/// (shimgen::Scalar).
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+inline torch::stable::Tensor add(
+    const torch::stable::Tensor& self,
+    const shimgen::Scalar& other,
+    const shimgen::Scalar& alpha = 1) {
+  const bool floating = shimgen::detail::all_floating<1>({&self});
+  if (!(other.is_floating_point() ||
+        floating && shimgen::detail::fits_double(other))) {
+    shimgen::detail::refuse(
+        "add.Scalar",
+        "other",
+        other,
+        "the C shim carries it as a double, which changes what aten computes, and no Tensor overload can stand in for it");
+  }
+  if (!(alpha.is_floating_point() ||
+        (alpha.is_integral() && alpha.to_int64() == 1) ||
+        floating && shimgen::detail::fits_double(alpha))) {
+    shimgen::detail::refuse(
+        "add.Scalar",
+        "alpha",
+        alpha,
+        "the C shim carries it as a double, which changes what aten computes, and no Tensor overload can stand in for it");
+  }
+  AtenTensorHandle ret0 = nullptr;
+  SHIMGEN_CHECK(aoti_torch_aten_add_Scalar(
+      self.get(), other.to_double(), alpha.to_double(), &ret0));
+  return torch::stable::Tensor(ret0);
+}
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
 
 /// Stable wrapper of aten::add.Tensor(Tensor self, Tensor other, *, Scalar
 /// alpha=1) -> Tensor
@@ -70,27 +145,9 @@ inline torch::stable::Tensor add(
         "the C shim carries it as a double, which changes what aten computes, and no Tensor overload can stand in for it");
   }
   AtenTensorHandle ret0 = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_add_Tensor(
+  SHIMGEN_CHECK(aoti_torch_aten_add_Tensor(
       self.get(), other.get(), alpha.to_double(), &ret0));
   return torch::stable::Tensor(ret0);
-}
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
-
-/// Stable wrapper of aten::add.Scalar(Tensor self, Scalar other, Scalar
-/// alpha=1) -> Tensor
-///
-/// Minimum compatible version: PyTorch 2.13.
-/// Build time minimum version: PyTorch 2.13.
-/// Route: aten::add.Tensor, with the numbers as 0-dim tensors promoting as
-/// aten's wrapped numbers.
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
-inline torch::stable::Tensor add(
-    const torch::stable::Tensor& self,
-    const shimgen::Scalar& other,
-    const shimgen::Scalar& alpha = 1) {
-  const auto dtypes = shimgen::detail::stand_in_dtypes<1, 1>(
-      "add.Scalar", {shimgen::detail::operand(self)}, {&other}, {"other"});
-  return add(self, shimgen::detail::number_tensor(other, dtypes[0]), alpha);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
 
@@ -117,7 +174,7 @@ inline torch::stable::Tensor& add_out(
         alpha,
         "the C shim carries it as a double, which changes what aten computes, and no Tensor overload can stand in for it");
   }
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_add_out(
+  SHIMGEN_CHECK(aoti_torch_aten_add_out(
       out.get(), self.get(), other.get(), alpha.to_double()));
   return out;
 }
@@ -134,7 +191,7 @@ inline torch::stable::Tensor amax(
     torch::headeronly::IntHeaderOnlyArrayRef dim = {},
     bool keepdim = false) {
   AtenTensorHandle ret0 = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_amax(
+  SHIMGEN_CHECK(aoti_torch_aten_amax(
       self.get(),
       dim.data(),
       static_cast<int64_t>(dim.size()),
@@ -160,7 +217,7 @@ inline torch::stable::Tensor& amax_out(
       torch::stable::detail::from(dim),
       torch::stable::detail::from(keepdim),
       torch::stable::detail::from(out)};
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::amax", "out", stack.data(), TORCH_ABI_VERSION));
   (void)torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
   return out;
@@ -180,7 +237,7 @@ inline torch::stable::Tensor pad(
     std::optional<double> value = std::nullopt) {
   double value_v = value.value_or(0.0);
   AtenTensorHandle ret0 = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_pad(
+  SHIMGEN_CHECK(aoti_torch_aten_pad(
       self.get(),
       pad.data(),
       static_cast<int64_t>(pad.size()),
@@ -209,7 +266,7 @@ inline void parallel_for(
   auto trampoline = [](int64_t chunk_begin, int64_t chunk_end, void* ctx) {
     (*static_cast<const F*>(ctx))(chunk_begin, chunk_end);
   };
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_parallel_for(
+  SHIMGEN_CHECK(torch_parallel_for(
       begin, end, grain_size, trampoline, const_cast<F*>(&f)));
 }
 
@@ -218,7 +275,7 @@ inline void parallel_for(
 /// Minimum compatible version: PyTorch 2.10.
 inline uint32_t get_num_threads() {
   uint32_t n = 0;
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_get_num_threads(&n));
+  SHIMGEN_CHECK(torch_get_num_threads(&n));
   return n;
 }
 
@@ -235,7 +292,7 @@ inline torch::stable::Tensor from_blob(
     int64_t storage_offset = 0,
     torch::headeronly::Layout layout = torch::headeronly::Layout::Strided) {
   AtenTensorHandle handle = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_create_tensor_from_blob_v2(
+  SHIMGEN_CHECK(aoti_torch_create_tensor_from_blob_v2(
       data,
       static_cast<int64_t>(sizes.size()),
       sizes.data(),
@@ -285,7 +342,7 @@ inline torch::stable::Tensor from_blob(
     ctx = new F(std::move(deleter));
   }
   AtenTensorHandle handle = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_from_blob(
+  SHIMGEN_CHECK(torch_from_blob(
       data,
       static_cast<int64_t>(sizes.size()),
       sizes.data(),

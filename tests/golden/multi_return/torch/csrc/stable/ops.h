@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -41,6 +42,42 @@
 #define TORCH_VERSION_2_11_0 (((0ULL + 2) << 56) | ((0ULL + 11) << 48))
 #endif
 
+// ---- How a failed libtorch call reaches the caller ----
+
+#ifndef SHIMGEN_CHECK
+HIDDEN_NAMESPACE_BEGIN(torch, stable, shimgen_detail)
+/// Throws std::runtime_error for a C shim or dispatcher call that failed.
+///
+/// From 2.13 the message is libtorch's own (ATen's error text), without the
+/// C++ backtrace and without the path of this header; nothing is printed.
+/// (STABLE_TORCH_ERROR_CODE_CHECK also writes the whole message with its
+/// backtrace to std::cerr and appends __FILE__.) What a failing call still
+/// costs is libtorch's: its exception-to-error-code conversion calls
+/// c10::Error::what(), which symbolizes the backtrace, and before 2.13 it also
+/// logs that text on stderr, the only place the reason then appears.
+[[noreturn]] C10_NOINLINE inline void throw_failed_call(const char* call) {
+#if defined(TORCH_VERSION_2_13_0) && \
+    TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+  (void)call;
+  throw std::runtime_error(torch_exception_get_what_without_backtrace());
+#else
+  throw std::runtime_error(
+      std::string("shimgen: libtorch call failed: ") + call +
+      " (libtorch logged the reason on stderr)");
+#endif
+}
+HIDDEN_NAMESPACE_END(torch, stable, shimgen_detail)
+
+/// Checks the status a C shim or dispatcher call returns (see
+/// throw_failed_call).
+#define SHIMGEN_CHECK(call)                                      \
+  do {                                                           \
+    if ((call) != TORCH_SUCCESS) {                               \
+      ::torch::stable::shimgen_detail::throw_failed_call(#call); \
+    }                                                            \
+  } while (0)
+#endif // SHIMGEN_CHECK
+
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
 
 /// Stable wrapper of aten::max.dim(Tensor self, int dim, bool keepdim=False) ->
@@ -58,11 +95,10 @@ inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> max(
       torch::stable::detail::from(dim),
       torch::stable::detail::from(keepdim)};
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::max", "dim", stack.data(), TORCH_ABI_VERSION));
 #else
-  STABLE_TORCH_ERROR_CODE_CHECK(
-      aoti_torch_call_dispatcher("aten::max", "dim", stack.data()));
+  SHIMGEN_CHECK(aoti_torch_call_dispatcher("aten::max", "dim", stack.data()));
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
   return std::make_tuple(
       torch::stable::detail::to<torch::stable::Tensor>(stack[0]),
@@ -84,11 +120,10 @@ inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort(
       torch::stable::detail::from(dim),
       torch::stable::detail::from(descending)};
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  STABLE_TORCH_ERROR_CODE_CHECK(
+  SHIMGEN_CHECK(
       torch_call_dispatcher("aten::sort", "", stack.data(), TORCH_ABI_VERSION));
 #else
-  STABLE_TORCH_ERROR_CODE_CHECK(
-      aoti_torch_call_dispatcher("aten::sort", "", stack.data()));
+  SHIMGEN_CHECK(aoti_torch_call_dispatcher("aten::sort", "", stack.data()));
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
   return std::make_tuple(
       torch::stable::detail::to<torch::stable::Tensor>(stack[0]),
@@ -110,7 +145,7 @@ inline std::vector<torch::stable::Tensor> split(
       torch::stable::detail::from(self),
       torch::stable::detail::from(split_size),
       torch::stable::detail::from(dim)};
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::split", "Tensor", stack.data(), TORCH_ABI_VERSION));
   return torch::stable::detail::to<std::vector<torch::stable::Tensor>>(
       stack[0]);
@@ -136,7 +171,7 @@ inline void parallel_for(
   auto trampoline = [](int64_t chunk_begin, int64_t chunk_end, void* ctx) {
     (*static_cast<const F*>(ctx))(chunk_begin, chunk_end);
   };
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_parallel_for(
+  SHIMGEN_CHECK(torch_parallel_for(
       begin, end, grain_size, trampoline, const_cast<F*>(&f)));
 }
 
@@ -145,7 +180,7 @@ inline void parallel_for(
 /// Minimum compatible version: PyTorch 2.10.
 inline uint32_t get_num_threads() {
   uint32_t n = 0;
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_get_num_threads(&n));
+  SHIMGEN_CHECK(torch_get_num_threads(&n));
   return n;
 }
 
@@ -162,7 +197,7 @@ inline torch::stable::Tensor from_blob(
     int64_t storage_offset = 0,
     torch::headeronly::Layout layout = torch::headeronly::Layout::Strided) {
   AtenTensorHandle handle = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_create_tensor_from_blob_v2(
+  SHIMGEN_CHECK(aoti_torch_create_tensor_from_blob_v2(
       data,
       static_cast<int64_t>(sizes.size()),
       sizes.data(),
@@ -212,7 +247,7 @@ inline torch::stable::Tensor from_blob(
     ctx = new F(std::move(deleter));
   }
   AtenTensorHandle handle = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_from_blob(
+  SHIMGEN_CHECK(torch_from_blob(
       data,
       static_cast<int64_t>(sizes.size()),
       sizes.data(),

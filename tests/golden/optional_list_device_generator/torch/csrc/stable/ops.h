@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -44,6 +45,42 @@
 #define TORCH_VERSION_2_13_0 (((0ULL + 2) << 56) | ((0ULL + 13) << 48))
 #endif
 
+// ---- How a failed libtorch call reaches the caller ----
+
+#ifndef SHIMGEN_CHECK
+HIDDEN_NAMESPACE_BEGIN(torch, stable, shimgen_detail)
+/// Throws std::runtime_error for a C shim or dispatcher call that failed.
+///
+/// From 2.13 the message is libtorch's own (ATen's error text), without the
+/// C++ backtrace and without the path of this header; nothing is printed.
+/// (STABLE_TORCH_ERROR_CODE_CHECK also writes the whole message with its
+/// backtrace to std::cerr and appends __FILE__.) What a failing call still
+/// costs is libtorch's: its exception-to-error-code conversion calls
+/// c10::Error::what(), which symbolizes the backtrace, and before 2.13 it also
+/// logs that text on stderr, the only place the reason then appears.
+[[noreturn]] C10_NOINLINE inline void throw_failed_call(const char* call) {
+#if defined(TORCH_VERSION_2_13_0) && \
+    TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+  (void)call;
+  throw std::runtime_error(torch_exception_get_what_without_backtrace());
+#else
+  throw std::runtime_error(
+      std::string("shimgen: libtorch call failed: ") + call +
+      " (libtorch logged the reason on stderr)");
+#endif
+}
+HIDDEN_NAMESPACE_END(torch, stable, shimgen_detail)
+
+/// Checks the status a C shim or dispatcher call returns (see
+/// throw_failed_call).
+#define SHIMGEN_CHECK(call)                                      \
+  do {                                                           \
+    if ((call) != TORCH_SUCCESS) {                               \
+      ::torch::stable::shimgen_detail::throw_failed_call(#call); \
+    }                                                            \
+  } while (0)
+#endif // SHIMGEN_CHECK
+
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
 
 /// Stable wrapper of aten::cat(Tensor[] tensors, int dim=0) -> Tensor
@@ -57,7 +94,7 @@ inline torch::stable::Tensor cat(
     int64_t dim = 0) {
   std::array<StableIValue, 2> stack{
       torch::stable::detail::from(tensors), torch::stable::detail::from(dim)};
-  STABLE_TORCH_ERROR_CODE_CHECK(
+  SHIMGEN_CHECK(
       torch_call_dispatcher("aten::cat", "", stack.data(), TORCH_ABI_VERSION));
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
@@ -78,10 +115,10 @@ inline torch::stable::Tensor clamp(
       torch::stable::detail::from(min),
       torch::stable::detail::from(max)};
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::clamp", "Tensor", stack.data(), TORCH_ABI_VERSION));
 #else
-  STABLE_TORCH_ERROR_CODE_CHECK(
+  SHIMGEN_CHECK(
       aoti_torch_call_dispatcher("aten::clamp", "Tensor", stack.data()));
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
@@ -110,7 +147,7 @@ inline torch::stable::Tensor empty(
       torch::stable::detail::from(device),
       torch::stable::detail::from(pin_memory),
       torch::stable::detail::from(memory_format)};
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::empty", "memory_format", stack.data(), TORCH_ABI_VERSION));
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
@@ -128,10 +165,10 @@ inline torch::stable::Tensor fill_(
   std::array<StableIValue, 2> stack{
       torch::stable::detail::from(self), torch::stable::detail::from(value)};
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::fill_", "Tensor", stack.data(), TORCH_ABI_VERSION));
 #else
-  STABLE_TORCH_ERROR_CODE_CHECK(
+  SHIMGEN_CHECK(
       aoti_torch_call_dispatcher("aten::fill_", "Tensor", stack.data()));
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
@@ -174,7 +211,7 @@ inline torch::stable::Tensor full(
     }
     int32_t pin_memory_v = pin_memory.value_or(false);
     AtenTensorHandle ret0 = nullptr;
-    STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_full(
+    SHIMGEN_CHECK(aoti_torch_aten_full(
         size.data(),
         static_cast<int64_t>(size.size()),
         fill_value.to_double(),
@@ -213,7 +250,7 @@ inline torch::stable::Tensor index(
         indices) {
   std::array<StableIValue, 2> stack{
       torch::stable::detail::from(self), torch::stable::detail::from(indices)};
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::index", "Tensor", stack.data(), TORCH_ABI_VERSION));
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
@@ -239,7 +276,7 @@ inline torch::stable::Tensor new_empty(
         torch::stable::detail::from(dtype.value()));
   }
   AtenTensorHandle ret0 = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_new_empty(
+  SHIMGEN_CHECK(aoti_torch_aten_new_empty(
       self.get(),
       size.data(),
       static_cast<int64_t>(size.size()),
@@ -288,7 +325,7 @@ inline torch::stable::Tensor new_empty(
   }
   int32_t pin_memory_v = pin_memory.value_or(false);
   AtenTensorHandle ret0 = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_new_empty(
+  SHIMGEN_CHECK(aoti_torch_aten_new_empty(
       self.get(),
       size.data(),
       static_cast<int64_t>(size.size()),
@@ -322,7 +359,7 @@ inline torch::stable::Tensor randn(
       torch::stable::detail::from(std::nullopt),
       torch::stable::detail::from(std::nullopt),
       torch::stable::detail::from(std::nullopt)};
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::randn", "generator", stack.data(), TORCH_ABI_VERSION));
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
@@ -352,7 +389,7 @@ inline torch::stable::Tensor randn(
       torch::stable::detail::from(layout),
       torch::stable::detail::from(device),
       torch::stable::detail::from(pin_memory)};
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+  SHIMGEN_CHECK(torch_call_dispatcher(
       "aten::randn", "generator", stack.data(), TORCH_ABI_VERSION));
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
@@ -377,7 +414,7 @@ inline void parallel_for(
   auto trampoline = [](int64_t chunk_begin, int64_t chunk_end, void* ctx) {
     (*static_cast<const F*>(ctx))(chunk_begin, chunk_end);
   };
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_parallel_for(
+  SHIMGEN_CHECK(torch_parallel_for(
       begin, end, grain_size, trampoline, const_cast<F*>(&f)));
 }
 
@@ -386,7 +423,7 @@ inline void parallel_for(
 /// Minimum compatible version: PyTorch 2.10.
 inline uint32_t get_num_threads() {
   uint32_t n = 0;
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_get_num_threads(&n));
+  SHIMGEN_CHECK(torch_get_num_threads(&n));
   return n;
 }
 
@@ -403,7 +440,7 @@ inline torch::stable::Tensor from_blob(
     int64_t storage_offset = 0,
     torch::headeronly::Layout layout = torch::headeronly::Layout::Strided) {
   AtenTensorHandle handle = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_create_tensor_from_blob_v2(
+  SHIMGEN_CHECK(aoti_torch_create_tensor_from_blob_v2(
       data,
       static_cast<int64_t>(sizes.size()),
       sizes.data(),
@@ -453,7 +490,7 @@ inline torch::stable::Tensor from_blob(
     ctx = new F(std::move(deleter));
   }
   AtenTensorHandle handle = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(torch_from_blob(
+  SHIMGEN_CHECK(torch_from_blob(
       data,
       static_cast<int64_t>(sizes.size()),
       sizes.data(),

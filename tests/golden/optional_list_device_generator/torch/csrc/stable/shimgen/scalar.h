@@ -351,6 +351,18 @@ inline ScalarType default_dtype() {
       .scalar_type();
 }
 
+// An integer a double holds exactly (every bool and floating-point number is).
+inline bool float_exact(const Scalar& s) {
+  if (s.kind() == Scalar::Kind::UInt) {
+    return s.to_uint64() <= (uint64_t(1) << 53);
+  }
+  if (s.kind() == Scalar::Kind::Int) {
+    return s.to_int64() >= -(int64_t(1) << 53) &&
+        s.to_int64() <= (int64_t(1) << 53);
+  }
+  return true;
+}
+
 // The dtype ATen gives a wrapped number in type promotion: a floating-point one
 // counts as the default dtype, a complex one as the default complex dtype.
 inline int wrapped_dtype(const Scalar& s, std::optional<int>& default_float) {
@@ -363,21 +375,56 @@ inline int wrapped_dtype(const Scalar& s, std::optional<int>& default_float) {
   return s.is_complex() ? to_complex(*default_float) : *default_float;
 }
 
-// Does the value convert to dtype t exactly where ATen would compute it more
-// precisely? (A reduced-precision result computes with the wrapped number in
-// float; a 0-dim tensor of that dtype would round it first.)
+// Does the number survive conversion to dtype t and back? (A 0-dim tensor of t
+// standing in for it must hold the very number aten computes with.)
 inline bool converts_exactly(const Scalar& s, int t) {
+  const double d = s.to_double();
+  const bool whole = s.is_boolean() || s.is_integral() ||
+      (s.is_floating_point() && d == static_cast<int64_t>(d));
   switch (kType[t]) {
+    case ScalarType::Bool:
+      return s.is_boolean() || (whole && (d == 0 || d == 1));
+    case ScalarType::Byte:
+      return whole && s.kind() != Scalar::Kind::UInt && s.to_int64() >= 0 &&
+          s.to_int64() <= 255;
+    case ScalarType::Char:
+      return whole && s.kind() != Scalar::Kind::UInt && s.to_int64() >= -128 &&
+          s.to_int64() <= 127;
+    case ScalarType::Short:
+      return whole && s.kind() != Scalar::Kind::UInt &&
+          s.to_int64() >= -32768 && s.to_int64() <= 32767;
+    case ScalarType::Int:
+      return whole && s.kind() != Scalar::Kind::UInt &&
+          s.to_int64() >= std::numeric_limits<int32_t>::min() &&
+          s.to_int64() <= std::numeric_limits<int32_t>::max();
+    case ScalarType::Long:
+      return (s.is_boolean() || s.kind() == Scalar::Kind::Int) ||
+          (s.is_floating_point() && whole && d >= -9.2e18 && d <= 9.2e18);
     case ScalarType::Half:
-      return static_cast<double>(static_cast<float>(c10::Half(
-                 static_cast<float>(s.to_double())))) == s.to_double();
+      return !s.is_complex() &&
+          static_cast<double>(
+              static_cast<float>(c10::Half(static_cast<float>(d)))) == d &&
+          float_exact(s);
     case ScalarType::BFloat16:
-      return static_cast<double>(static_cast<float>(c10::BFloat16(
-                 static_cast<float>(s.to_double())))) == s.to_double();
-    case ScalarType::ComplexHalf:
-      return false;
+      return !s.is_complex() &&
+          static_cast<double>(
+              static_cast<float>(c10::BFloat16(static_cast<float>(d)))) == d &&
+          float_exact(s);
+    case ScalarType::Float:
+      return !s.is_complex() &&
+          static_cast<double>(static_cast<float>(d)) == d && float_exact(s);
+    case ScalarType::Double:
+      return !s.is_complex() && float_exact(s);
+    case ScalarType::ComplexFloat: {
+      const std::complex<double> c = s.to_complex();
+      return static_cast<double>(static_cast<float>(c.real())) == c.real() &&
+          static_cast<double>(static_cast<float>(c.imag())) == c.imag() &&
+          float_exact(s);
+    }
+    case ScalarType::ComplexDouble:
+      return float_exact(s);
     default:
-      return true;
+      return false;
   }
 }
 
@@ -404,12 +451,34 @@ inline bool converts_exactly(const Scalar& s, int t) {
 /// (the tensors ATen itself would wrap) when that gives ATen's result dtype,
 /// else the result dtype (if each number converts to it exactly); otherwise
 /// the call raises.
+// The bit of a (tensor operands' category, number kind) cell in a sibling's
+// mask of proven cells (scalars.cell).
+inline uint32_t cell(int tensor_category, const Scalar& s) {
+  return uint32_t(1) << (tensor_category * 5 + static_cast<int>(s.kind()));
+}
+
 template <size_t N, size_t M>
 std::array<ScalarType, M> stand_in_dtypes(
     const char* op,
+    uint32_t proven,
     const std::array<Operand, N>& tensors,
     const std::array<const Scalar*, M>& numbers,
     const std::array<const char*, M>& names) {
+  int all = kUndefined;
+  for (const Operand& t : tensors) {
+    all = promote(all, t.dtype);
+  }
+  for (size_t k = 0; k < M; ++k) {
+    if (numbers[k] &&
+        (all < 0 || !(proven & cell(kCategory[all], *numbers[k])))) {
+      refuse(
+          op,
+          names[k],
+          *numbers[k],
+          "shimgen has not proven this op's Tensor overload equal to it for this kind of number with tensors "
+          "of these dtypes (the C shim's double would change it, the dispatcher cannot carry a Scalar)");
+    }
+  }
   std::optional<int> default_float;
   std::array<int, M> wrapped{};
   std::array<Operand, N + M> as_tensors{};
@@ -486,6 +555,35 @@ inline bool fits_double(const Scalar& s) {
   constexpr int64_t limit = int64_t(1) << 53;
   return s.kind() == Scalar::Kind::Int && s.to_int64() >= -limit &&
       s.to_int64() <= limit;
+}
+
+/// The number a Tensor -> Scalar op (item, _local_scalar_dense) returned
+/// through the C shim's double, with the kind aten gives it (that of self's
+/// dtype); raises where the double cannot have held the value exactly.
+inline Scalar scalar_like(const torch::stable::Tensor& self, double value) {
+  const int t = position(self.scalar_type());
+  const int category = t >= 0 ? kCategory[t] : 2;
+  if (category == 0) {
+    return Scalar(value != 0);
+  }
+  if (category == 1) {
+    if (value >= -9007199254740992.0 && value <= 9007199254740992.0) {
+      return Scalar(static_cast<int64_t>(value));
+    }
+    refuse(
+        "item",
+        "result",
+        Scalar(value),
+        "an integer beyond 2^53 does not survive the C shim's double");
+  }
+  if (category == 3) {
+    refuse(
+        "item",
+        "result",
+        Scalar(value),
+        "the C shim's double drops a complex number's imaginary part");
+  }
+  return Scalar(value);
 }
 
 /// The dtype of the tensor ATen wraps a number in (int64, float64, bool, ...).

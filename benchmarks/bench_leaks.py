@@ -1,0 +1,230 @@
+"""Memory per call of shimgen's generated torch::stable wrappers, per route and argument type, with a direct at::
+call side by side: does any call leak?
+
+    python benchmarks/bench_leaks.py [--calls 200000] [--warmup 20000] [--only gelu_str,...]
+
+Builds (once, in a temporary folder): the generated headers for the ops below, shimgen's overlay library (the C
+shims libtorch lacks), benchmarks/bench_leaks.cpp twice (stable-ABI only against the generated headers; ATen
+directly), and the round-trip kernels `--verify` registers (TORCH_BOX) for the string-taking ops. Each case
+warms up, then makes --calls calls in one C++ loop (the round-trip rows: from Python) while the process's
+resident set size (RSS, /proc/self/statm) is read before and after. A leak of b bytes per call shows as about
+b * calls bytes of growth (200,000 calls: 32 B/call is 6.4 MB); the `ok` column says whether the generated
+wrapper's growth stays within one allocator granule (64 KB) of none. Failing calls (the wrapper throws; the
+loop catches) are measured the same way, with their time per call.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def parse_args() -> argparse.Namespace:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--calls", type=int, default=200_000)
+    ap.add_argument("--warmup", type=int, default=20_000)
+    ap.add_argument("--fail-calls", type=int, help="calls for the failing cases (default: --calls)")
+    ap.add_argument("--fast-backtraces", action="store_true",
+                    help="set TORCH_SHOW_CPP_STACKTRACES=1 (libtorch's fast backtrace symbolizer) so that 200,000 "
+                         "failing calls take seconds, not hours; the wrappers' code paths are the same")
+    ap.add_argument("--only", help="comma-separated case labels")
+    ap.add_argument("--build-dir", help="build here and keep the libraries (default: a temporary folder)")
+    ap.add_argument("--reuse", action="store_true", help="with --build-dir: reuse libraries built before")
+    return ap.parse_args()
+
+
+ARGS = parse_args() if __name__ == "__main__" else None
+if ARGS is not None and ARGS.fast_backtraces:  # read by libtorch_python when torch is imported
+    os.environ["TORCH_SHOW_CPP_STACKTRACES"] = "1"
+
+import torch  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from shimgen import cli, sig_cpp  # noqa: E402
+from shimgen import plan as plan_mod  # noqa: E402
+from shimgen.verify import build as vbuild  # noqa: E402
+from shimgen.verify import overlay, roundtrip  # noqa: E402
+from shimgen.versions import Version  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# (label, aten overload, argument types exercised) in bench_leaks.cpp's order.
+CASES = [
+    ("gelu_str", "gelu.default", "str"),
+    ("div_mode_str", "div.Tensor_mode", "str?"),
+    ("div_mode_none", "div.Tensor_mode", "str? None"),
+    ("pad_str", "pad.default", "str, int[], float? None"),
+    ("pad_value", "pad.default", "str, float?"),
+    ("amax", "amax.default", "int[], bool"),
+    ("sum_dtype", "sum.dim_IntList", "int[]?, bool, ScalarType?"),
+    ("transpose", "transpose.int", "int"),
+    ("new_zeros", "new_zeros.default", "int[], ScalarType?, Layout?, Device?, bool?"),
+    ("cat", "cat.default", "Tensor[]"),
+    ("index", "index.Tensor", "Tensor?[]"),
+    ("add_scalar", "add.Tensor", "Scalar"),
+    ("clamp", "clamp.default", "Scalar?"),
+    ("sort", "sort.default", "two returns"),
+    ("FAIL gelu", "gelu.default", "bad str"),
+    ("FAIL div", "div.Tensor_mode", "bad str?"),
+    ("FAIL pad", "pad.default", "bad str"),
+    ("FAIL narrow", "narrow.default", "bad dim"),
+    ("FAIL add", "add.Tensor", "shape mismatch"),
+]
+OPS = sorted({op for _, op, _ in CASES} | {"div.Tensor", "new_zeros.default"})
+# Round-trip kernels (what `shimgen --verify` registers with TORCH_BOX) for the ops taking a string.
+ROUNDTRIP = [("rt gelu", "gelu.default", lambda x: ((x,), {"approximate": "tanh"})),
+             ("rt pad", "pad.default", lambda x: ((x, [1, 1]), {"mode": "reflect"})),
+             ("rt div", "div.Tensor_mode", lambda x: ((x, x), {"rounding_mode": "floor"}))]
+GRANULE = 64 * 1024
+TORCH = vbuild.find_torch()
+
+
+def rss() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+REUSE = False  # --reuse: keep libraries already built in --build-dir (for iterating on this benchmark)
+
+
+def compile_so(src: str, out: str, flags: list[str], libs: list[str] = ()) -> None:
+    if REUSE and os.path.isfile(out):
+        return
+    cmd = [vbuild.compiler(), "-O2", "-shared", "-fPIC", *flags, src, "-o", out, "-Wl,--no-as-needed", *libs]
+    subprocess.run([*cmd, *TORCH.link_flags()], check=True)
+
+
+def build(tmp: str) -> tuple[dict[str, str], plan_mod.Plan]:
+    gen = os.path.join(tmp, "generated")
+    files, p = cli.generate(OPS, None, None, gen)
+    cli.write_atomically(gen, files)
+    ov_plan, _ = overlay.missing_ops(p, TORCH)
+    ov_src = os.path.join(tmp, "overlay")
+    cli.write_atomically(ov_src, overlay.sources(ov_plan))
+    lib_overlay = os.path.join(tmp, overlay.LIBRARY)
+    compile_so(os.path.join(ov_src, "torch/csrc/inductor/aoti_torch/generated/c_shim_aten.cpp"), lib_overlay,
+               TORCH.aten_flags(ov_src))
+    src = os.path.join(HERE, "bench_leaks.cpp")
+    libs = {}
+    for name, flags, extra in [("aten", [*TORCH.aten_flags(), "-DLEAKS_NS=leaks_aten", "-DLEAKS_ATEN"], []),
+                               ("shimgen", [*TORCH.stable_flags(gen), "-DLEAKS_NS=leaks_shimgen"], [lib_overlay])]:
+        libs[name] = os.path.join(tmp, f"libleaks_{name}.so")
+        compile_so(src, libs[name], flags, extra)
+    # the round-trip kernels of the string-taking ops, exactly as --verify generates them
+    installed = Version.parse_release(TORCH.version, "installed torch version")
+    kernels, _ = roundtrip.kernels(p, installed)
+    wanted = {op for _, op, _ in ROUNDTRIP}
+    kernels = [k for k in kernels if k.op.name in wanted]
+    assert {k.op.name for k in kernels} == wanted, kernels
+    rt_src = os.path.join(tmp, "roundtrip.cpp")
+    with open(rt_src, "w", encoding="utf-8") as f:
+        f.write(roundtrip.source(p, kernels))
+    libs["roundtrip"] = os.path.join(tmp, "libleaks_roundtrip.so")
+    compile_so(rt_src, libs["roundtrip"], TORCH.stable_flags(gen), [lib_overlay])
+    return libs, p
+
+
+def measure(call, calls: int, warmup: int) -> tuple[int, float]:
+    """(RSS growth in bytes over `calls` calls after `warmup` calls, seconds per call)."""
+    call(warmup)
+    before = rss()
+    t0 = time.perf_counter()
+    call(calls)
+    seconds = time.perf_counter() - t0
+    return rss() - before, seconds / calls
+
+
+@contextlib.contextmanager
+def quiet_stderr(on: bool):
+    """fd 2 to /dev/null (with --fast-backtraces libtorch prints a line for each backtrace it symbolizes)."""
+    if not on:
+        yield
+        return
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def main() -> int:
+    args = ARGS
+    global REUSE
+    REUSE = args.reuse
+    torch.set_num_threads(1)
+    only = set(args.only.split(",")) if args.only else None
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = args.build_dir or scratch
+        os.makedirs(tmp, exist_ok=True)
+        libs, p = build(tmp)
+        for so in libs.values():
+            torch.ops.load_library(so)
+        installed = Version.parse_release(TORCH.version, "installed torch version")
+        routes = {w.op.name: (roundtrip.installed_variant(w, installed) or w.variants[-1]).route
+                  for w in sig_cpp.wrappers(p)[0]}
+        x = torch.randn(4, 4)
+        fail_calls = args.fail_calls or args.calls
+        print(f"torch {torch.__version__}, 4x4 float32, {args.calls} calls ({fail_calls} for the failing cases) after "
+              f"{args.warmup} warm-up calls; RSS growth in bytes (per call); libtorch backtraces: "
+              f"{'fast (TORCH_SHOW_CPP_STACKTRACES=1)' if args.fast_backtraces else 'default'}")
+        head = f"{'case':<14} {'route':<15} {'arguments':<30} {'at:: growth':>16} {'shimgen growth':>18} " \
+               f"{'at:: us':>8} {'shimgen us':>10} {'ok':>3}"
+        print(head)
+        print("-" * len(head))
+        bad = 0
+        for i, (label, op, what) in enumerate(CASES):
+            if only and label not in only:
+                continue
+            row = []
+            for lib in ("leaks_aten", "leaks_shimgen"):
+                fn = getattr(torch.ops, lib).run
+                expect_fail = label.startswith("FAIL")
+                calls = args.fail_calls or args.calls if expect_fail else args.calls
+                with quiet_stderr(expect_fail and args.fast_backtraces):
+                    failed = fn(i, x, 1)
+                    row.append(measure(lambda n: fn(i, x, n), calls, min(args.warmup, calls)))
+                assert failed == (1 if expect_fail else 0), (label, lib, failed)
+            (ga, ta), (gs, tg) = row
+            ok = gs <= GRANULE
+            bad += not ok
+            print(f"{label:<14} {routes.get(op, '?'):<15} {what:<30} {ga:>9} ({ga / calls:>4.1f}) "
+                  f"{gs:>11} ({gs / calls:>4.1f}) {ta * 1e6:>8.2f} {tg * 1e6:>10.2f} {'yes' if ok else 'NO':>3}",
+                  flush=True)
+        rt = torch.ops.shimgen_roundtrip
+        for label, op, make in ROUNDTRIP:
+            if only and label not in only:
+                continue
+            name, overload = op.split(".")
+            fn = getattr(getattr(rt, name), overload)
+            ref = getattr(getattr(torch.ops.aten, name), overload)
+            a, kw = make(x)
+
+            def loop(n: int, f=fn) -> None:
+                for _ in range(n):
+                    f(*a, **kw)
+
+            def loop_ref(n: int, f=ref) -> None:
+                for _ in range(n):
+                    f(*a, **kw)
+
+            (ga, ta), (gs, tg) = measure(loop_ref, args.calls, args.warmup), measure(loop, args.calls, args.warmup)
+            ok = gs <= GRANULE
+            bad += not ok
+            print(f"{label:<14} {'TORCH_BOX':<15} {'str (kernel unboxing)':<30} {ga:>9} ({ga / args.calls:>4.1f}) "
+                  f"{gs:>11} ({gs / args.calls:>4.1f}) {ta * 1e6:>8.2f} {tg * 1e6:>10.2f} {'yes' if ok else 'NO':>3}")
+        print("at::/shimgen us: microseconds per call; the round-trip rows are Python calls of torch.ops.aten vs the "
+              "round-trip op")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

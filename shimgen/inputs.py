@@ -1,0 +1,69 @@
+"""Reading input files: bounded, binary-safe and UTF-8 whatever the locale.
+
+Every file shimgen reads (a native_functions.yaml, version.txt, a stamp, a file under `--check`, and its own
+package data: the conversion table, the manifest, the verify samples) goes through `read_text`, so
+
+* a file larger than `limit` (`--yaml /dev/zero`, `/dev/full`, a huge file) is an error after reading at most
+  `limit` + 1 bytes, never an unbounded read;
+* bytes that are not UTF-8, or a NUL byte (a binary file), are an error naming the file and the offset;
+* the text is decoded as UTF-8 (a leading byte-order mark dropped), never in the locale's encoding, so
+  `LC_ALL=C PYTHONUTF8=0 shimgen` reads what it reads under a UTF-8 locale;
+* an OS error (missing file, a directory, no permission) is a one-line `ShimgenError`.
+"""
+
+from __future__ import annotations
+
+import os
+from importlib import resources
+
+from shimgen.errors import ShimgenError
+
+# native_functions.yaml is ~600 KB today; 64 MB leaves room for any real input and stops runaway reads.
+LIMIT = 64 * 1024 * 1024
+_BOM = "\ufeff"
+
+
+class NotText(ShimgenError):
+    """The file is readable but is not UTF-8 text (undecodable bytes or a NUL byte)."""
+
+
+def decode(data: bytes, what: str) -> str:
+    """UTF-8 text of `data` (a leading byte-order mark dropped), or NotText naming `what` and the offset."""
+    nul = data.find(b"\0")
+    if nul >= 0:
+        raise NotText(f"{what} is a binary file (a NUL byte at offset {nul}), not UTF-8 text")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise NotText(f"{what} is not UTF-8 text (byte 0x{data[e.start]:02x} at offset {e.start})") from None
+    return text[1:] if text.startswith(_BOM) else text
+
+
+def read_bytes(path: str, what: str, limit: int = LIMIT) -> bytes:
+    """At most `limit` bytes of the file; ShimgenError if it is longer or cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            if os.path.isdir(path):
+                raise IsADirectoryError(21, "Is a directory")
+            data = f.read(limit + 1)
+    except OSError as e:
+        raise ShimgenError(f"cannot read {what}: {e.strerror or e}") from None
+    if len(data) > limit:
+        raise ShimgenError(f"cannot read {what}: larger than {limit // (1024 * 1024)} MB (not an input shimgen reads)")
+    return data
+
+
+def read_text(path: str, what: str | None = None, limit: int = LIMIT) -> str:
+    """The UTF-8 text of a file, bounded (see the module docstring). `what` names the file in errors."""
+    what = what or path
+    return decode(read_bytes(path, what, limit), what)
+
+
+def package_text(relpath: str) -> str:
+    """A data file shipped inside the shimgen package (`data/conversion_table.yaml`), as UTF-8 text."""
+    ref = resources.files("shimgen").joinpath(relpath)
+    try:
+        data = ref.read_bytes()
+    except OSError as e:
+        raise ShimgenError(f"cannot read shimgen's package file {relpath}: {e.strerror or e}") from None
+    return decode(data, f"shimgen's package file {relpath}")

@@ -1,0 +1,336 @@
+"""The output folder as one transaction: stage every file, then switch them all, under a lock, across signals.
+
+A run writes DIR like this (`write`):
+
+1. lock: an advisory `flock` on DIR itself (no lock file), exclusive for a writer, shared for a reader
+   (`--check`, `--verify`). A second writer waits for the first (saying so once on stderr) and then writes its
+   own complete set: concurrent runs serialize. After SHIMGEN_LOCK_TIMEOUT seconds (default 600) it gives up
+   with one line and writes nothing.
+2. recover: a journal (`DIR/.shimgen-commit`) left by a run killed during its switch (SIGKILL, power loss) is
+   rolled forward, completing that run's set; staging files of killed runs (`.shimgen-stage-*`, and the
+   `.shimgen-XXXXXXXX` temporaries of shimgen <= 0.1) are removed.
+3. stage: every file is written and fsync'd as `.shimgen-stage-<random>-<name>` beside its destination. Any
+   error or interrupt here removes every staged file (and the folders this run created): DIR is untouched.
+4. switch: the journal listing every (staged, destination) pair is written and atomically renamed into place
+   (the commit point), then each staged file is renamed over its destination, then the journal is removed.
+   SIGINT and SIGTERM are deferred for the duration (a few renames) and take effect right after it, so an
+   interrupted run leaves the complete old set (interrupted before the commit point) or the complete new one.
+
+Why a journal and not renameat2(RENAME_EXCHANGE) of a staged copy of DIR (the other option considered): an
+exchange swaps DIR's inode, so a shell or build whose working directory is DIR, an inotify watch on it, or a
+bind mount of it keeps pointing at the old folder (a bind-mounted DIR cannot be renamed at all: EBUSY); files
+in DIR that shimgen does not write would have to be copied into the staged tree (and anything created in DIR
+meanwhile would be lost); and it exists only on Linux and on filesystems that implement it, so a fallback would
+be needed anyway. The journal works with plain rename(2) on any POSIX filesystem, keeps DIR itself, touches only
+shimgen's files, and survives SIGKILL (the next run, or `shimgen --check`, sees the journal). Its cost: a reader
+that does not take the lock can see a mix during the switch itself (microseconds, a handful of renames);
+readers that take it (`shimgen --check`, `--verify`) never do.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import re
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+
+from shimgen.errors import ShimgenError
+from shimgen.inputs import read_text
+
+JOURNAL = ".shimgen-commit"
+STAGE_PREFIX = ".shimgen-stage-"
+# Staging names: this version's, and the mkstemp names of shimgen <= 0.1 (`.shimgen-` + 8 random characters).
+_STALE_RE = re.compile(r"\.shimgen-stage-.*|\.shimgen-[a-z0-9_]{8}")
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM (or a deferred SIGINT) turned into an exception, so every `finally` runs; the CLI exits 128+signum."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _raise_interrupted(signum: int, frame: object) -> None:
+    raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def handle_signals() -> Iterator[None]:
+    """SIGTERM raises Interrupted (as SIGINT raises KeyboardInterrupt), so cleanup runs on both; restored after."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_interrupted)
+    except ValueError:  # not the main thread: signals are not ours to handle
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+@contextlib.contextmanager
+def _deferred_signals() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM until the block ends, then act on the first one received (the switch is not cut)."""
+    received: list[int] = []
+    try:
+        previous = {s: signal.signal(s, lambda signum, frame: received.append(signum)) for s in _SIGNALS}
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    if received:
+        handler = previous[received[0]]
+        if callable(handler):
+            handler(received[0], None)
+        elif handler == signal.SIG_DFL:
+            raise Interrupted(received[0])
+
+
+# ---- lock ------------------------------------------------------------------------------------------------------
+
+
+def _lock_timeout() -> float:
+    try:
+        return float(os.environ.get("SHIMGEN_LOCK_TIMEOUT", "600"))
+    except ValueError:
+        return 600.0
+
+
+@contextlib.contextmanager
+def locked(folder: str, exclusive: bool) -> Iterator[None]:
+    """An advisory lock on the folder (which must exist): exclusive for writers, shared for readers."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    except OSError as e:
+        raise ShimgenError(f"cannot open {folder}: {e.strerror}") from None
+    try:
+        mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        deadline = None
+        while True:
+            try:
+                fcntl.flock(fd, mode | fcntl.LOCK_NB)
+                break
+            except OSError as e:
+                if e.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    print(f"shimgen: note: cannot lock {folder} ({e.strerror}); concurrent runs are not serialized",
+                          file=sys.stderr)
+                    break
+            if deadline is None:
+                deadline = time.monotonic() + _lock_timeout()
+                print(f"shimgen: note: waiting for another shimgen run using {folder}", file=sys.stderr)
+            elif time.monotonic() > deadline:
+                raise ShimgenError(f"{folder} is locked by another shimgen run (waited {_lock_timeout():.0f} s)")
+            time.sleep(0.02)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+# ---- state left by earlier runs --------------------------------------------------------------------------------
+
+
+def stale_files(out: str, rels: list[str]) -> list[str]:
+    """Staging files of interrupted runs in the folders the output's files live in (paths under out)."""
+    found = []
+    for d in sorted({os.path.dirname(os.path.join(out, r)) for r in rels} | {out}):
+        try:
+            names = os.listdir(d)
+        except OSError:
+            continue
+        for n in sorted(names):
+            if _STALE_RE.fullmatch(n) and os.path.isfile(os.path.join(d, n)) and not os.path.islink(os.path.join(d, n)):
+                found.append(os.path.join(d, n))
+    return found
+
+
+def _read_journal(out: str) -> list[tuple[str, str]] | None:
+    path = os.path.join(out, JOURNAL)
+    if not os.path.lexists(path):
+        return None
+    try:
+        data = json.loads(read_text(path, path, limit=1 << 20))
+        moves = [(str(a), str(b)) for a, b in data["moves"]]
+    except (ValueError, KeyError, TypeError) as e:
+        raise ShimgenError(f"cannot read {path}, the journal of an interrupted run ({e}); remove it and rerun") from None
+    for tmp, dest in moves:  # only ever moves a staging file within out
+        for rel in (tmp, dest):
+            if os.path.isabs(rel) or ".." in rel.split("/"):
+                raise ShimgenError(f"{path}: unexpected path {rel!r}; remove it and rerun")
+        if not os.path.basename(tmp).startswith(STAGE_PREFIX):
+            raise ShimgenError(f"{path}: unexpected staging name {tmp!r}; remove it and rerun")
+    return moves
+
+
+def pending_journal(out: str) -> bool:
+    return os.path.lexists(os.path.join(out, JOURNAL))
+
+
+def recover(out: str, rels: list[str]) -> None:
+    """Roll forward an interrupted switch, then remove staging files of killed runs. Hold the exclusive lock."""
+    moves = _read_journal(out)
+    if moves is not None:
+        for tmp, dest in moves:
+            src = os.path.join(out, tmp)
+            if os.path.lexists(src):
+                os.replace(src, os.path.join(out, dest))
+        _fsync_dirs(out, [d for _, d in moves])
+        os.unlink(os.path.join(out, JOURNAL))
+        _fsync_dir(out)
+    for path in stale_files(out, rels):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+
+
+# ---- the transaction -------------------------------------------------------------------------------------------
+
+
+def _fsync_dir(d: str) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _fsync_dirs(out: str, rels: list[str]) -> None:
+    for d in sorted({os.path.dirname(os.path.join(out, r)) for r in rels}):
+        _fsync_dir(d)
+
+
+def _makedirs(path: str, created: list[str]) -> None:
+    """os.makedirs, recording every folder it creates (outermost first) so a failed run can remove them."""
+    missing = []
+    p = os.path.abspath(path)
+    while not os.path.isdir(p):
+        missing.append(p)
+        parent = os.path.dirname(p)
+        if parent == p:
+            break
+        p = parent
+    for d in reversed(missing):
+        try:
+            os.mkdir(d)
+            created.append(d)
+        except FileExistsError:
+            if not os.path.isdir(d):
+                raise
+
+
+def _stage(out: str, rel: str, text: str, umask: int) -> str:
+    path = os.path.join(out, rel)
+    fd, tmp = tempfile.mkstemp(prefix=STAGE_PREFIX, suffix="-" + os.path.basename(path), dir=os.path.dirname(path))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            os.fchmod(f.fileno(), 0o666 & ~umask)  # mkstemp creates 0600: give an ordinary file's mode
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return tmp
+
+
+def _test_delay() -> float:
+    """Test hook (tests/test_hardening.py): seconds to sleep before staging each file and before each rename of
+    the switch, widening the windows the interrupt and race tests aim at. 0 (no sleep) unless set."""
+    try:
+        return max(0.0, float(os.environ.get("SHIMGEN_TEST_SLOW_WRITE", "0")))
+    except ValueError:
+        return 0.0
+
+
+def write(out: str, files: dict[str, str], before_switch=None) -> list[str]:
+    """Write `files` (path relative to out -> text) into out as one transaction; return the paths written.
+    `before_switch(paths)` runs once everything is staged, just before the switch: raising there aborts it."""
+    umask = os.umask(0)
+    os.umask(umask)
+    rels = list(files)
+    outer: list[str] = []  # out and the parents this run created (removed again if the run fails and they are empty)
+    inner: list[str] = []  # folders created inside out
+    staged: dict[str, str] = {}  # rel -> staging path
+    committed: list[bool] = []  # set at the commit point: from then on the journal completes the switch
+    delay = _test_delay()
+    try:
+        try:
+            _makedirs(out, outer)
+        except OSError as e:
+            raise ShimgenError(f"cannot write {out}: {e.strerror}") from None
+        with locked(out, exclusive=True):
+            try:
+                recover(out, rels)
+                for rel in rels:
+                    path = os.path.join(out, rel)
+                    if os.path.isdir(path) and not os.path.islink(path):  # a rename would fail mid-switch
+                        raise ShimgenError(f"cannot write {path}: it is a directory")
+                    _makedirs(os.path.dirname(path), inner)
+                    if delay:
+                        time.sleep(delay)
+                    staged[rel] = _stage(out, rel, files[rel], umask)
+                if before_switch is not None:
+                    before_switch([os.path.join(out, rel) for rel in rels])
+                _switch(out, staged, committed)
+            except OSError as e:
+                name = f" {e.filename}" if getattr(e, "filename", None) else ""
+                if committed:
+                    raise ShimgenError(f"cannot finish writing {out}:{name} {e.strerror}; the journal {JOURNAL} "
+                                       "stays, and the next shimgen run into this folder completes it") from None
+                raise ShimgenError(f"cannot write {out}:{name} {e.strerror}") from None
+            finally:
+                if not committed:  # an error or an interrupt before the commit point: out stays as it was
+                    _remove(list(staged.values()), inner)
+    finally:
+        if not committed:
+            _remove([], outer)
+    return [os.path.join(out, rel) for rel in rels]
+
+
+def _remove(files: list[str], folders: list[str]) -> None:
+    """Remove the files, then the folders (innermost first) that are empty."""
+    for path in files:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    for d in reversed(folders):
+        with contextlib.suppress(OSError):
+            os.rmdir(d)  # only if empty
+
+
+def _switch(out: str, staged: dict[str, str], committed: list[bool]) -> None:
+    moves = [(os.path.relpath(tmp, out).replace(os.sep, "/"), rel) for rel, tmp in staged.items()]
+    delay = _test_delay()
+    with _deferred_signals():
+        fd, tmp = tempfile.mkstemp(prefix=STAGE_PREFIX, suffix="-commit", dir=out)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump({"moves": moves}, f)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, os.path.join(out, JOURNAL))  # the commit point
+            committed.append(True)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        _fsync_dir(out)
+        for staged_rel, rel in moves:
+            if delay:
+                time.sleep(delay)
+            os.replace(os.path.join(out, staged_rel), os.path.join(out, rel))
+        _fsync_dirs(out, [rel for _, rel in moves])
+        os.unlink(os.path.join(out, JOURNAL))
+        _fsync_dir(out)
