@@ -89,7 +89,7 @@ def doc(w: Wrapper, v: Variant, plan: Plan) -> list[str]:
 
 
 # The oldest torch whose stable headers compile the generated ops.h at all: it includes
-# torch/csrc/stable/generator.h and uses STABLE_TORCH_ERROR_CODE_CHECK, both new in 2.13's headers
+# torch/csrc/stable/generator.h, new in 2.13's headers
 # (tests/test_history.py compiles it against every runtime's headers it finds).
 HEADERS_FLOOR = Version(2, 13)
 

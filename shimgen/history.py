@@ -22,7 +22,6 @@ import os
 import re
 import sys
 from dataclasses import dataclass
-from importlib import resources
 
 from torchgen.model import Argument, FunctionSchema
 
@@ -107,7 +106,9 @@ def loads(text: str) -> History:
 
 @functools.cache
 def load() -> History:
-    return loads(resources.files("shimgen").joinpath(DATA).read_text(encoding="utf-8"))
+    from shimgen.inputs import package_text
+
+    return loads(package_text(DATA))
 
 
 def release_schemas(h: History) -> dict[Version, dict[str, str]]:

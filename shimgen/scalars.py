@@ -32,7 +32,6 @@ import functools
 import os
 import sys
 from dataclasses import dataclass, field
-from importlib import resources
 
 import yaml
 
@@ -60,7 +59,9 @@ class Facts:
 
 @functools.cache
 def load() -> Facts:
-    raw = yaml.safe_load(resources.files("shimgen").joinpath(DATA).read_text(encoding="utf-8"))
+    from shimgen.inputs import package_text
+
+    raw = yaml.safe_load(package_text(DATA))
     p = raw["promotion"]
     dtypes = tuple(p["dtypes"])
     table = p["table"]

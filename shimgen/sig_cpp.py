@@ -53,7 +53,7 @@ class Param:
     def need(self, route: str) -> Version | None:
         """The release this parameter needs on a route; None: the route cannot carry it."""
         if route == "dispatcher":
-            return self.row.ivalue
+            return self.row.dispatcher_since
         return self.row.since if self.row.c else None
 
 
@@ -203,7 +203,7 @@ def return_type(op: Op, table: Table) -> str:
 def _returns_need(op: Op, table: Table, route: str) -> Version | None:
     rows = [table.ret(r.type, op.name, f"return {i}") for i, r in enumerate(op.schema.returns)]
     if route == "dispatcher":
-        needs = [r.ivalue for r in rows]
+        needs = [r.dispatcher_since for r in rows]
     elif not sig_c.has_c_returns(op):
         needs = []
     else:
@@ -361,7 +361,7 @@ def _pushable(op: Op, plan: Plan, level: Version, a: Argument) -> bool:
         render_default(a.default, row, plan.table)
     except Refusal:
         return False
-    return row.ivalue is not None and row.ivalue <= level
+    return row.dispatcher_since is not None and row.dispatcher_since <= level
 
 
 def stack_default(op: Op, plan: Plan, a: Argument) -> str:
@@ -389,10 +389,10 @@ def variants(op: Op, ps: list[Param], plan: Plan) -> list[Variant]:
         shims = []
     levels = set(plan.releases()) | {plan.shim_since(op)} | {sv.since for sv in shims}
     for p in ps:
-        levels |= {v for v in (p.row.since, p.row.ivalue) if v is not None}
+        levels |= {v for v in (p.row.since, p.row.dispatcher_since) if v is not None}
     for r in op.schema.returns:
         row = plan.table.ret(r.type, op.name, "return")
-        levels |= {v for v in (row.since, row.ivalue) if v is not None}
+        levels |= {v for v in (row.since, row.dispatcher_since) if v is not None}
     for t in scalars.targets(op.name):
         tw = target_wrapper(t, plan)
         levels |= {x for v in (tw.variants if tw else ()) for x in (v.start, v.end) if x is not None}

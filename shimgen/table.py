@@ -36,6 +36,7 @@ class Row:
     from_c: str | None = None
     stack: str | None = None
     ivalue: Version | None = None
+    leak_free: Version | None = None
     since: Version | None = None
     box: str | None = None
     box_schema: str | None = None
@@ -56,6 +57,13 @@ class Row:
             out = out.replace("{size}", str(self.size))
         return out
 
+    @property
+    def dispatcher_since(self) -> Version | None:
+        """The first release the dispatcher route may carry this type: it converts it (ivalue), without leaking."""
+        if self.ivalue is None:
+            return None
+        return max(self.ivalue, self.leak_free) if self.leak_free is not None else self.ivalue
+
     def stack_value(self, name: str) -> str:
         """What the dispatcher route passes to torch::stable::detail::from() for this argument."""
         return self.fill(self.stack or "{name}", name)
@@ -75,7 +83,7 @@ def _row(key: str, raw: dict, section: dict) -> Row:
     unknown = set(data) - _FIELDS
     if unknown:
         raise ShimgenError(f"conversion table row {key!r} has unknown fields {sorted(unknown)}")
-    for vkey in ("ivalue", "since"):
+    for vkey in ("ivalue", "since", "leak_free"):
         if data.get(vkey) is not None:
             data[vkey] = Version.parse(data[vkey], f"{vkey} of table row {key!r}")
     for lkey in ("c", "to_c"):

@@ -94,8 +94,6 @@ def test_ops_present_everywhere_pass_everywhere(ci_matrix: dict) -> None:
         assert any(_cells(ci_matrix, op)[f"{t}/2.13.0"]["code"] == "ok" for op in OPS), t
 
 
-@pytest.mark.xfail(strict=True, reason="numel/dim/is_contiguous are tagged 2.9 until issue 7's history-based tags "
-                   "hide them below 2.12 (lead's branch); remove this marker when merging both")
 def test_no_failure_is_caused_by_shimgen(ci_matrix: dict) -> None:
     bad = [(op, k, c) for op in OPS for k, c in _cells(ci_matrix, op).items()
            if matrix.LEGEND[c["code"]][1]]
