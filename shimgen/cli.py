@@ -39,6 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "run every wrapper against torch.ops.aten")
     p.add_argument("--build-dir", metavar="B", help="where --verify builds and leaves its libraries "
                    "(default: DIR/../.shimgen-build)")
+    p.add_argument("--report", metavar="PATH", help="with --verify: write the coverage report to PATH (Markdown) "
+                   "and beside it as JSON")
+    p.add_argument("--jobs", metavar="N", type=int, default=2, help="with --verify: compilers and sample runners "
+                   "at once (default: 2)")
     return p
 
 
@@ -186,6 +190,13 @@ def main(argv: list[str] | None = None) -> int:
             ops, stamped_since, stamped_yaml = _read_stamp(args.out)
             since = since or stamped_since
             yaml_path = yaml_path or stamped_yaml
+        if args.jobs < 1:
+            raise ShimgenError(f"--jobs must be at least 1, got {args.jobs}")
+        samples = None
+        if args.verify:  # OpInfo's samples are recorded (or read from the cache) while shimgen generates
+            from shimgen.verify import Samples
+
+            samples = Samples(args.jobs)
         files, p = generate(ops, yaml_path, since, args.out)
         from shimgen import sig_cpp
 
@@ -201,7 +212,8 @@ def main(argv: list[str] | None = None) -> int:
             from shimgen.verify import run as verify_run
 
             build_dir = args.build_dir or os.path.join(os.path.dirname(os.path.abspath(args.out)), ".shimgen-build")
-            return verify_run(args.out, build_dir, ops, yaml_path, since, plan=p)
+            return verify_run(args.out, build_dir, ops, yaml_path, since, plan=p, jobs=args.jobs,
+                              report_path=args.report, samples=samples)
         return 0
     except ShimgenError as e:
         print(f"shimgen: error: {e.line()}", file=sys.stderr)

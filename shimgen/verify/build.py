@@ -16,6 +16,7 @@ from importlib import metadata
 from shimgen.errors import ShimgenError
 
 CXX_FLAGS = ("-O1", "-shared", "-fPIC")
+OBJECT_FLAGS = ("-O1", "-fPIC")
 STABLE_FLAGS = ("-std=c++17", "-DTORCH_STABLE_ONLY")  # extension code: stable headers only, as users build
 ATEN_FLAGS = ("-std=c++20", "-DAT_PER_OPERATOR_HEADERS")  # C shim definitions: ATen's headers want C++20
 
@@ -114,9 +115,9 @@ def _run(step: Step) -> None:
             f.write(step.digest + "\n")
 
 
-def run_steps(steps: list[Step]) -> None:
-    """Run the steps that are not up to date, concurrently (each is one compiler process); raise on the first
-    failure with the compiler's output."""
+def run_steps(steps: list[Step], jobs: int | None = None) -> None:
+    """Run the steps that are not up to date, `jobs` at a time (each is one compiler process; default: all at
+    once); raise on the first failure with the compiler's output."""
     pending = []
     for s in steps:
         if s.up_to_date():
@@ -126,7 +127,7 @@ def run_steps(steps: list[Step]) -> None:
             os.unlink(s.stamp)
         pending.append(s)
     if pending:
-        with ThreadPoolExecutor(max_workers=len(pending)) as pool:
+        with ThreadPoolExecutor(max_workers=min(len(pending), jobs or len(pending))) as pool:
             list(pool.map(_run, pending))
     failed = [s for s in pending if not os.path.isfile(s.stamp)]
     if failed:

@@ -37,6 +37,7 @@ class Sample:
     label: str
     make: Callable[[], dict[str, Any]]  # fresh values on each call: argument name -> value (OMIT: not passed)
     values: bool = True  # compare values; False where aten's result is undefined (out= with overlapping memory)
+    source: str = "shimgen"  # where the values come from: shimgen's rules, or the recorded OpInfo call
 
 
 @dataclass
@@ -188,7 +189,8 @@ def _tensor_list_errors(ctx: Ctx, arg: dict) -> list:
 
 
 def _scalar(ctx: Ctx, arg: dict) -> list:
-    return [2.0, 0.5]
+    """A floating, an integer and a bool Scalar (aten gets each as written: issue 8)."""
+    return [2.0, 3, True, 0.5]
 
 
 def _memory_format(ctx: Ctx, arg: dict) -> list:
@@ -380,38 +382,110 @@ def _make(op: dict, dtype: torch.dtype, shape: tuple[int, ...], choice: dict, ov
     return {**values, **outs}
 
 
-def generate(op: dict, functional: Callable | None = None) -> list[Sample]:
+LIMIT = 24  # samples per op beyond the base ones and the Scalar grid: the runner's time goes to breadth
+
+
+def _plan(op: dict, groups: list[tuple[torch.dtype, tuple[int, ...], int, list[dict]]], limit: int) -> list:
+    """Which (group, choice) pairs to run: every group's base sample; every valid value of a Scalar argument in
+    every group (integer, bool and floating Scalars on each dtype and shape: issue 8's grid); then the other
+    values and the error values, each once, the groups taking turns, up to `limit` of them."""
+    scalars = {a["name"] for a in op["args"] if rule_key(a["type"])[0] == "Scalar"}
+    picked = [(g, {}) for g in range(len(groups))]
+    for g, (_, _, _, choices) in enumerate(groups):
+        picked += [(g, c) for c in choices if next(iter(c)) in scalars and c[next(iter(c))][0] == "valid"]
+    rest = [c for c in groups[0][3] if not (next(iter(c)) in scalars and c[next(iter(c))][0] == "valid")]
+    for j, c in enumerate(rest[:limit]):
+        for turn in range(len(groups)):  # the group whose turn it is, or the next one that has this choice
+            g = (j + turn) % len(groups)
+            if c in groups[g][3]:
+                picked.append((g, c))
+                break
+    return picked
+
+
+def generate(op: dict, functional: Callable | None = None, limit: int = LIMIT) -> list[Sample]:
     ov = override_for(op)
     dtypes = [getattr(torch, d) for d in ov["dtypes"]] if "dtypes" in ov else DTYPES
     shapes = [tuple(s) for s in ov["shapes"]] if "shapes" in ov else SHAPES
-    result: list[Sample] = []
-    seen: set[str] = set()
+    groups = []
     seed = 0
     for dtype in dtypes:
         for shape in shapes:
             seed += 1000
             _, counts, _ = build(op, dtype, shape, {}, ov, seed)
-            choices: list[dict] = [{}]  # the base sample, then one argument changed in each
+            choices: list[dict] = []  # one argument changed in each (the base sample has none)
             for arg in op["args"]:
                 name = arg["name"]
                 if arg["is_out"]:
                     continue
                 choices += [{name: ("valid", k)} for k in range(counts.get(name, 0))]
                 choices += [{name: ("error", k)} for k in range(counts.get("!" + name, 0))]
-            for choice in choices:
-                values, _, missing = build(op, dtype, shape, choice, ov, seed)
-                if missing:
-                    continue
-                full = not choice
-                for i, (out_label, outs) in enumerate(out_tensors(op, values, functional, dtype, full)):
-                    shown = ", ".join(f"{n}={_fmt(v)}" for n, v in values.items() if v is not OMIT)
-                    if out_label:
-                        shown += f", {out_label}:" + ",".join(_fmt(t) for t in outs.values())
-                    if shown in seen:  # e.g. ops without tensor inputs repeat across dtypes
-                        continue
-                    seen.add(shown)
-                    make = functools.partial(_make, op, dtype, shape, choice, ov, seed, functional, full, i)
-                    # Writing to overlapping out= memory: aten may refuse, else the result depends on the order
-                    # of writes (triu.out races): compare everything but the values.
-                    result.append(Sample(f"{shape}: {shown}", make, out_label != "out=overlapping"))
+            groups.append((dtype, shape, seed, choices))
+    result: list[Sample] = []
+    seen: set[str] = set()
+    for g, choice in _plan(op, groups, ov.get("limit", limit)):
+        dtype, shape, seed, _ = groups[g]
+        values, _, missing = build(op, dtype, shape, choice, ov, seed)
+        if missing:
+            continue
+        full = not choice and dtype == dtypes[0]  # out= variants (sized, other dtype, overlapping) once per shape
+        for i, (out_label, outs) in enumerate(out_tensors(op, values, functional, dtype, full)):
+            shown = ", ".join(f"{n}={_fmt(v)}" for n, v in values.items() if v is not OMIT)
+            if out_label:
+                shown += f", {out_label}:" + ",".join(_fmt(t) for t in outs.values())
+            if shown in seen:  # e.g. ops without tensor inputs repeat across dtypes
+                continue
+            seen.add(shown)
+            make = functools.partial(_make, op, dtype, shape, choice, ov, seed, functional, full, i)
+            # Writing to overlapping out= memory: aten may refuse, else the result depends on the order of
+            # writes (triu.out races): compare everything but the values.
+            result.append(Sample(f"{shape}: {shown}", make, out_label != "out=overlapping"))
+    return result
+
+
+# ---- recorded samples (OpInfo) ---------------------------------------------------------------------------
+
+
+def _decoded(args: dict[str, Any]) -> dict[str, Any]:
+    from shimgen.verify import serial
+
+    return {k: serial.decode(v) for k, v in args.items()}
+
+
+def _make_recorded(args: dict[str, Any], op: dict, functional: Callable | None, out_variant: int | None,
+                   full: bool) -> dict[str, Any]:
+    values = _decoded(args)
+    if out_variant is None:
+        return values
+    inputs = {k: v for k, v in values.items() if k not in {a["name"] for a in op["args"] if a["is_out"]}}
+    dtype = next((v.dtype for v in inputs.values() if isinstance(v, torch.Tensor)), torch.float32)
+    _, outs = out_tensors(op, inputs, functional, dtype, full)[out_variant]
+    return {**inputs, **outs}
+
+
+def recorded_samples(op: dict, recorded: dict[str, list[dict]], functional: Callable | None) -> list[Sample]:
+    """Samples from the recorded OpInfo calls of this overload; an out= or in-place overload that OpInfo never
+    reached takes its functional overload's calls (out= tensors added as for shimgen's own samples)."""
+    from shimgen.verify import serial
+
+    calls = recorded.get(op["op"], [])
+    via = None
+    if not calls and op.get("functional") and op["kind"] in ("out", "inplace"):
+        calls = recorded.get(op["functional"], [])
+        via = op["functional"]
+    names = {a["name"] for a in op["args"]}
+    result: list[Sample] = []
+    for i, c in enumerate(calls):
+        args = {k: v for k, v in c["args"].items() if k in names}
+        if len(args) != len(c["args"]):
+            continue  # the functional's call has an argument this overload lacks
+        shown = ", ".join(f"{k}={serial.describe(v)}" for k, v in args.items())
+        source = c["source"] + (f" (via {via})" if via else "")
+        if op["kind"] == "out" and via:
+            for j, (label, _) in enumerate(out_tensors(op, _decoded(args), functional, torch.float32, i == 0)):
+                make = functools.partial(_make_recorded, args, op, functional, j, i == 0)
+                result.append(Sample(f"{shown}, {label}", make, label != "out=overlapping", source))
+        else:
+            result.append(Sample(shown, functools.partial(_make_recorded, args, op, functional, None, False), True,
+                                 source))
     return result
