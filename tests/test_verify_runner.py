@@ -54,7 +54,7 @@ SCALE = _op("scale", [_arg("x", "Tensor"), _arg("s", "Scalar", "float")])
 def spin_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("runner")
     x = torch.arange(6.0).reshape(2, 3)
-    calls = _calls("spin.default", [{"x": x, "mode": m} for m in range(9)])
+    calls = _calls("spin.default", [{"x": x, "mode": m} for m in range(10)])
     calls.update(_calls("scale.default", [{"x": x, "s": 2.5}, {"x": torch.arange(3), "s": 2}]))
     return _run(tmp, [SPIN, SCALE], calls)
 
@@ -62,11 +62,12 @@ def spin_run(tmp_path_factory):
 def test_hangs_and_crashes_cost_one_sample_and_the_run_goes_on(spin_run) -> None:
     results, seconds = spin_run
     r = results["spin.default"]
-    assert r["samples"] == 9, r
-    assert r["counts"] == {"exact": 1, "refused": 1, "wrong": 4, "error": 1, "aten-fails": 2}, r
+    assert r["samples"] == 10, r
+    assert r["counts"] == {"exact": 1, "refused": 1, "wrong": 4, "error": 1, "aten-fails": 3}, r
     assert results["scale.default"]["samples"] == 2  # the next op ran
-    # Two hangs, each killed at the 2 s sample limit, plus the runner's start-up: far from the 3,600 s sleep.
-    assert seconds < 45, seconds
+    # Two hangs, each killed at the 2 s sample limit: far from the fixture's 3,600 s sleep (a loose bound: the
+    # machine may be busy; this is not a timing test).
+    assert seconds < 600, seconds
 
 
 def test_a_hang_or_crash_names_the_side_it_happened_on(spin_run) -> None:
@@ -81,6 +82,10 @@ def test_a_hang_or_crash_names_the_side_it_happened_on(spin_run) -> None:
     assert "sample 8: the wrapper crashed (killed by SIGSEGV) in phase `wrapper (aten raised)`; aten raised an " \
            "error on this input" in failures
     assert "refused: " in notes and "shimgen: mode 6 cannot cross the stable ABI" in notes
+    # mode 9: the crash shows in the wrapper's phase, but aten run alone on the input crashes too
+    assert "sample 9: the process crashed (killed by SIGSEGV) in phase `wrapper`, and aten alone crashes on " \
+           "this input too" in notes
+    assert "and runs alone without trouble" in failures  # modes 2, 3 and 8 were checked the same way
     status, reason = report.verdict(r)
     assert status == "WRONG" and "hung" in reason
 
@@ -101,7 +106,7 @@ def test_op_time_limit_stops_an_op_that_keeps_hanging(tmp_path) -> None:
     r = results["spin.default"]
     assert 1 <= r["counts"]["wrong"] <= 4, r
     assert any("not run (time limit 2.5 s)" in n for n in r["notes"]), r
-    assert seconds < 30
+    assert seconds < 600  # not 6 hangs of 3,600 s
 
 
 def test_box_carries_scalars_as_the_round_trip_schema_does() -> None:

@@ -1,7 +1,8 @@
 """Samples from PyTorch's OpInfo database: the aten calls its sample inputs reach, recorded once per torch version.
 
 Each OpInfo of `torch.testing._internal.common_methods_invocations.op_db` runs its CPU sample inputs in several
-dtypes (forward), and in float64 with gradients (forward and backward), while two recorders watch:
+dtypes (forward), and in float64 with gradients (forward and backward), and each ModuleInfo of
+`common_modules.module_db` its module inputs (float32; float64 with backward), while two recorders watch:
 - a TorchDispatchMode sees every aten overload that reaches a kernel (the ops below autograd, `*_backward` ops);
 - Python kernels at the CompositeImplicitAutograd key (under the Python dispatcher) see the composite overloads
   that decompose before any mode could see them (`linear`, `layer_norm`, `to.dtype`, ...).
@@ -28,7 +29,7 @@ from typing import Any
 
 from shimgen.verify import serial
 
-FORMAT = 1  # bump when what is recorded or how it is encoded changes
+FORMAT = 2  # bump when what is recorded or how it is encoded changes
 FORWARD_DTYPES = ("float32", "int64", "bool", "complex64", "float64", "int32", "uint8", "bfloat16")
 BACKWARD_DTYPE = "float64"
 SAMPLES_PER_DTYPE = 12  # OpInfo sample inputs run per (OpInfo, dtype): the first ones cover most overloads
@@ -198,6 +199,37 @@ def _run_opinfo(info: Any, rec: Recorder, mode_cls: Any) -> None:
                 pass
 
 
+def _run_module(info: Any, rec: Recorder, mode_cls: Any) -> None:
+    """A ModuleInfo's modules (common_modules.module_db): float32 forward, float64 forward and backward."""
+    import torch
+    from torch._dispatch.python import enable_python_dispatcher
+
+    for dtype_name, grad in (("float32", False), (BACKWARD_DTYPE, True)):
+        dtype = getattr(torch, dtype_name)
+        if dtype not in info.supported_dtypes("cpu"):
+            continue
+        torch.manual_seed(0)
+        try:
+            inputs = list(info.module_inputs_func(info, device="cpu", dtype=dtype, requires_grad=grad,
+                                                  training=True))
+        except Exception:  # noqa: BLE001
+            continue
+        rec.source = f"ModuleInfo {info.name} {dtype_name} {'backward' if grad else 'forward'}"
+        for mi in inputs[:SAMPLES_PER_DTYPE]:
+            torch.manual_seed(0)
+            try:
+                c, f = mi.constructor_input, mi.forward_input
+                module = info.module_cls(*c.args, **c.kwargs).to(dtype)
+                with enable_python_dispatcher(), mode_cls():
+                    result = module(*f.args, **f.kwargs)
+                    if grad:
+                        outs = [o for o in _outputs(result) if o.requires_grad and o.grad_fn is not None]
+                        if outs:
+                            torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
+            except Exception:  # noqa: BLE001
+                pass
+
+
 def work(out_path: str, names: list[str] | None, part: int, parts: int, skip: set[str]) -> int:
     """Record op_db[part::parts] (only `names` when given; not `skip`), appending one chunk per OpInfo."""
     try:
@@ -220,15 +252,22 @@ def work(out_path: str, names: list[str] | None, part: int, parts: int, skip: se
             return func(*args, **kwargs)
 
     _install_composite_recorders(rec)
-    infos = [i for i in op_db if names is None or i.name in names][part::parts]
+    entries = [(i, _run_opinfo, i.name + (f".{i.variant_test_name}" if i.variant_test_name else ""))
+               for i in op_db if names is None or i.name in names]
+    if names is None:  # the whole recording also runs the nn modules' inputs (common_modules.module_db)
+        try:
+            from torch.testing._internal.common_modules import module_db
+
+            entries += [(m, _run_module, "module " + m.name) for m in module_db]
+        except Exception:  # noqa: BLE001 - OpInfo alone still records most of the surface
+            pass
     with open(out_path, "ab") as out:
-        for info in infos:
-            key = info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
+        for info, run, key in entries[part::parts]:
             if key in skip:
                 continue
             print(f"start {key}", flush=True)
             rec.calls = {}
-            _run_opinfo(info, rec, Mode)
+            run(info, rec, Mode)
             blob = serial.dumps({"opinfo": key, "calls": rec.calls})
             out.write(len(blob).to_bytes(8, "little") + blob)
             out.flush()

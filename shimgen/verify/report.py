@@ -23,7 +23,7 @@ from typing import Any
 
 from shimgen.verify.build import Step
 
-FAILING = ("WRONG", "WRONG (Scalar)", "ERROR")  # `WRONG (Scalar)` is explained (issue 8), still a failure
+FAILING = ("WRONG", "WRONG (Scalar)", "WRONG (mixed returns)", "ERROR")  # explained ones are still failures
 
 
 def verdict(r: dict) -> tuple[str, str]:
@@ -39,6 +39,9 @@ def verdict(r: dict) -> tuple[str, str]:
     if c["wrong"]:
         if r["scalar_wrong"] == c["wrong"]:
             return "WRONG (Scalar)", "every wrong sample is the Scalar boxing's (issue 8)"
+        if r.get("causes", {}).get("mixed returns") == c["wrong"]:
+            return "WRONG (mixed returns)", ("libtorch's torch_call_dispatcher raises converting a mixed-type return "
+                                             "tuple: the dispatcher route cannot carry it on this torch")
         return "WRONG", r["failures"][0] if r["failures"] else "a sample differed"
     if c["exact"]:
         return "proven", ""

@@ -25,6 +25,11 @@ from dataclasses import dataclass, field
 LOG_TAIL = 15  # lines of the runner's stderr kept with a runner failure
 MAX_DETAILS = 5  # messages kept per op and kind
 OUTCOMES = ("exact", "refused", "wrong", "error", "aten-fails")
+CAUSES = {  # what a wrong sample's cause adds to its message
+    "scalar": " [Scalar boxing (issue 8): aten given the wrapper's double agrees with the wrapper]",
+    "mixed returns": " [libtorch: torch_call_dispatcher cannot return this mix of types; the dispatcher route is the"
+                     " wrong route for this overload]",
+}
 
 
 class Progress:
@@ -50,6 +55,7 @@ class Progress:
 
 def new_result(name: str) -> dict:
     return {"op": name, "counts": dict.fromkeys(OUTCOMES, 0), "sources": {}, "failures": [], "scalar_wrong": 0,
+            "causes": {},
             "notes": [], "status": None, "reason": None, "seconds": 0.0, "samples": 0}
 
 
@@ -66,6 +72,7 @@ class Running:
     last_k: int = -1
     recorded: int = 0
     attempts: int = 0
+    check: tuple | None = None  # (k, what, phase, detail): aten is being run alone on sample k
 
 
 @dataclass
@@ -123,10 +130,10 @@ class Pool:
         w.proc.wait()
         self.workers.remove(w)
 
-    def _send(self, w: Worker, job: Running, start: int) -> None:
+    def _send(self, w: Worker, job: Running, start: int, aten_only: int | None = None) -> None:
         w.job = job
         job.attempts += 1
-        cmd = {"op": job.index, "start": start, "exact": job.exact}
+        cmd = {"op": job.index, "start": start, "exact": job.exact, "aten_only": aten_only}
         assert w.proc.stdin is not None
         w.proc.stdin.write((json.dumps(cmd) + "\n").encode())
         w.proc.stdin.flush()
@@ -168,11 +175,18 @@ class Pool:
             r["sources"][_source_kind(ev["src"])] = r["sources"].get(_source_kind(ev["src"]), 0) + 1
             job.exact += o == "exact"
             if o == "wrong":
-                if ev.get("cause") == "scalar":
+                cause = ev.get("cause")
+                if cause:
+                    r["causes"][cause] = r["causes"].get(cause, 0) + 1
+                if cause == "scalar":
                     r["scalar_wrong"] += 1
-                _add_detail(r["failures"], f"{ev.get('l', '')}: {ev.get('m', '')}" +
-                            (" [Scalar boxing: aten given the wrapper's values agrees with it]"
-                             if ev.get("cause") == "scalar" else ""))
+                _add_detail(r["failures"], f"{ev.get('l', '')}: {ev.get('m', '')}" + CAUSES.get(cause, ""))
+            elif o == "exact" and ev.get("cause") == "undefined values":
+                r["undefined"] = r.get("undefined", 0) + 1
+                if r["undefined"] == 1:
+                    _add_detail(r["notes"], "undefined values: aten disagrees with itself on some samples "
+                                            "(uninitialised or nondeterministic results): compared dtype, shape, "
+                                            "strides and aliasing there")
             elif o in ("refused", "aten-fails"):
                 _add_detail(r["notes"], f"{o}: {ev.get('l', '')}: {ev.get('m', '')}")
         elif kind == "note":
@@ -182,7 +196,7 @@ class Pool:
 
     def _on_exit(self, w: Worker, job: Running, r: dict, ev: dict) -> None:
         elapsed = time.monotonic() - job.started
-        if ev["how"] == "done":
+        if ev["how"] == "done" and job.check is None:
             r["seconds"] = round(elapsed, 3)
             self.progress.done += 1
             self._next(w)
@@ -190,20 +204,32 @@ class Pool:
         k, phase = ev["k"], ev["phase"]
         what = "crashed" if ev["how"] == "crash" else "hung"
         detail = ev.get("m", "")
-        if k < 0:  # before any sample (making them, or the checks at the start)
-            r["status"] = "error"
-            r["reason"] = f"the runner {what} ({detail}) before the first sample"
+        if job.check is not None:  # aten ran alone on the sample the wrapper side crashed or hung on
+            k, what, phase, detail = job.check
+            job.check = None
+            r["samples"] += 1
+            if ev["how"] == "done":
+                aten_did = "raised an error" if phase == "wrapper (aten raised)" else "returned"
+                r["counts"]["wrong"] += 1
+                _add_detail(r["failures"], f"sample {k}: the wrapper {what} ({detail}) in phase `{phase}`; aten "
+                                           f"{aten_did} on this input, and runs alone without trouble")
+            else:
+                r["counts"]["aten-fails"] += 1
+                _add_detail(r["notes"], f"aten-fails: sample {k}: the process {what} ({detail}) in phase `{phase}`"
+                                        f", and aten alone {'crashes' if ev['how'] == 'crash' else 'hangs'} on this"
+                                        " input too (e.g. it corrupts memory): not the wrapper's failure")
+        elif k < 0:  # before any sample (making them, or the checks at the start)
+            r["status"] = "nosample"
+            r["reason"] = f"making the samples {what} ({detail}) (they call the functional overload for out= shapes)"
         elif phase in ("aten", "setup"):
             who = f"aten itself {what} on this input" if phase == "aten" else f"making the sample {what}"
             r["counts"]["aten-fails"] += 1
             r["samples"] += 1
             _add_detail(r["notes"], f"aten-fails: sample {k}: {who} ({detail}): not the wrapper's failure")
-        else:  # the wrapper (or comparing what it returned) crashed or hung where aten returned or raised
-            aten_did = "raised an error" if phase == "wrapper (aten raised)" else "returned"
-            r["counts"]["wrong"] += 1
-            r["samples"] += 1
-            _add_detail(r["failures"], f"sample {k}: the wrapper {what} ({detail}) in phase `{phase}`; aten "
-                                       f"{aten_did} on this input")
+        else:  # the wrapper (or comparing what it returned) crashed or hung: does aten alone do that too?
+            job.check = (k, what, phase, detail)
+            self._send(w, job, k, aten_only=k)
+            return
         if elapsed < self.op_limit and k >= 0 and job.attempts < 50:
             self._send(w, job, k + 1)
             return

@@ -259,6 +259,20 @@ def override_for(op: dict) -> dict:
 # ---- samples ---------------------------------------------------------------------------------------------
 
 
+def _fixed_size(schema_type: str) -> int | None:
+    """N for `bool[3]`, `int[2]?` (a C++ std::array: a list of any other length cannot be passed)."""
+    if "[" not in schema_type:
+        return None
+    inner = schema_type[schema_type.index("[") + 1: schema_type.index("]")]
+    return int(inner) if inner.isdigit() and int(inner) > 1 else None
+
+
+def _sized(values: list, n: int | None) -> list:
+    if n is None:
+        return values
+    return [(v * n)[:n] if isinstance(v, list) and v else v for v in values]
+
+
 def candidates(arg: dict, ctx: Ctx, ov: dict) -> tuple[list, list]:
     """(valid values, error values) for one argument, given the arguments built so far."""
     name = arg["name"]
@@ -267,7 +281,7 @@ def candidates(arg: dict, ctx: Ctx, ov: dict) -> tuple[list, list]:
         valid = [ctx.eval(e) for e in ov["args"][name]]
     else:
         rule = RULES.get(base, (lambda c, a: [], None))[0]
-        valid = rule(ctx, arg)
+        valid = _sized(rule(ctx, arg), _fixed_size(arg["type"]))
     if name in ov.get("errors", {}):
         errors = [ctx.eval(e) for e in ov["errors"][name]]
     else:
@@ -452,9 +466,24 @@ def _decoded(args: dict[str, Any]) -> dict[str, Any]:
     return {k: serial.decode(v) for k, v in args.items()}
 
 
+def as_written(op: dict, values: dict[str, Any]) -> dict[str, Any]:
+    """A recorded call as a C++ caller writes it: aten's Python binding lets a number stand for a Tensor (it
+    becomes a wrapped number) and an int for a list of ints; a wrapper takes a Tensor (here a 0-dim tensor) and a
+    list. Both sides get the same values."""
+    types = {a["name"]: a["type"] for a in op["args"]}
+    out = dict(values)
+    for name, v in values.items():
+        base, _ = rule_key(types.get(name, ""))
+        if base == "Tensor" and isinstance(v, (bool, int, float, complex)):
+            out[name] = torch.tensor(v)
+        elif base in ("int[]", "SymInt[]") and isinstance(v, int) and not isinstance(v, bool):
+            out[name] = [v]
+    return out
+
+
 def _make_recorded(args: dict[str, Any], op: dict, functional: Callable | None, out_variant: int | None,
                    full: bool) -> dict[str, Any]:
-    values = _decoded(args)
+    values = as_written(op, _decoded(args))
     if out_variant is None:
         return values
     inputs = {k: v for k, v in values.items() if k not in {a["name"] for a in op["args"] if a["is_out"]}}
@@ -463,25 +492,84 @@ def _make_recorded(args: dict[str, Any], op: dict, functional: Callable | None, 
     return {**inputs, **outs}
 
 
+def _tag(v: Any) -> str:
+    if isinstance(v, tuple) and v and isinstance(v[0], str) and v[0].startswith("@"):
+        return v[0]
+    return type(v).__name__
+
+
+def fits(schema_type: str, v: Any) -> bool:
+    """Whether a recorded (encoded) value can be passed for an argument of this schema type: used to borrow a
+    related overload's calls (aten still decides; this only skips calls that cannot bind)."""
+    base, optional = rule_key(schema_type)
+    if v is None:
+        return optional
+    tag = _tag(v)
+    tensor = tag in ("@tensor", "@qtensor", "@qtensor_pc", "@sparse")
+    number = tag in ("bool", "int", "float", "complex")
+    if base == "Tensor":
+        return tensor or number
+    if base in ("Tensor[]", "Tensor?[]"):
+        return tag in ("@list", "@tuple") and all(x is None or _tag(x).startswith("@") and "tensor" in _tag(x)
+                                                  or _tag(x) == "@sparse" for x in v[1])
+    if base == "Scalar":
+        return number
+    if base in ("int", "SymInt"):
+        return tag == "int"
+    if base == "float":
+        return tag in ("int", "float")
+    if base == "bool":
+        return tag == "bool"
+    if base in ("int[]", "SymInt[]"):
+        return tag == "int" or tag in ("@list", "@tuple") and all(_tag(x) == "int" for x in v[1])
+    if base == "str":
+        return tag == "str"
+    if base == "ScalarType":
+        return tag == "@dtype"
+    return True
+
+
+def _related(op: dict, recorded: dict[str, list[dict]]) -> tuple[list[dict], str | None]:
+    """Recorded calls that may serve an overload OpInfo never reached: its functional overload's (out=, in-place),
+    then its sibling overloads' (same name, or the in-place op's functional name) whose values fit its schema.
+    Returns (calls, where they came from)."""
+    required = {a["name"] for a in op["args"] if a["default"] is None and not a["is_out"]
+                and not a["type"].endswith("?")}
+    types = {a["name"]: a["type"] for a in op["args"] if not a["is_out"]}
+    bases = {op["name"], op["name"].rstrip("_")}
+    keys = [op["functional"]] if op.get("functional") else []
+    keys += sorted(k for k in recorded if k.rpartition(".")[0] in bases and k not in keys and k != op["op"])
+    found: list[dict] = []
+    sources = []
+    for key in keys:
+        for c in recorded.get(key, []):
+            args = c["args"]
+            if required <= args.keys() and all(k in types and fits(types[k], v) for k, v in args.items()):
+                found.append(c)
+                if key not in sources:
+                    sources.append(key)
+            if len(found) >= 12:
+                break
+        if len(found) >= 12:
+            break
+    return found, ", ".join(sources) or None
+
+
 def recorded_samples(op: dict, recorded: dict[str, list[dict]], functional: Callable | None) -> list[Sample]:
-    """Samples from the recorded OpInfo calls of this overload; an out= or in-place overload that OpInfo never
-    reached takes its functional overload's calls (out= tensors added as for shimgen's own samples)."""
+    """Samples from the recorded OpInfo calls of this overload, or else of related overloads (_related; out=
+    tensors added as for shimgen's own samples)."""
     from shimgen.verify import serial
 
-    calls = recorded.get(op["op"], [])
-    via = None
-    if not calls and op.get("functional") and op["kind"] in ("out", "inplace"):
-        calls = recorded.get(op["functional"], [])
-        via = op["functional"]
-    names = {a["name"] for a in op["args"]}
+    calls, via = recorded.get(op["op"], []), None
+    if not calls:
+        calls, via = _related(op, recorded)
+    outs = {a["name"] for a in op["args"] if a["is_out"]}
     result: list[Sample] = []
     for i, c in enumerate(calls):
-        args = {k: v for k, v in c["args"].items() if k in names}
-        if len(args) != len(c["args"]):
-            continue  # the functional's call has an argument this overload lacks
+        args = c["args"]
         shown = ", ".join(f"{k}={serial.describe(v)}" for k, v in args.items())
         source = c["source"] + (f" (via {via})" if via else "")
-        if op["kind"] == "out" and via:
+        if outs and not outs & args.keys():
             for j, (label, _) in enumerate(out_tensors(op, _decoded(args), functional, torch.float32, i == 0)):
                 make = functools.partial(_make_recorded, args, op, functional, j, i == 0)
                 result.append(Sample(f"{shown}, {label}", make, label != "out=overlapping", source))
