@@ -174,3 +174,34 @@ def test_report_writes_markdown_and_json(spin_run, tmp_path) -> None:
     assert data["summary"]["overloads"] == 2 and data["summary"]["failing"] == 2
     assert {row["op"]: row["status"] for row in data["ops"]} == {"spin.default": "WRONG",
                                                                 "scale.default": "WRONG (Scalar)"}
+
+
+def test_an_overload_opinfo_never_reached_borrows_fitting_calls() -> None:
+    """add_.Tensor takes add.Tensor's calls (its functional); mul.Scalar takes only mul.Tensor's calls whose
+    `other` is a number (a tensor cannot be passed for a Scalar)."""
+    from shimgen.verify import samples
+
+    def spec(op: str, kind: str, functional: str | None, args: list[dict]) -> dict:
+        name, _, overload = op.partition(".")
+        return {**_op(name, args), "op": op, "overload": overload, "kind": kind, "functional": functional}
+
+    x = torch.ones(2)
+    recorded = {**_calls("add.Tensor", [{"self": x, "other": x}]),
+                **_calls("mul.Tensor", [{"self": x, "other": x}, {"self": x, "other": 2}])}
+    add_ = spec("add_.Tensor", "inplace", "add.Tensor", [_arg("self", "Tensor(a!)"), _arg("other", "Tensor")])
+    got = samples.recorded_samples(add_, recorded, None)
+    assert len(got) == 1 and got[0].source == "OpInfo fixture (via add.Tensor)"
+    mul_scalar = spec("mul.Scalar", "functional", None, [_arg("self", "Tensor"), _arg("other", "Scalar", "float")])
+    got = samples.recorded_samples(mul_scalar, recorded, None)
+    assert [s.label for s in got] == ["self=T(2,):float32, other=2"]
+
+
+def test_recorded_values_are_passed_as_a_cpp_caller_writes_them() -> None:
+    """aten's Python binding takes a number for a Tensor and an int for an int[]; a wrapper takes a tensor and a
+    list, so both sides get those."""
+    from shimgen.verify import samples
+
+    op = _op("f", [_arg("x", "Tensor"), _arg("dims", "int[]"), _arg("s", "Scalar", "float")])
+    got = samples.as_written(op, {"x": 2.5, "dims": 1, "s": 3})
+    assert isinstance(got["x"], torch.Tensor) and got["x"].dim() == 0 and got["x"].item() == 2.5
+    assert got["dims"] == [1] and got["s"] == 3
