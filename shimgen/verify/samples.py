@@ -338,7 +338,8 @@ def build(op: dict, dtype: torch.dtype, shape: tuple[int, ...], choice: dict[str
 
 def _fmt(v: Any) -> str:
     if isinstance(v, torch.Tensor):
-        return f"T{tuple(v.shape)}:{str(v.dtype).removeprefix('torch.')}"
+        shape = "(nested)" if v.is_nested else tuple(v.shape)
+        return f"T{shape}:{str(v.dtype).removeprefix('torch.')}"
     if isinstance(v, (list, tuple)):
         return "[" + ",".join(_fmt(x) for x in v) + "]"
     if isinstance(v, torch.Generator):
@@ -388,10 +389,35 @@ def out_tensors(op: dict, values: dict[str, Any], functional: Callable | None, d
     return variants
 
 
+# An op whose only CPU kernels take another layout (SparseCPU, QuantizedCPU, ...) gets its first tensor
+# argument in that layout: the dispatch key of its kernel names the input it needs.
+LAYOUTS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "SparseCPU": lambda t: t.to_sparse(),
+    "SparseCsrCPU": lambda t: t.to_sparse_csr() if t.dim() == 2 else t.to_sparse(),
+    "QuantizedCPU": lambda t: torch.quantize_per_tensor(t.float(), 0.1, 10, torch.quint8),
+    "MkldnnCPU": lambda t: t.float().to_mkldnn(),
+    "NestedTensorCPU": lambda t: torch.nested.nested_tensor(list(t.float())) if t.dim() >= 2 else t,
+}
+
+
+def _in_layout(op: dict, values: dict[str, Any], layout: str | None) -> dict[str, Any]:
+    if layout is None:
+        return values
+    for a in op["args"]:
+        v = values.get(a["name"])
+        if rule_key(a["type"])[0] == "Tensor" and not a["is_out"] and isinstance(v, torch.Tensor):
+            try:
+                return {**values, a["name"]: LAYOUTS[layout](v)}
+            except (RuntimeError, ValueError, TypeError):  # this dtype or shape has no such layout
+                return values
+    return values
+
+
 def _make(op: dict, dtype: torch.dtype, shape: tuple[int, ...], choice: dict, ov: dict, seed: int,
-          functional: Callable | None, full: bool, out_variant: int) -> dict[str, Any]:
+          functional: Callable | None, full: bool, out_variant: int, layout: str | None = None) -> dict[str, Any]:
     """The sample's values, built afresh (same seed, same values) so that each call gets its own tensors."""
     values, _, _ = build(op, dtype, shape, choice, ov, seed)
+    values = _in_layout(op, values, layout)
     _, outs = out_tensors(op, values, functional, dtype, full)[out_variant]
     return {**values, **outs}
 
@@ -417,7 +443,7 @@ def _plan(op: dict, groups: list[tuple[torch.dtype, tuple[int, ...], int, list[d
     return picked
 
 
-def generate(op: dict, functional: Callable | None = None, limit: int = LIMIT) -> list[Sample]:
+def generate(op: dict, functional: Callable | None = None, limit: int = LIMIT, layout: str | None = None) -> list[Sample]:
     ov = override_for(op)
     dtypes = [getattr(torch, d) for d in ov["dtypes"]] if "dtypes" in ov else DTYPES
     shapes = [tuple(s) for s in ov["shapes"]] if "shapes" in ov else SHAPES
@@ -442,15 +468,17 @@ def generate(op: dict, functional: Callable | None = None, limit: int = LIMIT) -
         values, _, missing = build(op, dtype, shape, choice, ov, seed)
         if missing:
             continue
+        values = _in_layout(op, values, layout)
         full = not choice and dtype == dtypes[0]  # out= variants (sized, other dtype, overlapping) once per shape
         for i, (out_label, outs) in enumerate(out_tensors(op, values, functional, dtype, full)):
             shown = ", ".join(f"{n}={_fmt(v)}" for n, v in values.items() if v is not OMIT)
+            shown += f" ({layout} input)" if layout else ""
             if out_label:
                 shown += f", {out_label}:" + ",".join(_fmt(t) for t in outs.values())
             if shown in seen:  # e.g. ops without tensor inputs repeat across dtypes
                 continue
             seen.add(shown)
-            make = functools.partial(_make, op, dtype, shape, choice, ov, seed, functional, full, i)
+            make = functools.partial(_make, op, dtype, shape, choice, ov, seed, functional, full, i, layout)
             # Writing to overlapping out= memory: aten may refuse, else the result depends on the order of
             # writes (triu.out races): compare everything but the values.
             result.append(Sample(f"{shape}: {shown}", make, out_label != "out=overlapping"))
