@@ -49,6 +49,9 @@ def verdict(r: dict) -> tuple[str, str]:
         return "refused", _first(r["notes"], "refused") or "the wrapper refused every sample aten ran"
     if status == "nosample":
         return "unproven", f"no sample: {r['reason']}"
+    if c.get("unreached") and not c["error"]:
+        return "unproven", ("round-trip op unreachable: its kernels are registered for CompositeExplicitAutograd, "
+                            f"which does not take this input ({_first(r['notes'], 'unreached')[:120]})")
     if c["aten-fails"] and not c["error"]:
         return "unproven", f"aten itself fails on every sample: {_first(r['notes'], 'aten-fails')}"
     if c["error"]:
@@ -75,6 +78,8 @@ def category(status: str, reason: str) -> str:
         return "unproven: aten itself crashes or hangs"
     if reason.startswith("aten raised"):
         return "unproven: aten raised on every sample"
+    if reason.startswith("round-trip op unreachable"):
+        return "unproven: the round-trip op cannot take this input (nested)"
     return "unproven: " + reason
 
 
@@ -109,8 +114,8 @@ def summary(table: list[dict]) -> dict[str, Any]:
            and row["status"] != "absent"]
     samples = Counter()
     for row in table:
-        for k in ("exact", "refused", "wrong", "error", "aten_fails"):
-            samples[k] += row[k]
+        for k in ("exact", "refused", "wrong", "error", "aten_fails", "unreached"):
+            samples[k] += row.get(k, 0)
     return {
         "overloads": len(table),
         "runnable": len(cpu),

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 LOG_TAIL = 15  # lines of the runner's stderr kept with a runner failure
 MAX_DETAILS = 5  # messages kept per op and kind
-OUTCOMES = ("exact", "refused", "wrong", "error", "aten-fails")
+OUTCOMES = ("exact", "refused", "wrong", "error", "aten-fails", "unreached")
 CAUSES = {  # what a wrong sample's cause adds to its message
     "scalar": " [Scalar boxing (issue 8): aten given the wrapper's double agrees with the wrapper]",
     "mixed returns": " [libtorch: torch_call_dispatcher cannot return this mix of types; the dispatcher route is the"
@@ -187,7 +187,7 @@ class Pool:
                     _add_detail(r["notes"], "undefined values: aten disagrees with itself on some samples "
                                             "(uninitialised or nondeterministic results): compared dtype, shape, "
                                             "strides and aliasing there")
-            elif o in ("refused", "aten-fails"):
+            elif o in ("refused", "aten-fails", "unreached"):
                 _add_detail(r["notes"], f"{o}: {ev.get('l', '')}: {ev.get('m', '')}")
         elif kind == "note":
             r["status"], r["reason"] = ev["status"], ev["m"]
