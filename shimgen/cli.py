@@ -54,6 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "run every wrapper against torch.ops.aten")
     p.add_argument("--build-dir", metavar="B", help="where --verify builds and leaves its libraries "
                    "(default: DIR/../.shimgen-build)")
+    p.add_argument("--report", metavar="PATH", help="with --verify: write the coverage report to PATH (Markdown) "
+                   "and beside it as JSON")
+    p.add_argument("--jobs", metavar="N", type=int, default=2, help="with --verify: compilers and sample runners "
+                   "at once (default: 2)")
     return p
 
 
@@ -327,7 +331,14 @@ def _run(args: argparse.Namespace) -> int:
         return _drift(args.drift, yaml_path, ops)
     if args.check and args.verify:
         raise ShimgenError("--check and --verify do not combine: --check writes nothing to verify")
+    if args.jobs < 1:
+        raise ShimgenError(f"--jobs must be at least 1, got {args.jobs}")
     build_dir = _verify_setup(args.out, args.build_dir) if args.verify else None
+    samples = None
+    if build_dir is not None:  # OpInfo's samples are recorded (or read from the cache) while shimgen generates
+        from shimgen.verify import Samples
+
+        samples = Samples(args.jobs)
     files, p = generate(ops, yaml_path, since, args.out)
     _err([f"shimgen: note: {n}" for n in [*p.notes, *sig_cpp.wrappers(p)[1], *sig_cpp.gone_notes(p)]])
     if args.check:
@@ -340,7 +351,8 @@ def _run(args: argparse.Namespace) -> int:
         from shimgen.verify import run as verify_run
 
         with output.locked(args.out, exclusive=False):  # verify reads what it checks: no writer meanwhile
-            return verify_run(args.out, build_dir, ops, yaml_path, since, plan=p)
+            return verify_run(args.out, build_dir, ops, yaml_path, since, plan=p, jobs=args.jobs,
+                              report_path=args.report, samples=samples)
     return 0
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from torchgen.model import Argument
 
 from shimgen.errors import ShimgenError
-from shimgen.fmt import black_format
+from shimgen.fmt import black_format, start_black
 from shimgen.plan import Plan
 from shimgen.sig_cpp import Param, Wrapper, gone, render_default, wrappers
 from shimgen.templates import render
@@ -291,13 +291,13 @@ def emit(plan: Plan) -> dict[str, str]:
     # (the tests check the whole file), which keeps black's share of a small run to its import. The
     # functions keep the module's `from __future__` line while black formats them: black infers the target
     # Python versions from it (PY37+, as for the whole module), and they decide its trailing commas.
+    stub = start_black(render("py_module.pyi.j2", imports=_imports(gs, False), **context), pyi=True)
     functions = black_format(_FUTURE + render("py_functions.py.j2", **context))
     assert functions.startswith(_FUTURE)
     functions = functions[len(_FUTURE) :].lstrip("\n")
     module = render("py_module.py.j2", imports=_imports(gs, True), functions=functions, **context)
-    stub = render("py_module.pyi.j2", imports=_imports(gs, False), **context)
     return {
         MODULE: module,
-        STUB: black_format(stub, pyi=True),
+        STUB: stub.result(),
         MARKER: "# PEP 561 marker: torch_stable_ops ships inline types and a stub (__init__.pyi).\n",
     }

@@ -89,3 +89,41 @@ def black_format(text: str, pyi: bool = False) -> str:
     import black  # imported lazily: it is the slowest import shimgen has
 
     return black.format_str(text, mode=black.Mode(is_pyi=pyi))
+
+
+PARALLEL_BLACK_CHARS = 200_000  # texts at least this long are formatted in a process of their own
+_BLACK_SCRIPT = (
+    "import sys, black\n"
+    "text = sys.stdin.buffer.read().decode('utf-8')\n"
+    "sys.stdout.buffer.write(black.format_str(text, mode=black.Mode(is_pyi=sys.argv[1] == 'pyi')).encode('utf-8'))\n"
+)
+
+
+class BlackFormatting:
+    """black over one text, in another process when the text is long (black holds the GIL, so a thread would
+    not run beside the caller's own formatting), else in this one when result() is asked for."""
+
+    def __init__(self, text: str, pyi: bool) -> None:
+        self.text, self.pyi, self.proc = text, pyi, None
+        if len(text) >= PARALLEL_BLACK_CHARS:
+            import sys
+
+            self.proc = subprocess.Popen([sys.executable, "-c", _BLACK_SCRIPT, "pyi" if pyi else "py"],
+                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            assert self.proc.stdin is not None
+            self.proc.stdin.write(text.encode("utf-8"))  # black reads all of it before it writes
+            self.proc.stdin.close()
+
+    def result(self) -> str:
+        if self.proc is None:
+            return black_format(self.text, self.pyi)
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        out, err = self.proc.stdout.read(), self.proc.stderr.read()
+        self.proc.wait()
+        if self.proc.returncode != 0:
+            raise ShimgenError(f"black failed: {err.decode('utf-8', 'replace').strip().splitlines()[-1:]}")
+        return out.decode("utf-8")
+
+
+def start_black(text: str, pyi: bool = False) -> BlackFormatting:
+    return BlackFormatting(text, pyi)

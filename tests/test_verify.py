@@ -18,11 +18,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from shimgen import scalars
-
 from shimgen import plan as plan_mod
 from shimgen.verify import overlay, roundtrip
-from shimgen.versions import Version
 
 # Every route and type class, in few ops (the comment names what each adds).
 REPRESENTATIVE = [
@@ -54,12 +51,15 @@ REPRESENTATIVE = [
     "add.out",  # generated shim: out=
     "full.out",  # generated shim: SymInt[] size, out=
 ]
-LOWERED_TO = {t for op in REPRESENTATIVE for t in scalars.targets(op)}
-ROUTES = {"shim", "dispatcher", "sibling", "generated_shim"}
+ROUTES = {"shim", "dispatcher", "generated_shim"}
 TYPE_CLASSES = {"Tensor", "Tensor?", "Tensor[]", "int", "int[]", "int?", "float", "float?", "Scalar", "bool",
                 "bool?", "str", "Scalar?", "ScalarType?", "Device?", "Layout?", "MemoryFormat", "MemoryFormat?", "SymInt",
                 "SymInt[]"}
-_ROW_RE = re.compile(r"^(\S+)\s+(shim|dispatcher|sibling|generated_shim)\s+(\d+\.\d+)\s+(\d+)/(\d+)\s+(\d+)\s+(\S+)$", re.M)
+_ROW_RE = re.compile(r"^(\S+)\s+(shim|dispatcher|generated_shim)\s+(\d+\.\d+)\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)"
+                     r"\s+([\d.]+)s\s+(\S.*?)$", re.M)
+# Overloads whose samples include an integer or bool Scalar the wrapper receives as a double: `WRONG (Scalar)`
+# until issue 8 makes Scalars exact (then every op here must be proven).
+SCALAR_WRONG = {"add.Tensor", "add.out", "add_.Tensor", "clamp.default"}
 
 
 @dataclass
@@ -74,10 +74,11 @@ class Run:
         return {m.group(1): m.groups()[1:] for m in _ROW_RE.finditer(self.proc.stdout)}
 
 
-def shimgen_verify(ops: list[str], out: str, build: str) -> Run:
+def shimgen_verify(ops: list[str], out: str, build: str, env: dict | None = None) -> Run:
     cmd = [sys.executable, "-m", "shimgen", "--ops", ",".join(ops), "--out", out, "--verify", "--build-dir", build]
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "SHIMGEN_VERIFY_OPINFO": "off", **(env or {})})
     return Run(out, build, proc, time.perf_counter() - t0)
 
 
@@ -88,14 +89,19 @@ def verified(tmp_path_factory) -> Run:
 
 
 def test_representative_set_passes(verified: Run) -> None:
-    assert verified.proc.returncode == 0, verified.proc.stdout + verified.proc.stderr[-4000:]
+    """Every op is proven on shimgen's own samples, except the Scalar-bearing ones whose integer and bool Scalar
+    samples the double boxing gets wrong (attributed, and still a failure: exit status 1)."""
     rows = verified.rows
-    # the representative set, and the overloads it lowers its numbers to (clamp.default -> clamp.Tensor, ...)
-    assert set(REPRESENTATIVE) <= set(rows)
-    assert all(op in REPRESENTATIVE or op in LOWERED_TO for op in rows), sorted(set(rows) - set(REPRESENTATIVE))
-    for op, (route, since, passed, total, errors, result) in rows.items():
-        assert result == "ok" and passed == total and int(total) > 0, op
-    assert f"{len(rows)}/{len(rows)} ops passed" in verified.proc.stdout
+    assert sorted(rows) == sorted(REPRESENTATIVE), verified.proc.stdout + verified.proc.stderr[-4000:]
+    for op, (route, since, source, exact, refused, wrong, errors, seconds, result) in rows.items():
+        assert source == "shimgen" and int(exact) > 0, op
+        if op in SCALAR_WRONG:
+            assert result == "WRONG (Scalar)", (op, verified.proc.stderr[-4000:])
+        else:
+            assert result == "proven" and wrong == "0" and refused == "0", (op, verified.proc.stderr[-4000:])
+    proven = len(REPRESENTATIVE) - len(SCALAR_WRONG)
+    assert f"{proven}/{len(REPRESENTATIVE)} overloads proven" in verified.proc.stdout
+    assert verified.proc.returncode == (1 if SCALAR_WRONG else 0)
 
 
 def test_every_route_and_type_class_is_covered(verified: Run) -> None:
@@ -115,11 +121,11 @@ def test_error_cases_ran(verified: Run) -> None:
     rows = verified.rows
     for op in ("amax.default", "transpose.int", "index_select.default", "cat.default", "add.Tensor", "sort.values",
                "narrow.default", "pad.default"):
-        assert int(rows[op][4]) > 0, op
+        assert int(rows[op][6]) > 0, op
 
 
 def test_progress_and_timings_are_reported(verified: Run) -> None:
-    assert f"verify [1/{len(verified.rows)}]" in verified.proc.stderr
+    assert f"verify [1/{len(REPRESENTATIVE)}]" in verified.proc.stderr
     assert re.search(r"build \d+\.\d+s \(overlay .*round-trip extension", verified.proc.stdout)
 
 
@@ -145,9 +151,11 @@ def test_built_libraries_load_with_torch_ops_load_library(verified: Run) -> None
 
 def test_unchanged_sources_reuse_the_build(verified: Run) -> None:
     again = shimgen_verify(REPRESENTATIVE, verified.out, verified.build)
-    assert again.proc.returncode == 0, again.proc.stderr[-3000:]
-    assert re.search(r"\(overlay reused, round-trip extension \(compile\) reused, round-trip extension \(link\) "
-                     r"reused\)", again.proc.stdout), again.proc.stdout
+    assert again.rows.keys() == verified.rows.keys(), again.proc.stderr[-3000:]
+    steps = re.search(r"^build [\d.]+s \((.*)\); samples", again.proc.stdout, re.M).group(1).split(", ")
+    assert {s.rsplit(" ", 1)[0] for s in steps} >= {"overlay 1/1", "round-trip extension 1/1", "runner helper",
+                                                   "overlay (link)", "round-trip extension (link)"}
+    assert all(s.endswith(" reused") for s in steps), steps
 
 
 def _mutate(path: str, old: str, new: str) -> None:
@@ -168,17 +176,17 @@ def test_a_wrong_wrapper_fails_and_a_crash_is_reported(tmp_path) -> None:
     ops_h = os.path.join(out, "torch", "csrc", "stable", "ops.h")
     _mutate(ops_h, "aoti_torch_aten_narrow(self.get(), dim, start, length, &ret0)",
             "aoti_torch_aten_narrow(self.get(), dim, length, start, &ret0)")
-    _mutate(ops_h, "SHIMGEN_CHECK(aoti_torch_aten_amax(", "(void)(aoti_torch_aten_amax(")
+    _mutate(ops_h, "STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_amax(", "(void)(aoti_torch_aten_amax(")
     proc = subprocess.run(
         [sys.executable, "-c", "import sys; from shimgen.verify import run; "
          f"sys.exit(run({out!r}, {build!r}, ['narrow.default', 'amax.default', 'pad.default'], None, None))"],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True, text=True, timeout=600, env={**os.environ, "SHIMGEN_VERIFY_OPINFO": "off"},
     )
     assert proc.returncode == 1, proc.stdout + proc.stderr[-3000:]
     rows = {m.group(1): m.groups()[1:] for m in _ROW_RE.finditer(proc.stdout)}
-    assert rows["narrow.default"][-1] == "FAIL"
-    assert rows["amax.default"][-1] in ("FAIL", "CRASH")
-    assert rows["pad.default"][-1] == "ok"
+    assert rows["narrow.default"][-1] == "WRONG"
+    assert rows["amax.default"][-1] in ("WRONG", "ERROR")
+    assert rows["pad.default"][-1] == "proven"
     assert "narrow.default failed:" in proc.stderr and "!= aten's" in proc.stderr
     assert not os.path.exists(os.path.join(build, overlay.LIBRARY))  # nothing libtorch lacks
 
@@ -193,10 +201,10 @@ def test_a_build_failure_is_reported(tmp_path) -> None:
     proc = subprocess.run(
         [sys.executable, "-c", "import sys; from shimgen.verify import run; "
          f"sys.exit(run({out!r}, {build!r}, ['pad.default'], None, None))"],
-        capture_output=True, text=True, timeout=600,
+        capture_output=True, text=True, timeout=600, env={**os.environ, "SHIMGEN_VERIFY_OPINFO": "off"},
     )
     assert proc.returncode == 1
-    assert "building round-trip extension (compile) failed" in proc.stderr
+    assert "building round-trip extension 1/1 failed" in proc.stderr
     assert "not_a_type" in proc.stderr
 
 
@@ -237,14 +245,13 @@ def test_kernel_takes_box_types_in_schema_order_and_calls_the_exact_wrapper() ->
 
 def test_a_route_that_carries_every_argument_beats_one_that_drops_some() -> None:
     """clamp(self, Scalar? min=None, Scalar? max=None): the dispatcher cannot carry Scalar?, so it could only call
-    clamp with min and max as None (always an error); its Tensor sibling clamp.Tensor carries them all (as 0-dim
-    tensors) from 2.9, and wins over the dispatcher's form and over shimgen's C shim."""
+    clamp with min and max as None (always an error). From the release of shimgen's C shim on, that shim wins."""
     from shimgen import sig_cpp
 
     p = plan_mod.make(["clamp.default"])
-    w = sig_cpp.build(next(op for op in p.ops if op.name == "clamp.default"), p)
-    assert [(v.route, v.kept, v.lowering) for v in w.variants] == [("sibling", 3, ("clamp.Tensor",))]
-    assert w.variants[0].start == Version(2, 9)
+    w = sig_cpp.build(p.ops[0], p)
+    assert [(v.route, v.kept) for v in w.variants] == [("dispatcher", 1), ("generated_shim", 3)]
+    assert w.variants[-1].start == p.release
 
 
 def test_overlay_leaves_out_what_libtorch_ships() -> None:
@@ -258,3 +265,47 @@ def test_overlay_leaves_out_what_libtorch_ships() -> None:
 def test_ci_budget(verified: Run) -> None:
     """The shared build and run stay well inside CI's limit (2 cores)."""
     assert verified.seconds < 240, verified.seconds
+
+
+def _need_opinfo() -> None:
+    """OpInfo needs the `expecttest` package (in the test extras): CI must have it; elsewhere the test skips."""
+    try:
+        import expecttest  # noqa: F401
+    except ImportError:
+        if os.environ.get("CI") == "true":
+            pytest.fail("expecttest is missing: install the test extras (pip install -e '.[test]')")
+        pytest.skip("OpInfo needs the expecttest package (pip install -e '.[test]')")
+
+
+def test_opinfo_samples_are_recorded_cached_and_replayed(verified: Run, tmp_path, monkeypatch) -> None:
+    """Two OpInfo entries recorded into a fresh cache, read back from it, and replayed through the representative
+    build: add.Tensor and sum.dim_IntList get OpInfo samples; sum.IntList_out, which OpInfo never calls, gets its
+    functional overload's samples with out= tensors."""
+    from shimgen.verify import build, record
+    from shimgen.verify.runner_client import run_samples
+
+    _need_opinfo()
+    monkeypatch.setenv("SHIMGEN_CACHE_DIR", str(tmp_path / "cache"))
+    version = build.find_torch().version
+    rec = record.record(version, jobs=1, scope=["add", "sum"])
+    assert rec.note is None and not rec.cached
+    assert {"add.Tensor", "sum.dim_IntList"} <= set(rec.calls), sorted(rec.calls)
+    assert all(c["source"].startswith("OpInfo ") for c in rec.calls["add.Tensor"])
+    assert rec.path.startswith(str(tmp_path / "cache")) and os.path.isfile(rec.path)
+    assert record.record(version, jobs=1, scope=["add", "sum"]).cached
+
+    with open(os.path.join(verified.build, "verify_ops.json")) as f:
+        spec = json.load(f)
+    spec["ops"] = [op for op in spec["ops"] if op["op"] in ("add.Tensor", "sum.dim_IntList", "sum.IntList_out")]
+    spec["recorded"] = rec.path
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(json.dumps(spec))
+    results = run_samples(str(spec_path), spec, str(tmp_path / "runner.log"), jobs=2)
+    for op in ("add.Tensor", "sum.dim_IntList", "sum.IntList_out"):
+        r = results[op]
+        assert r["sources"].get("OpInfo", 0) > 0 and r["counts"]["exact"] > 0, (op, r)
+        assert r["counts"]["wrong"] == r["scalar_wrong"], (op, r)  # any wrong sample is the Scalar boxing's
+
+
+def test_without_opinfo_verify_says_so(verified: Run) -> None:
+    assert "note: OpInfo samples off" in verified.proc.stdout

@@ -15,17 +15,23 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
+import zlib
 from dataclasses import replace
 
 from shimgen import plan as plan_mod
 from shimgen.errors import ShimgenError
 from shimgen.parse import NativeYaml
-from shimgen.verify import build, overlay, report, roundtrip
-from shimgen.verify.runner_client import run_samples
+from shimgen.verify import build, overlay, record, report, roundtrip
+from shimgen.verify.runner_client import RunnerFailed, run_samples
 from shimgen.versions import Version
 
 ROUNDTRIP_LIBRARY = "libshimgen_roundtrip.so"
+HELPER_LIBRARY = "libshimgen_verify_helper.so"
+# Per-op limits of the samples runner: a sample that runs longer is killed (a hang) and the op goes on with the
+# next; an op stops after op_seconds; each op's process may map memory_mb more than the runner had.
+LIMITS = {"sample_seconds": 20, "op_seconds": 60, "memory_mb": 4096}
 
 
 def _write(path: str, text: str) -> None:
@@ -43,11 +49,26 @@ def _read(path: str) -> str:
         return f.read()
 
 
+CHUNK_KERNELS = 600  # round-trip kernels per translation unit (its headers cost ~3 s of CPU)
+CHUNK_SHIMS = 500  # overlay C shim definitions per translation unit (ATen's headers cost ~8 s each)
+
+
+def chunks(items: list, size: int, key) -> list[list]:
+    """Split items into ceil(n/size) groups by a hash of their name: adding or changing one op recompiles one
+    group (while the count of groups stays), and the groups compile in parallel."""
+    n = max(1, -(-len(items) // size))
+    groups: list[list] = [[] for _ in range(n)]
+    for item in items:
+        groups[zlib.crc32(key(item).encode()) % n].append(item)
+    return [g for g in groups if g]
+
+
 def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | None, since: str | None,
             plan: plan_mod.Plan | None = None):
-    """Generate the overlay and round-trip sources into build_dir; return (steps, spec, notes). `plan` is the
-    one the CLI generated DIR from (made again from ops/yaml/since when absent)."""
+    """Generate the overlay, round-trip and helper sources into build_dir; return (compile steps, link steps,
+    spec, notes). `plan` is the one the CLI generated DIR from (made again from ops/yaml/since when absent)."""
     from shimgen import emit_c, emit_cpp
+    from shimgen.templates import render
 
     torch = build.find_torch()
     installed = Version.parse_release(torch.version, "installed torch version")
@@ -57,6 +78,8 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
     b = os.path.abspath(build_dir)
     os.makedirs(b, exist_ok=True)
     notes: list[str] = []
+    compile_steps: list[build.Step] = []
+    link_steps: list[build.Step] = []
 
     kernels, skipped = roundtrip.kernels(plan, installed)
     if not kernels:
@@ -66,62 +89,145 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
     ov_plan, ov_notes = overlay.missing_ops(replace(plan, ops=[op for op in plan.ops if op.name in on_generated]),
                                             torch)
     notes += ov_notes
-    steps: list[build.Step] = []
     overlay_lib = None
     if ov_plan.ops:
-        src_root = os.path.join(b, "overlay")
-        files = overlay.sources(ov_plan)
-        for rel, text in files.items():
-            _write(os.path.join(src_root, rel), text)
+        groups = chunks(ov_plan.ops, CHUNK_SHIMS, lambda op: op.name)
+        objects = []
+        for i, group in enumerate(groups):
+            src_root = os.path.join(b, "overlay", str(i))
+            files = overlay.sources(replace(ov_plan, ops=group))
+            for rel, text in files.items():
+                _write(os.path.join(src_root, rel), text)
+            obj = os.path.join(b, "overlay", f"{i}.o")
+            cmd = [cxx, *build.OBJECT_FLAGS, *torch.aten_flags(src_root), "-c",
+                   os.path.join(src_root, emit_c.SOURCE), "-o", obj]
+            compile_steps.append(build.Step(f"overlay {i + 1}/{len(groups)}", obj, cmd,
+                                            [*files.values(), torch.version, cxx_id]))
+            objects.append(obj)
         overlay_lib = os.path.join(b, overlay.LIBRARY)
-        cmd = [cxx, *build.CXX_FLAGS, *torch.aten_flags(src_root), os.path.join(src_root, emit_c.SOURCE),
-               "-o", overlay_lib, *torch.link_flags()]
-        steps.append(build.Step("overlay", overlay_lib, cmd, [*files.values(), torch.version, cxx_id]))
+        cmd = [cxx, *build.CXX_FLAGS, *objects, "-o", overlay_lib, *torch.link_flags()]
+        link_steps.append(build.Step("overlay (link)", overlay_lib, cmd,
+                                     [s.digest for s in compile_steps if s.output in objects]))
 
-    rt_src = os.path.join(b, "roundtrip", roundtrip.SOURCE)
-    _write(rt_src, roundtrip.source(plan, kernels))
-    rt_obj = rt_src[: -len(".cpp")] + ".o"
     out_abs = os.path.abspath(out)
     headers = [_read(os.path.join(out_abs, emit_cpp.HEADER)), _read(os.path.join(out_abs, emit_c.HEADER))]
-    compile_cmd = [cxx, "-O1", "-fPIC", *torch.stable_flags(out_abs), "-c", rt_src, "-o", rt_obj]
-    compile_step = build.Step("round-trip extension (compile)", rt_obj, compile_cmd,
-                              [_read(rt_src), *headers, torch.version, cxx_id])
+    groups = chunks(kernels, CHUNK_KERNELS, lambda k: k.op.name)
+    rt_steps = []
+    for i, group in enumerate(groups):
+        src = os.path.join(b, "roundtrip", f"{i}.cpp")
+        _write(src, roundtrip.source(plan, group))
+        obj = src[: -len(".cpp")] + ".o"
+        cmd = [cxx, *build.OBJECT_FLAGS, *torch.stable_flags(out_abs), "-c", src, "-o", obj]
+        rt_steps.append(build.Step(f"round-trip extension {i + 1}/{len(groups)}", obj, cmd,
+                                   [_read(src), *headers, torch.version, cxx_id]))
+    compile_steps += rt_steps
     rt_lib = os.path.join(b, ROUNDTRIP_LIBRARY)
-    link_cmd = [cxx, *build.CXX_FLAGS, rt_obj, "-o", rt_lib]
+    link_cmd = [cxx, *build.CXX_FLAGS, *(s.output for s in rt_steps), "-o", rt_lib]
     if overlay_lib:
         link_cmd += [f"-L{b}", "-lshimgen_overlay", "-Wl,-rpath,$ORIGIN"]
     link_cmd += torch.link_flags()
-    link_step = build.Step("round-trip extension (link)", rt_lib, link_cmd, [compile_step.digest] +
-                           [s.digest for s in steps])
+    link_steps.append(build.Step("round-trip extension (link)", rt_lib, link_cmd,
+                                 [s.digest for s in rt_steps] + [s.digest for s in link_steps]))
+
+    helper_src = os.path.join(b, "helper", "verify_helper.cpp")
+    _write(helper_src, render("verify_helper.cpp.j2", banner=plan.banner))
+    helper_lib = os.path.join(b, HELPER_LIBRARY)
+    cmd = [cxx, *build.CXX_FLAGS, "-std=c++17", f"-I{torch.include_dirs[0]}", helper_src, "-o", helper_lib,
+           f"-L{torch.lib_dir}", "-lc10", f"-Wl,-rpath,{torch.lib_dir}"]
+    compile_steps.append(build.Step("runner helper", helper_lib, cmd, [_read(helper_src), torch.version, cxx_id]))
+
     native = plan.native or NativeYaml(yaml_path)
     spec = {
         "overlay": overlay_lib,
         "roundtrip": rt_lib,
+        "helper": helper_lib,
         "ops": [roundtrip.op_spec(k, plan, native) for k in kernels],
         "skipped": skipped,
     }
-    return [*steps, compile_step], link_step, spec, notes
+    return compile_steps, link_steps, spec, notes
+
+
+class Samples:
+    """OpInfo's recorded calls, made (or read from the cache) in a background thread while shimgen generates and
+    compiles. $SHIMGEN_VERIFY_OPINFO: `off` (shimgen's own samples only), or a comma list of OpInfo names to
+    record just those (tests); default: all of op_db."""
+
+    def __init__(self, jobs: int = 2) -> None:
+        setting = os.environ.get("SHIMGEN_VERIFY_OPINFO", "all").strip()
+        self.recording: record.Recording | None = None
+        self.error: str | None = None
+        self._thread: threading.Thread | None = None
+        if setting == "off":
+            self.recording = record.Recording({}, None, "OpInfo samples off ($SHIMGEN_VERIFY_OPINFO=off)")
+            return
+        scope = None if setting in ("", "all") else [s.strip() for s in setting.split(",") if s.strip()]
+        self.torch_version = build.find_torch().version
+        self._thread = threading.Thread(target=self._record, args=(scope, jobs), daemon=True)
+        self._thread.start()
+
+    def _record(self, scope: list[str] | None, jobs: int) -> None:
+        try:
+            with open(os.devnull, "w") as log:
+                self.recording = record.record(self.torch_version, jobs=jobs, scope=scope, log=log)
+        except Exception as e:  # noqa: BLE001 - any failure: verify goes on with shimgen's own samples
+            self.recording = record.Recording({}, None, f"recording OpInfo samples failed: {type(e).__name__}: {e}")
+
+    def result(self) -> record.Recording:
+        if self._thread is not None:
+            self._thread.join()
+        assert self.recording is not None
+        return self.recording
 
 
 def run(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | None, since: str | None,
-        plan: plan_mod.Plan | None = None) -> int:
+        plan: plan_mod.Plan | None = None, jobs: int = 2, report_path: str | None = None,
+        samples: Samples | None = None) -> int:
+    t_start = time.perf_counter()
+    samples = samples or Samples(jobs)
     try:
-        compile_steps, link_step, spec, notes = prepare(out, build_dir, ops, yaml_path, since, plan)
+        compile_steps, link_steps, spec, notes = prepare(out, build_dir, ops, yaml_path, since, plan)
         for n in notes:
             print(f"shimgen: verify: note: {n}", file=sys.stderr)
         print(f"shimgen: verify: building in {os.path.abspath(build_dir)} ...", file=sys.stderr)
         t0 = time.perf_counter()
-        build.run_steps(compile_steps)
-        build.run_steps([link_step])
+        build.run_steps(compile_steps, jobs)
+        for step in link_steps:  # in order: the round-trip extension links against the overlay
+            build.run_steps([step])
         build_seconds = time.perf_counter() - t0
     except build.BuildError as e:
         print(f"shimgen: verify: {e.reason}", file=sys.stderr)
         return 1
-    steps = [*compile_steps, link_step]
+    steps = [*compile_steps, *link_steps]
+    t_wait = time.perf_counter()
+    recording = samples.result()
+    wait_seconds = time.perf_counter() - t_wait
+    extra = []
+    if recording.note:
+        print(f"shimgen: verify: note: {recording.note}", file=sys.stderr)
+        extra.append(f"note: {recording.note}")
+    if recording.path:
+        how = "cached" if recording.cached else f"recorded in {recording.seconds:.0f}s"
+        extra.append(f"OpInfo samples: {len(recording.calls)} overloads ({how}: {recording.path})")
+    spec["recorded"] = recording.path
+    spec["limits"] = dict(LIMITS)
     spec_path = os.path.join(os.path.abspath(build_dir), "verify_ops.json")
     _write(spec_path, json.dumps(spec, indent=1) + "\n")
     t1 = time.perf_counter()
-    results = run_samples(spec_path, spec, os.path.join(os.path.abspath(build_dir), "runner.log"))
+    try:
+        results = run_samples(spec_path, spec, os.path.join(os.path.abspath(build_dir), "runner.log"), jobs)
+    except RunnerFailed as e:
+        print(f"shimgen: verify: {e}", file=sys.stderr)
+        return 1
     run_seconds = time.perf_counter() - t1
-    ok = report.print_table(spec, results, steps, build_seconds, run_seconds)
+    if wait_seconds > 1:
+        extra.append(f"waited {wait_seconds:.0f}s for the OpInfo recording after the build")
+    ok, table = report.print_table(spec, results, steps, build_seconds, run_seconds, extra)
+    if report_path:
+        info = {"command": "shimgen " + " ".join(sys.argv[1:]) if sys.argv[1:] else "shimgen --verify",
+                "torch": build.find_torch().version, "jobs": jobs,
+                "wall seconds (verify)": round(time.perf_counter() - t_start, 1),
+                "build seconds": round(build_seconds, 1), "samples seconds": round(run_seconds, 1),
+                "OpInfo": extra[-1] if recording.path else (recording.note or "off")}
+        for path in report.write(report_path, table, info):
+            print(f"shimgen: verify: report: {path}", file=sys.stderr)
     return 0 if ok else 1

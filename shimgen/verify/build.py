@@ -16,6 +16,7 @@ from importlib import metadata
 from shimgen.errors import ShimgenError
 
 CXX_FLAGS = ("-O1", "-shared", "-fPIC")
+OBJECT_FLAGS = ("-O1", "-fPIC")
 STABLE_FLAGS = ("-std=c++17", "-DTORCH_STABLE_ONLY")  # extension code: stable headers only, as users build
 ATEN_FLAGS = ("-std=c++20", "-DAT_PER_OPERATOR_HEADERS")  # C shim definitions: ATen's headers want C++20
 

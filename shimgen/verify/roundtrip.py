@@ -288,6 +288,7 @@ def op_spec(k: Kernel, plan: Plan, native: NativeYaml) -> dict:
         "error_text": k.target is None or k.target >= ERROR_TEXT_SINCE,
         "since": str(k.wrapper.since),
         "wrapper": k.wrapper.name,
+        "tags": sorted(op.f.tags),
         "args": args,
         "returns": [
             {"type": str(r.type), "name": r.name, "is_write": r.is_write, "box_schema": _ret_box_schema(plan, op, i)}

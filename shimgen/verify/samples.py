@@ -38,6 +38,7 @@ class Sample:
     label: str
     make: Callable[[], dict[str, Any]]  # fresh values on each call: argument name -> value (OMIT: not passed)
     values: bool = True  # compare values; False where aten's result is undefined (out= with overlapping memory)
+    source: str = "shimgen"  # where the values come from: shimgen's rules, or the recorded OpInfo call
 
 
 @dataclass
@@ -189,7 +190,8 @@ def _tensor_list_errors(ctx: Ctx, arg: dict) -> list:
 
 
 def _scalar(ctx: Ctx, arg: dict) -> list:
-    return [2.0, 0.5]
+    """A floating, an integer and a bool Scalar (aten gets each as written: issue 8)."""
+    return [2.0, 3, True, 0.5]
 
 
 def _memory_format(ctx: Ctx, arg: dict) -> list:
@@ -258,6 +260,20 @@ def override_for(op: dict) -> dict:
 # ---- samples ---------------------------------------------------------------------------------------------
 
 
+def _fixed_size(schema_type: str) -> int | None:
+    """N for `bool[3]`, `int[2]?` (a C++ std::array: a list of any other length cannot be passed)."""
+    if "[" not in schema_type:
+        return None
+    inner = schema_type[schema_type.index("[") + 1: schema_type.index("]")]
+    return int(inner) if inner.isdigit() and int(inner) > 1 else None
+
+
+def _sized(values: list, n: int | None) -> list:
+    if n is None:
+        return values
+    return [(v * n)[:n] if isinstance(v, list) and v else v for v in values]
+
+
 def candidates(arg: dict, ctx: Ctx, ov: dict) -> tuple[list, list]:
     """(valid values, error values) for one argument, given the arguments built so far."""
     name = arg["name"]
@@ -266,7 +282,7 @@ def candidates(arg: dict, ctx: Ctx, ov: dict) -> tuple[list, list]:
         valid = [ctx.eval(e) for e in ov["args"][name]]
     else:
         rule = RULES.get(base, (lambda c, a: [], None))[0]
-        valid = rule(ctx, arg)
+        valid = _sized(rule(ctx, arg), _fixed_size(arg["type"]))
     if name in ov.get("errors", {}):
         errors = [ctx.eval(e) for e in ov["errors"][name]]
     else:
@@ -323,7 +339,8 @@ def build(op: dict, dtype: torch.dtype, shape: tuple[int, ...], choice: dict[str
 
 def _fmt(v: Any) -> str:
     if isinstance(v, torch.Tensor):
-        return f"T{tuple(v.shape)}:{str(v.dtype).removeprefix('torch.')}"
+        shape = "(nested)" if v.is_nested else tuple(v.shape)
+        return f"T{shape}:{str(v.dtype).removeprefix('torch.')}"
     if isinstance(v, (list, tuple)):
         return "[" + ",".join(_fmt(x) for x in v) + "]"
     if isinstance(v, torch.Generator):
@@ -373,46 +390,219 @@ def out_tensors(op: dict, values: dict[str, Any], functional: Callable | None, d
     return variants
 
 
+# An op whose only CPU kernels take another layout (SparseCPU, QuantizedCPU, ...) gets its first tensor
+# argument in that layout: the dispatch key of its kernel names the input it needs.
+LAYOUTS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "SparseCPU": lambda t: t.to_sparse(),
+    "SparseCsrCPU": lambda t: t.to_sparse_csr() if t.dim() == 2 else t.to_sparse(),
+    "QuantizedCPU": lambda t: torch.quantize_per_tensor(t.float(), 0.1, 10, torch.quint8),
+    "MkldnnCPU": lambda t: t.float().to_mkldnn(),
+    "NestedTensorCPU": lambda t: torch.nested.nested_tensor(list(t.float())) if t.dim() >= 2 else t,
+}
+
+
+def _in_layout(op: dict, values: dict[str, Any], layout: str | None) -> dict[str, Any]:
+    if layout is None:
+        return values
+    for a in op["args"]:
+        v = values.get(a["name"])
+        if rule_key(a["type"])[0] == "Tensor" and not a["is_out"] and isinstance(v, torch.Tensor):
+            try:
+                return {**values, a["name"]: LAYOUTS[layout](v)}
+            except (RuntimeError, ValueError, TypeError):  # this dtype or shape has no such layout
+                return values
+    return values
+
+
 def _make(op: dict, dtype: torch.dtype, shape: tuple[int, ...], choice: dict, ov: dict, seed: int,
-          functional: Callable | None, full: bool, out_variant: int) -> dict[str, Any]:
+          functional: Callable | None, full: bool, out_variant: int, layout: str | None = None) -> dict[str, Any]:
     """The sample's values, built afresh (same seed, same values) so that each call gets its own tensors."""
     values, _, _ = build(op, dtype, shape, choice, ov, seed)
+    values = _in_layout(op, values, layout)
     _, outs = out_tensors(op, values, functional, dtype, full)[out_variant]
     return {**values, **outs}
 
 
-def generate(op: dict, functional: Callable | None = None) -> list[Sample]:
+LIMIT = 24  # samples per op beyond the base ones and the Scalar grid: the runner's time goes to breadth
+
+
+def _plan(op: dict, groups: list[tuple[torch.dtype, tuple[int, ...], int, list[dict]]], limit: int) -> list:
+    """Which (group, choice) pairs to run: every group's base sample; every valid value of a Scalar argument in
+    every group (integer, bool and floating Scalars on each dtype and shape: issue 8's grid); then the other
+    values and the error values, each once, the groups taking turns, up to `limit` of them."""
+    scalars = {a["name"] for a in op["args"] if rule_key(a["type"])[0] == "Scalar"}
+    picked = [(g, {}) for g in range(len(groups))]
+    for g, (_, _, _, choices) in enumerate(groups):
+        picked += [(g, c) for c in choices if next(iter(c)) in scalars and c[next(iter(c))][0] == "valid"]
+    rest = [c for c in groups[0][3] if not (next(iter(c)) in scalars and c[next(iter(c))][0] == "valid")]
+    for j, c in enumerate(rest[:limit]):
+        for turn in range(len(groups)):  # the group whose turn it is, or the next one that has this choice
+            g = (j + turn) % len(groups)
+            if c in groups[g][3]:
+                picked.append((g, c))
+                break
+    return picked
+
+
+def generate(op: dict, functional: Callable | None = None, limit: int = LIMIT, layout: str | None = None) -> list[Sample]:
     ov = override_for(op)
     dtypes = [getattr(torch, d) for d in ov["dtypes"]] if "dtypes" in ov else DTYPES
     shapes = [tuple(s) for s in ov["shapes"]] if "shapes" in ov else SHAPES
-    result: list[Sample] = []
-    seen: set[str] = set()
+    groups = []
     seed = 0
     for dtype in dtypes:
         for shape in shapes:
             seed += 1000
             _, counts, _ = build(op, dtype, shape, {}, ov, seed)
-            choices: list[dict] = [{}]  # the base sample, then one argument changed in each
+            choices: list[dict] = []  # one argument changed in each (the base sample has none)
             for arg in op["args"]:
                 name = arg["name"]
                 if arg["is_out"]:
                     continue
                 choices += [{name: ("valid", k)} for k in range(counts.get(name, 0))]
                 choices += [{name: ("error", k)} for k in range(counts.get("!" + name, 0))]
-            for choice in choices:
-                values, _, missing = build(op, dtype, shape, choice, ov, seed)
-                if missing:
-                    continue
-                full = not choice
-                for i, (out_label, outs) in enumerate(out_tensors(op, values, functional, dtype, full)):
-                    shown = ", ".join(f"{n}={_fmt(v)}" for n, v in values.items() if v is not OMIT)
-                    if out_label:
-                        shown += f", {out_label}:" + ",".join(_fmt(t) for t in outs.values())
-                    if shown in seen:  # e.g. ops without tensor inputs repeat across dtypes
-                        continue
-                    seen.add(shown)
-                    make = functools.partial(_make, op, dtype, shape, choice, ov, seed, functional, full, i)
-                    # Writing to overlapping out= memory: aten may refuse, else the result depends on the order
-                    # of writes (triu.out races): compare everything but the values.
-                    result.append(Sample(f"{shape}: {shown}", make, out_label != "out=overlapping"))
+            groups.append((dtype, shape, seed, choices))
+    result: list[Sample] = []
+    seen: set[str] = set()
+    for g, choice in _plan(op, groups, ov.get("limit", limit)):
+        dtype, shape, seed, _ = groups[g]
+        values, _, missing = build(op, dtype, shape, choice, ov, seed)
+        if missing:
+            continue
+        values = _in_layout(op, values, layout)
+        full = not choice and dtype == dtypes[0]  # out= variants (sized, other dtype, overlapping) once per shape
+        for i, (out_label, outs) in enumerate(out_tensors(op, values, functional, dtype, full)):
+            shown = ", ".join(f"{n}={_fmt(v)}" for n, v in values.items() if v is not OMIT)
+            shown += f" ({layout} input)" if layout else ""
+            if out_label:
+                shown += f", {out_label}:" + ",".join(_fmt(t) for t in outs.values())
+            if shown in seen:  # e.g. ops without tensor inputs repeat across dtypes
+                continue
+            seen.add(shown)
+            make = functools.partial(_make, op, dtype, shape, choice, ov, seed, functional, full, i, layout)
+            # Writing to overlapping out= memory: aten may refuse, else the result depends on the order of
+            # writes (triu.out races): compare everything but the values.
+            result.append(Sample(f"{shape}: {shown}", make, out_label != "out=overlapping"))
+    return result
+
+
+# ---- recorded samples (OpInfo) ---------------------------------------------------------------------------
+
+
+def _decoded(args: dict[str, Any]) -> dict[str, Any]:
+    from shimgen.verify import serial
+
+    return {k: serial.decode(v) for k, v in args.items()}
+
+
+def as_written(op: dict, values: dict[str, Any]) -> dict[str, Any]:
+    """A recorded call as a C++ caller writes it: aten's Python binding lets a number stand for a Tensor (it
+    becomes a wrapped number) and an int for a list of ints; a wrapper takes a Tensor (here a 0-dim tensor) and a
+    list. Both sides get the same values."""
+    types = {a["name"]: a["type"] for a in op["args"]}
+    out = dict(values)
+    for name, v in values.items():
+        base, _ = rule_key(types.get(name, ""))
+        if base == "Tensor" and isinstance(v, (bool, int, float, complex)):
+            out[name] = torch.tensor(v)
+        elif base in ("int[]", "SymInt[]") and isinstance(v, int) and not isinstance(v, bool):
+            out[name] = [v]
+    return out
+
+
+def _make_recorded(args: dict[str, Any], op: dict, functional: Callable | None, out_variant: int | None,
+                   full: bool) -> dict[str, Any]:
+    values = as_written(op, _decoded(args))
+    if out_variant is None:
+        return values
+    inputs = {k: v for k, v in values.items() if k not in {a["name"] for a in op["args"] if a["is_out"]}}
+    dtype = next((v.dtype for v in inputs.values() if isinstance(v, torch.Tensor)), torch.float32)
+    _, outs = out_tensors(op, inputs, functional, dtype, full)[out_variant]
+    return {**inputs, **outs}
+
+
+def _tag(v: Any) -> str:
+    if isinstance(v, tuple) and v and isinstance(v[0], str) and v[0].startswith("@"):
+        return v[0]
+    return type(v).__name__
+
+
+def fits(schema_type: str, v: Any) -> bool:
+    """Whether a recorded (encoded) value can be passed for an argument of this schema type: used to borrow a
+    related overload's calls (aten still decides; this only skips calls that cannot bind)."""
+    base, optional = rule_key(schema_type)
+    if v is None:
+        return optional
+    tag = _tag(v)
+    tensor = tag in ("@tensor", "@qtensor", "@qtensor_pc", "@sparse")
+    number = tag in ("bool", "int", "float", "complex")
+    if base == "Tensor":
+        return tensor or number
+    if base in ("Tensor[]", "Tensor?[]"):
+        return tag in ("@list", "@tuple") and all(x is None or _tag(x).startswith("@") and "tensor" in _tag(x)
+                                                  or _tag(x) == "@sparse" for x in v[1])
+    if base == "Scalar":
+        return number
+    if base in ("int", "SymInt"):
+        return tag == "int"
+    if base == "float":
+        return tag in ("int", "float")
+    if base == "bool":
+        return tag == "bool"
+    if base in ("int[]", "SymInt[]"):
+        return tag == "int" or tag in ("@list", "@tuple") and all(_tag(x) == "int" for x in v[1])
+    if base == "str":
+        return tag == "str"
+    if base == "ScalarType":
+        return tag == "@dtype"
+    return True
+
+
+def _related(op: dict, recorded: dict[str, list[dict]]) -> tuple[list[dict], str | None]:
+    """Recorded calls that may serve an overload OpInfo never reached: its functional overload's (out=, in-place),
+    then its sibling overloads' (same name, or the in-place op's functional name) whose values fit its schema.
+    Returns (calls, where they came from)."""
+    required = {a["name"] for a in op["args"] if a["default"] is None and not a["is_out"]
+                and not a["type"].endswith("?")}
+    types = {a["name"]: a["type"] for a in op["args"] if not a["is_out"]}
+    bases = {op["name"], op["name"].rstrip("_")}
+    keys = [op["functional"]] if op.get("functional") else []
+    keys += sorted(k for k in recorded if k.rpartition(".")[0] in bases and k not in keys and k != op["op"])
+    found: list[dict] = []
+    sources = []
+    for key in keys:
+        for c in recorded.get(key, []):
+            args = c["args"]
+            if required <= args.keys() and all(k in types and fits(types[k], v) for k, v in args.items()):
+                found.append(c)
+                if key not in sources:
+                    sources.append(key)
+            if len(found) >= 12:
+                break
+        if len(found) >= 12:
+            break
+    return found, ", ".join(sources) or None
+
+
+def recorded_samples(op: dict, recorded: dict[str, list[dict]], functional: Callable | None) -> list[Sample]:
+    """Samples from the recorded OpInfo calls of this overload, or else of related overloads (_related; out=
+    tensors added as for shimgen's own samples)."""
+    from shimgen.verify import serial
+
+    calls, via = recorded.get(op["op"], []), None
+    if not calls:
+        calls, via = _related(op, recorded)
+    outs = {a["name"] for a in op["args"] if a["is_out"]}
+    result: list[Sample] = []
+    for i, c in enumerate(calls):
+        args = c["args"]
+        shown = ", ".join(f"{k}={serial.describe(v)}" for k, v in args.items())
+        source = c["source"] + (f" (via {via})" if via else "")
+        if outs and not outs & args.keys():
+            for j, (label, _) in enumerate(out_tensors(op, _decoded(args), functional, torch.float32, i == 0)):
+                make = functools.partial(_make_recorded, args, op, functional, j, i == 0)
+                result.append(Sample(f"{shown}, {label}", make, label != "out=overlapping", source))
+        else:
+            result.append(Sample(shown, functools.partial(_make_recorded, args, op, functional, None, False), True,
+                                 source))
     return result

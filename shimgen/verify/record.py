@@ -1,0 +1,422 @@
+"""Samples from PyTorch's OpInfo database: the aten calls its sample inputs reach, recorded once per torch version.
+
+Each OpInfo of `torch.testing._internal.common_methods_invocations.op_db` runs its CPU sample inputs in several
+dtypes (forward), and in float64 with gradients (forward and backward), and each ModuleInfo of
+`common_modules.module_db` its module inputs (float32; float64 with backward), while two recorders watch:
+- a TorchDispatchMode sees every aten overload that reaches a kernel (the ops below autograd, `*_backward` ops);
+- Python kernels at the CompositeImplicitAutograd key (under the Python dispatcher) see the composite overloads
+  that decompose before any mode could see them (`linear`, `layer_norm`, `to.dtype`, ...).
+Each call is stored as argument name -> value (serial.encode), taken before the kernel runs (an in-place op's input
+as the caller passed it), with the OpInfo, dtype and pass it came from. An overload keeps a few calls of distinct
+shapes, dtypes and argument sets (QUOTA).
+
+The recording runs in worker processes (`python -m shimgen.verify.record ...`, a slice of op_db each) that append
+one chunk per OpInfo to their part file, so a worker that hangs or crashes loses one OpInfo: it is restarted after
+it. The merged result is cached as CACHE_DIR/opinfo-<torch version>-<format>.pkl (CACHE_DIR: $SHIMGEN_CACHE_DIR, or
+$XDG_CACHE_HOME/shimgen, or ~/.cache/shimgen). OpInfo is test-only code inside torch (importing it needs the
+`expecttest` package): when it cannot be imported, record() says why and --verify uses shimgen's own samples.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from shimgen.verify import serial
+
+FORMAT = 2  # bump when what is recorded or how it is encoded changes
+FORWARD_DTYPES = ("float32", "int64", "bool", "complex64", "float64", "int32", "uint8", "bfloat16")
+BACKWARD_DTYPE = "float64"
+SAMPLES_PER_DTYPE = 12  # OpInfo sample inputs run per (OpInfo, dtype): the first ones cover most overloads
+QUOTA = 8  # recorded calls kept per overload ...
+QUOTA_PER_DTYPE = 3  # ... and per dtype of its first tensor argument
+STALL_SECONDS = 120  # a worker silent this long (one OpInfo hanging) is killed and restarted after that OpInfo
+
+
+def cache_dir() -> str:
+    if os.environ.get("SHIMGEN_CACHE_DIR"):
+        return os.environ["SHIMGEN_CACHE_DIR"]
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "shimgen")
+
+
+def cache_path(torch_version: str, scope: list[str] | None = None) -> str:
+    name = f"opinfo-{torch_version}-{FORMAT}"
+    if scope is not None:  # a partial recording (tests): its own file
+        name += "-" + "_".join(sorted(scope))[:80]
+    return os.path.join(cache_dir(), name + ".pkl")
+
+
+# ---- inside a worker --------------------------------------------------------------------------------------------
+
+
+def _signature(v: Any) -> Any:
+    import torch
+
+    if isinstance(v, torch.Tensor):
+        return ("T", v.dtype, v.dim(), v.numel() == 0, v.is_contiguous(), v.layout)
+    if isinstance(v, (list, tuple)):
+        return ("L", len(v), _signature(v[0]) if v else None)
+    return type(v).__name__
+
+
+def _first_dtype(args: dict[str, Any]) -> Any:
+    import torch
+
+    for v in args.values():
+        if isinstance(v, torch.Tensor):
+            return v.dtype
+        if isinstance(v, (list, tuple)) and v and isinstance(v[0], torch.Tensor):
+            return v[0].dtype
+    return None
+
+
+@dataclass
+class Recorder:
+    calls: dict[str, list[dict]] = field(default_factory=dict)  # overload -> [{"args": {...}, "source": str}]
+    sigs: dict[str, set] = field(default_factory=dict)
+    source: str = ""
+    busy: bool = False
+
+    def add(self, op: Any, args: tuple, kwargs: dict) -> None:
+        """Keep the call if its overload is under quota and its signature is new (op: a torch OpOverload)."""
+        if self.busy or op.namespace != "aten":
+            return
+        key = f"{op._schema.name.removeprefix('aten::')}.{op._overloadname}"
+        kept = self.calls.get(key, [])
+        if len(kept) >= QUOTA:
+            return
+        try:
+            named = _by_name(op, args, kwargs)
+        except Exception:  # noqa: BLE001 - arguments the schema does not name: not a replayable call
+            return
+        sig = tuple((k, _signature(v)) for k, v in named.items())
+        seen = self.sigs.setdefault(key, set())
+        if sig in seen:
+            return
+        dtype = _first_dtype(named)
+        if sum(1 for s in seen if s[0] == dtype) >= QUOTA_PER_DTYPE:
+            return
+        self.busy = True
+        try:
+            budget = [serial.MAX_BYTES]
+            encoded = {k: serial.encode(v, budget) for k, v in named.items()}
+        except serial.Unserializable:
+            return
+        finally:
+            self.busy = False
+        seen.add((dtype, *sig))
+        self.calls.setdefault(key, []).append({"args": encoded, "source": self.source})
+
+
+def _by_name(op: Any, args: tuple, kwargs: dict) -> dict[str, Any]:
+    """The call's arguments by schema name (positional ones in order, then keywords); omitted ones left out."""
+    schema_args = op._schema.arguments
+    positional = [a for a in schema_args if not a.kwarg_only]
+    if len(args) > len(positional):
+        raise TypeError("too many positional arguments")
+    named = {a.name: v for a, v in zip(positional, args)}
+    names = {a.name for a in schema_args}
+    for k, v in kwargs.items():
+        if k not in names:
+            raise TypeError(f"unknown argument {k}")
+        named[k] = v
+    return {a.name: named[a.name] for a in schema_args if a.name in named}
+
+
+def _install_composite_recorders(rec: Recorder) -> int:
+    """A Python kernel at CompositeImplicitAutograd for every aten overload that has one: it records the call,
+    then runs the C++ composite (or the Python decomposition already there). Returns how many were installed."""
+    import torch
+    from torch._C import DispatchKey
+
+    cia = DispatchKey.CompositeImplicitAutograd
+    n = 0
+    for qualified in torch._C._dispatch_get_all_op_names():
+        if not qualified.startswith("aten::"):
+            continue
+        if not torch._C._dispatch_has_kernel_for_dispatch_key(qualified, "CompositeImplicitAutograd"):
+            continue
+        base, _, overload = qualified[len("aten::"):].partition(".")
+        try:
+            op = getattr(getattr(torch.ops.aten, base), overload or "default")
+        except (AttributeError, RuntimeError):
+            continue
+        inner = op.py_kernels.pop(cia, None)
+
+        def kernel(*args: Any, _op: Any = op, _inner: Any = inner, **kwargs: Any) -> Any:
+            rec.add(_op, args, kwargs)
+            if _inner is not None:
+                return _inner(*args, **kwargs)
+            return _op._op_dk(cia, *args, **kwargs)
+
+        op.py_impl(cia)(kernel)
+        n += 1
+    return n
+
+
+def _outputs(result: Any) -> list:
+    import torch
+
+    if isinstance(result, torch.Tensor):
+        return [result]
+    if isinstance(result, (list, tuple)):
+        return [t for r in result for t in _outputs(r)]
+    return []
+
+
+def _run_opinfo(info: Any, rec: Recorder, mode_cls: Any) -> None:
+    import torch
+    from torch._dispatch.python import enable_python_dispatcher
+
+    supported = info.supported_dtypes("cpu")
+    passes = [(d, False) for d in FORWARD_DTYPES if getattr(torch, d) in supported]
+    if info.supports_autograd and getattr(torch, BACKWARD_DTYPE) in supported:
+        passes.append((BACKWARD_DTYPE, True))
+    name = info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
+    for dtype_name, grad in passes:
+        torch.manual_seed(0)
+        try:
+            samples = list(info.sample_inputs("cpu", getattr(torch, dtype_name), requires_grad=grad))
+        except Exception:  # noqa: BLE001 - an OpInfo whose samples cannot be made here
+            continue
+        rec.source = f"OpInfo {name} {dtype_name} {'backward' if grad else 'forward'}"
+        for sample in samples[:SAMPLES_PER_DTYPE]:
+            torch.manual_seed(0)
+            try:
+                with enable_python_dispatcher(), mode_cls():
+                    result = info.op(sample.input, *sample.args, **sample.kwargs)
+                    if grad:
+                        outs = [o for o in _outputs(result) if o.requires_grad and o.grad_fn is not None]
+                        if outs:
+                            torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
+            except Exception:  # noqa: BLE001 - calls made before an error are still valid recordings
+                pass
+
+
+def _run_module(info: Any, rec: Recorder, mode_cls: Any) -> None:
+    """A ModuleInfo's modules (common_modules.module_db): float32 forward, float64 forward and backward."""
+    import torch
+    from torch._dispatch.python import enable_python_dispatcher
+
+    for dtype_name, grad in (("float32", False), (BACKWARD_DTYPE, True)):
+        dtype = getattr(torch, dtype_name)
+        if dtype not in info.supported_dtypes("cpu"):
+            continue
+        torch.manual_seed(0)
+        try:
+            inputs = list(info.module_inputs_func(info, device="cpu", dtype=dtype, requires_grad=grad,
+                                                  training=True))
+        except Exception:  # noqa: BLE001
+            continue
+        rec.source = f"ModuleInfo {info.name} {dtype_name} {'backward' if grad else 'forward'}"
+        for mi in inputs[:SAMPLES_PER_DTYPE]:
+            torch.manual_seed(0)
+            try:
+                c, f = mi.constructor_input, mi.forward_input
+                module = info.module_cls(*c.args, **c.kwargs).to(dtype)
+                with enable_python_dispatcher(), mode_cls():
+                    result = module(*f.args, **f.kwargs)
+                    if grad:
+                        outs = [o for o in _outputs(result) if o.requires_grad and o.grad_fn is not None]
+                        if outs:
+                            torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
+            except Exception:  # noqa: BLE001
+                pass
+
+
+def work(out_path: str, names: list[str] | None, part: int, parts: int, skip: set[str]) -> int:
+    """Record op_db[part::parts] (only `names` when given; not `skip`), appending one chunk per OpInfo."""
+    try:
+        import torch
+        from torch.testing._internal.common_methods_invocations import op_db
+        from torch.utils._python_dispatch import TorchDispatchMode
+    except Exception as e:  # noqa: BLE001 - ImportError, or whatever test-only code raises on import
+        print(f"unavailable: {type(e).__name__}: {' '.join(str(e).split())}", flush=True)
+        return 3
+    import warnings
+
+    warnings.simplefilter("ignore")
+    torch.set_num_threads(1)
+    rec = Recorder()
+
+    class Mode(TorchDispatchMode):
+        def __torch_dispatch__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+            kwargs = kwargs or {}
+            rec.add(func, args, kwargs)
+            return func(*args, **kwargs)
+
+    _install_composite_recorders(rec)
+    entries = [(i, _run_opinfo, i.name + (f".{i.variant_test_name}" if i.variant_test_name else ""))
+               for i in op_db if names is None or i.name in names]
+    if names is None:  # the whole recording also runs the nn modules' inputs (common_modules.module_db)
+        try:
+            from torch.testing._internal.common_modules import module_db
+
+            entries += [(m, _run_module, "module " + m.name) for m in module_db]
+        except Exception:  # noqa: BLE001 - OpInfo alone still records most of the surface
+            pass
+    with open(out_path, "ab") as out:
+        for info, run, key in entries[part::parts]:
+            if key in skip:
+                continue
+            print(f"start {key}", flush=True)
+            rec.calls = {}
+            run(info, rec, Mode)
+            blob = serial.dumps({"opinfo": key, "calls": rec.calls})
+            out.write(len(blob).to_bytes(8, "little") + blob)
+            out.flush()
+            print(f"done {key}", flush=True)
+    print("end", flush=True)
+    return 0
+
+
+def read_chunks(path: str) -> list[dict]:
+    chunks = []
+    with open(path, "rb") as f:
+        data = f.read()
+    i = 0
+    while i + 8 <= len(data):
+        n = int.from_bytes(data[i: i + 8], "little")
+        if i + 8 + n > len(data):
+            break  # a chunk cut short by a killed worker
+        chunks.append(serial.loads(data[i + 8: i + 8 + n]))
+        i += 8 + n
+    return chunks
+
+
+# ---- the driver ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Recording:
+    calls: dict[str, list[dict]]  # overload (`add.Tensor`, `amax.default`) -> recorded calls
+    path: str | None  # the cache file
+    note: str | None  # why OpInfo samples are missing or partial
+    seconds: float = 0.0
+    cached: bool = False
+
+
+def _merge(chunks: list[dict], into: dict[str, list[dict]]) -> None:
+    for chunk in chunks:
+        for key, calls in chunk["calls"].items():
+            kept = into.setdefault(key, [])
+            room = 2 * QUOTA - len(kept)  # several OpInfos reach one overload: keep a few from each
+            kept.extend(calls[: max(room, 0)])
+
+
+def load(path: str) -> Recording | None:
+    try:
+        with open(path, "rb") as f:
+            data = serial.loads(f.read())
+    except (OSError, Exception):  # noqa: BLE001 - a missing, partial or foreign file is re-recorded
+        return None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        return None
+    return Recording(data["calls"], path, data.get("note"), data.get("seconds", 0.0), cached=True)
+
+
+def record(torch_version: str, python: str = sys.executable, jobs: int = 2, scope: list[str] | None = None,
+           log: Any = None) -> Recording:
+    """The recording for this torch version: from the cache, else made now (and cached)."""
+    path = cache_path(torch_version, scope)
+    cached = load(path)
+    if cached is not None:
+        return cached
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    t0 = time.perf_counter()
+    parts = [f"{path}.part{i}" for i in range(jobs)]
+    for p in parts:
+        if os.path.exists(p):
+            os.unlink(p)
+    notes: list[str] = []
+    skipped: list[str] = []
+    unavailable: list[str] = []
+
+    def drive(i: int) -> None:
+        skip: set[str] = set()
+        while True:
+            stopped_in = _run_worker(python, parts[i], scope, i, jobs, skip, log)
+            if stopped_in is None:
+                return
+            if stopped_in.startswith("unavailable"):
+                unavailable.append(stopped_in)
+                return
+            skipped.append(stopped_in)
+            if stopped_in == "?":  # died outside any OpInfo: do not retry
+                return
+            skip.add(stopped_in)
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        list(pool.map(drive, range(jobs)))
+    if unavailable:
+        return Recording({}, None, f"OpInfo samples {unavailable[0]}; using shimgen's own samples only",
+                         time.perf_counter() - t0)
+    calls: dict[str, list[dict]] = {}
+    for p in parts:
+        if os.path.exists(p):
+            _merge(read_chunks(p), calls)
+    if skipped:
+        notes.append(f"OpInfo entries that hung or crashed while recording (left out): {', '.join(skipped)}")
+    seconds = time.perf_counter() - t0
+    note = "; ".join(notes) or None
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(serial.dumps({"format": FORMAT, "torch": torch_version, "calls": calls, "note": note,
+                              "seconds": seconds}))
+    os.replace(tmp, path)
+    for p in parts:
+        if os.path.exists(p):
+            os.unlink(p)
+    return Recording(calls, path, note, seconds)
+
+
+def _run_worker(python: str, out: str, scope: list[str] | None, part: int, parts: int, skip: set[str],
+                log: Any) -> str | None:
+    """Run one worker to its end; None when it finished, else the OpInfo it stalled or crashed in (or
+    `unavailable: ...`)."""
+    cmd = [python, "-m", "shimgen.verify.record", out, str(part), str(parts), ",".join(scope or []), ",".join(skip)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log or subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    current = None
+    import selectors
+
+    sel = selectors.DefaultSelector()
+    sel.register(proc.stdout, selectors.EVENT_READ)
+    buf = ""
+    while True:
+        if not sel.select(timeout=STALL_SECONDS):
+            proc.kill()
+            proc.wait()
+            return current or "?"
+        chunk = os.read(proc.stdout.fileno(), 65536).decode(errors="replace")
+        if not chunk:
+            break
+        buf += chunk
+        *lines, buf = buf.split("\n")
+        for line in lines:
+            if line.startswith("start "):
+                current = line[len("start "):]
+            elif line.startswith("done "):
+                current = None
+            elif line.startswith("unavailable"):
+                proc.wait()
+                return line
+    code = proc.wait()
+    if code == 0:
+        return None
+    return current or "?"
+
+
+def main(argv: list[str]) -> int:
+    out, part, parts, names, skip = argv
+    return work(out, names.split(",") if names else None, int(part), int(parts), set(filter(None, skip.split(","))))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,207 @@
+"""The samples runner on small fixtures (no compiler): time limits, crash attribution, the three outcomes of a
+sample, Scalar-boxing attribution, the recorded-samples file, the report. Fixture ops: tests/fixtures/verify/ops.py.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+import torch
+
+from shimgen.verify import record, report, serial
+from shimgen.verify.runner import box
+from shimgen.verify.runner_client import run_samples
+
+FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "verify", "ops.py")
+
+
+def _arg(name: str, type_: str, box_schema: str | None = None) -> dict:
+    return {"name": name, "type": type_, "box_schema": box_schema or type_, "default": None, "kwarg_only": False,
+            "is_write": False, "is_out": False}
+
+
+def _op(name: str, args: list[dict]) -> dict:
+    return {"op": f"{name}.default", "name": name, "overload": "default", "kind": "functional",
+            "functional": None, "route": "dispatcher", "since": "2.9", "wrapper": name, "tags": [],
+            "args": args, "returns": [{"type": "Tensor", "name": "", "is_write": False, "box_schema": "Tensor"}]}
+
+
+def _run(tmp_path, ops: list[dict], calls: dict[str, list[dict]], **limits) -> tuple[dict, float]:
+    recorded = tmp_path / "recorded.pkl"
+    recorded.write_bytes(serial.dumps({"format": record.FORMAT, "calls": calls}))
+    spec = {"reference": "shimgen_fx", "roundtrip_ns": "shimgen_fx_rt", "preload": [FIXTURE],
+            "recorded": str(recorded), "limits": {"sample_seconds": 2, "op_seconds": 60, **limits}, "ops": ops}
+    spec_path = tmp_path / "spec.json"
+    spec_path.write_text(json.dumps(spec))
+    t0 = time.perf_counter()
+    results = run_samples(str(spec_path), spec, str(tmp_path / "runner.log"), jobs=2)
+    return results, time.perf_counter() - t0
+
+
+def _calls(op: str, values: list[dict]) -> dict[str, list[dict]]:
+    return {op: [{"args": {k: serial.encode(v) for k, v in vals.items()}, "source": "OpInfo fixture"}
+                 for vals in values]}
+
+
+SPIN = _op("spin", [_arg("x", "Tensor"), _arg("mode", "int")])
+SCALE = _op("scale", [_arg("x", "Tensor"), _arg("s", "Scalar", "float")])
+
+
+@pytest.fixture(scope="module")
+def spin_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("runner")
+    x = torch.arange(6.0).reshape(2, 3)
+    calls = _calls("spin.default", [{"x": x, "mode": m} for m in range(10)])
+    calls.update(_calls("scale.default", [{"x": x, "s": 2.5}, {"x": torch.arange(3), "s": 2}]))
+    return _run(tmp, [SPIN, SCALE], calls)
+
+
+def test_hangs_and_crashes_cost_one_sample_and_the_run_goes_on(spin_run) -> None:
+    results, seconds = spin_run
+    r = results["spin.default"]
+    assert r["samples"] == 10, r
+    assert r["counts"] == {"exact": 1, "refused": 1, "wrong": 4, "error": 1, "aten-fails": 3, "unreached": 0}, r
+    assert results["scale.default"]["samples"] == 2  # the next op ran
+    # Two hangs, each killed at the 2 s sample limit: far from the fixture's 3,600 s sleep (a loose bound: the
+    # machine may be busy; this is not a timing test).
+    assert seconds < 600, seconds
+
+
+def test_a_hang_or_crash_names_the_side_it_happened_on(spin_run) -> None:
+    r = spin_run[0]["spin.default"]
+    failures = " | ".join(r["failures"])
+    notes = " | ".join(r["notes"])
+    assert "sample 2: the wrapper hung (a sample ran past the 2 s limit)" in failures
+    assert "sample 3: the wrapper crashed (killed by SIGSEGV) in phase `wrapper`; aten returned" in failures
+    assert "values differ from aten's" in failures  # mode 5
+    assert "sample 1: aten itself hung on this input" in notes and "not the wrapper's failure" in notes
+    assert "sample 4: aten itself crashed on this input (killed by SIGSEGV)" in notes
+    assert "sample 8: the wrapper crashed (killed by SIGSEGV) in phase `wrapper (aten raised)`; aten raised an " \
+           "error on this input" in failures
+    assert "refused: " in notes and "shimgen: mode 6 cannot cross the stable ABI" in notes
+    # mode 9: the crash shows in the wrapper's phase, but aten run alone on the input crashes too
+    assert "sample 9: the process crashed (killed by SIGSEGV) in phase `wrapper`, and aten alone crashes on " \
+           "this input too" in notes
+    assert "and runs alone without trouble" in failures  # modes 2, 3 and 8 were checked the same way
+    status, reason = report.verdict(r)
+    assert status == "WRONG" and "hung" in reason
+
+
+def test_the_scalar_boxing_is_attributed_not_hidden(spin_run) -> None:
+    """aten gets the caller's int 2 (int64 result); the wrapper gets 2.0 (float result): wrong, and aten given
+    2.0 agrees with the wrapper, so the cause is the boxing (issue 8). The float sample is exact."""
+    r = spin_run[0]["scale.default"]
+    assert r["counts"]["exact"] == 1 and r["counts"]["wrong"] == 1, r
+    assert r["scalar_wrong"] == 1
+    assert "dtype torch.float32 != aten's torch.int64" in r["failures"][0]
+    assert report.verdict(r)[0] == "WRONG (Scalar)"
+
+
+def test_op_time_limit_stops_an_op_that_keeps_hanging(tmp_path) -> None:
+    calls = _calls("spin.default", [{"x": torch.ones(2), "mode": 2}] * 6)
+    results, seconds = _run(tmp_path, [SPIN], calls, sample_seconds=1, op_seconds=2.5)
+    r = results["spin.default"]
+    assert 1 <= r["counts"]["wrong"] <= 4, r
+    assert any("not run (time limit 2.5 s)" in n for n in r["notes"]), r
+    assert seconds < 600  # not 6 hangs of 3,600 s
+
+
+def test_box_carries_scalars_as_the_round_trip_schema_does() -> None:
+    scalar = _arg("s", "Scalar", "float")
+    assert box(scalar, 3) == 3.0 and isinstance(box(scalar, 3), float)
+    assert box(scalar, True) == 1.0
+    assert box(_arg("n", "int"), 3) == 3  # only types the schema boxes differently change
+    assert box(_arg("f", "float"), 3) == 3
+
+
+def test_serial_round_trips_every_kind_of_value() -> None:
+    t = torch.arange(12, dtype=torch.float32).reshape(3, 4)[:, 1:3]  # a strided view of a larger storage
+    values = {
+        "view": t, "bool": torch.tensor([True, False]), "complex": torch.tensor([1 + 2j]), "empty": torch.empty(0, 3),
+        "scalar": torch.tensor(2.5, dtype=torch.float64), "list": [torch.ones(2), None], "ints": [1, 2],
+        "tuple": (1, 2.5), "dtype": torch.int64, "device": torch.device("cpu"), "layout": torch.strided,
+        "mf": torch.channels_last, "none": None, "number": 3, "text": "mean", "c": 1 + 2j,
+        "q": torch.quantize_per_tensor(torch.tensor([0.5, 1.0]), 0.1, 2, torch.quint8),
+        "sparse": torch.tensor([[0.0, 1.0], [2.0, 0.0]]).to_sparse(),
+        "gen": torch.Generator().manual_seed(5),
+    }
+    blob = serial.dumps({k: serial.encode(v) for k, v in values.items()})
+    back = {k: serial.decode(v) for k, v in serial.loads(blob).items()}
+    assert back["view"].stride() == t.stride() and torch.equal(back["view"], t)
+    for k in ("bool", "complex", "empty", "scalar"):
+        assert back[k].dtype == values[k].dtype and torch.equal(back[k], values[k]), k
+    assert torch.equal(back["list"][0], torch.ones(2)) and back["list"][1] is None
+    assert back["ints"] == [1, 2] and back["tuple"] == (1, 2.5) and back["c"] == 1 + 2j
+    assert (back["dtype"], back["device"], back["layout"], back["mf"]) == (torch.int64, torch.device("cpu"),
+                                                                           torch.strided, torch.channels_last)
+    assert back["none"] is None and back["number"] == 3 and back["text"] == "mean"
+    assert torch.equal(back["q"].int_repr(), values["q"].int_repr()) and back["q"].q_scale() == 0.1
+    assert torch.equal(back["sparse"].to_dense(), values["sparse"].to_dense())
+    assert torch.equal(back["gen"].get_state(), values["gen"].get_state())
+
+
+def test_serial_refuses_what_it_cannot_rebuild() -> None:
+    with pytest.raises(serial.Unserializable):
+        serial.encode(torch.empty(2, device="meta"))
+    with pytest.raises(serial.Unserializable):
+        serial.encode(object())
+    with pytest.raises(serial.Unserializable):
+        serial.encode(torch.zeros(1 << 17))  # over the byte budget
+
+
+def test_a_samples_file_cannot_run_code(tmp_path) -> None:
+    import pickle
+
+    class Evil:
+        def __reduce__(self):
+            return (os.system, ("echo pwned",))
+
+    with pytest.raises(pickle.UnpicklingError):
+        serial.loads(pickle.dumps(Evil()))
+
+
+def test_report_writes_markdown_and_json(spin_run, tmp_path) -> None:
+    results, _ = spin_run
+    spec = {"ops": [SPIN, SCALE]}
+    table = report.rows(spec, results)
+    paths = report.write(str(tmp_path / "coverage.md"), table, {"command": "test"})
+    md = open(paths[0]).read()
+    data = json.load(open(paths[1]))
+    assert "| WRONG | 1 |" in md and "| WRONG (Scalar) | 1 |" in md
+    assert data["summary"]["overloads"] == 2 and data["summary"]["failing"] == 2
+    assert {row["op"]: row["status"] for row in data["ops"]} == {"spin.default": "WRONG",
+                                                                "scale.default": "WRONG (Scalar)"}
+
+
+def test_an_overload_opinfo_never_reached_borrows_fitting_calls() -> None:
+    """add_.Tensor takes add.Tensor's calls (its functional); mul.Scalar takes only mul.Tensor's calls whose
+    `other` is a number (a tensor cannot be passed for a Scalar)."""
+    from shimgen.verify import samples
+
+    def spec(op: str, kind: str, functional: str | None, args: list[dict]) -> dict:
+        name, _, overload = op.partition(".")
+        return {**_op(name, args), "op": op, "overload": overload, "kind": kind, "functional": functional}
+
+    x = torch.ones(2)
+    recorded = {**_calls("add.Tensor", [{"self": x, "other": x}]),
+                **_calls("mul.Tensor", [{"self": x, "other": x}, {"self": x, "other": 2}])}
+    add_ = spec("add_.Tensor", "inplace", "add.Tensor", [_arg("self", "Tensor(a!)"), _arg("other", "Tensor")])
+    got = samples.recorded_samples(add_, recorded, None)
+    assert len(got) == 1 and got[0].source == "OpInfo fixture (via add.Tensor)"
+    mul_scalar = spec("mul.Scalar", "functional", None, [_arg("self", "Tensor"), _arg("other", "Scalar", "float")])
+    got = samples.recorded_samples(mul_scalar, recorded, None)
+    assert [s.label for s in got] == ["self=T(2,):float32, other=2"]
+
+
+def test_recorded_values_are_passed_as_a_cpp_caller_writes_them() -> None:
+    """aten's Python binding takes a number for a Tensor and an int for an int[]; a wrapper takes a tensor and a
+    list, so both sides get those."""
+    from shimgen.verify import samples
+
+    op = _op("f", [_arg("x", "Tensor"), _arg("dims", "int[]"), _arg("s", "Scalar", "float")])
+    got = samples.as_written(op, {"x": 2.5, "dims": 1, "s": 3})
+    assert isinstance(got["x"], torch.Tensor) and got["x"].dim() == 0 and got["x"].item() == 2.5
+    assert got["dims"] == [1] and got["s"] == 3
