@@ -242,7 +242,7 @@ def lowered_body(w: Wrapper, v: Variant, plan: Plan) -> str:
     operands = _tensor_operands(w, v)
     lines = [
         f"const auto dtypes = shimgen::detail::stand_in_dtypes<{len(operands)}, {len(numbers)}>(",
-        f'"{w.op.name}", {scalars.load().cells.get(w.op.name, 0):#x}, '
+        f'"{w.op.name}", {scalars.load().cells.get(w.op.name, 0):#x}, {scalars.load().cells_fit.get(w.op.name, 0):#x}, '
         f'{{{", ".join(f"shimgen::detail::operand({t.name})" for t in operands)}}}, '
         f'{{{", ".join(_number_pointer(p) for p in numbers)}}}, {{{", ".join(chr(34) + p.name + chr(34) for p in numbers)}}});',
     ]
@@ -270,10 +270,10 @@ def _composition_body(w: Wrapper, v: Variant, plan: Plan, comp: dict[str, str], 
             args.append(f"{p.name}.has_value() ? {p.name} : shimgen::detail::full_dtype({number.name})")
         else:
             args.append(p.name)
-    value = f"shimgen::detail::number_tensor({number.name}, shimgen::detail::natural_type({number.name}))"
+    # The number goes through fill_'s own Scalar wrapper, which carries it exactly or refuses it.
     return "\n".join([
         f"torch::stable::Tensor result = {create.name}({', '.join(args)});",
-        f"{fill.name}(result, {value});",
+        f"{fill.name}(result, {number.name});",
         "return result;",
     ])
 

@@ -15,8 +15,8 @@ it by rule, per call:
   float64, bool, complex128: the very tensor ATen would wrap), else the result dtype ATen would compute (then the
   value must convert to it exactly), else the call raises. The promotion table comes from this data.
 * **Composition**: factories with a fill value (`full`, `new_full`, `full_like`) become their `empty` sibling and
-  `fill_.Tensor` (the `compositions` section); `full`'s dtype, when not given, is inferred from the value as ATen
-  infers it.
+  `fill_.Scalar` (the `compositions` section), whose wrapper lowers the number in turn; `full`'s dtype, when not
+  given, is inferred from the value as ATen infers it.
 * Otherwise the wrapper raises an error starting `shimgen: ` naming the argument, its value and why.
 
 Which siblings and compositions may be used, and where an integral value may travel as a double, is data
@@ -52,7 +52,8 @@ class Facts:
     category: dict[str, int]  # 0 bool, 1 integral, 2 floating point, 3 complex
     promote: dict[tuple[str, str], str | None]  # None: torch refuses to promote the pair
     siblings: dict[str, str] = field(default_factory=dict)  # `mul.Scalar` -> `mul.Tensor`, where any cell is proven
-    cells: dict[str, int] = field(default_factory=dict)  # `mul.Scalar` -> mask of proven (tensor category, kind)
+    cells: dict[str, int] = field(default_factory=dict)  # `mul.Scalar` -> mask of proven (tensor class, kind)
+    cells_fit: dict[str, int] = field(default_factory=dict)  # ... proven for numbers that fit the result dtype
     compositions: dict[str, dict[str, str]] = field(default_factory=dict)
     int_as_double: frozenset[str] = frozenset()  # overloads proven: an integer on floating tensors == the double
 
@@ -70,8 +71,9 @@ def load() -> Facts:
         dtypes=dtypes,
         category={d: int(c) for d, c in zip(dtypes, p["categories"])},
         promote=promote,
-        siblings={op: v["to"] for op, v in (raw.get("siblings") or {}).items() if v.get("cells")},
+        siblings={op: v["to"] for op, v in (raw.get("siblings") or {}).items() if v.get("cells") or v.get("cells_fit")},
         cells={op: int(v.get("cells", 0)) for op, v in (raw.get("siblings") or {}).items()},
+        cells_fit={op: int(v.get("cells_fit", 0)) for op, v in (raw.get("siblings") or {}).items()},
         compositions={k: dict(v) for k, v in (raw.get("compositions") or {}).items()},
         int_as_double=frozenset(raw.get("int_as_double") or ()),
     )
@@ -80,7 +82,15 @@ def load() -> Facts:
 # ---- the lowering rule, in Python: the reference the C++ header (templates/scalar.h.j2) implements -------------
 
 KINDS = ("bool", "int", "uint", "double", "complex")  # shimgen::Scalar::Kind, in order
-CATEGORIES = ("bool", "integral", "floating", "complex")  # of the promoted tensor operands
+# Classes of the promoted tensor operands' dtype: reduced-precision types compute with a wrapped number in a wider
+# type (opmath), so they are proven apart.
+CLASSES = ("bool", "integral", "floating", "reduced floating", "complex", "reduced complex")
+_CLASS = {"Bool": 0, "Half": 3, "BFloat16": 3, "Float": 2, "Double": 2, "ComplexHalf": 5, "ComplexFloat": 4,
+          "ComplexDouble": 4}
+
+
+def class_of(dtype: str) -> int:
+    return _CLASS.get(dtype, 1)
 
 
 def kind_of(n) -> str:
@@ -91,9 +101,9 @@ def kind_of(n) -> str:
     return "double" if isinstance(n, float) else "complex"
 
 
-def cell(tensor_category: int, kind: str) -> int:
-    """The bit of a (tensor operands' category, number kind) cell in a sibling's `cells` mask."""
-    return 1 << (tensor_category * len(KINDS) + KINDS.index(kind))
+def cell(tensor_class: int, kind: str) -> int:
+    """The bit of a (tensor operands' class, number kind) cell in a sibling's `cells` masks."""
+    return 1 << (tensor_class * len(KINDS) + KINDS.index(kind))
 
 
 class Model:
@@ -155,45 +165,84 @@ class Model:
             return self.to_complex(self.default)
         return self.natural(n)
 
-    def tensor_category(self, tensors: list[tuple[str, bool]]) -> int:
+    def tensor_class(self, tensors: list[tuple[str, bool]]) -> int:
         t = None
         for dtype, _ in tensors:
             t = self.promote(t, dtype)
-        return self.cat(t) if isinstance(t, str) else -1
+        return class_of(t) if isinstance(t, str) else -1
 
-    def stand_in_dtypes(self, tensors: list[tuple[str, bool]], numbers: list, cells: int | None = None):
-        """The 0-dim tensors' dtypes for `numbers` (None entries: absent), or the reason the call is refused."""
-        tcat = self.tensor_category(tensors)
-        if cells is not None:
-            for n in numbers:
-                if n is not None and (tcat < 0 or not cells & cell(tcat, kind_of(n))):
-                    return "not proven for these dtypes and this kind of number"
+    def stand_in_dtypes(self, tensors: list[tuple[str, bool]], numbers: list, cells: int | None = None,
+                        cells_fit: int = 0):
+        """The 0-dim tensors' dtypes for `numbers` (None entries: absent), or the reason the call is refused.
+        With `cells`, only in proven cells: `cells`, or `cells_fit` for a number that converts exactly to the
+        result dtype."""
         want = self.result_type(tensors, [self.wrapped(n) if n is not None else None for n in numbers])
+        if cells is not None:
+            tclass = self.tensor_class(tensors)
+            for n in numbers:
+                if n is None:
+                    continue
+                bit = cell(tclass, kind_of(n)) if tclass >= 0 else 0
+                fits = bool(cells_fit & bit) and isinstance(want, str) and in_range(n, want)
+                if not (cells & bit or fits):
+                    return "not proven for these dtypes and this kind of number"
         natural = [self.natural(n) if n is not None else None for n in numbers]
         if isinstance(want, str) and self.result_type(tensors + [(d, True) for d in natural if d], []) == want:
             return natural
         if not isinstance(want, str):
             return "no type promotion rule is known for these dtypes"
         for n in numbers:
-            if n is not None and not converts_exactly(n, want):
+            if n is not None and not stands_in_exactly(n, want):
                 return "the number does not convert exactly to the result dtype"
         if self.result_type(tensors + [(want, True) for n in numbers if n is not None], []) != want:
             return "no 0-dim tensor reproduces aten's type promotion for this number"
         return [want if n is not None else None for n in numbers]
 
 
+def _torch_dtype(dtype: str):
+    import torch
+
+    return getattr(torch, {v: k for k, v in DTYPES.items()}[dtype])
+
+
 def converts_exactly(n, dtype: str) -> bool:
     """Does the number survive conversion to `dtype` and back? (The header's converts_exactly.)"""
     import torch
 
-    torch_dtype = getattr(torch, {v: k for k, v in DTYPES.items()}[dtype])
     try:
-        t = torch.tensor(n, dtype=torch_dtype)
+        t = torch.tensor(n, dtype=_torch_dtype(dtype))
     except (RuntimeError, OverflowError):
         return False
     if isinstance(n, complex):
         return t.is_complex() and complex(t.item()) == n
     return (t.item() == n) if not t.is_complex() else complex(t.item()) == n
+
+
+REDUCED = ("Half", "BFloat16", "ComplexHalf")
+
+
+def in_range(n, dtype: str) -> bool:
+    """Is the number within `dtype`'s range: exactly representable for a bool or integer dtype, finite after
+    rounding for a floating-point or complex one (ATen's overflow checks). (The header's in_range.)"""
+    import math
+
+    import torch
+
+    t = _torch_dtype(dtype)
+    if t == torch.bool or not (t.is_floating_point or t.is_complex):
+        return converts_exactly(n, dtype)
+    if isinstance(n, complex) and not t.is_complex:
+        return False
+    parts = (n.real, n.imag) if isinstance(n, complex) else (n,)
+    real = torch.finfo(t).max
+    return all(math.isfinite(float(p)) and abs(float(p)) <= real for p in parts)
+
+
+def stands_in_exactly(n, dtype: str) -> bool:
+    """May a 0-dim tensor of `dtype` (the result dtype) stand in for the number? Where ATen computes with the
+    number in that very dtype, rounding it there is what ATen does; a reduced-precision result (half, bfloat16)
+    computes with it in float, so there it must convert exactly. (The header's stands_in_exactly.)"""
+    return converts_exactly(n, dtype) if dtype in REDUCED else in_range(n, dtype)
 
 
 def targets(op: str) -> tuple[str, ...]:
@@ -311,7 +360,7 @@ def _same(a, b) -> bool:
     return type(a) is type(b) and (a == b or (a != a and b != b))
 
 
-ITEM_SECONDS = 120  # an item taking longer hangs (special_laguerre_polynomial_l with n = 2^53 + 1 loops n times)
+ITEM_SECONDS = 20  # an item taking longer hangs (special_laguerre_polynomial_l with n = 2^53 + 1 loops n times)
 
 
 def _lines(proc, timeout: float):
@@ -398,7 +447,8 @@ def prove_siblings(pairs: dict[str, tuple[str, str]]) -> dict[str, dict]:
     least one call in it compared and none differed; returns op -> {"cells": mask, "wrong": an example}."""
     results = _in_children("siblings", pairs)
     return {op: (r if not r.get("crash") else  # type: ignore[union-attr]
-                 {"cells": 0, "wrong": "aten hangs on a sample" if r.get("hung") else "aten crashes on a sample"})
+                 {"cells": 0, "cells_fit": 0,
+                  "wrong": "aten hangs on a sample" if r.get("hung") else "aten crashes on a sample"})
             for op, r in results.items()}
 
 
@@ -438,10 +488,39 @@ def _outcome(fn, kwargs: dict):
         return "error", " ".join(str(e).split()).split(". ")[0]
 
 
+def _compare_once(torch, samples, aten, sibling, case, swapped, numbers, dtypes, zeros: bool):
+    """(same, aten's outcome, the sibling's outcome) for one sample and numbers; None when zeroing changes
+    nothing (no floating tensor)."""
+    want_args = {k: v for k, v in case.make().items() if v is not samples.OMIT}
+    got_args = {k: v for k, v in case.make().items() if v is not samples.OMIT}
+    if zeros:
+        floating = [k for k, v in want_args.items() if isinstance(v, torch.Tensor) and v.is_floating_point()]
+        if not floating:
+            return None
+        for args in (want_args, got_args):
+            for k in floating:
+                args[k] = torch.zeros_like(args[k])
+    for name, n, dtype in zip(swapped, numbers, dtypes):
+        if n is None:
+            want_args[name] = got_args[name] = None
+            continue
+        want_args[name] = n
+        torch_dtype = getattr(torch, {v: k for k, v in DTYPES.items()}[dtype])
+        got_args[name] = torch.tensor(n if dtype != "Bool" else bool(n), dtype=torch_dtype)
+    want, got = _outcome(aten, want_args), _outcome(sibling, got_args)
+    try:
+        # an error on both sides is the same outcome for a caller (the kernels' messages may differ)
+        same = want[0] == got[0] and (want[0] == "error" or _same(want[1], got[1]))
+    except Exception as e:  # noqa: BLE001 - results the comparison cannot read are not proven equal
+        same, got = False, ("error", f"comparing: {e}")
+    return same, want, got
+
+
 def _sibling_cells(torch, samples, ours, theirs) -> dict:
     model = Model(load(), DTYPES[str(torch.get_default_dtype()).split(".")[1]])
     spec = _spec(ours)
     swapped = [a.name for a, b in zip(ours.arguments.flat_all, theirs.arguments.flat_all) if str(a.type) != str(b.type)]
+    optional = {a.name: str(a.type).endswith("?") for a in ours.arguments.flat_all}
     outs = {a.name for a in ours.arguments.out}  # the type promotion operands, as the header reads them
     tensor_args = [a.name for a in ours.arguments.flat_all if str(a.type) == "Tensor" and a.name not in outs]
     aten = getattr(getattr(torch.ops.aten, spec["name"]), spec["overload"])
@@ -456,7 +535,7 @@ def _sibling_cells(torch, samples, ours, theirs) -> dict:
         return {"cells": 0, "wrong": f"no samples ({type(e).__name__})"}
     finally:
         samples.DTYPES, samples.SHAPES = old
-    exact = wrong = 0
+    exact = wrong = exact_fit = wrong_fit = 0
     example = ""
     seen: set = set()
     for case in cases:
@@ -466,29 +545,36 @@ def _sibling_cells(torch, samples, ours, theirs) -> dict:
         if tuple(tensors) in seen:  # one sample per dtype and rank: the numbers vary the Scalar positions
             continue
         seen.add(tuple(tensors))
-        for number in NUMBERS:
-            dtypes = model.stand_in_dtypes(tensors, [number] * len(swapped))
-            if isinstance(dtypes, str):
-                continue  # refused whatever the cells say
-            want_args = {k: v for k, v in case.make().items() if v is not samples.OMIT}
-            got_args = {k: v for k, v in case.make().items() if v is not samples.OMIT}
-            for name, dtype in zip(swapped, dtypes):
-                want_args[name] = number
-                torch_dtype = getattr(torch, {v: k for k, v in DTYPES.items()}[dtype])
-                got_args[name] = torch.tensor(number if dtype not in ("Bool",) else bool(number), dtype=torch_dtype)
-            want, got = _outcome(aten, want_args), _outcome(sibling, got_args)
-            try:
-                # an error on both sides is the same outcome for a caller (the kernels' messages may differ)
-                same = want[0] == got[0] and (want[0] == "error" or _same(want[1], got[1]))
-            except Exception as e:  # noqa: BLE001 - results the comparison cannot read are not proven equal
-                same, got = False, ("error", f"comparing: {e}")
-            bit = cell(model.tensor_category(tensors), kind_of(number)) if model.tensor_category(tensors) >= 0 else 0
-            if same:
-                exact |= bit
-            else:
-                wrong |= bit
-                example = example or f"{case.label}, {number!r}: aten {str(want[1])[:100]}; sibling {str(got[1])[:100]}"
-    return {"cells": exact & ~wrong, "wrong": example}
+        # the number in every position the sibling takes a tensor, and (where the others are optional) in each
+        # one alone, the others None
+        subsets = [tuple(swapped)]
+        if len(swapped) > 1 and all(optional[n] for n in swapped):
+            subsets += [(n,) for n in swapped]
+        for subset in subsets:
+            for number in NUMBERS:
+                numbers = [number if n in subset else None for n in swapped]
+                dtypes = model.stand_in_dtypes(tensors, numbers)
+                if isinstance(dtypes, str):
+                    continue  # refused whatever the cells say
+                for zeros in (False, True):  # zeroed tensors too: 0 * inf = nan shows a number rounded to inf
+                    result = _compare_once(torch, samples, aten, sibling, case, swapped, numbers, dtypes, zeros)
+                    if result is None:
+                        continue
+                    same, want, got = result
+                    tclass = model.tensor_class(tensors)
+                    bit = cell(tclass, kind_of(number)) if tclass >= 0 else 0
+                    rtype = model.result_type(tensors, [model.wrapped(n) if n is not None else None for n in numbers])
+                    fits = isinstance(rtype, str) and in_range(number, rtype)
+                    if same and want[0] == "ok":  # a cell is proven by results, not by errors on both sides
+                        exact |= bit
+                        exact_fit |= bit if fits else 0
+                    elif not same:
+                        wrong |= bit
+                        wrong_fit |= bit if fits else 0
+                        example = example or (f"{case.label}{' (zeroed)' if zeros else ''}, "
+                                              f"{dict(zip(swapped, numbers))}: aten {str(want[1])[:100]}; "
+                                              f"sibling {str(got[1])[:100]}")
+    return {"cells": exact & ~wrong, "cells_fit": exact_fit & ~wrong_fit & ~(exact & ~wrong), "wrong": example}
 
 
 def _int_as_double(torch, samples, schema) -> tuple[bool, str]:
@@ -599,14 +685,15 @@ def main(argv: list[str] | None = None) -> int:
         texts = history.schemas_of(NativeYaml().text)
         pairs = discover_siblings({op: FunctionSchema.parse(t) for op, t in texts.items()}, stand_in)
         proofs = prove_siblings({op: (texts[op], texts[to]) for op, to in pairs.items()})
-        raw["siblings"] = {op: {"to": to, "cells": proofs[op]["cells"]} for op, to in pairs.items()}
+        raw["siblings"] = {op: {"to": to, "cells": proofs[op]["cells"], "cells_fit": proofs[op].get("cells_fit", 0)}
+                           for op, to in pairs.items()}
         for op in sorted(pairs):
             if proofs[op]["wrong"]:
                 print(f"{op} -> {pairs[op]}: differs: {proofs[op]['wrong']}", file=sys.stderr)
         full = sum(1 for op in pairs if proofs[op]["cells"] and not proofs[op]["wrong"])
-        print(f"{len(pairs)} siblings: {full} proven in every cell tried, "
-              f"{sum(1 for op in pairs if proofs[op]['cells']) - full} in some, "
-              f"{sum(1 for op in pairs if not proofs[op]['cells'])} in none", file=sys.stderr)
+        some = sum(1 for op in pairs if (proofs[op]["cells"] or proofs[op].get("cells_fit")))
+        print(f"{len(pairs)} siblings: {full} proven in every cell tried, {some - full} in some (or for numbers "
+              f"that fit the result dtype), {len(pairs) - some} in none", file=sys.stderr)
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         f.write(dump(raw))
     print(path)
