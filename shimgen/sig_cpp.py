@@ -203,6 +203,9 @@ def return_type(op: Op, table: Table) -> str:
 def _returns_need(op: Op, table: Table, route: str) -> Version | None:
     rows = [table.ret(r.type, op.name, f"return {i}") for i, r in enumerate(op.schema.returns)]
     if route == "dispatcher":
+        types = [str(r.type) for r in op.schema.returns]
+        if table.mirrored_returns_only and types != types[::-1]:
+            return None  # libtorch would hand the returns back converted as each other's types
         needs = [r.dispatcher_since for r in rows]
     elif not sig_c.has_c_returns(op):
         needs = []

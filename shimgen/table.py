@@ -98,6 +98,9 @@ class Table:
     returns: dict[str, Row]
     defaults: dict[str, dict[str, str]]  # symbolic schema defaults -> {"cpp": ..., "py": ...}
     default_types: dict[str, tuple[str, ...]] = field(default_factory=dict)  # symbolic default -> base types
+    # The dispatcher route carries a tuple of returns only where its types read the same backwards (the table's
+    # `dispatcher` section says why).
+    mirrored_returns_only: bool = False
 
     def argument(self, typ: Type, op: str, arg: str) -> Row:
         return self._lookup(self.arguments, typ, op, arg)
@@ -142,6 +145,7 @@ def load(path: str | None = None) -> Table:
     args, rets = raw["arguments"], raw["returns"]
     defaults = raw.get("defaults") or {}
     return Table(
+        mirrored_returns_only=bool((raw.get("dispatcher") or {}).get("mirrored_returns_only", False)),
         arguments={k: _row(k, v, args) for k, v in args.items()},
         returns={k: _row(k, v, rets) for k, v in rets.items()},
         defaults={str(k): {t: str(x) for t, x in v.items() if t != "types"} for k, v in defaults.items()},

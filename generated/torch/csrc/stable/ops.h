@@ -301,29 +301,6 @@ inline torch::stable::Tensor empty_like(
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 
-/// Stable wrapper of aten::fill_.Scalar(Tensor(a!) self, Scalar value) ->
-/// Tensor(a!)
-///
-/// Minimum compatible version: PyTorch 2.9.
-/// Build time minimum version: PyTorch 2.13.
-/// Route: libtorch's C shim aoti_torch_aten_fill__Scalar.
-/// Numbers the shim's double would change raise an error (shimgen::Scalar).
-inline torch::stable::Tensor fill_(
-    const torch::stable::Tensor& self,
-    const shimgen::Scalar& value) {
-  const bool floating = shimgen::detail::all_floating<1>({&self});
-  if (!(value.is_floating_point() ||
-        floating && shimgen::detail::fits_double(value))) {
-    shimgen::detail::refuse(
-        "fill_.Scalar",
-        "value",
-        value,
-        "the C shim carries it as a double, which changes what aten computes, and no Tensor overload can stand in for it");
-  }
-  SHIMGEN_CHECK(aoti_torch_aten_fill__Scalar(self.get(), value.to_double()));
-  return self;
-}
-
 /// Stable wrapper of aten::fill_.Tensor(Tensor(a!) self, Tensor value) ->
 /// Tensor(a!)
 ///
@@ -343,6 +320,33 @@ inline torch::stable::Tensor fill_(
       aoti_torch_call_dispatcher("aten::fill_", "Tensor", stack.data()));
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+}
+
+/// Stable wrapper of aten::fill_.Scalar(Tensor(a!) self, Scalar value) ->
+/// Tensor(a!)
+///
+/// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
+/// Route: libtorch's C shim aoti_torch_aten_fill__Scalar.
+/// Numbers the shim's double would change go to aten::fill_.Tensor instead, as
+/// 0-dim tensors.
+inline torch::stable::Tensor fill_(
+    const torch::stable::Tensor& self,
+    const shimgen::Scalar& value) {
+  const bool floating = shimgen::detail::all_floating<1>({&self});
+  if (value.is_floating_point() ||
+      floating && shimgen::detail::fits_double(value)) {
+    SHIMGEN_CHECK(aoti_torch_aten_fill__Scalar(self.get(), value.to_double()));
+    return self;
+  }
+  const auto dtypes = shimgen::detail::stand_in_dtypes<1, 1>(
+      "fill_.Scalar",
+      0x1308c3b,
+      0x852040,
+      {shimgen::detail::operand(self)},
+      {&value},
+      {"value"});
+  return fill_(self, shimgen::detail::number_tensor(value, dtypes[0]));
 }
 
 /// Stable wrapper of aten::flatten.using_ints(Tensor(a) self, int start_dim=0,
@@ -377,7 +381,7 @@ inline torch::stable::Tensor flatten(
 /// Build time minimum version: PyTorch 2.13.
 /// Route: libtorch's C shim aoti_torch_aten_full.
 /// Numbers the shim's double would change go to aten::empty.memory_format and
-/// aten::fill_.Tensor instead, as 0-dim tensors.
+/// aten::fill_.Scalar instead, as 0-dim tensors.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor full(
     torch::headeronly::IntHeaderOnlyArrayRef size,
@@ -424,10 +428,7 @@ inline torch::stable::Tensor full(
       layout,
       device,
       pin_memory);
-  fill_(
-      result,
-      shimgen::detail::number_tensor(
-          fill_value, shimgen::detail::natural_type(fill_value)));
+  fill_(result, fill_value);
   return result;
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0

@@ -52,7 +52,7 @@ VERSIONS: dict[str, str] = {
     "cat.default": "2.10",
     "clamp.Tensor": "2.9",
     "empty.memory_format": "2.10",
-    "fill_.Tensor": "2.9",
+    "fill_.Scalar": "2.9",
     "full.default": "2.10",
     "index.Tensor": "2.10",
     "new_empty.default": "2.9",
@@ -128,14 +128,14 @@ def empty(
     return result
 
 
-def fill_(self: Tensor, value: Tensor) -> Tensor:
-    """aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
+def fill_(self: Tensor, value: int | float | bool | complex) -> Tensor:
+    """aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 
     Minimum compatible version: PyTorch 2.9.
     """
     if _RUNNING < (2, 9):
-        _too_new("fill_", "fill_.Tensor", "2.9")
-    torch.ops.aten.fill_.Tensor(self, value)
+        _too_new("fill_", "fill_.Scalar", "2.9")
+    torch.ops.aten.fill_.Scalar(self, value)
     return self
 
 

@@ -83,44 +83,6 @@ HIDDEN_NAMESPACE_END(torch, stable, shimgen_detail)
 
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
 
-/// Stable wrapper of aten::add.Scalar(Tensor self, Scalar other, Scalar
-/// alpha=1) -> Tensor
-///
-/// Minimum compatible version: PyTorch 2.13.
-/// Build time minimum version: PyTorch 2.13.
-/// Route: shimgen's C shim aoti_torch_aten_add_Scalar (link the overlay
-/// library). Numbers the shim's double would change raise an error
-/// (shimgen::Scalar).
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
-inline torch::stable::Tensor add(
-    const torch::stable::Tensor& self,
-    const shimgen::Scalar& other,
-    const shimgen::Scalar& alpha = 1) {
-  const bool floating = shimgen::detail::all_floating<1>({&self});
-  if (!(other.is_floating_point() ||
-        floating && shimgen::detail::fits_double(other))) {
-    shimgen::detail::refuse(
-        "add.Scalar",
-        "other",
-        other,
-        "the C shim carries it as a double, which changes what aten computes, and no Tensor overload can stand in for it");
-  }
-  if (!(alpha.is_floating_point() ||
-        (alpha.is_integral() && alpha.to_int64() == 1) ||
-        floating && shimgen::detail::fits_double(alpha))) {
-    shimgen::detail::refuse(
-        "add.Scalar",
-        "alpha",
-        alpha,
-        "the C shim carries it as a double, which changes what aten computes, and no Tensor overload can stand in for it");
-  }
-  AtenTensorHandle ret0 = nullptr;
-  SHIMGEN_CHECK(aoti_torch_aten_add_Scalar(
-      self.get(), other.to_double(), alpha.to_double(), &ret0));
-  return torch::stable::Tensor(ret0);
-}
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
-
 /// Stable wrapper of aten::add.Tensor(Tensor self, Tensor other, *, Scalar
 /// alpha=1) -> Tensor
 ///
@@ -148,6 +110,29 @@ inline torch::stable::Tensor add(
   SHIMGEN_CHECK(aoti_torch_aten_add_Tensor(
       self.get(), other.get(), alpha.to_double(), &ret0));
   return torch::stable::Tensor(ret0);
+}
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+
+/// Stable wrapper of aten::add.Scalar(Tensor self, Scalar other, Scalar
+/// alpha=1) -> Tensor
+///
+/// Minimum compatible version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.13.
+/// Route: aten::add.Tensor, with the numbers as 0-dim tensors promoting as
+/// aten's wrapped numbers.
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+inline torch::stable::Tensor add(
+    const torch::stable::Tensor& self,
+    const shimgen::Scalar& other,
+    const shimgen::Scalar& alpha = 1) {
+  const auto dtypes = shimgen::detail::stand_in_dtypes<1, 1>(
+      "add.Scalar",
+      0x1bdef7b,
+      0x0,
+      {shimgen::detail::operand(self)},
+      {&other},
+      {"other"});
+  return add(self, shimgen::detail::number_tensor(other, dtypes[0]), alpha);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
 

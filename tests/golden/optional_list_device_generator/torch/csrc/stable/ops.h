@@ -153,25 +153,31 @@ inline torch::stable::Tensor empty(
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 
-/// Stable wrapper of aten::fill_.Tensor(Tensor(a!) self, Tensor value) ->
+/// Stable wrapper of aten::fill_.Scalar(Tensor(a!) self, Scalar value) ->
 /// Tensor(a!)
 ///
 /// Minimum compatible version: PyTorch 2.9.
 /// Build time minimum version: PyTorch 2.13.
-/// Route: the boxed dispatcher.
+/// Route: libtorch's C shim aoti_torch_aten_fill__Scalar.
+/// Numbers the shim's double would change go to aten::fill_.Tensor instead, as
+/// 0-dim tensors.
 inline torch::stable::Tensor fill_(
     const torch::stable::Tensor& self,
-    const torch::stable::Tensor& value) {
-  std::array<StableIValue, 2> stack{
-      torch::stable::detail::from(self), torch::stable::detail::from(value)};
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::fill_", "Tensor", stack.data(), TORCH_ABI_VERSION));
-#else
-  SHIMGEN_CHECK(
-      aoti_torch_call_dispatcher("aten::fill_", "Tensor", stack.data()));
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+    const shimgen::Scalar& value) {
+  const bool floating = shimgen::detail::all_floating<1>({&self});
+  if (value.is_floating_point() ||
+      floating && shimgen::detail::fits_double(value)) {
+    SHIMGEN_CHECK(aoti_torch_aten_fill__Scalar(self.get(), value.to_double()));
+    return self;
+  }
+  const auto dtypes = shimgen::detail::stand_in_dtypes<1, 1>(
+      "fill_.Scalar",
+      0x1308c3b,
+      0x852040,
+      {shimgen::detail::operand(self)},
+      {&value},
+      {"value"});
+  return fill_(self, shimgen::detail::number_tensor(value, dtypes[0]));
 }
 
 /// Stable wrapper of aten::full(SymInt[] size, Scalar fill_value, *,
@@ -182,7 +188,7 @@ inline torch::stable::Tensor fill_(
 /// Build time minimum version: PyTorch 2.13.
 /// Route: libtorch's C shim aoti_torch_aten_full.
 /// Numbers the shim's double would change go to aten::empty.memory_format and
-/// aten::fill_.Tensor instead, as 0-dim tensors.
+/// aten::fill_.Scalar instead, as 0-dim tensors.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor full(
     torch::headeronly::IntHeaderOnlyArrayRef size,
@@ -229,10 +235,7 @@ inline torch::stable::Tensor full(
       layout,
       device,
       pin_memory);
-  fill_(
-      result,
-      shimgen::detail::number_tensor(
-          fill_value, shimgen::detail::natural_type(fill_value)));
+  fill_(result, fill_value);
   return result;
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <complex>
 #include <cstdint>
 #include <initializer_list>
@@ -428,6 +429,54 @@ inline bool converts_exactly(const Scalar& s, int t) {
   }
 }
 
+// Is the number within dtype t's range: exactly representable in a bool or
+// integer dtype, finite after rounding in a floating-point or complex one
+// (ATen's overflow checks)? (scalars.in_range)
+inline bool in_range(const Scalar& s, int t) {
+  auto within = [](double v, double limit) {
+    return std::isfinite(v) && std::fabs(v) <= limit;
+  };
+  const std::complex<double> c = s.to_complex();
+  switch (kType[t]) {
+    case ScalarType::Half:
+      return !s.is_complex() && within(s.to_double(), 65504.0);
+    case ScalarType::BFloat16:
+    case ScalarType::Float:
+      return !s.is_complex() && float_exact(s) &&
+          within(s.to_double(), std::numeric_limits<float>::max());
+    case ScalarType::Double:
+      return !s.is_complex() && float_exact(s) &&
+          within(s.to_double(), std::numeric_limits<double>::max());
+    case ScalarType::ComplexHalf:
+      return within(c.real(), 65504.0) && within(c.imag(), 65504.0);
+    case ScalarType::ComplexFloat:
+      return float_exact(s) &&
+          within(c.real(), std::numeric_limits<float>::max()) &&
+          within(c.imag(), std::numeric_limits<float>::max());
+    case ScalarType::ComplexDouble:
+      return float_exact(s) &&
+          within(c.real(), std::numeric_limits<double>::max()) &&
+          within(c.imag(), std::numeric_limits<double>::max());
+    default:
+      return converts_exactly(s, t);
+  }
+}
+
+// May a 0-dim tensor of the result dtype t stand in for the number? ATen
+// computes with the number in t itself, so rounding it there is what ATen
+// does; a reduced-precision t (half, bfloat16) computes with it in float, so
+// there it must convert exactly. (scalars.stands_in_exactly)
+inline bool stands_in_exactly(const Scalar& s, int t) {
+  switch (kType[t]) {
+    case ScalarType::Half:
+    case ScalarType::BFloat16:
+    case ScalarType::ComplexHalf:
+      return converts_exactly(s, t);
+    default:
+      return in_range(s, t);
+  }
+}
+
 [[noreturn]] inline void refuse(
     const char* op,
     const char* arg,
@@ -451,34 +500,47 @@ inline bool converts_exactly(const Scalar& s, int t) {
 /// (the tensors ATen itself would wrap) when that gives ATen's result dtype,
 /// else the result dtype (if each number converts to it exactly); otherwise
 /// the call raises.
-// The bit of a (tensor operands' category, number kind) cell in a sibling's
-// mask of proven cells (scalars.cell).
-inline uint32_t cell(int tensor_category, const Scalar& s) {
-  return uint32_t(1) << (tensor_category * 5 + static_cast<int>(s.kind()));
+// The class of the promoted tensor operands' dtype in a proven-cell mask
+// (scalars.CLASSES): reduced-precision types compute with a wrapped number in a
+// wider type, so they are proven apart.
+inline int tensor_class(int t) {
+  if (t < 0) {
+    return -1;
+  }
+  switch (kType[t]) {
+    case ScalarType::Bool:
+      return 0;
+    case ScalarType::Float:
+    case ScalarType::Double:
+      return 2;
+    case ScalarType::Half:
+    case ScalarType::BFloat16:
+      return 3;
+    case ScalarType::ComplexFloat:
+    case ScalarType::ComplexDouble:
+      return 4;
+    case ScalarType::ComplexHalf:
+      return 5;
+    default:
+      return 1;
+  }
+}
+
+// The bit of a (tensor operands' class, number kind) cell (scalars.cell).
+inline uint32_t cell(int tensor_class, const Scalar& s) {
+  return tensor_class < 0
+      ? 0
+      : uint32_t(1) << (tensor_class * 5 + static_cast<int>(s.kind()));
 }
 
 template <size_t N, size_t M>
 std::array<ScalarType, M> stand_in_dtypes(
     const char* op,
     uint32_t proven,
+    uint32_t proven_if_fits,
     const std::array<Operand, N>& tensors,
     const std::array<const Scalar*, M>& numbers,
     const std::array<const char*, M>& names) {
-  int all = kUndefined;
-  for (const Operand& t : tensors) {
-    all = promote(all, t.dtype);
-  }
-  for (size_t k = 0; k < M; ++k) {
-    if (numbers[k] &&
-        (all < 0 || !(proven & cell(kCategory[all], *numbers[k])))) {
-      refuse(
-          op,
-          names[k],
-          *numbers[k],
-          "shimgen has not proven this op's Tensor overload equal to it for this kind of number with tensors "
-          "of these dtypes (the C shim's double would change it, the dispatcher cannot carry a Scalar)");
-    }
-  }
   std::optional<int> default_float;
   std::array<int, M> wrapped{};
   std::array<Operand, N + M> as_tensors{};
@@ -492,6 +554,25 @@ std::array<ScalarType, M> stand_in_dtypes(
         Operand{numbers[k] ? natural_dtype(*numbers[k]) : kUndefined, true};
   }
   const int want = result_type(tensors, wrapped);
+  int all = kUndefined;
+  for (const Operand& t : tensors) {
+    all = promote(all, t.dtype);
+  }
+  for (size_t k = 0; k < M;
+       ++k) { // shimgen proved the Tensor overload equal only in these cells
+    const uint32_t bit = numbers[k] ? cell(tensor_class(all), *numbers[k]) : 0;
+    if (numbers[k] &&
+        !((proven & bit) ||
+          ((proven_if_fits & bit) && want >= 0 &&
+           in_range(*numbers[k], want)))) {
+      refuse(
+          op,
+          names[k],
+          *numbers[k],
+          "shimgen has not proven this op's Tensor overload equal to it for this number with tensors of "
+          "these dtypes (the C shim's double would change it, the dispatcher cannot carry a Scalar)");
+    }
+  }
   std::array<ScalarType, M> result{};
   if (want >= 0 && result_type(as_tensors, std::array<int, 0>{}) == want) {
     for (size_t k = 0; k < M; ++k) {
@@ -511,13 +592,13 @@ std::array<ScalarType, M> stand_in_dtypes(
           *numbers[k],
           "no type promotion rule is known for these dtypes");
     }
-    if (!converts_exactly(*numbers[k], want)) {
+    if (!stands_in_exactly(*numbers[k], want)) {
       refuse(
           op,
           names[k],
           *numbers[k],
-          "aten computes with this number at more than the result's precision; a 0-dim tensor standing in "
-          "for it (the dispatcher cannot carry a Scalar) would round it first");
+          "this number does not fit the result dtype exactly, and a 0-dim tensor standing in for it (the "
+          "dispatcher cannot carry a Scalar) would change it");
     }
     as_tensors[N + k] = Operand{want, true};
     result[k] = kType[want];

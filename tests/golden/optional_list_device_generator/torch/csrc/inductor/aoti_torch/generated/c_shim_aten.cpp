@@ -13,6 +13,7 @@
 #else
 #include <ATen/ops/cat.h>
 #include <ATen/ops/clamp.h>
+#include <ATen/ops/fill.h>
 #include <ATen/ops/full.h>
 #include <ATen/ops/index.h>
 #include <ATen/ops/new_empty.h>
@@ -49,6 +50,13 @@ AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_clamp_Tensor(
         resolve_tensor_dispatch_flags(max));
     *ret0 = new_tensor_handle(std::move(tmp_result));
   });
+}
+
+// aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+AOTI_TORCH_EXPORT AOTITorchError
+aoti_torch_aten_fill__Scalar(AtenTensorHandle self, double value) {
+  AOTI_TORCH_CONVERT_EXCEPTION_TO_ERROR_CODE(
+      { at::fill_(*tensor_handle_to_tensor_pointer(self), value); });
 }
 
 // aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None,

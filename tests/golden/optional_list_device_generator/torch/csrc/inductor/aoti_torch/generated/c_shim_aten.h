@@ -30,6 +30,9 @@ AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_cat(const AtenTensorHandle* ten
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
 AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_clamp_Tensor(AtenTensorHandle self, AtenTensorHandle* min, AtenTensorHandle* max, AtenTensorHandle* ret0);
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+// aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+// Minimum compatible version: PyTorch 2.9.
+AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_fill__Scalar(AtenTensorHandle self, double value);
 // aten::full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
 // Minimum compatible version: PyTorch 2.10.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
