@@ -26,8 +26,10 @@ def build_parser() -> argparse.ArgumentParser:
         "from native_functions.yaml.",
     )
     p.add_argument("--ops", metavar="LIST", help="comma-separated ops: name (every overload), name.overload, "
-                   "name.default. Default: the manifest's op set; with --check, the set recorded in "
-                   "DIR/shimgen.yaml")
+                   "name.default, generated in addition to the manifest's op set (upstream's surface). "
+                   "Default: the manifest's op set; with --check, the set recorded in DIR/shimgen.yaml")
+    p.add_argument("--only", action="store_true", help="generate only the --ops, without the manifest's op set "
+                   "(the output then no longer stands in for upstream's ops.h)")
     p.add_argument("--out", metavar="DIR", default="generated", help="output folder, laid out like torch's include "
                    "tree (default: generated/)")
     p.add_argument("--yaml", metavar="PATH", help="native_functions.yaml to read (default: the installed torch's)")
@@ -51,9 +53,11 @@ def _split_ops(text: str | None) -> list[str] | None:
     return ops
 
 
-def _stamp(ops: list[str] | None, since: str | None, yaml_rel: str | None = None) -> str:
+def _stamp(ops: list[str] | None, since: str | None, yaml_rel: str | None = None, only: bool = False) -> str:
     lines = ["# Written by shimgen: the invocation that produced this folder (`shimgen --check` replays it)."]
     lines.append("ops: " + ("[" + ", ".join(ops) + "]" if ops else "manifest"))
+    if ops and only:
+        lines.append("only: true  # without the manifest's op set")
     if since:
         lines.append(f"since: '{since}'")
     if yaml_rel:
@@ -61,13 +65,13 @@ def _stamp(ops: list[str] | None, since: str | None, yaml_rel: str | None = None
     return "\n".join(lines) + "\n"
 
 
-def _read_stamp(out: str) -> tuple[list[str] | None, str | None, str | None]:
-    """(ops, since, yaml path) recorded in DIR/shimgen.yaml; the yaml path is made relative to the cwd."""
+def _read_stamp(out: str) -> tuple[list[str] | None, str | None, str | None, bool]:
+    """(ops, since, yaml path, only) recorded in DIR/shimgen.yaml; the yaml path is made relative to the cwd."""
     import yaml
 
     path = os.path.join(out, STAMP)
     if not os.path.isfile(path):
-        return None, None, None
+        return None, None, None, False
     with open(path) as f:
         try:
             data = yaml.safe_load(f) or {}
@@ -79,14 +83,19 @@ def _read_stamp(out: str) -> tuple[list[str] | None, str | None, str | None]:
     native = data.get("yaml")
     native = os.path.normpath(os.path.join(out, native)) if native else None
     since = data.get("since")
-    return (None if ops == "manifest" else [str(o) for o in ops]), (str(since) if since else None), native
+    only = data.get("only", False)
+    if not isinstance(only, bool):
+        raise ShimgenError(f"malformed stamp {path}: `only` is true or false")
+    ops_list = None if ops == "manifest" else [str(o) for o in ops]
+    return ops_list, (str(since) if since else None), native, only
 
 
-def generate(ops: list[str] | None, yaml_path: str | None, since: str | None, out: str | None = None):
+def generate(ops: list[str] | None, yaml_path: str | None, since: str | None, out: str | None = None,
+             only: bool = False):
     """(every output file: path relative to the output folder -> text, the Plan; its .notes are for the user)."""
     from shimgen import emit_c, emit_cpp, emit_py, fmt, plan, sig_cpp
 
-    p = plan.make(ops, yaml_path, since)
+    p = plan.make(ops, yaml_path, since, additive=not only)
     wrapped, refusals = sig_cpp.wrappers(p)
     have = {w.op.name for w in wrapped}
     for op in p.ops:  # a wrapper the user named explicitly must exist; others are skipped with a note
@@ -99,7 +108,7 @@ def generate(ops: list[str] | None, yaml_path: str | None, since: str | None, ou
     files.update(emit_py.emit(p))
     files.update(formatted.result())
     yaml_rel = os.path.relpath(yaml_path, out).replace(os.sep, "/") if (yaml_path and out) else yaml_path
-    files[STAMP] = _stamp(ops, since, yaml_rel)
+    files[STAMP] = _stamp(ops, since, yaml_rel, only)
     return dict(sorted(files.items())), p
 
 
@@ -182,17 +191,21 @@ def main(argv: list[str] | None = None) -> int:
         ops = _split_ops(args.ops)
         since = args.since
         yaml_path = args.yaml
+        only = args.only
+        if only and ops is None:
+            raise ShimgenError("--only needs --ops (the ops to generate without the manifest's set)")
         if ops is None and args.check:
-            ops, stamped_since, stamped_yaml = _read_stamp(args.out)
+            ops, stamped_since, stamped_yaml, only = _read_stamp(args.out)
             since = since or stamped_since
             yaml_path = yaml_path or stamped_yaml
-        files, p = generate(ops, yaml_path, since, args.out)
+        files, p = generate(ops, yaml_path, since, args.out, only)
         from shimgen import sig_cpp
 
         for n in [*p.notes, *sig_cpp.wrappers(p)[1]]:
             print(f"shimgen: note: {n}", file=sys.stderr)
         if args.check:
-            hint = "shimgen" + (f" --ops {','.join(ops)}" if ops else "") + (f" --since {since}" if since else "")
+            hint = "shimgen" + (f" --ops {','.join(ops)}" if ops else "") + (" --only" if only else "")
+            hint += f" --since {since}" if since else ""
             hint += (f" --yaml {yaml_path}" if yaml_path else "") + f" --out {args.out}"
             return check(args.out, files, hint + "  (then review and commit the diff)")
         for path in write_atomically(args.out, files):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from shimgen import sig_c
 from shimgen.plan import Plan
-from shimgen.sig_cpp import Param, Variant, Wrapper, dispatcher_call_versions, wrappers
+from shimgen.sig_cpp import Extra, Param, Variant, Wrapper, dispatcher_call_versions, extras, wrappers
 from shimgen.templates import render
 from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version, macro_definitions
 
@@ -20,6 +20,7 @@ class _Rendered:
     gate_close: str | None
     signature: str
     body: str
+    deleted: bool = False  # `signature = delete;`, no body
 
 
 def gate(v: Variant) -> tuple[str | None, str | None]:
@@ -116,10 +117,12 @@ def shim_body(w: Wrapper, v: Variant, plan: Plan) -> str:
 
 def dispatcher_body(w: Wrapper, v: Variant, plan: Plan) -> str:
     op = w.op
-    kept = {p.name for p in w.kept(v)}
+    kept = {p.name: p for p in w.kept(v)}
     items = []
     for a in op.schema.arguments.flat_all:  # the boxed stack follows the schema's order
-        items.append(f"torch::stable::detail::from({a.name if a.name in kept else 'std::nullopt'})")
+        p = kept.get(a.name)
+        value = p.row.fill(p.row.stack or "{name}", a.name) if p else "std::nullopt"
+        items.append(f"torch::stable::detail::from({value})")
     n = max(len(items), len(op.schema.returns), 1)
     lines = [f"std::array<StableIValue, {n}> stack{{{', '.join(items)}}};"]
     old, new = dispatcher_call_versions(v)
@@ -160,9 +163,65 @@ def render_wrapper(w: Wrapper, v: Variant, plan: Plan) -> _Rendered:
     return _Rendered(doc(w, v), g_open, g_close, signature(w, v), body)
 
 
+def _value_type(cpp_type: str) -> str:
+    """`const std::optional<T>&` -> `std::optional<T>`: the type a forwarding overload constructs."""
+    return cpp_type.removeprefix("const ").removesuffix("&")
+
+
+def render_nullopt_overload(w: Wrapper, v: Variant, k: int) -> _Rendered:
+    """The `std::nullopt_t` overload of a wrapper form (sig_cpp._with_nullopt_forwarding)."""
+    ps = w.kept(v)
+    parts, args = [], []
+    for i, p in enumerate(ps):
+        if i == k:
+            parts.append(f"std::nullopt_t {p.name}")
+            args.append(f"{_value_type(p.cpp_type)}({p.name})")
+            continue
+        default = f" = {p.default}" if (i > k and p.default is not None) else ""
+        parts.append(f"{p.cpp_type} {p.name}{default}")
+        args.append(p.name)
+    doc = [
+        f"{w.name}() with std::nullopt for {ps[k].name}: aten::{w.op.name}, as with upstream's ops.h. Another",
+        f"overload of {w.name} takes a std::nullopt there too (ATen's at::{w.name} is ambiguous for this call).",
+    ]
+    g_open, g_close = gate(v)
+    body = f"return {w.name}({', '.join(args)});"
+    return _Rendered(doc, g_open, g_close, f"inline {w.returns} {w.name}({', '.join(parts)})", body)
+
+
+def render_extra(e: Extra) -> list[_Rendered]:
+    """A hand-written overload (data/extra_overloads.yaml): forwarding to its target wrapper from the release
+    that has it; before that, and where the target is not generated, deleted or left out."""
+    params = ", ".join(f"{t} {n}" + (f" = {d}" if d is not None else "") for t, n, d in e.params)
+    w = e.target
+    what = "ATen's C++-only overload" if e.source.startswith("ATen") else "Upstream's convenience overload"
+    intro = f"{what} of {e.name} ({e.source}), for aten::{e.target_op}"
+    returns = w.returns if w is not None else "void"
+    deleted = _Rendered(
+        [f"{intro}, which is not available here: deleted, so that such a call does not reach another",
+         f"overload of {e.name}."],
+        None, None, f"{returns} {e.name}({params}) = delete;", "", deleted=True,
+    )
+    if w is None:
+        return [deleted]
+    doc = [f"{intro}, its other arguments defaulted.", "", f"Minimum compatible version: PyTorch {w.since}."]
+    g_open, g_close = gate(Variant(w.variants[0].route, 0, w.since))
+    body = f"return {w.name}({', '.join(e.call)});"
+    result = [_Rendered(doc, g_open, g_close, f"inline {returns} {e.name}({params})", body)]
+    if e.delete and w.since > FIRST_STABLE:
+        d_open, d_close = gate(Variant(w.variants[0].route, 0, FIRST_STABLE, w.since))
+        result.append(replace(deleted, gate_open=d_open, gate_close=d_close))
+    return result
+
+
 def emit(plan: Plan) -> dict[str, str]:
     ws, notes = wrappers(plan)
-    rendered = [render_wrapper(w, v, plan) for w in ws for v in w.variants]
+    rendered = []
+    for w in ws:
+        for v in w.variants:
+            rendered.append(render_wrapper(w, v, plan))
+            rendered += [render_nullopt_overload(w, v, k) for k in w.nullopt_at if k < v.kept]
+    rendered += [r for e in extras(ws) for r in render_extra(e)]
     versions: set[Version] = {VERSIONED_DISPATCHER, Version(2, 11)}
     for w in ws:
         for v in w.variants:
@@ -174,7 +233,6 @@ def emit(plan: Plan) -> dict[str, str]:
         macros=macro_definitions(versions),
         wrappers=rendered,
         skipped=[*sorted(plan.notes), *notes],
-        has_to_dtype_layout=any(w.op.name == "to.dtype_layout" for w in ws),
         helper_names=names,
     )
     return {HEADER: text}
