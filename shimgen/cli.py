@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: the release of the yaml)")
     p.add_argument("--check", action="store_true", help="compare DIR with what would be generated; exit 1 on "
                    "a difference")
+    p.add_argument("--drift", metavar="OLD_YAML", help="compare the schemas of the selected ops (default: the "
+                   "manifest's) in OLD_YAML with --yaml's and name each change, as PyTorch's linters would; exit 1 "
+                   "on an ABI break or a removed manifest op")
     p.add_argument("--verify", action="store_true", help="compile the output against the installed torch and "
                    "run every wrapper against torch.ops.aten")
     p.add_argument("--build-dir", metavar="B", help="where --verify builds and leaves its libraries "
@@ -159,14 +162,16 @@ def describe_changes(old: str, new: str) -> list[str]:
     return lines
 
 
-def check(out: str, files: dict[str, str], update_hint: str) -> int:
-    from shimgen import emit_c
+def check(out: str, files: dict[str, str], update_hint: str, manifest_ops: frozenset[str] = frozenset()) -> int:
+    from shimgen import drift, emit_c, emit_cpp
 
     diffs: list[str] = []
     summary: list[str] = []
+    on_disk: dict[str, str] = {}
     for rel, text in files.items():
         path = os.path.join(out, rel)
         old = open(path, encoding="utf-8").read() if os.path.isfile(path) else ""
+        on_disk[rel] = old
         if old == text:
             continue
         summary.append(f"{'changed' if old else 'missing'}: {path}")
@@ -174,6 +179,10 @@ def check(out: str, files: dict[str, str], update_hint: str) -> int:
             summary += ["  " + s for s in describe_changes(old, text)]
         diffs += difflib.unified_diff(old.splitlines(True), text.splitlines(True), f"{path} (on disk)",
                                       f"{path} (generated)")
+    if summary:  # which schemas changed, and what that means for the stable surface
+        before = drift.schemas_in_output(on_disk.get(emit_cpp.HEADER, ""), on_disk.get(emit_c.HEADER, ""))
+        after = drift.schemas_in_output(files.get(emit_cpp.HEADER, ""), files.get(emit_c.HEADER, ""))
+        summary += ["schema " + f.line() for f in drift.compare(before, after, default_set=manifest_ops)]
     if not summary:
         print(f"shimgen: {out} is up to date ({len(files)} files)")
         return 0
@@ -183,6 +192,25 @@ def check(out: str, files: dict[str, str], update_hint: str) -> int:
         print("  " + s, file=sys.stderr)
     print(f"To update: {update_hint}", file=sys.stderr)
     return 1
+
+
+def _drift(old_yaml: str, new_yaml: str | None, ops: list[str] | None) -> int:
+    """`--drift OLD_YAML`: the schema changes of the selected (or the manifest's) ops from OLD_YAML to --yaml."""
+    from shimgen import drift, history, manifest
+    from shimgen.parse import NativeYaml
+
+    old, new = NativeYaml(old_yaml), NativeYaml(new_yaml)
+    before, after = history.schemas_of(old.text), history.schemas_of(new.text)
+    default_set = frozenset(manifest.load().default_ops)
+    chosen = drift.select(ops, before, after) if ops else set(default_set)
+    if ops and not chosen:
+        raise ShimgenError(f"no op of --ops is in either yaml")
+    findings = drift.compare(before, after, chosen, default_set)
+    for f in findings:
+        print(f"shimgen: drift: {f.line()}")
+    errors = sum(f.severity == "error" for f in findings)
+    print(f"shimgen: drift: {len(chosen)} ops compared, {len(findings)} changed, {errors} errors", file=sys.stderr)
+    return 1 if errors else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -198,16 +226,19 @@ def main(argv: list[str] | None = None) -> int:
             ops, stamped_since, stamped_yaml, only = _read_stamp(args.out)
             since = since or stamped_since
             yaml_path = yaml_path or stamped_yaml
+        if args.drift:
+            return _drift(args.drift, yaml_path, ops)
         files, p = generate(ops, yaml_path, since, args.out, only)
         from shimgen import sig_cpp
 
-        for n in [*p.notes, *sig_cpp.wrappers(p)[1]]:
+        for n in [*p.notes, *sig_cpp.wrappers(p)[1], *sig_cpp.gone_notes(p)]:
             print(f"shimgen: note: {n}", file=sys.stderr)
         if args.check:
             hint = "shimgen" + (f" --ops {','.join(ops)}" if ops else "") + (" --only" if only else "")
             hint += f" --since {since}" if since else ""
             hint += (f" --yaml {yaml_path}" if yaml_path else "") + f" --out {args.out}"
-            return check(args.out, files, hint + "  (then review and commit the diff)")
+            return check(args.out, files, hint + "  (then review and commit the diff)",
+                         frozenset(p.manifest.default_ops))
         for path in write_atomically(args.out, files):
             print(path)
         if args.verify:

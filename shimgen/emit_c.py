@@ -27,39 +27,42 @@ class _Decl:
     assignments: tuple[str, ...]
 
 
-def shims(plan: Plan) -> tuple[list[sig_c.CShim], list[str]]:
-    """The C shims of the plan's ops, in the order torchgen writes them (by shim name), and the refusals."""
-    built, skipped = [], []
+def shims(plan: Plan) -> tuple[list[sig_c.ShimVersion], list[str]]:
+    """The C shims of the plan's ops in the order torchgen writes them (by shim name; an op's `_vN` versions
+    newest first, then its original), and the refusals."""
+    built: list[list[sig_c.ShimVersion]] = []
+    skipped: list[str] = []
     for op in plan.ops:
         try:
-            built.append(sig_c.build(op, plan.table))
+            built.append(sig_c.versions(op, plan))
         except Refusal as e:
             skipped.append(e.line())
-    return sorted(built, key=lambda s: s.function), skipped
+    built.sort(key=lambda vs: vs[0].shim.function)
+    return [sv for vs in built for sv in reversed(vs)], skipped
 
 
 def emit(plan: Plan) -> dict[str, str]:
     built, skipped = shims(plan)
     decls = []
-    for s in built:
-        since = plan.shim_since(s.op)
+    for sv in built:
+        s = sv.shim
         decls.append(
             _Decl(
                 schema=f"aten::{s.op.schema}",
-                since=str(since),
-                upstream=plan.manifest.upstream_shim(s.op.name, since),
+                since=str(sv.since),
+                upstream=sv.upstream,
                 declaration=s.declaration,
-                gate_open=gate_open(since),
-                gate_close=gate_close(since),
+                gate_open=gate_open(sv.since),
+                gate_close=gate_close(sv.since),
                 call=s.backend_call,
                 args=", ".join(s.aten_args),
                 assignments=s.ret_assignments,
             )
         )
-    macros = macro_definitions({plan.shim_since(s.op) for s in built})
+    macros = macro_definitions({sv.since for sv in built})
     header = render(
         "c_shim_aten.h.j2", banner=plan.banner, macros=macros, decls=decls, skipped=[*sorted(plan.notes), *skipped]
     )
-    includes = sorted({s.op.f.root_name for s in built})
+    includes = sorted({sv.shim.op.f.root_name for sv in built})
     source = render("c_shim_aten.cpp.j2", banner=plan.banner, includes=includes, defs=decls)
     return {HEADER: header, SOURCE: source}

@@ -6,7 +6,17 @@ from dataclasses import dataclass, replace
 
 from shimgen import sig_c
 from shimgen.plan import Plan
-from shimgen.sig_cpp import Extra, Param, Variant, Wrapper, dispatcher_call_versions, extras, wrappers
+from shimgen.sig_cpp import (
+    Extra,
+    Param,
+    Variant,
+    Wrapper,
+    dispatcher_call_versions,
+    extras,
+    gone,
+    stack_default,
+    wrappers,
+)
 from shimgen.templates import render
 from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version, macro_definitions
 
@@ -43,22 +53,46 @@ def signature(w: Wrapper, v: Variant) -> str:
     return f"inline {w.returns} {w.name}({', '.join(parts)})"
 
 
-def doc(w: Wrapper, v: Variant) -> list[str]:
+def doc(w: Wrapper, v: Variant, plan: Plan) -> list[str]:
     lines = [f"Stable wrapper of aten::{w.op.schema}", ""]
     lines.append(f"Minimum compatible version: PyTorch {w.since}.")
+    lines.append(f"Build time minimum version: PyTorch {build_time_minimum(w, v)}.")
     if v.start != w.since:
-        lines.append(f"This form, with every argument, needs PyTorch {v.start}.")
+        every = ", with every argument," if v.kept == len(w.params) else ""
+        lines.append(f"This form{every} needs PyTorch {v.start}.")
     route = {
-        "shim": f"libtorch's C shim {sig_c.shim_name(w.op)}",
+        "shim": f"libtorch's C shim {v.shim}",
         "dispatcher": "the boxed dispatcher",
-        "generated_shim": f"shimgen's C shim {sig_c.shim_name(w.op)} (link the overlay library)",
+        "generated_shim": f"shimgen's C shim {v.shim} (link the overlay library)",
     }[v.route]
     lines.append(f"Route: {route}.")
     dropped = w.params[v.kept :]
-    if dropped:
+    if dropped and v.end is not None:
         names = ", ".join(p.name for p in dropped)
-        lines.append(f"This variant, for releases before {v.end}, passes {names} as None.")
+        defaults = ", ".join(p.arg.default or "None" for p in dropped)
+        lines.append(f"This form, for releases before {v.end}, does not take {names}: aten gets their defaults "
+                     f"({defaults}).")
+    if v.route == "dispatcher" and len(v.stack) > len(w.op.schema.arguments.flat_all):
+        later = ", ".join(a.name for a in v.stack[len(w.op.schema.arguments.flat_all) :])
+        lines.append(f"The stack also carries {later} (their defaults), which newer releases read.")
+    end = gone(w, plan)
+    if end is not None and v is w.variants[-1]:
+        lines.append(f"{end[1].capitalize()} in PyTorch {end[0]}: an extension using it fails on libtorch >= "
+                     f"{end[0]}.")
     return lines
+
+
+# The oldest torch whose stable headers compile the generated ops.h at all: it includes
+# torch/csrc/stable/generator.h and uses STABLE_TORCH_ERROR_CODE_CHECK, both new in 2.13's headers
+# (tests/test_history.py compiles it against every runtime's headers it finds).
+HEADERS_FLOOR = Version(2, 13)
+
+
+def build_time_minimum(w: Wrapper, v: Variant) -> Version:
+    """The oldest torch whose headers compile this form: its start (the TORCH_FEATURE_VERSION it needs) and the
+    headers the generated ops.h needs at all. Extensions build with a recent torch and set TORCH_TARGET_VERSION
+    for older runtimes, as PyTorch recommends."""
+    return max(v.start, HEADERS_FLOOR)
 
 
 # ---- bodies --------------------------------------------------------------------------------------------------
@@ -97,7 +131,7 @@ def shim_body(w: Wrapper, v: Variant, plan: Plan) -> str:
     kept = {p.name: p for p in w.kept(v)}
     lines: list[str] = []
     args: list[str] = []
-    for a in sig_c.c_arguments(w.op, plan.table):
+    for a in sig_c.c_arguments(w.op)[: v.shim_nargs]:
         row = plan.table.argument(a.type, w.op.name, a.name)
         p = kept.get(a.name)
         if p is None:  # dropped: None is a null pointer; its length / device index is 0
@@ -108,7 +142,7 @@ def shim_body(w: Wrapper, v: Variant, plan: Plan) -> str:
         args += [row.fill(e, a.name) for e in row.to_c]
     locals_, addrs, ret = _returns_from_c(w, plan)
     lines += locals_
-    call = f"{sig_c.shim_name(w.op)}({', '.join(args + addrs)})"
+    call = f"{v.shim}({', '.join(args + addrs)})"
     lines.append(f"STABLE_TORCH_ERROR_CODE_CHECK({call});")
     if ret:
         lines.append(ret)
@@ -119,9 +153,9 @@ def dispatcher_body(w: Wrapper, v: Variant, plan: Plan) -> str:
     op = w.op
     kept = {p.name: p for p in w.kept(v)}
     items = []
-    for a in op.schema.arguments.flat_all:  # the boxed stack follows the schema's order
+    for a in v.stack:  # the boxed stack follows the schema's order (see sig_cpp.stack_layout)
         p = kept.get(a.name)
-        value = p.row.fill(p.row.stack or "{name}", a.name) if p else "std::nullopt"
+        value = p.row.fill(p.row.stack or "{name}", a.name) if p else _pushed_default(op, plan, a)
         items.append(f"torch::stable::detail::from({value})")
     n = max(len(items), len(op.schema.returns), 1)
     lines = [f"std::array<StableIValue, {n}> stack{{{', '.join(items)}}};"]
@@ -157,10 +191,18 @@ def _returns_from_stack(w: Wrapper, plan: Plan) -> list[str]:
     return [f"return std::make_tuple({', '.join(values)});"]
 
 
+def _pushed_default(op, plan: Plan, a) -> str:
+    """stack_default's value, converted as the table's `stack` column says where from() does not take the
+    wrapper's C++ type (a std::string_view default goes on the stack as a std::string)."""
+    value = stack_default(op, plan, a)
+    row = plan.table.argument(a.type, op.name, a.name)
+    return row.fill(row.stack, value) if (row.stack and value != "std::nullopt") else value
+
+
 def render_wrapper(w: Wrapper, v: Variant, plan: Plan) -> _Rendered:
     body = dispatcher_body(w, v, plan) if v.route == "dispatcher" else shim_body(w, v, plan)
     g_open, g_close = gate(v)
-    return _Rendered(doc(w, v), g_open, g_close, signature(w, v), body)
+    return _Rendered(doc(w, v, plan), g_open, g_close, signature(w, v), body)
 
 
 def _value_type(cpp_type: str) -> str:

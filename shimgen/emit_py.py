@@ -21,7 +21,7 @@ from torchgen.model import Argument
 from shimgen.errors import ShimgenError
 from shimgen.fmt import black_format
 from shimgen.plan import Plan
-from shimgen.sig_cpp import Param, Wrapper, render_default, wrappers
+from shimgen.sig_cpp import Param, Wrapper, gone, render_default, wrappers
 from shimgen.templates import render
 
 PACKAGE = "torch_stable_ops"
@@ -34,7 +34,7 @@ _FUTURE = "from __future__ import annotations\n"
 # use: a wrapper named like one of them would shadow it (the emitter refuses rather than emit broken code).
 _RESERVED = {
     "annotations", "inspect", "math", "re", "types", "typing", "torch", "Tensor", "Sequence", "Any", "Callable",
-    "NoReturn", "overload", "VERSIONS", "__all__", "_RUNNING", "_SIGNATURES", "_parse_version", "_too_new",
+    "NoReturn", "overload", "VERSIONS", "__all__", "_RUNNING", "_SIGNATURES", "_parse_version", "_too_new", "_gone",
     "_accepts", "_pick",
     "isinstance", "type", "str", "bytes", "int", "float", "bool", "list", "tuple", "dict", "object",
     "RuntimeError", "TypeError", "ValueError", "None",
@@ -58,6 +58,7 @@ class PyFunction:
     schema: str  # `aten::add.Tensor(...) -> Tensor`
     since: str  # the C++ wrapper's version tag
     since_tuple: str  # `(2, 13)`
+    gone: tuple[str, str] | None  # (release, what happened) when a later release removed or broke the op
     params: tuple[PyParam, ...]
     returns: str
     call: str  # `torch.ops.aten.add.Tensor(self, other, alpha=alpha)`
@@ -78,7 +79,20 @@ class PyFunction:
 
     @property
     def doc(self) -> str:
-        return f"{_doc_text(self.schema)}\n\nMinimum compatible version: PyTorch {self.since}."
+        return f"{_doc_text(self.schema)}\n\n{self.versions_text}"
+
+    @property
+    def versions_text(self) -> str:
+        text = f"Minimum compatible version: PyTorch {self.since}."
+        if self.gone:
+            text += f" {self.gone[1].capitalize()} in PyTorch {self.gone[0]}."
+        return text
+
+    @property
+    def gone_tuple(self) -> str:
+        assert self.gone is not None
+        major, minor = self.gone[0].split(".")
+        return f"({major}, {minor})"
 
 
 @dataclass(frozen=True)
@@ -96,7 +110,7 @@ class PyGroup:
     def doc(self) -> str:
         lines = ["Overloads, tried in this order (the first that accepts the arguments is called):", ""]
         for f in self.functions:
-            lines += [_doc_text(f.schema), f"    Minimum compatible version: PyTorch {f.since}."]
+            lines += [_doc_text(f.schema), f"    {f.versions_text}"]
         return "\n".join(lines)
 
 
@@ -177,6 +191,7 @@ def function(w: Wrapper, plan: Plan, impl: str) -> PyFunction:
         schema=f"aten::{s}",
         since=str(w.since),
         since_tuple=f"({w.since.major}, {w.since.minor})",
+        gone=(str(end[0]), end[1]) if (end := gone(w, plan)) else None,
         params=(*positional, *kw_only),
         returns=returns,
         call=f"{target}({', '.join(args)})",
@@ -246,6 +261,7 @@ def emit(plan: Plan) -> dict[str, str]:
         versions=versions,
         names=sorted(g.name for g in gs),
         overloaded=any(g.overloaded for g in gs),
+        has_gone=any(f.gone for g in gs for f in g.functions),
     )
     # Only the functions go through black: the rest of the module is written black-clean by its template
     # (the tests check the whole file), which keeps black's share of a small run to its import. The

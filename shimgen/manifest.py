@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, field
 from importlib import resources
 
 import yaml
@@ -15,6 +16,9 @@ from shimgen.versions import Version
 class Entry:
     since: Version
     upstream: bool  # libtorch itself ships the C shim (from `since` on)
+    # For a libtorch shim: the release each later `_v<N>` shim first shipped in (`v2: "2.13"`); the arguments of
+    # each version come from the release history. A version not listed is not in libtorch.
+    versions: dict[int, Version] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -46,5 +50,11 @@ def load(path: str | None = None) -> Manifest:
     for op, e in (raw.get("ops") or {}).items():
         if not isinstance(e, dict) or "since" not in e:
             raise ShimgenError(f"manifest entry needs `since`", op)
-        entries[op] = Entry(Version.parse(e["since"], f"since of {op}"), bool(e.get("upstream", False)))
+        versions = {
+            int(k[1:]): Version.parse(v, f"{k} of {op}") for k, v in e.items() if re.fullmatch(r"v\d+", str(k))
+        }
+        unknown = set(e) - {"since", "upstream"} - {f"v{n}" for n in versions}
+        if unknown:
+            raise ShimgenError(f"manifest entry has unknown fields {sorted(unknown)}", op)
+        entries[op] = Entry(Version.parse(e["since"], f"since of {op}"), bool(e.get("upstream", False)), versions)
     return Manifest(entries)

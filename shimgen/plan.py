@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from torchgen.model import FunctionSchema
+
+from shimgen import history as history_mod
 from shimgen import manifest as manifest_mod
 from shimgen import table as table_mod
 from shimgen.errors import ShimgenError
@@ -20,6 +23,7 @@ class Plan:
     since: Version | None  # --since: the version tag of ops the manifest does not know
     notes: list[str] = field(default_factory=list)
     native: NativeYaml | None = field(default=None, repr=False, compare=False)  # the yaml the ops came from
+    history: history_mod.History = field(default_factory=history_mod.load, repr=False, compare=False)
     # Results derived from the plan that several emitters need (e.g. the C++ wrappers), computed once.
     derived: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
 
@@ -40,6 +44,86 @@ class Plan:
         raise ShimgenError(
             "cannot tell which torch release the yaml comes from, so no version tag; pass --since X.Y", op.name
         )
+
+
+    # ---- the op's schema in each release (data/history.json, with the yaml's own schema at its release) -------
+
+    def releases(self) -> list[Version]:
+        """Every release the version rules consider: the stable ABI's first, the history's, the yaml's."""
+        cached = self.derived.get("releases")
+        if cached is None:
+            found = {FIRST_STABLE, *self.history.releases}
+            if self.release is not None:
+                found.add(self.release)
+            cached = self.derived["releases"] = sorted(r for r in found if r >= FIRST_STABLE)
+        return cached  # type: ignore[return-value]
+
+    def follows_history(self, op: Op) -> bool:
+        """Does the history describe this op? Only if it knows the yaml's release and, where that release is one
+        the history covers, agrees with the yaml's schema there (a fixture or a patched yaml is not that
+        release). Otherwise the yaml's schema is taken to hold in every release, as before shimgen had history."""
+        h = self.history
+        if self.release is None or h.newest is None:
+            return False
+        if self.release > h.newest:  # a newer yaml: the history tells the past, the yaml the present
+            return True
+        text = h.schema_text(op.name, self.release)
+        if text is None:
+            return False
+        return history_mod.compare(history_mod.parse_schema(text), op.schema).kind in _AGREE
+
+    def timeline(self, op: Op) -> dict[Version, Release]:
+        """The op in every release of releases(): its schema there and how it relates to the yaml's."""
+        key = ("timeline", op.name)
+        cached = self.derived.get(key)  # type: ignore[call-overload]
+        if cached is None:
+            cached = self.derived[key] = self._timeline(op)  # type: ignore[index]
+        return cached  # type: ignore[return-value]
+
+    def schema_at(self, op: Op, release: Version) -> FunctionSchema | None:
+        """The op's schema in `release` (one of releases()); None where aten lacks the op."""
+        return self.timeline(op)[release].schema
+
+    def _timeline(self, op: Op) -> dict[Version, Release]:
+        """The yaml's schema holds at its own release (and, past the newest release the history knows, from there
+        on); ops the history does not describe hold the yaml's schema in every release."""
+        same = Release(op.schema, True, True)
+        if not self.follows_history(op):
+            return {r: same for r in self.releases()}
+        assert self.release is not None
+        h, newest = self.history, self.history.newest
+        assert newest is not None
+        own = h.schema_text(op.name, min(self.release, newest)) if self.release <= newest else None
+        result: dict[Version, Release] = {}
+        for r in self.releases():
+            if r == self.release or (r > newest and r >= self.release):
+                result[r] = same
+                continue
+            text = h.schema_text(op.name, min(r, newest))
+            if text is None:
+                result[r] = Release(None, False, False)
+            elif text == own:  # the yaml's release has this very schema
+                result[r] = Release(history_mod.parse_schema(text), True, True)
+            else:
+                schema = history_mod.parse_schema(text)
+                flat = history_mod.compare(schema, op.schema).compatible
+                c = history_mod.compare(schema, op.schema, c_order=True).compatible
+                result[r] = Release(schema, flat, c)
+        return result
+
+
+@dataclass(frozen=True)
+class Release:
+    """An op in one release: its schema (None: absent), and whether it is compatible with the yaml's schema for
+    the boxed stack (stack order) and for the C shim (C order): history.compare says compatible."""
+
+    schema: FunctionSchema | None
+    stack_compatible: bool
+    c_compatible: bool
+
+
+# The yaml agrees with the history at its release when the schemas differ at most in argument names or defaults.
+_AGREE = (history_mod.Kind.SAME, history_mod.Kind.DEFAULT_CHANGED, history_mod.Kind.RENAMED)
 
 
 def make(

@@ -23,10 +23,10 @@ from dataclasses import dataclass, replace
 
 from torchgen.model import Argument, OptionalType
 
-from shimgen import overloads, sig_c
+from shimgen import history, overloads, sig_c
 from shimgen.errors import Refusal
 from shimgen.parse import Op
-from shimgen.plan import Plan
+from shimgen.plan import Plan, Release
 from shimgen.table import Row, Table
 from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version
 
@@ -61,9 +61,12 @@ class Param:
 @dataclass(frozen=True)
 class Variant:
     route: str
-    kept: int  # how many parameters (in C++ order) the variant takes; the rest are passed as None
+    kept: int  # how many parameters (in C++ order) the variant takes; the rest get their defaults
     start: Version
-    end: Version | None = None  # first release served by a fuller variant; None: open-ended
+    end: Version | None = None  # first release it does not serve (a fuller variant, or none); None: open-ended
+    shim: str | None = None  # the C shim function called (shim routes): the newest `_vN` shipped by `start`
+    shim_nargs: int = 0  # how many arguments (C order) that shim takes
+    stack: tuple[Argument, ...] = ()  # dispatcher route: what is pushed, in stack order (see stack_layout)
 
 
 @dataclass(frozen=True)
@@ -214,57 +217,165 @@ def _returns_need(op: Op, table: Table, route: str) -> Version | None:
 # ---- routes and variants -----------------------------------------------------------------------------------
 
 
-def variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shim_ok: bool) -> Variant | None:
-    """The best way to call `op` from an extension targeting release `level`, or None if there is none.
+def variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[sig_c.ShimVersion]) -> Variant | None:
+    """What an extension targeting release `level` calls for `op`, or None if it can call nothing (hidden there).
 
-    A route that carries every parameter wins over a preferred route that would drop some (pass them as None):
-    dropping is how older releases get a narrower form, never a reason to narrow a release that can do better.
+    The op must exist in `level` with a schema compatible with the yaml's (plan.schema_at); the wrapper then
+    takes the yaml's parameters that `level`'s schema (or the C shim version shipped by then) has, dropping later
+    ones, which get their schema defaults. Each route takes the parameters it can carry at `level`; the route
+    that takes the most wins, ties going to the preferred route (libtorch's shim, the dispatcher, shimgen's
+    shim): dropping is how older releases get a narrower form, never a reason to narrow a release that can do
+    better.
     """
-    narrower: Variant | None = None
+    at = plan.timeline(op)[level]
+    if at.schema is None:
+        return None
+    best: Variant | None = None
     for route in ROUTES:
-        if route == "shim" and not (shim_ok and plan.manifest.upstream_shim(op.name, level)):
+        v = _route_at(op, ps, plan, level, shims, at, route)
+        if v is not None and (best is None or v.kept > best.kept):
+            best = v
+    return best
+
+
+def _route_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[sig_c.ShimVersion],
+              at: Release, route: str) -> Variant | None:
+    shim: sig_c.ShimVersion | None = None
+    stack: tuple[Argument, ...] = ()
+    assert at.schema is not None
+    if route == "dispatcher":
+        if not at.stack_compatible:
+            return None
+        cap = min(len(at.schema.arguments.flat_all), len(ps))
+        stack = stack_layout(op, plan, level)
+    else:
+        shipped = [sv for sv in shims if sv.since <= level and (sv.upstream or route == "generated_shim")]
+        if not shipped or (route == "generated_shim" and shipped[-1].upstream):
+            return None  # no shim by then, or the newest is libtorch's own (the `shim` route)
+        if not at.c_compatible:
+            return None
+        shim = shipped[-1]
+        cap = shim.shim.nargs
+    ret_need = _returns_need(op, plan.table, route)
+    if ret_need is None or ret_need > level:
+        return None
+    kept = 0
+    while kept < cap and (n := ps[kept].need(route)) is not None and n <= level:
+        kept += 1
+    # Within what `level` has, a parameter the route cannot carry may only be dropped when its default is None;
+    # past it (arguments a later release added), every parameter has a schema default the callee applies.
+    if not all(p.none_default for p in ps[kept:cap]) or any(p.default is None for p in ps[cap:]):
+        return None
+    if route == "dispatcher":
+        kept_names = {p.name for p in ps[:kept]}
+        if not all(_pushable(op, plan, level, a) for a in stack if a.name not in kept_names):
+            return None
+    return Variant(route, kept, level, shim=shim.shim.function if shim else None,
+                   shim_nargs=shim.shim.nargs if shim else 0, stack=stack)
+
+
+def stack_layout(op: Op, plan: Plan, level: Version) -> tuple[Argument, ...]:
+    """The arguments a dispatcher call pushes for an extension targeting `level`, in stack order.
+
+    Every release's dispatcher reads as many stack slots as its own schema has (torch_call_dispatcher applies no
+    schema adapter in any release), and the extension runs on `level` and every later libtorch. So the stack
+    follows the longest schema among the releases from `level` on (while the op keeps a compatible schema):
+    an older libtorch ignores the trailing slots it does not know, a newer one finds the defaults of the
+    arguments it added. Slots of the yaml's schema keep its arguments (names included); later slots come from
+    the newer release's schema.
+    """
+    own = tuple(op.schema.arguments.flat_all)
+    extra: tuple[Argument, ...] = ()
+    for r, at in plan.timeline(op).items():
+        if r < level:
             continue
-        if route == "generated_shim" and not (shim_ok and plan.shim_since(op) <= level):
-            continue
-        ret_need = _returns_need(op, plan.table, route)
-        if ret_need is None or ret_need > level:
-            continue
-        kept = 0
-        while kept < len(ps) and (n := ps[kept].need(route)) is not None and n <= level:
-            kept += 1
-        if all(p.none_default for p in ps[kept:]):
-            if kept == len(ps):
-                return Variant(route, kept, level)
-            narrower = narrower or Variant(route, kept, level)
-    return narrower
+        if at.schema is None or not at.stack_compatible:
+            break
+        theirs = at.schema.arguments.flat_all
+        if len(theirs) > len(own) + len(extra):
+            extra = tuple(theirs[len(own):])
+    return own + extra
+
+
+def _pushable(op: Op, plan: Plan, level: Version, a: Argument) -> bool:
+    """Can the dispatcher route push this argument's default at `level`? (None always can.)"""
+    if a.default is None:
+        return isinstance(a.type, OptionalType)
+    if a.default == "None":
+        return True
+    try:
+        row = plan.table.argument(a.type, op.name, a.name)
+        render_default(a.default, row, plan.table)
+    except Refusal:
+        return False
+    return row.ivalue is not None and row.ivalue <= level
+
+
+def stack_default(op: Op, plan: Plan, a: Argument) -> str:
+    """The C++ value pushed for an argument the caller does not pass: its schema default (None for an optional
+    without one), typed as the wrapper would pass it (`bool(false)`, `std::string("none")`)."""
+    if a.default is None or a.default == "None":
+        return "std::nullopt"
+    row = plan.table.argument(a.type, op.name, a.name)
+    value = render_default(a.default, row, plan.table)
+    value_type = re.sub(r"^const |&$", "", row.fill(row.cpp or "", a.name)).strip()
+    return f"{value_type}{value}" if value.startswith("{") else f"{value_type}({value})"
+
+
+def _same_variant(a: Variant, b: Variant) -> bool:
+    return (a.route, a.kept, a.shim, a.stack) == (b.route, b.kept, b.shim, b.stack)
 
 
 def variants(op: Op, ps: list[Param], plan: Plan) -> list[Variant]:
+    """The variants of the wrapper over the releases, each serving [start, end): consecutive releases that call
+    the op the same way share one; a release with no way to call it (absent, incompatible) ends the range."""
     try:
-        sig_c.build(op, plan.table)
-        shim_ok = True
+        shims = sig_c.versions(op, plan)
     except Refusal:
-        shim_ok = False
-    levels = {FIRST_STABLE, plan.shim_since(op)}
+        shims = []
+    levels = set(plan.releases()) | {plan.shim_since(op)} | {sv.since for sv in shims}
     for p in ps:
         levels |= {v for v in (p.row.since, p.row.ivalue) if v is not None}
     for r in op.schema.returns:
         row = plan.table.ret(r.type, op.name, "return")
         levels |= {v for v in (row.since, row.ivalue) if v is not None}
-    entry = plan.manifest.entries.get(op.name)
-    if entry:
-        levels.add(entry.since)
     result: list[Variant] = []
-    for level in sorted(levels):
-        v = variant_at(op, ps, plan, level, shim_ok)
+    for level in sorted(x for x in levels if x >= FIRST_STABLE):
+        v = variant_at(op, ps, plan, level, shims)
+        is_open = bool(result) and result[-1].end is None
         if v is None:
+            if is_open:
+                result[-1] = replace(result[-1], end=level)
             continue
-        if result and (result[-1].route, result[-1].kept) == (v.route, v.kept):
+        if is_open and _same_variant(result[-1], v):
             continue
-        if result:
+        if is_open:
             result[-1] = replace(result[-1], end=level)
         result.append(v)
     return result
+
+
+def gone(w: Wrapper, plan: Plan) -> tuple[Version, str] | None:
+    """(release, what happened) when a release after the wrapper's last variant cannot call the op: aten removed
+    it, or changed it incompatibly. An extension using the wrapper then fails on that libtorch and later."""
+    last = w.variants[-1]
+    if last.end is None:
+        return None
+    schema = plan.schema_at(w.op, last.end)
+    if schema is None:
+        return last.end, "removed"
+    change = history.compare(schema, w.op.schema)
+    return last.end, f"changed incompatibly ({change.detail or change.kind.value})"
+
+
+def gone_notes(plan: Plan) -> list[str]:
+    """A note per wrapper whose op a later release removes or breaks (the CLI prints them)."""
+    notes = []
+    for w in wrappers(plan)[0]:
+        end = gone(w, plan)
+        if end is not None:
+            notes.append(f"{w.op.name}: {end[1]} in {end[0]}: an extension using it fails on libtorch >= {end[0]}")
+    return notes
 
 
 def build(op: Op, plan: Plan) -> Wrapper:

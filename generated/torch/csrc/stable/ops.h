@@ -49,6 +49,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// alpha=1) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: shimgen's C shim aoti_torch_aten_add_Tensor (link the overlay
 /// library).
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
@@ -67,6 +68,7 @@ inline torch::stable::Tensor add(
 /// -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: libtorch's C shim aoti_torch_aten_amax.
 inline torch::stable::Tensor amax(
     const torch::stable::Tensor& self,
@@ -86,8 +88,10 @@ inline torch::stable::Tensor amax(
 /// memory_format=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
-/// This variant, for releases before 2.10, passes memory_format as None.
+/// This form, for releases before 2.10, does not take memory_format: aten gets
+/// their defaults (None).
 #if TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
 inline torch::stable::Tensor clone(const torch::stable::Tensor& self) {
   std::array<StableIValue, 2> stack{
@@ -103,6 +107,7 @@ inline torch::stable::Tensor clone(const torch::stable::Tensor& self) {
 /// memory_format=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// This form, with every argument, needs PyTorch 2.10.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
@@ -123,6 +128,7 @@ inline torch::stable::Tensor clone(
 /// memory_format=contiguous_format) -> Tensor(a)
 ///
 /// Minimum compatible version: PyTorch 2.10.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor contiguous(
@@ -142,6 +148,7 @@ inline torch::stable::Tensor contiguous(
 /// non_blocking=False) -> Tensor(a!)
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 inline torch::stable::Tensor copy_(
     const torch::stable::Tensor& self,
@@ -166,6 +173,7 @@ inline torch::stable::Tensor copy_(
 /// MemoryFormat? memory_format=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.10.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor empty(
@@ -194,9 +202,11 @@ inline torch::stable::Tensor empty(
 /// MemoryFormat? memory_format=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
-/// This variant, for releases before 2.10, passes layout, device, pin_memory,
-/// memory_format as None.
+/// This form, for releases before 2.10, does not take layout, device,
+/// pin_memory, memory_format: aten gets their defaults (None, None, None,
+/// None).
 #if TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
 inline torch::stable::Tensor empty_like(
     const torch::stable::Tensor& self,
@@ -219,6 +229,7 @@ inline torch::stable::Tensor empty_like(
 /// MemoryFormat? memory_format=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// This form, with every argument, needs PyTorch 2.10.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
@@ -247,6 +258,7 @@ inline torch::stable::Tensor empty_like(
 /// Tensor(a!)
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: libtorch's C shim aoti_torch_aten_fill__Scalar.
 inline torch::stable::Tensor fill_(
     const torch::stable::Tensor& self,
@@ -260,6 +272,7 @@ inline torch::stable::Tensor fill_(
 /// int end_dim=-1) -> Tensor(a)
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 inline torch::stable::Tensor flatten(
     const torch::stable::Tensor& self,
@@ -284,6 +297,7 @@ inline torch::stable::Tensor flatten(
 /// pin_memory=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.10.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: libtorch's C shim aoti_torch_aten_full.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor full(
@@ -329,6 +343,7 @@ inline torch::stable::Tensor full(
 /// Stable wrapper of aten::matmul(Tensor self, Tensor other) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 inline torch::stable::Tensor matmul(
     const torch::stable::Tensor& self,
@@ -349,6 +364,7 @@ inline torch::stable::Tensor matmul(
 /// length) -> Tensor(a)
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: libtorch's C shim aoti_torch_aten_narrow.
 inline torch::stable::Tensor narrow(
     const torch::stable::Tensor& self,
@@ -366,9 +382,10 @@ inline torch::stable::Tensor narrow(
 /// -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: libtorch's C shim aoti_torch_aten_new_empty.
-/// This variant, for releases before 2.10, passes layout, device, pin_memory as
-/// None.
+/// This form, for releases before 2.10, does not take layout, device,
+/// pin_memory: aten gets their defaults (None, None, None).
 #if TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
 inline torch::stable::Tensor new_empty(
     const torch::stable::Tensor& self,
@@ -399,6 +416,7 @@ inline torch::stable::Tensor new_empty(
 /// -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// This form, with every argument, needs PyTorch 2.10.
 /// Route: libtorch's C shim aoti_torch_aten_new_empty.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
@@ -447,9 +465,10 @@ inline torch::stable::Tensor new_empty(
 /// -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: libtorch's C shim aoti_torch_aten_new_zeros.
-/// This variant, for releases before 2.10, passes layout, device, pin_memory as
-/// None.
+/// This form, for releases before 2.10, does not take layout, device,
+/// pin_memory: aten gets their defaults (None, None, None).
 #if TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
 inline torch::stable::Tensor new_zeros(
     const torch::stable::Tensor& self,
@@ -480,6 +499,7 @@ inline torch::stable::Tensor new_zeros(
 /// -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// This form, with every argument, needs PyTorch 2.10.
 /// Route: libtorch's C shim aoti_torch_aten_new_zeros.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
@@ -527,6 +547,7 @@ inline torch::stable::Tensor new_zeros(
 /// float? value=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: libtorch's C shim aoti_torch_aten_pad.
 inline torch::stable::Tensor pad(
     const torch::stable::Tensor& self,
@@ -548,6 +569,7 @@ inline torch::stable::Tensor pad(
 /// Stable wrapper of aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)
 ///
 /// Minimum compatible version: PyTorch 2.10.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor reshape(
@@ -565,6 +587,7 @@ inline torch::stable::Tensor reshape(
 /// Tensor(a)
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 inline torch::stable::Tensor select(
     const torch::stable::Tensor& self,
@@ -587,6 +610,7 @@ inline torch::stable::Tensor select(
 /// Stable wrapper of aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 inline torch::stable::Tensor squeeze(
     const torch::stable::Tensor& self,
@@ -607,6 +631,7 @@ inline torch::stable::Tensor squeeze(
 /// alpha=1) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.10.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: libtorch's C shim aoti_torch_aten_subtract_Tensor.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor subtract(
@@ -624,6 +649,7 @@ inline torch::stable::Tensor subtract(
 /// keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
 ///
 /// Minimum compatible version: PyTorch 2.10.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor& sum_out(
@@ -649,6 +675,7 @@ inline torch::stable::Tensor& sum_out(
 /// keepdim=False, *, ScalarType? dtype=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.10.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor sum(
@@ -673,6 +700,7 @@ inline torch::stable::Tensor sum(
 /// -> Tensor(a)
 ///
 /// Minimum compatible version: PyTorch 2.10.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor to(
@@ -704,6 +732,7 @@ inline torch::stable::Tensor to(
 /// Tensor(a)
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 inline torch::stable::Tensor transpose(
     const torch::stable::Tensor& self,
@@ -726,6 +755,7 @@ inline torch::stable::Tensor transpose(
 /// Stable wrapper of aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 inline torch::stable::Tensor unsqueeze(
     const torch::stable::Tensor& self,
@@ -745,6 +775,7 @@ inline torch::stable::Tensor unsqueeze(
 /// Stable wrapper of aten::view(Tensor(a) self, SymInt[] size) -> Tensor(a)
 ///
 /// Minimum compatible version: PyTorch 2.10.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor view(
@@ -761,6 +792,7 @@ inline torch::stable::Tensor view(
 /// Stable wrapper of aten::zero_(Tensor(a!) self) -> Tensor(a!)
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 inline torch::stable::Tensor zero_(const torch::stable::Tensor& self) {
   std::array<StableIValue, 1> stack{torch::stable::detail::from(self)};

@@ -15,7 +15,8 @@ conversion table (its `py` column).
 Versions: each function's docstring states its aten schema and its minimum PyTorch release (the version
 tag of the C++ wrapper); VERSIONS maps each aten overload (`add.Tensor`) to that release. Calling a
 function that needs a newer release than the running torch raises RuntimeError naming the function, the
-aten op, the release it needs and the running one.
+aten op, the release it needs and the running one; so does calling one whose op a later release removed or
+changed incompatibly (the docstring says which release), on that release or newer.
 
 Overloads: where the C++ overloads a name (`add` for add.Scalar and add.Tensor), the Python function is a
 typing.overload set, listed in the C++ order (by aten overload name). At run time the overloads are tried

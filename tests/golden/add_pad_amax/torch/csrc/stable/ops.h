@@ -49,6 +49,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// alpha=1) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: shimgen's C shim aoti_torch_aten_add_Scalar (link the overlay
 /// library).
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
@@ -67,6 +68,7 @@ inline torch::stable::Tensor add(
 /// alpha=1) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: shimgen's C shim aoti_torch_aten_add_Tensor (link the overlay
 /// library).
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
@@ -85,6 +87,7 @@ inline torch::stable::Tensor add(
 /// alpha=1, Tensor(a!) out) -> Tensor(a!)
 ///
 /// Minimum compatible version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: shimgen's C shim aoti_torch_aten_add_out (link the overlay library).
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
 inline torch::stable::Tensor& add_out(
@@ -102,6 +105,7 @@ inline torch::stable::Tensor& add_out(
 /// -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: libtorch's C shim aoti_torch_aten_amax.
 inline torch::stable::Tensor amax(
     const torch::stable::Tensor& self,
@@ -121,6 +125,7 @@ inline torch::stable::Tensor amax(
 /// keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
 ///
 /// Minimum compatible version: PyTorch 2.10.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor& amax_out(
@@ -144,6 +149,7 @@ inline torch::stable::Tensor& amax_out(
 /// float? value=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: libtorch's C shim aoti_torch_aten_pad.
 inline torch::stable::Tensor pad(
     const torch::stable::Tensor& self,

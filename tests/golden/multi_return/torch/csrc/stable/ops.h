@@ -46,6 +46,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// (Tensor values, Tensor indices)
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> max(
     const torch::stable::Tensor& self,
@@ -71,6 +72,7 @@ inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> max(
 /// -> (Tensor values, Tensor indices)
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort(
     const torch::stable::Tensor& self,
@@ -96,6 +98,7 @@ inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort(
 /// int dim=0) -> Tensor(a)[]
 ///
 /// Minimum compatible version: PyTorch 2.10.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline std::vector<torch::stable::Tensor> split(

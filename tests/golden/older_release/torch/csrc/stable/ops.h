@@ -46,6 +46,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// -> (Tensor values, Tensor indices)
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort(
     const torch::stable::Tensor& self,
@@ -71,6 +72,7 @@ inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort(
 /// dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort(
     const torch::stable::Tensor& self,
@@ -99,6 +101,7 @@ inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort(
 /// values, Tensor(b!) indices)
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_out(
     torch::stable::Tensor& values,
@@ -129,6 +132,7 @@ inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_out(
 /// (Tensor(a!) values, Tensor(b!) indices)
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_out(
     torch::stable::Tensor& values,

@@ -48,6 +48,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Stable wrapper of aten::cat(Tensor[] tensors, int dim=0) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.10.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor cat(
@@ -65,6 +66,7 @@ inline torch::stable::Tensor cat(
 /// max=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 inline torch::stable::Tensor clamp(
     const torch::stable::Tensor& self,
@@ -89,6 +91,7 @@ inline torch::stable::Tensor clamp(
 /// pin_memory=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.10.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: libtorch's C shim aoti_torch_aten_full.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor full(
@@ -135,6 +138,7 @@ inline torch::stable::Tensor full(
 /// Tensor
 ///
 /// Minimum compatible version: PyTorch 2.10.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor index(
@@ -154,9 +158,10 @@ inline torch::stable::Tensor index(
 /// -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: libtorch's C shim aoti_torch_aten_new_empty.
-/// This variant, for releases before 2.10, passes layout, device, pin_memory as
-/// None.
+/// This form, for releases before 2.10, does not take layout, device,
+/// pin_memory: aten gets their defaults (None, None, None).
 #if TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
 inline torch::stable::Tensor new_empty(
     const torch::stable::Tensor& self,
@@ -187,6 +192,7 @@ inline torch::stable::Tensor new_empty(
 /// -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
 /// This form, with every argument, needs PyTorch 2.10.
 /// Route: libtorch's C shim aoti_torch_aten_new_empty.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
@@ -235,9 +241,10 @@ inline torch::stable::Tensor new_empty(
 /// bool? pin_memory=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.10.
+/// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
-/// This variant, for releases before 2.13, passes generator, dtype, layout,
-/// device, pin_memory as None.
+/// This form, for releases before 2.13, does not take generator, dtype, layout,
+/// device, pin_memory: aten gets their defaults (None, None, None, None, None).
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0 && \
     TORCH_FEATURE_VERSION < TORCH_VERSION_2_13_0
 inline torch::stable::Tensor randn(
@@ -261,6 +268,7 @@ inline torch::stable::Tensor randn(
 /// bool? pin_memory=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.10.
+/// Build time minimum version: PyTorch 2.13.
 /// This form, with every argument, needs PyTorch 2.13.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
