@@ -231,6 +231,18 @@ def render_nullopt_overload(w: Wrapper, v: Variant, k: int) -> _Rendered:
     return _Rendered(doc, g_open, g_close, f"inline {w.returns} {w.name}({', '.join(parts)})", body)
 
 
+def render_outf(w: Wrapper, v: Variant) -> _Rendered:
+    """ATen's faithful form of an out= overload, `<name>_outf` (at::sum_outf): every argument, in the schema's
+    order, the out tensors last. It calls the `_out` form with the very types it takes (an exact match)."""
+    ps = w.kept(v)
+    faithful = [p for p in ps if not p.is_out] + [p for p in ps if p.is_out]
+    params = ", ".join(f"{p.cpp_type} {p.name}" for p in faithful)
+    doc = [f"{w.name} with every argument and the out tensors last, as ATen's at::{w.name}f: aten::{w.op.name}."]
+    g_open, g_close = gate(v)
+    body = f"return {w.name}({', '.join(p.name for p in ps)});"
+    return _Rendered(doc, g_open, g_close, f"inline {w.returns} {w.name}f({params})", body)
+
+
 def render_extra(e: Extra) -> list[_Rendered]:
     """A hand-written overload (data/extra_overloads.yaml): forwarding to its target wrapper from the release
     that has it; before that, and where the target is not generated, deleted or left out."""
@@ -263,6 +275,8 @@ def emit(plan: Plan) -> dict[str, str]:
         for v in w.variants:
             rendered.append(render_wrapper(w, v, plan))
             rendered += [render_nullopt_overload(w, v, k) for k in w.nullopt_at if k < v.kept]
+            if w.op.schema.is_out_fn():
+                rendered.append(render_outf(w, v))
     rendered += [r for e in extras(ws) for r in render_extra(e)]
     versions: set[Version] = {VERSIONED_DISPATCHER, Version(2, 11)}
     for w in ws:

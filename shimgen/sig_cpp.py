@@ -592,10 +592,11 @@ def overload_set(
 ) -> list[overloads.Candidate]:
     """Every C++ function named `name` an extension targeting release `level` sees, for overloads.resolve: the
     wrappers (their form at that release), their std::nullopt_t overloads and ATen's C++-only overloads; each
-    labelled with the aten overload it calls. `typer` gives a parameter's C++ type (default: its own), to ask
-    how another representation would resolve."""
+    labelled with the aten overload it calls; for `<name>_outf`, the faithful forms of the `<name>_out` wrappers.
+    `typer` gives a parameter's C++ type (default: its own), to ask how another representation would resolve."""
     result = []
     typer = typer or (lambda p: p.cpp_type)
+    faithful = [w for w in ws if w.name + "f" == name and w.op.schema.is_out_fn()]  # `sum_outf`
     ws = [w for w in ws if w.name == name]  # an extra overload's target has the extra's name
 
     def add(label: str, types: list[str], defaults: list[bool]) -> None:
@@ -612,6 +613,11 @@ def overload_set(
             if k < len(ps):
                 types = [("std::nullopt_t" if i == k else typer(p)) for i, p in enumerate(ps)]
                 add(w.op.name, types, [i > k and p.default is not None for i, p in enumerate(ps)])
+    for w in faithful:
+        v = next((v for v in w.variants if v.start <= level and (v.end is None or level < v.end)), None)
+        if v is not None:
+            ps = [p for p in w.kept(v) if not p.is_out] + [p for p in w.kept(v) if p.is_out]
+            add(w.op.name, [typer(p) for p in ps], [False] * len(ps))
     for e in extras(ws):
         if e.name != name:
             continue

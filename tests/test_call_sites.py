@@ -250,7 +250,7 @@ def _schema_name(function: str) -> str:
     known = _yaml_names()
     if function in known:
         return function
-    base = function.removesuffix("_out")
+    base = function.removesuffix("_outf").removesuffix("_out")
     assert base in known, f"{function} is not an op of the installed native_functions.yaml"
     return base
 

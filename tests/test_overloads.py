@@ -172,6 +172,8 @@ def test_clamp_arange_std_sum_reach_atens_overloads() -> None:
     assert _reach(["std"], "std", ["Tensor", "bool"]) == "std.default"
     assert _reach(["sum"], "sum", ["Tensor", "{int}", "bool"]) == "sum.dim_IntList"
     assert _reach(["sum"], "sum", ["Tensor"]) == "sum.default"
+    assert _reach(["sum"], "sum_outf", ["Tensor", "{int}", "bool", "nullopt", "Tensor"]) == "sum.IntList_out"
+    assert _reach(["sum"], "sum_outf", ["Tensor", "{int}", "Tensor"]) == "no match"  # faithful: no defaults
 
 
 def test_upstream_nullopt_calls_keep_upstreams_meaning() -> None:
