@@ -33,12 +33,21 @@ def shims(plan: Plan) -> tuple[list[sig_c.ShimVersion], list[str]]:
     built: list[list[sig_c.ShimVersion]] = []
     skipped: list[str] = []
     for op in plan.ops:
+        if op.added and not _calls_a_shim(op, plan):
+            continue  # generated only as a lowering target of another op, and its wrapper calls no C shim
         try:
             built.append(sig_c.versions(op, plan))
         except Refusal as e:
             skipped.append(e.line())
     built.sort(key=lambda vs: vs[0].shim.function)
     return [sv for vs in built for sv in reversed(vs)], skipped
+
+
+def _calls_a_shim(op, plan: Plan) -> bool:
+    from shimgen.sig_cpp import wrappers  # the C++ rules decide which C shims the wrappers call
+
+    w = next((w for w in wrappers(plan)[0] if w.op.name == op.name), None)
+    return w is not None and any(v.route in ("shim", "generated_shim") for v in w.variants)
 
 
 def emit(plan: Plan) -> dict[str, str]:

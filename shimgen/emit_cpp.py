@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from shimgen import sig_c
+from shimgen import scalars, sig_c
 from shimgen.plan import Plan
 from shimgen.sig_cpp import (
     Extra,
@@ -15,12 +15,14 @@ from shimgen.sig_cpp import (
     extras,
     gone,
     stack_default,
+    target_wrapper,
     wrappers,
 )
 from shimgen.templates import render
 from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version, macro_definitions
 
 HEADER = "torch/csrc/stable/ops.h"
+SCALAR_HEADER = "torch/csrc/stable/shimgen/scalar.h"
 
 
 @dataclass(frozen=True)
@@ -60,12 +62,19 @@ def doc(w: Wrapper, v: Variant, plan: Plan) -> list[str]:
     if v.start != w.since:
         every = ", with every argument," if v.kept == len(w.params) else ""
         lines.append(f"This form{every} needs PyTorch {v.start}.")
+    lowered = " and ".join(f"aten::{t}" for t in v.lowering)
     route = {
         "shim": f"libtorch's C shim {v.shim}",
         "dispatcher": "the boxed dispatcher",
+        "sibling": f"{lowered}, with the numbers as 0-dim tensors promoting as aten's wrapped numbers",
         "generated_shim": f"shimgen's C shim {v.shim} (link the overlay library)",
     }[v.route]
     lines.append(f"Route: {route}.")
+    if v.route in ("shim", "generated_shim") and any(p.row.exact_c for p in w.kept(v)):
+        if v.lowering:
+            lines.append(f"Numbers the shim's double would change go to {lowered} instead, as 0-dim tensors.")
+        else:
+            lines.append("Numbers the shim's double would change raise an error (shimgen::Scalar).")
     dropped = w.params[v.kept :]
     if dropped and v.end is not None:
         names = ", ".join(p.name for p in dropped)
@@ -199,8 +208,111 @@ def _pushed_default(op, plan: Plan, a) -> str:
     return row.fill(row.stack, value) if (row.stack and value != "std::nullopt") else value
 
 
+# ---- Scalars (shimgen/scalars.py) -----------------------------------------------------------------------------
+
+
+def _tensor_operands(w: Wrapper, v: Variant) -> list[Param]:
+    """The Tensor parameters of the call (not out=): the operands of its type promotion."""
+    return [p for p in w.kept(v) if str(p.arg.type) == "Tensor" and not p.is_out]
+
+
+def exactness(w: Wrapper, v: Variant, plan: Plan) -> tuple[list[str], list[tuple[str, str]]]:
+    """(statements, [(parameter, condition)]): when the variant's C shim carries each number exactly."""
+    # The floating clause reads the Tensor arguments' dtypes: it needs at least one, and no tensor lists.
+    lists = any(str(a.type).startswith("Tensor") and "[" in str(a.type) for a in w.op.schema.arguments.flat_all)
+    proven = w.op.name in scalars.load().int_as_double and not lists and bool(_tensor_operands(w, v))
+    prelude: list[str] = []
+    checks: list[tuple[str, str]] = []
+    for p in w.kept(v):
+        row = p.row
+        if not row.exact_c:
+            continue
+        conds = [row.fill(row.exact_c, p.name)]
+        default = p.arg.default or ""
+        if v.route == "generated_shim" and row.exact_c_default and row.aten_default and default.lstrip("-").isdigit():
+            conds.append(row.fill(row.exact_c_default, p.name, default=default))
+        if proven and row.exact_c_floating:
+            conds.append(f"floating && {row.fill(row.exact_c_floating, p.name)}")
+        checks.append((p.name, " || ".join(conds)))
+    if proven and checks:
+        tensors = ", ".join(f"&{t.name}" for t in _tensor_operands(w, v))
+        n = len(_tensor_operands(w, v))
+        prelude.append(f"const bool floating = shimgen::detail::all_floating<{n}>({{{tensors}}});")
+    return prelude, checks
+
+
+def lowered_body(w: Wrapper, v: Variant, plan: Plan) -> str:
+    """The call lowered to the Tensor sibling (numbers as 0-dim tensors) or to a composition."""
+    comp = scalars.load().compositions.get(w.op.name)
+    if comp is not None:
+        return _composition_body(w, v, plan, comp, next(p for p in w.kept(v) if p.row.stand_in))
+    target = target_wrapper(v.lowering[0], plan)
+    assert target is not None
+    theirs = {p.name: str(p.arg.type) for p in target.params}
+    numbers = [p for p in w.kept(v) if p.row.stand_in and theirs.get(p.name) == p.row.stand_in]
+    operands = _tensor_operands(w, v)
+    lines = [
+        f"const auto dtypes = shimgen::detail::stand_in_dtypes<{len(operands)}, {len(numbers)}>(",
+        f'"{w.op.name}", {{{", ".join(f"shimgen::detail::operand({t.name})" for t in operands)}}}, '
+        f'{{{", ".join(_number_pointer(p) for p in numbers)}}}, {{{", ".join(chr(34) + p.name + chr(34) for p in numbers)}}});',
+    ]
+    index = {p.name: i for i, p in enumerate(numbers)}
+    args = [f"shimgen::detail::number_tensor({p.name}, dtypes[{index[p.name]}])" if p.name in index else p.name
+            for p in w.kept(v)]
+    call = f"{target.name}({', '.join(args)})"
+    lines.append(f"return {call};" if w.returns != "void" else f"{call};")
+    return "\n".join(lines)
+
+
+def _number_pointer(p: Param) -> str:
+    return f"{p.name}.has_value() ? &*{p.name} : nullptr" if str(p.arg.type).endswith("?") else f"&{p.name}"
+
+
+def _composition_body(w: Wrapper, v: Variant, plan: Plan, comp: dict[str, str], number: Param) -> str:
+    create, fill = (target_wrapper(comp[k], plan) for k in ("create", "fill"))
+    assert create is not None and fill is not None
+    ours = {p.name for p in w.kept(v)}
+    args = []
+    for p in create.params:
+        if p.name not in ours:
+            break  # the rest keep their defaults
+        if p.name == "dtype" and comp.get("infer_dtype") == number.name:
+            args.append(f"{p.name}.has_value() ? {p.name} : shimgen::detail::full_dtype({number.name})")
+        else:
+            args.append(p.name)
+    value = f"shimgen::detail::number_tensor({number.name}, shimgen::detail::natural_type({number.name}))"
+    return "\n".join([
+        f"torch::stable::Tensor result = {create.name}({', '.join(args)});",
+        f"{fill.name}(result, {value});",
+        "return result;",
+    ])
+
+
+def scalar_body(w: Wrapper, v: Variant, plan: Plan, own: str) -> str:
+    """A C shim variant's body with its numbers checked: the shim where it carries them exactly, else the
+    lowered call, else a `shimgen:` error naming the number."""
+    prelude, checks = exactness(w, v, plan)
+    if not checks:
+        return own
+    if v.lowering:
+        cond = " && ".join(f"({c})" for _, c in checks) if len(checks) > 1 else checks[0][1]
+        return "\n".join([*prelude, f"if ({cond}) {{", own, "}", lowered_body(w, v, plan)])
+    why = ("the C shim carries it as a double, which changes what aten computes, and no Tensor overload can "
+           "stand in for it")
+    refusals = [
+        f'if (!({c})) {{\nshimgen::detail::refuse("{w.op.name}", "{name}", {name}, "{why}");\n}}'
+        for name, c in checks
+    ]
+    return "\n".join([*prelude, *refusals, own])
+
+
 def render_wrapper(w: Wrapper, v: Variant, plan: Plan) -> _Rendered:
-    body = dispatcher_body(w, v, plan) if v.route == "dispatcher" else shim_body(w, v, plan)
+    if v.route == "dispatcher":
+        body = dispatcher_body(w, v, plan)
+    elif v.route == "sibling":
+        body = lowered_body(w, v, plan)
+    else:
+        body = scalar_body(w, v, plan, shim_body(w, v, plan))
     g_open, g_close = gate(v)
     return _Rendered(doc(w, v, plan), g_open, g_close, signature(w, v), body)
 
@@ -268,8 +380,30 @@ def render_extra(e: Extra) -> list[_Rendered]:
     return result
 
 
+def _in_dependency_order(ws: list[Wrapper]) -> list[Wrapper]:
+    """The wrappers in their order, except that a wrapper another one lowers its numbers to comes before it."""
+    by_op = {w.op.name: w for w in ws}
+    done: set[str] = set()
+    ordered: list[Wrapper] = []
+
+    def visit(w: Wrapper) -> None:
+        if w.op.name in done:
+            return
+        done.add(w.op.name)
+        for v in w.variants:
+            for t in v.lowering:
+                if t in by_op:
+                    visit(by_op[t])
+        ordered.append(w)
+
+    for w in ws:
+        visit(w)
+    return ordered
+
+
 def emit(plan: Plan) -> dict[str, str]:
     ws, notes = wrappers(plan)
+    ws = _in_dependency_order(ws)
     rendered = []
     for w in ws:
         for v in w.variants:
@@ -291,4 +425,9 @@ def emit(plan: Plan) -> dict[str, str]:
         skipped=[*sorted(plan.notes), *notes],
         helper_names=names,
     )
-    return {HEADER: text}
+    facts = scalars.load()
+    index = {d: k for k, d in enumerate(facts.dtypes)}
+    table = [[index[facts.promote[a, b]] if facts.promote[a, b] else -2 for b in facts.dtypes] for a in facts.dtypes]
+    scalar_h = render("scalar.h.j2", banner=plan.banner, dtypes=facts.dtypes,
+                      categories=[facts.category[d] for d in facts.dtypes], table=table)
+    return {HEADER: text, SCALAR_HEADER: scalar_h}

@@ -40,6 +40,7 @@ class Op:
 
     f: NativeFunction
     explicit: bool  # named as `name.overload` (a refusal is then an error, not a note)
+    added: bool = False  # not selected: another op lowers its numbers to it (shimgen/scalars.py)
 
     @property
     def schema(self) -> FunctionSchema:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from torchgen.model import FunctionSchema
 
 from shimgen import history as history_mod
 from shimgen import manifest as manifest_mod
+from shimgen import scalars
 from shimgen import table as table_mod
 from shimgen.errors import ShimgenError
 from shimgen.parse import NativeYaml, Op
@@ -149,6 +150,12 @@ def make(
     if not chosen:
         raise ShimgenError("no op selected")
     selected = sorted(chosen.values(), key=lambda op: op.name)
+    # The overloads the selected ones lower their numbers to (scalars.py) are generated too.
+    have = {op.name for op in selected}
+    wanted = sorted({t for op in selected for t in scalars.targets(op.name)} - have)
+    if wanted:
+        extra = [replace(op, explicit=False, added=True) for op in native.select(wanted, table, notes)]
+        selected = sorted([*selected, *extra], key=lambda op: op.name)
     plan = Plan(selected, table, manifest, native.release, since_v, notes, native=native)
     for op in selected:  # fail early (before anything is written) if a version tag cannot be computed
         plan.shim_since(op)

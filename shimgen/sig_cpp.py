@@ -23,14 +23,14 @@ from dataclasses import dataclass, replace
 
 from torchgen.model import Argument, OptionalType
 
-from shimgen import history, overloads, sig_c
-from shimgen.errors import Refusal
+from shimgen import history, overloads, scalars, sig_c
+from shimgen.errors import Refusal, ShimgenError
 from shimgen.parse import Op
 from shimgen.plan import Plan, Release
 from shimgen.table import Row, Table
 from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version
 
-ROUTES = ("shim", "dispatcher", "generated_shim")
+ROUTES = ("shim", "dispatcher", "sibling", "generated_shim")
 _CPP_KEYWORDS = {"and", "or", "not", "xor", "new", "delete", "bitand", "bitor", "compl", "default", "register"}
 
 
@@ -67,6 +67,9 @@ class Variant:
     shim: str | None = None  # the C shim function called (shim routes): the newest `_vN` shipped by `start`
     shim_nargs: int = 0  # how many arguments (C order) that shim takes
     stack: tuple[Argument, ...] = ()  # dispatcher route: what is pushed, in stack order (see stack_layout)
+    # Scalar ops (shimgen/scalars.py): the wrappers a call is lowered to where the C shim's double would change a
+    # number (the Tensor sibling, or a composition's ops); on the `sibling` route, always.
+    lowering: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -242,7 +245,12 @@ def _route_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[s
               at: Release, route: str) -> Variant | None:
     shim: sig_c.ShimVersion | None = None
     stack: tuple[Argument, ...] = ()
+    lowering = _lowering_at(op, ps, plan, level)
     assert at.schema is not None
+    if route == "sibling":
+        if lowering is None:
+            return None
+        return Variant(route, lowering[1], level, lowering=lowering[0])
     if route == "dispatcher":
         if not at.stack_compatible:
             return None
@@ -270,8 +278,57 @@ def _route_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[s
         kept_names = {p.name for p in ps[:kept]}
         if not all(_pushable(op, plan, level, a) for a in stack if a.name not in kept_names):
             return None
+    fallback = lowering[0] if lowering is not None and lowering[1] >= kept else ()
     return Variant(route, kept, level, shim=shim.shim.function if shim else None,
-                   shim_nargs=shim.shim.nargs if shim else 0, stack=stack)
+                   shim_nargs=shim.shim.nargs if shim else 0, stack=stack, lowering=fallback)
+
+
+# ---- Scalars: lowering to a Tensor sibling or a composition (shimgen/scalars.py) ---------------------------
+
+
+def target_wrapper(name: str, plan: Plan) -> Wrapper | None:
+    """The (uncollided) wrapper of a lowering target, built once per plan."""
+    built = plan.derived.setdefault("lowering_targets", {})
+    if name not in built:  # type: ignore[operator]
+        op = next((o for o in plan.ops if o.name == name), None)
+        try:
+            if op is None and plan.native is not None:
+                op = plan.native.select([name], plan.table)[0]
+            built[name] = build(op, plan) if op is not None else None  # type: ignore[index]
+        except ShimgenError:
+            built[name] = None  # type: ignore[index]
+    return built[name]  # type: ignore[index]
+
+
+def active(w: Wrapper, level: Version) -> Variant | None:
+    """The wrapper's variant serving `level`."""
+    for v in w.variants:
+        if v.start <= level and (v.end is None or level < v.end):
+            return v
+    return None
+
+
+def _lowering_at(op: Op, ps: list[Param], plan: Plan, level: Version) -> tuple[tuple[str, ...], int] | None:
+    """(targets, how many parameters the lowered call takes) at `level`, or None where the targets cannot serve.
+    A sibling takes the parameters it has at `level` (in the same places); a composition takes them all."""
+    targets = scalars.targets(op.name)
+    if not targets or not any(p.row.stand_in for p in ps):
+        return None
+    variants = []
+    for t in targets:
+        w = target_wrapper(t, plan)
+        v = active(w, level) if w is not None else None
+        if v is None:
+            return None
+        variants.append((w, v))
+    if len(targets) == 1:
+        kept = variants[0][1].kept
+        if any(p.default is None for p in ps[kept:]):
+            return None
+        return targets, kept
+    if any(v.kept < len(w.params) for w, v in variants):
+        return None
+    return targets, len(ps)
 
 
 def stack_layout(op: Op, plan: Plan, level: Version) -> tuple[Argument, ...]:
@@ -323,7 +380,7 @@ def stack_default(op: Op, plan: Plan, a: Argument) -> str:
 
 
 def _same_variant(a: Variant, b: Variant) -> bool:
-    return (a.route, a.kept, a.shim, a.stack) == (b.route, b.kept, b.shim, b.stack)
+    return (a.route, a.kept, a.shim, a.stack, a.lowering) == (b.route, b.kept, b.shim, b.stack, b.lowering)
 
 
 def variants(op: Op, ps: list[Param], plan: Plan) -> list[Variant]:
@@ -339,6 +396,9 @@ def variants(op: Op, ps: list[Param], plan: Plan) -> list[Variant]:
     for r in op.schema.returns:
         row = plan.table.ret(r.type, op.name, "return")
         levels |= {v for v in (row.since, row.ivalue) if v is not None}
+    for t in scalars.targets(op.name):
+        tw = target_wrapper(t, plan)
+        levels |= {x for v in (tw.variants if tw else ()) for x in (v.start, v.end) if x is not None}
     result: list[Variant] = []
     for level in sorted(x for x in levels if x >= FIRST_STABLE):
         v = variant_at(op, ps, plan, level, shims)

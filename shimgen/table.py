@@ -40,6 +40,10 @@ class Row:
     box: str | None = None
     box_schema: str | None = None
     py: str | None = None
+    exact_c: str | None = None
+    exact_c_default: str | None = None
+    exact_c_floating: str | None = None
+    stand_in: str | None = None
     refuse: str | None = None
     c_refuse: str | None = None
     note: str | None = None

@@ -22,35 +22,15 @@ from tests.cxx import syntax_check
 
 CONV = overloads.load()
 
-# A Scalar as a class type (the representation issue 8 plans): a user-defined conversion from every arithmetic
-# type, as at::Scalar. The probe defines the stand-in `probe::Scalar`; the corpus test uses these entries to
-# tell which calls depend on the representation.
-SCALAR_CLASS = {
-    "probe::Scalar": {"int": Rank.USER, "int64_t": Rank.USER, "double": Rank.USER, "bool": Rank.USER,
-                      "{int}": Rank.USER, "{double}": Rank.USER},
-    "std::optional<probe::Scalar>": {"int": Rank.USER, "int64_t": Rank.USER, "double": Rank.USER,
-                                     "bool": Rank.USER, "nullopt": Rank.USER, "{}": Rank.USER,
-                                     "{int}": Rank.USER, "{double}": Rank.USER},
-    "torch::headeronly::HeaderOnlyArrayRef<probe::Scalar>": {"{}": Rank.USER, "{int}": Rank.USER,
-                                                             "{int,int}": Rank.USER, "{0,int}": Rank.USER,
-                                                             "{double}": Rank.USER,
-                                                             "{double,double}": Rank.USER,
-                                                             "{bool,bool}": Rank.USER},
-}  # fmt: skip
-PROBED = overloads.Conversions(CONV.kinds, {**CONV.types, **SCALAR_CLASS})
-# The parameter types a Scalar class type would give each Scalar row.
-SCALAR_CLASS_TYPES = {"Scalar": "probe::Scalar", "Scalar?": "std::optional<probe::Scalar>",
-                      "Scalar[]": "torch::headeronly::HeaderOnlyArrayRef<probe::Scalar>"}
+PROBED = CONV
 _SAME_TYPE = [{"int", "int32_t"}]  # two spellings of one C++ type: no pair to probe
+# The parameter types Scalar rows had before shimgen::Scalar (a double): what the representation changed.
+SCALAR_AS_DOUBLE = {"Scalar": "double", "Scalar?": "std::optional<double>"}
 
 _PRELUDE = """
 #include <torch/csrc/stable/ops.h>
 #include <type_traits>
 namespace probe {
-struct Scalar {
-  template <typename T, std::enable_if_t<std::is_arithmetic_v<T>, int> = 0>
-  Scalar(T) {}
-};
 extern torch::stable::Tensor t;
 extern int64_t n;
 extern torch::stable::Device cpu;
@@ -204,6 +184,7 @@ NATURAL = {
     "torch::headeronly::IntHeaderOnlyArrayRef": ["{int}", "{0,int}", "int", "vector<int64_t>"],
     "torch::stable::OptionalIntHeaderOnlyArrayRef": ["{int}", "{0,int}", "int", "nullopt"],
     "double": ["double", "int"], "std::optional<double>": ["double", "int", "nullopt"],
+    "const shimgen::Scalar&": ["double", "int"], "const std::optional<shimgen::Scalar>&": ["double", "int", "nullopt"],
     "torch::headeronly::HeaderOnlyArrayRef<double>": ["{double,double}"],
     "torch::stable::OptionalHeaderOnlyArrayRef<double>": ["{double,double}", "nullopt"],
     "std::string_view": ["str"], "std::optional<std::string_view>": ["str", "nullopt"],
@@ -233,10 +214,10 @@ def _natural_calls(ps) -> list[tuple[str, ...]]:
     return list(dict.fromkeys(calls))
 
 
-def test_a_scalar_class_type_would_change_no_natural_call(whole_yaml: list[sig_cpp.Wrapper]) -> None:
-    """Across every 2.13 overload set, the natural calls of each overload reach the same overload (or are
-    ambiguous the same way) whether a Scalar is a `double` or a class type like at::Scalar: the
-    representation decides values, not bindings (README "C++ naming rules")."""
+def test_what_the_scalar_representation_changes(whole_yaml: list[sig_cpp.Wrapper]) -> None:
+    """Across every 2.13 overload set, which natural calls of each overload reach another overload (or are
+    ambiguous) because a Scalar is shimgen::Scalar, a class type like at::Scalar, rather than a `double` as
+    before it (README "C++ naming rules")."""
     ws = whole_yaml
     level = Version(2, 13)
     names: dict[str, list] = {}
@@ -247,13 +228,27 @@ def test_a_scalar_class_type_would_change_no_natural_call(whole_yaml: list[sig_c
         if len(members) < 2:
             continue
         now = sig_cpp.overload_set(ws, name, level)
-        cls = sig_cpp.overload_set(ws, name, level, lambda p: SCALAR_CLASS_TYPES.get(p.row.key, p.cpp_type))
+        before = sig_cpp.overload_set(ws, name, level, lambda p: SCALAR_AS_DOUBLE.get(p.row.key, p.cpp_type))
         for w in members:
             v = next((v for v in w.variants if v.start <= level and (v.end is None or level < v.end)), None)
             for call in _natural_calls(w.kept(v)) if v else []:
                 total += 1
-                a, b = resolve(now, list(call)).describe(), resolve(cls, list(call), PROBED).describe()
+                a, b = resolve(now, list(call)).describe(), resolve(before, list(call)).describe()
                 if a != b:
-                    changed.append(f"{name}{call}: {a} / {b}")
+                    changed.append(f"{name}{call}: {a} / as double: {b}")
     assert total > 4000
-    assert changed == [], "\n".join(changed)
+    # The one change, found by this test when shimgen::Scalar arrived: a Scalar is a class now, but a Scalar[]
+    # is still a HeaderOnlyArrayRef<double>, which takes one double by a user-defined conversion too, so
+    # `_foreach_add_(tensors, 1.5)` ties .Scalar with .ScalarList (in ATen, ArrayRef<Scalar> cannot take a lone
+    # number: two user-defined conversions). A Scalar[] of shimgen::Scalar would end it (the lead's issue 8).
+    pattern = re.compile(r"(\w+)\(.*\): ambiguous: (\w+)\.Scalar \| (\w+)\.ScalarList / as double: (\w+)\.Scalar$")
+    unexplained = [c for c in changed if not pattern.match(c)]
+    assert unexplained == [], "\n".join(unexplained)
+    assert sorted({pattern.match(c).group(1) for c in changed}) == SCALAR_LIST_TIES
+
+
+SCALAR_LIST_TIES = [
+    "_foreach_add_", "_foreach_addcdiv_", "_foreach_addcmul_", "_foreach_clamp_max_", "_foreach_clamp_min_",
+    "_foreach_div_", "_foreach_lerp_", "_foreach_maximum_", "_foreach_minimum_", "_foreach_mul_", "_foreach_pow_",
+    "_foreach_sub_",
+]  # fmt: skip

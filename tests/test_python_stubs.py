@@ -341,6 +341,7 @@ SAMPLES: dict[str, Sample] = {
     "empty.memory_format": lambda g: (([2, 3],), {"dtype": torch.float64}),
     "empty_like.default": lambda g: ((_t(g, 2, 3),), {"dtype": torch.int32}),
     "fill_.Scalar": lambda g: ((_t(g, 2, 3), 2.5), {}),
+    "fill_.Tensor": lambda g: ((_t(g, 2, 3), torch.tensor(7)), {}),
     "flatten.using_ints": lambda g: ((_t(g, 2, 3, 4), 1), {}),
     "full.default": lambda g: (([2, 3], 1.5), {"dtype": torch.float64}),
     "matmul.default": lambda g: ((_t(g, 2, 3), _t(g, 3, 4)), {}),

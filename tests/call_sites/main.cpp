@@ -1,8 +1,8 @@
 // The call-site corpus runner (tests/test_call_sites.py). aten_calls.cpp (ATen)
 // and stable_calls.cpp (shimgen's ops.h, stable headers only) each run call i
-// on fresh inputs; a RecordFunction callback records the first aten operator
-// the call reaches at the top level. One line per call and side:
-//   <i> <side> <ran|absent> <operator or -> <ok|threw>
+// on fresh inputs; a RecordFunction callback records the aten operators the
+// call dispatches at the top level. One line per call and side:
+//   <i> <side> <ran|absent> <operators, comma-separated, or -> <ok|threw> | <error>
 
 #include <ATen/ATen.h>
 #include <ATen/record_function.h>
@@ -22,7 +22,7 @@ namespace {
 
 thread_local int depth = 0;
 thread_local bool recording = false;
-thread_local std::string reached;
+thread_local std::string reached; // the top-level operators, comma-separated
 
 // The variables of the corpus, in the order both sides unpack them.
 std::vector<at::Tensor> make_inputs() {
@@ -51,9 +51,10 @@ std::vector<at::Tensor> make_inputs() {
 }
 
 std::unique_ptr<at::ObserverContext> on_enter(const at::RecordFunction& fn) {
-  if (depth++ == 0 && recording && reached.empty()) {
+  if (depth++ == 0 && recording) {
     auto name = fn.operator_name();
-    reached = name ? name->name + "." + name->overload_name : std::string(fn.name());
+    reached += (reached.empty() ? "" : ",") +
+        (name ? name->name + "." + name->overload_name : std::string(fn.name()));
   }
   return nullptr;
 }
@@ -72,21 +73,23 @@ void run(int i, const char* side, F&& call) {
   reached.clear();
   recording = true;
   bool ran = false;
-  bool threw = false;
+  std::string error;
   try {
     ran = call(in, handles.data());
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
     ran = true;
-    threw = true;
+    error = e.what();
+    error = error.substr(0, error.find('\n'));
   }
   recording = false;
   std::printf(
-      "%d %s %s %s %s\n",
+      "%d %s %s %s %s | %s\n",
       i,
       side,
       ran ? "ran" : "absent",
       reached.empty() ? "-" : reached.c_str(),
-      threw ? "threw" : "ok");
+      error.empty() ? "ok" : "threw",
+      error.c_str());
 }
 
 } // namespace

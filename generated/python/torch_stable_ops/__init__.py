@@ -29,9 +29,12 @@ checker resolves a call the same way: the first overload whose signature matches
 
 from __future__ import annotations
 
+import inspect
 import re
-from collections.abc import Sequence
-from typing import NoReturn
+import types
+import typing
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, overload
 
 import torch
 from torch import Tensor
@@ -75,6 +78,7 @@ VERSIONS: dict[str, str] = {
     "empty.memory_format": "2.10",
     "empty_like.default": "2.9",
     "fill_.Scalar": "2.9",
+    "fill_.Tensor": "2.9",
     "flatten.using_ints": "2.9",
     "full.default": "2.10",
     "matmul.default": "2.9",
@@ -116,7 +120,61 @@ def _too_new(function: str, op: str, needed: str) -> NoReturn:
     )
 
 
-def add(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
+_SIGNATURES: dict[Callable[..., Any], tuple[inspect.Signature, dict[str, Any]]] = {}
+
+
+def _accepts(value: object, hint: object) -> bool:
+    """Does the value have the annotated type? (the rule in the module docstring)"""
+    if hint is None or hint is type(None):
+        return value is None
+    origin = typing.get_origin(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        for option in typing.get_args(hint):
+            if _accepts(value, option):
+                return True
+        return False
+    if origin is Sequence:
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+            return False
+        item = typing.get_args(hint)[0]
+        for element in value:
+            if not _accepts(element, item):
+                return False
+        return True
+    if hint is float:
+        return isinstance(value, (int, float))
+    return isinstance(hint, type) and isinstance(value, hint)
+
+
+def _pick(
+    name: str,
+    overloads: tuple[Callable[..., Any], ...],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Callable[..., Any]:
+    """The first overload whose signature binds the arguments and whose annotations accept their values."""
+    for fn in overloads:
+        if fn not in _SIGNATURES:
+            _SIGNATURES[fn] = (inspect.signature(fn), typing.get_type_hints(fn))
+        signature, hints = _SIGNATURES[fn]
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            continue
+        for key, value in bound.arguments.items():
+            if not _accepts(value, hints[key]):
+                break
+        else:
+            return fn
+    schemas = "; ".join((fn.__doc__ or "").splitlines()[0] for fn in overloads)
+    raise TypeError(
+        f"torch_stable_ops.{name}(): no overload accepts these arguments; overloads: {schemas}"
+    )
+
+
+def add(
+    self: Tensor, other: Tensor, *, alpha: int | float | bool | complex = 1
+) -> Tensor:
     """aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
     Minimum compatible version: PyTorch 2.13.
@@ -227,7 +285,7 @@ def empty_like(
     return result
 
 
-def fill_(self: Tensor, value: float) -> Tensor:
+def _fill___Scalar(self: Tensor, value: int | float | bool | complex) -> Tensor:
     """aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 
     Minimum compatible version: PyTorch 2.9.
@@ -236,6 +294,38 @@ def fill_(self: Tensor, value: float) -> Tensor:
         _too_new("fill_", "fill_.Scalar", "2.9")
     torch.ops.aten.fill_.Scalar(self, value)
     return self
+
+
+def _fill___Tensor(self: Tensor, value: Tensor) -> Tensor:
+    """aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
+
+    Minimum compatible version: PyTorch 2.9.
+    """
+    if _RUNNING < (2, 9):
+        _too_new("fill_", "fill_.Tensor", "2.9")
+    torch.ops.aten.fill_.Tensor(self, value)
+    return self
+
+
+@overload
+def fill_(self: Tensor, value: int | float | bool | complex) -> Tensor: ...
+
+
+@overload
+def fill_(self: Tensor, value: Tensor) -> Tensor: ...
+
+
+def fill_(*args: Any, **kwargs: Any) -> Any:
+    """Overloads, tried in this order (the first that accepts the arguments is called):
+
+    aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+        Minimum compatible version: PyTorch 2.9.
+    aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
+        Minimum compatible version: PyTorch 2.9.
+    """
+    return _pick("fill_", (_fill___Scalar, _fill___Tensor), args, kwargs)(
+        *args, **kwargs
+    )
 
 
 def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -251,7 +341,7 @@ def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
 
 def full(
     size: Sequence[int],
-    fill_value: float,
+    fill_value: int | float | bool | complex,
     *,
     dtype: torch.dtype | None = None,
     layout: torch.layout | None = None,
@@ -385,7 +475,9 @@ def squeeze(self: Tensor, dim: int) -> Tensor:
     return result
 
 
-def subtract(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
+def subtract(
+    self: Tensor, other: Tensor, *, alpha: int | float | bool | complex = 1
+) -> Tensor:
     """aten::subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
     Minimum compatible version: PyTorch 2.10.

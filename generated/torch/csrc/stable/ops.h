@@ -26,6 +26,7 @@
 #include <torch/csrc/stable/device.h>
 #include <torch/csrc/stable/generator.h>
 #include <torch/csrc/stable/macros.h>
+#include <torch/csrc/stable/shimgen/scalar.h>
 #include <torch/csrc/stable/stableivalue_conversions.h>
 #include <torch/csrc/stable/tensor.h>
 #include <torch/csrc/stable/version.h>
@@ -51,15 +52,26 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Minimum compatible version: PyTorch 2.13.
 /// Build time minimum version: PyTorch 2.13.
 /// Route: shimgen's C shim aoti_torch_aten_add_Tensor (link the overlay
-/// library).
+/// library). Numbers the shim's double would change raise an error
+/// (shimgen::Scalar).
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
 inline torch::stable::Tensor add(
     const torch::stable::Tensor& self,
     const torch::stable::Tensor& other,
-    double alpha = 1.0) {
+    const shimgen::Scalar& alpha = 1) {
+  const bool floating = shimgen::detail::all_floating<2>({&self, &other});
+  if (!(alpha.is_floating_point() ||
+        (alpha.is_integral() && alpha.to_int64() == 1) ||
+        floating && shimgen::detail::fits_double(alpha))) {
+    shimgen::detail::refuse(
+        "add.Tensor",
+        "alpha",
+        alpha,
+        "the C shim carries it as a double, which changes what aten computes, and no Tensor overload can stand in for it");
+  }
   AtenTensorHandle ret0 = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(
-      aoti_torch_aten_add_Tensor(self.get(), other.get(), alpha, &ret0));
+  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_add_Tensor(
+      self.get(), other.get(), alpha.to_double(), &ret0));
   return torch::stable::Tensor(ret0);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
@@ -254,18 +266,48 @@ inline torch::stable::Tensor empty_like(
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 
+/// Stable wrapper of aten::fill_.Tensor(Tensor(a!) self, Tensor value) ->
+/// Tensor(a!)
+///
+/// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
+/// Route: the boxed dispatcher.
+inline torch::stable::Tensor fill_(
+    const torch::stable::Tensor& self,
+    const torch::stable::Tensor& value) {
+  std::array<StableIValue, 2> stack{
+      torch::stable::detail::from(self), torch::stable::detail::from(value)};
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+  STABLE_TORCH_ERROR_CODE_CHECK(torch_call_dispatcher(
+      "aten::fill_", "Tensor", stack.data(), TORCH_ABI_VERSION));
+#else
+  STABLE_TORCH_ERROR_CODE_CHECK(
+      aoti_torch_call_dispatcher("aten::fill_", "Tensor", stack.data()));
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+}
+
 /// Stable wrapper of aten::fill_.Scalar(Tensor(a!) self, Scalar value) ->
 /// Tensor(a!)
 ///
 /// Minimum compatible version: PyTorch 2.9.
 /// Build time minimum version: PyTorch 2.13.
 /// Route: libtorch's C shim aoti_torch_aten_fill__Scalar.
+/// Numbers the shim's double would change go to aten::fill_.Tensor instead, as
+/// 0-dim tensors.
 inline torch::stable::Tensor fill_(
     const torch::stable::Tensor& self,
-    double value) {
-  STABLE_TORCH_ERROR_CODE_CHECK(
-      aoti_torch_aten_fill__Scalar(self.get(), value));
-  return self;
+    const shimgen::Scalar& value) {
+  const bool floating = shimgen::detail::all_floating<1>({&self});
+  if (value.is_floating_point() ||
+      floating && shimgen::detail::fits_double(value)) {
+    STABLE_TORCH_ERROR_CODE_CHECK(
+        aoti_torch_aten_fill__Scalar(self.get(), value.to_double()));
+    return self;
+  }
+  const auto dtypes = shimgen::detail::stand_in_dtypes<1, 1>(
+      "fill_.Scalar", {shimgen::detail::operand(self)}, {&value}, {"value"});
+  return fill_(self, shimgen::detail::number_tensor(value, dtypes[0]));
 }
 
 /// Stable wrapper of aten::flatten.using_ints(Tensor(a) self, int start_dim=0,
@@ -299,44 +341,59 @@ inline torch::stable::Tensor flatten(
 /// Minimum compatible version: PyTorch 2.10.
 /// Build time minimum version: PyTorch 2.13.
 /// Route: libtorch's C shim aoti_torch_aten_full.
+/// Numbers the shim's double would change go to aten::empty.memory_format and
+/// aten::fill_.Tensor instead, as 0-dim tensors.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor full(
     torch::headeronly::IntHeaderOnlyArrayRef size,
-    double fill_value,
+    const shimgen::Scalar& fill_value,
     std::optional<torch::headeronly::ScalarType> dtype = std::nullopt,
     std::optional<torch::headeronly::Layout> layout = std::nullopt,
     std::optional<torch::stable::Device> device = std::nullopt,
     std::optional<bool> pin_memory = std::nullopt) {
-  int32_t dtype_v = 0;
-  if (dtype.has_value()) {
-    dtype_v = torch::stable::detail::to<int32_t>(
-        torch::stable::detail::from(dtype.value()));
+  if (fill_value.is_floating_point()) {
+    int32_t dtype_v = 0;
+    if (dtype.has_value()) {
+      dtype_v = torch::stable::detail::to<int32_t>(
+          torch::stable::detail::from(dtype.value()));
+    }
+    int32_t layout_v = 0;
+    if (layout.has_value()) {
+      layout_v = torch::stable::detail::to<int32_t>(
+          torch::stable::detail::from(layout.value()));
+    }
+    int32_t device_v = 0;
+    int32_t device_i = 0;
+    if (device.has_value()) {
+      device_v = torch::stable::detail::to<int32_t>(
+          torch::stable::detail::from(device->type()));
+      device_i = device->index();
+    }
+    int32_t pin_memory_v = pin_memory.value_or(false);
+    AtenTensorHandle ret0 = nullptr;
+    STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_full(
+        size.data(),
+        static_cast<int64_t>(size.size()),
+        fill_value.to_double(),
+        dtype.has_value() ? &dtype_v : nullptr,
+        layout.has_value() ? &layout_v : nullptr,
+        device.has_value() ? &device_v : nullptr,
+        device_i,
+        pin_memory.has_value() ? &pin_memory_v : nullptr,
+        &ret0));
+    return torch::stable::Tensor(ret0);
   }
-  int32_t layout_v = 0;
-  if (layout.has_value()) {
-    layout_v = torch::stable::detail::to<int32_t>(
-        torch::stable::detail::from(layout.value()));
-  }
-  int32_t device_v = 0;
-  int32_t device_i = 0;
-  if (device.has_value()) {
-    device_v = torch::stable::detail::to<int32_t>(
-        torch::stable::detail::from(device->type()));
-    device_i = device->index();
-  }
-  int32_t pin_memory_v = pin_memory.value_or(false);
-  AtenTensorHandle ret0 = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_full(
-      size.data(),
-      static_cast<int64_t>(size.size()),
-      fill_value,
-      dtype.has_value() ? &dtype_v : nullptr,
-      layout.has_value() ? &layout_v : nullptr,
-      device.has_value() ? &device_v : nullptr,
-      device_i,
-      pin_memory.has_value() ? &pin_memory_v : nullptr,
-      &ret0));
-  return torch::stable::Tensor(ret0);
+  torch::stable::Tensor result = empty(
+      size,
+      dtype.has_value() ? dtype : shimgen::detail::full_dtype(fill_value),
+      layout,
+      device,
+      pin_memory);
+  fill_(
+      result,
+      shimgen::detail::number_tensor(
+          fill_value, shimgen::detail::natural_type(fill_value)));
+  return result;
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 
@@ -633,14 +690,24 @@ inline torch::stable::Tensor squeeze(
 /// Minimum compatible version: PyTorch 2.10.
 /// Build time minimum version: PyTorch 2.13.
 /// Route: libtorch's C shim aoti_torch_aten_subtract_Tensor.
+/// Numbers the shim's double would change raise an error (shimgen::Scalar).
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor subtract(
     const torch::stable::Tensor& self,
     const torch::stable::Tensor& other,
-    double alpha = 1.0) {
+    const shimgen::Scalar& alpha = 1) {
+  const bool floating = shimgen::detail::all_floating<2>({&self, &other});
+  if (!(alpha.is_floating_point() ||
+        floating && shimgen::detail::fits_double(alpha))) {
+    shimgen::detail::refuse(
+        "subtract.Tensor",
+        "alpha",
+        alpha,
+        "the C shim carries it as a double, which changes what aten computes, and no Tensor overload can stand in for it");
+  }
   AtenTensorHandle ret0 = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(
-      aoti_torch_aten_subtract_Tensor(self.get(), other.get(), alpha, &ret0));
+  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_subtract_Tensor(
+      self.get(), other.get(), alpha.to_double(), &ret0));
   return torch::stable::Tensor(ret0);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0

@@ -130,7 +130,11 @@ def _pick(
     )
 
 
-def _add__Scalar(self: Tensor, other: float, alpha: float = 1) -> Tensor:
+def _add__Scalar(
+    self: Tensor,
+    other: int | float | bool | complex,
+    alpha: int | float | bool | complex = 1,
+) -> Tensor:
     """aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
     Minimum compatible version: PyTorch 2.13.
@@ -141,7 +145,9 @@ def _add__Scalar(self: Tensor, other: float, alpha: float = 1) -> Tensor:
     return result
 
 
-def _add__Tensor(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
+def _add__Tensor(
+    self: Tensor, other: Tensor, *, alpha: int | float | bool | complex = 1
+) -> Tensor:
     """aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
     Minimum compatible version: PyTorch 2.13.
@@ -153,11 +159,17 @@ def _add__Tensor(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor:
 
 
 @overload
-def add(self: Tensor, other: float, alpha: float = 1) -> Tensor: ...
+def add(
+    self: Tensor,
+    other: int | float | bool | complex,
+    alpha: int | float | bool | complex = 1,
+) -> Tensor: ...
 
 
 @overload
-def add(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor: ...
+def add(
+    self: Tensor, other: Tensor, *, alpha: int | float | bool | complex = 1
+) -> Tensor: ...
 
 
 def add(*args: Any, **kwargs: Any) -> Any:
@@ -171,7 +183,9 @@ def add(*args: Any, **kwargs: Any) -> Any:
     return _pick("add", (_add__Scalar, _add__Tensor), args, kwargs)(*args, **kwargs)
 
 
-def add_out(self: Tensor, other: Tensor, *, alpha: float = 1, out: Tensor) -> Tensor:
+def add_out(
+    self: Tensor, other: Tensor, *, alpha: int | float | bool | complex = 1, out: Tensor
+) -> Tensor:
     """aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 
     Minimum compatible version: PyTorch 2.13.

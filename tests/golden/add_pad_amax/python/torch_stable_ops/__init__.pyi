@@ -18,11 +18,17 @@ __all__ = [
 VERSIONS: dict[str, str]
 
 @overload
-def add(self: Tensor, other: float, alpha: float = 1) -> Tensor: ...
+def add(
+    self: Tensor,
+    other: int | float | bool | complex,
+    alpha: int | float | bool | complex = 1,
+) -> Tensor: ...
 @overload
-def add(self: Tensor, other: Tensor, *, alpha: float = 1) -> Tensor: ...
+def add(
+    self: Tensor, other: Tensor, *, alpha: int | float | bool | complex = 1
+) -> Tensor: ...
 def add_out(
-    self: Tensor, other: Tensor, *, alpha: float = 1, out: Tensor
+    self: Tensor, other: Tensor, *, alpha: int | float | bool | complex = 1, out: Tensor
 ) -> Tensor: ...
 def amax(
     self: Tensor, dim: Sequence[int] | int = [], keepdim: bool = False

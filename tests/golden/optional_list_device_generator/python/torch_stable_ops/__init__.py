@@ -40,6 +40,8 @@ __all__ = [
     "VERSIONS",
     "cat",
     "clamp",
+    "empty",
+    "fill_",
     "full",
     "index",
     "new_empty",
@@ -49,6 +51,8 @@ __all__ = [
 VERSIONS: dict[str, str] = {
     "cat.default": "2.10",
     "clamp.Tensor": "2.9",
+    "empty.memory_format": "2.10",
+    "fill_.Tensor": "2.9",
     "full.default": "2.10",
     "index.Tensor": "2.10",
     "new_empty.default": "2.9",
@@ -98,9 +102,46 @@ def clamp(self: Tensor, min: Tensor | None = None, max: Tensor | None = None) ->
     return result
 
 
+def empty(
+    size: Sequence[int],
+    *,
+    dtype: torch.dtype | None = None,
+    layout: torch.layout | None = None,
+    device: torch.device | str | None = None,
+    pin_memory: bool | None = None,
+    memory_format: torch.memory_format | None = None,
+) -> Tensor:
+    """aten::empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
+
+    Minimum compatible version: PyTorch 2.10.
+    """
+    if _RUNNING < (2, 10):
+        _too_new("empty", "empty.memory_format", "2.10")
+    result: Tensor = torch.ops.aten.empty.memory_format(
+        size,
+        dtype=dtype,
+        layout=layout,
+        device=device,
+        pin_memory=pin_memory,
+        memory_format=memory_format,
+    )
+    return result
+
+
+def fill_(self: Tensor, value: Tensor) -> Tensor:
+    """aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
+
+    Minimum compatible version: PyTorch 2.9.
+    """
+    if _RUNNING < (2, 9):
+        _too_new("fill_", "fill_.Tensor", "2.9")
+    torch.ops.aten.fill_.Tensor(self, value)
+    return self
+
+
 def full(
     size: Sequence[int],
-    fill_value: float,
+    fill_value: int | float | bool | complex,
     *,
     dtype: torch.dtype | None = None,
     layout: torch.layout | None = None,

@@ -10,6 +10,8 @@ __all__ = [
     "VERSIONS",
     "cat",
     "clamp",
+    "empty",
+    "fill_",
     "full",
     "index",
     "new_empty",
@@ -22,9 +24,19 @@ def cat(tensors: Sequence[Tensor], dim: int = 0) -> Tensor: ...
 def clamp(
     self: Tensor, min: Tensor | None = None, max: Tensor | None = None
 ) -> Tensor: ...
+def empty(
+    size: Sequence[int],
+    *,
+    dtype: torch.dtype | None = None,
+    layout: torch.layout | None = None,
+    device: torch.device | str | None = None,
+    pin_memory: bool | None = None,
+    memory_format: torch.memory_format | None = None
+) -> Tensor: ...
+def fill_(self: Tensor, value: Tensor) -> Tensor: ...
 def full(
     size: Sequence[int],
-    fill_value: float,
+    fill_value: int | float | bool | complex,
     *,
     dtype: torch.dtype | None = None,
     layout: torch.layout | None = None,

@@ -26,6 +26,7 @@
 #include <torch/csrc/stable/device.h>
 #include <torch/csrc/stable/generator.h>
 #include <torch/csrc/stable/macros.h>
+#include <torch/csrc/stable/shimgen/scalar.h>
 #include <torch/csrc/stable/stableivalue_conversions.h>
 #include <torch/csrc/stable/tensor.h>
 #include <torch/csrc/stable/version.h>
@@ -45,41 +46,51 @@
 
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
 
-/// Stable wrapper of aten::add.Scalar(Tensor self, Scalar other, Scalar
-/// alpha=1) -> Tensor
-///
-/// Minimum compatible version: PyTorch 2.13.
-/// Build time minimum version: PyTorch 2.13.
-/// Route: shimgen's C shim aoti_torch_aten_add_Scalar (link the overlay
-/// library).
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
-inline torch::stable::Tensor add(
-    const torch::stable::Tensor& self,
-    double other,
-    double alpha = 1.0) {
-  AtenTensorHandle ret0 = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(
-      aoti_torch_aten_add_Scalar(self.get(), other, alpha, &ret0));
-  return torch::stable::Tensor(ret0);
-}
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
-
 /// Stable wrapper of aten::add.Tensor(Tensor self, Tensor other, *, Scalar
 /// alpha=1) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.13.
 /// Build time minimum version: PyTorch 2.13.
 /// Route: shimgen's C shim aoti_torch_aten_add_Tensor (link the overlay
-/// library).
+/// library). Numbers the shim's double would change raise an error
+/// (shimgen::Scalar).
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
 inline torch::stable::Tensor add(
     const torch::stable::Tensor& self,
     const torch::stable::Tensor& other,
-    double alpha = 1.0) {
+    const shimgen::Scalar& alpha = 1) {
+  const bool floating = shimgen::detail::all_floating<2>({&self, &other});
+  if (!(alpha.is_floating_point() ||
+        (alpha.is_integral() && alpha.to_int64() == 1) ||
+        floating && shimgen::detail::fits_double(alpha))) {
+    shimgen::detail::refuse(
+        "add.Tensor",
+        "alpha",
+        alpha,
+        "the C shim carries it as a double, which changes what aten computes, and no Tensor overload can stand in for it");
+  }
   AtenTensorHandle ret0 = nullptr;
-  STABLE_TORCH_ERROR_CODE_CHECK(
-      aoti_torch_aten_add_Tensor(self.get(), other.get(), alpha, &ret0));
+  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_add_Tensor(
+      self.get(), other.get(), alpha.to_double(), &ret0));
   return torch::stable::Tensor(ret0);
+}
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+
+/// Stable wrapper of aten::add.Scalar(Tensor self, Scalar other, Scalar
+/// alpha=1) -> Tensor
+///
+/// Minimum compatible version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.13.
+/// Route: aten::add.Tensor, with the numbers as 0-dim tensors promoting as
+/// aten's wrapped numbers.
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+inline torch::stable::Tensor add(
+    const torch::stable::Tensor& self,
+    const shimgen::Scalar& other,
+    const shimgen::Scalar& alpha = 1) {
+  const auto dtypes = shimgen::detail::stand_in_dtypes<1, 1>(
+      "add.Scalar", {shimgen::detail::operand(self)}, {&other}, {"other"});
+  return add(self, shimgen::detail::number_tensor(other, dtypes[0]), alpha);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
 
@@ -89,14 +100,25 @@ inline torch::stable::Tensor add(
 /// Minimum compatible version: PyTorch 2.13.
 /// Build time minimum version: PyTorch 2.13.
 /// Route: shimgen's C shim aoti_torch_aten_add_out (link the overlay library).
+/// Numbers the shim's double would change raise an error (shimgen::Scalar).
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
 inline torch::stable::Tensor& add_out(
     torch::stable::Tensor& out,
     const torch::stable::Tensor& self,
     const torch::stable::Tensor& other,
-    double alpha = 1.0) {
-  STABLE_TORCH_ERROR_CODE_CHECK(
-      aoti_torch_aten_add_out(out.get(), self.get(), other.get(), alpha));
+    const shimgen::Scalar& alpha = 1) {
+  const bool floating = shimgen::detail::all_floating<2>({&self, &other});
+  if (!(alpha.is_floating_point() ||
+        (alpha.is_integral() && alpha.to_int64() == 1) ||
+        floating && shimgen::detail::fits_double(alpha))) {
+    shimgen::detail::refuse(
+        "add.out",
+        "alpha",
+        alpha,
+        "the C shim carries it as a double, which changes what aten computes, and no Tensor overload can stand in for it");
+  }
+  STABLE_TORCH_ERROR_CODE_CHECK(aoti_torch_aten_add_out(
+      out.get(), self.get(), other.get(), alpha.to_double()));
   return out;
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0

@@ -26,6 +26,7 @@
 #include <torch/csrc/stable/device.h>
 #include <torch/csrc/stable/generator.h>
 #include <torch/csrc/stable/macros.h>
+#include <torch/csrc/stable/shimgen/scalar.h>
 #include <torch/csrc/stable/stableivalue_conversions.h>
 #include <torch/csrc/stable/tensor.h>
 #include <torch/csrc/stable/version.h>
