@@ -38,8 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
         "from native_functions.yaml.",
     )
     p.add_argument("--ops", metavar="LIST", help="comma-separated ops: name (every overload), name.overload, "
-                   "name.default. Default: the manifest's op set; with --check, the set recorded in "
-                   "DIR/shimgen.yaml")
+                   "name.default, generated in addition to the manifest's op set (upstream's surface). "
+                   "Default: the manifest's op set; with --check, the set recorded in DIR/shimgen.yaml")
+    p.add_argument("--only", action="store_true", help="generate only the --ops, without the manifest's op set "
+                   "(the output then no longer stands in for upstream's ops.h)")
     p.add_argument("--out", metavar="DIR", default="generated", help="output folder, laid out like torch's include "
                    "tree (default: generated/)")
     p.add_argument("--yaml", metavar="PATH", help="native_functions.yaml to read (default: the installed torch's)")
@@ -70,15 +72,17 @@ def _split_ops(text: str | None) -> list[str] | None:
     return ops
 
 
-_STAMP_KEYS = ("ops", "since", "yaml")
+_STAMP_KEYS = ("ops", "only", "since", "yaml")
 _STAMP_HEADER = "# Written by shimgen: the invocation that produced this folder (`shimgen --check` replays it).\n"
 
 
-def _stamp(ops: list[str] | None, since: str | None, yaml_rel: str | None = None) -> str:
+def _stamp(ops: list[str] | None, since: str | None, yaml_rel: str | None = None, only: bool = False) -> str:
     """The stamp's text, written by a YAML serializer (quotes, colons or non-ASCII in a path round-trip)."""
     import yaml
 
     data: dict[str, object] = {"ops": list(ops) if ops else "manifest"}
+    if ops and only:
+        data["only"] = True
     if since:
         data["since"] = since
     if yaml_rel:
@@ -89,14 +93,14 @@ def _stamp(ops: list[str] | None, since: str | None, yaml_rel: str | None = None
         text = yaml.safe_dump(v, default_flow_style=True, default_style=style, width=1 << 30)
         return text.removesuffix("\n...\n").removesuffix("\n")
 
-    comment = {"yaml": "  # relative to this folder"}
+    comment = {"yaml": "  # relative to this folder", "only": "  # without the manifest's op set"}
     text = _STAMP_HEADER + "".join(f"{k}: {value(v)}{comment.get(k, '')}\n" for k, v in data.items())
     assert yaml.safe_load(text) == data, text  # what --check will read back
     return text
 
 
-def _read_stamp(out: str) -> tuple[list[str] | None, str | None, str | None]:
-    """(ops, since, yaml path) recorded in DIR/shimgen.yaml; the yaml path is made relative to the cwd."""
+def _read_stamp(out: str) -> tuple[list[str] | None, str | None, str | None, bool]:
+    """(ops, since, yaml path, only) recorded in DIR/shimgen.yaml; the yaml path is made relative to the cwd."""
     import yaml
 
     from shimgen.inputs import read_text
@@ -104,7 +108,7 @@ def _read_stamp(out: str) -> tuple[list[str] | None, str | None, str | None]:
 
     path = os.path.join(out, STAMP)
     if not os.path.lexists(path):
-        return None, None, None
+        return None, None, None, False
     text = read_text(path, f"stamp {path}", limit=16 << 20)
     try:
         data = yaml.safe_load(text)
@@ -134,14 +138,18 @@ def _read_stamp(out: str) -> tuple[list[str] | None, str | None, str | None]:
     if native is not None and not (isinstance(native, str) and native):
         raise bad("`yaml` must be a path")
     native = os.path.normpath(os.path.join(out, native)) if native else None
-    return (None if ops == "manifest" else list(ops)), since, native
+    only = data.get("only", False)
+    if not isinstance(only, bool):
+        raise bad("`only` is true or false")
+    return (None if ops == "manifest" else list(ops)), since, native, only
 
 
-def generate(ops: list[str] | None, yaml_path: str | None, since: str | None, out: str | None = None):
+def generate(ops: list[str] | None, yaml_path: str | None, since: str | None, out: str | None = None,
+             only: bool = False):
     """(every output file: path relative to the output folder -> text, the Plan; its .notes are for the user)."""
     from shimgen import emit_c, emit_cpp, emit_py, fmt, plan, sig_cpp
 
-    p = plan.make(ops, yaml_path, since)
+    p = plan.make(ops, yaml_path, since, additive=not only)
     wrapped, refusals = sig_cpp.wrappers(p)
     have = {w.op.name for w in wrapped}
     for op in p.ops:  # a wrapper the user named explicitly must exist; others are skipped with a note
@@ -157,7 +165,7 @@ def generate(ops: list[str] | None, yaml_path: str | None, since: str | None, ou
     files.update(emit_py.emit(p))
     files.update(formatted.result())
     yaml_rel = os.path.relpath(yaml_path, out).replace(os.sep, "/") if (yaml_path and out) else yaml_path
-    files[STAMP] = _stamp(ops, since, yaml_rel)
+    files[STAMP] = _stamp(ops, since, yaml_rel, only)
     return dict(sorted(files.items())), p
 
 
@@ -323,8 +331,11 @@ def _run(args: argparse.Namespace) -> int:
     ops = _split_ops(args.ops)
     since = args.since
     yaml_path = args.yaml
+    only = args.only
+    if only and ops is None:
+        raise ShimgenError("--only needs --ops (the ops to generate without the manifest's set)")
     if ops is None and args.check:
-        ops, stamped_since, stamped_yaml = _read_stamp(args.out)
+        ops, stamped_since, stamped_yaml, only = _read_stamp(args.out)
         since = since or stamped_since
         yaml_path = yaml_path or stamped_yaml
     if args.drift:
@@ -339,11 +350,11 @@ def _run(args: argparse.Namespace) -> int:
         from shimgen.verify import Samples
 
         samples = Samples(args.jobs)
-    files, p = generate(ops, yaml_path, since, args.out)
+    files, p = generate(ops, yaml_path, since, args.out, only)
     _err([f"shimgen: note: {n}" for n in [*p.notes, *sig_cpp.wrappers(p)[1], *sig_cpp.gone_notes(p)]])
     if args.check:
-        hint = "shimgen" + (f" --ops {','.join(ops)}" if ops else "") + (f" --since {since}" if since else "")
-        hint += (f" --yaml {yaml_path}" if yaml_path else "") + f" --out {args.out}"
+        hint = "shimgen" + (f" --ops {','.join(ops)}" if ops else "") + (" --only" if only else "")
+        hint += (f" --since {since}" if since else "") + (f" --yaml {yaml_path}" if yaml_path else "") + f" --out {args.out}"
         return check(args.out, files, hint + "  (then review and commit the diff)", frozenset(p.manifest.default_ops))
     # The list of files goes out just before the switch: a closed or full stdout aborts with the folder untouched.
     write_atomically(args.out, files, before_switch=lambda paths: _out(paths))

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from shimgen import scalars, sig_c
 from shimgen.plan import Plan
 from shimgen.sig_cpp import (
+    Extra,
     Param,
     Variant,
     Wrapper,
     dispatcher_call_versions,
+    extras,
     gone,
     stack_default,
     target_wrapper,
@@ -30,6 +32,7 @@ class _Rendered:
     gate_close: str | None
     signature: str
     body: str
+    deleted: bool = False  # `signature = delete;`, no body
 
 
 def gate(v: Variant) -> tuple[str | None, str | None]:
@@ -157,11 +160,11 @@ def shim_body(w: Wrapper, v: Variant, plan: Plan) -> str:
 
 def dispatcher_body(w: Wrapper, v: Variant, plan: Plan) -> str:
     op = w.op
-    kept = {p.name for p in w.kept(v)}
+    kept = {p.name: p for p in w.kept(v)}
     items = []
     for a in v.stack:  # the boxed stack follows the schema's order (see sig_cpp.stack_layout)
-        value = plan.table.argument(a.type, op.name, a.name).stack_value(a.name) if a.name in kept else \
-            stack_default(op, plan, a)
+        p = kept.get(a.name)
+        value = p.row.stack_value(a.name) if p else _pushed_default(op, plan, a)
         items.append(f"torch::stable::detail::from({value})")
     n = max(len(items), len(op.schema.returns), 1)
     lines = [f"std::array<StableIValue, {n}> stack{{{', '.join(items)}}};"]
@@ -195,6 +198,14 @@ def _returns_from_stack(w: Wrapper, plan: Plan) -> list[str]:
     if len(values) == 1:
         return [f"return {values[0]};"]
     return [f"return std::make_tuple({', '.join(values)});"]
+
+
+def _pushed_default(op, plan: Plan, a) -> str:
+    """stack_default's value, converted as the table's `stack` column says where from() does not take the
+    wrapper's C++ type (a std::string_view default goes on the stack as a std::string)."""
+    value = stack_default(op, plan, a)
+    row = plan.table.argument(a.type, op.name, a.name)
+    return row.fill(row.stack, value) if (row.stack and value != "std::nullopt") else value
 
 
 # ---- Scalars (shimgen/scalars.py) -----------------------------------------------------------------------------
@@ -307,6 +318,69 @@ def render_wrapper(w: Wrapper, v: Variant, plan: Plan) -> _Rendered:
     return _Rendered(doc(w, v, plan), g_open, g_close, signature(w, v), body)
 
 
+def _value_type(cpp_type: str) -> str:
+    """`const std::optional<T>&` -> `std::optional<T>`: the type a forwarding overload constructs."""
+    return cpp_type.removeprefix("const ").removesuffix("&")
+
+
+def render_nullopt_overload(w: Wrapper, v: Variant, k: int) -> _Rendered:
+    """The `std::nullopt_t` overload of a wrapper form (sig_cpp._with_nullopt_forwarding)."""
+    ps = w.kept(v)
+    parts, args = [], []
+    for i, p in enumerate(ps):
+        if i == k:
+            parts.append(f"std::nullopt_t {p.name}")
+            args.append(f"{_value_type(p.cpp_type)}({p.name})")
+            continue
+        default = f" = {p.default}" if (i > k and p.default is not None) else ""
+        parts.append(f"{p.cpp_type} {p.name}{default}")
+        args.append(p.name)
+    doc = [
+        f"{w.name}() with std::nullopt for {ps[k].name}: aten::{w.op.name}, as with upstream's ops.h. Another",
+        f"overload of {w.name} takes a std::nullopt there too (ATen's at::{w.name} is ambiguous for this call).",
+    ]
+    g_open, g_close = gate(v)
+    body = f"return {w.name}({', '.join(args)});"
+    return _Rendered(doc, g_open, g_close, f"inline {w.returns} {w.name}({', '.join(parts)})", body)
+
+
+def render_outf(w: Wrapper, v: Variant) -> _Rendered:
+    """ATen's faithful form of an out= overload, `<name>_outf` (at::sum_outf): every argument, in the schema's
+    order, the out tensors last. It calls the `_out` form with the very types it takes (an exact match)."""
+    ps = w.kept(v)
+    faithful = [p for p in ps if not p.is_out] + [p for p in ps if p.is_out]
+    params = ", ".join(f"{p.cpp_type} {p.name}" for p in faithful)
+    doc = [f"{w.name} with every argument and the out tensors last, as ATen's at::{w.name}f: aten::{w.op.name}."]
+    g_open, g_close = gate(v)
+    body = f"return {w.name}({', '.join(p.name for p in ps)});"
+    return _Rendered(doc, g_open, g_close, f"inline {w.returns} {w.name}f({params})", body)
+
+
+def render_extra(e: Extra) -> list[_Rendered]:
+    """A hand-written overload (data/extra_overloads.yaml): forwarding to its target wrapper from the release
+    that has it; before that, and where the target is not generated, deleted or left out."""
+    params = ", ".join(f"{t} {n}" + (f" = {d}" if d is not None else "") for t, n, d in e.params)
+    w = e.target
+    what = "ATen's C++-only overload" if e.source.startswith("ATen") else "Upstream's convenience overload"
+    intro = f"{what} of {e.name} ({e.source}), for aten::{e.target_op}"
+    returns = w.returns if w is not None else "void"
+    deleted = _Rendered(
+        [f"{intro}, which is not available here: deleted, so that such a call does not reach another",
+         f"overload of {e.name}."],
+        None, None, f"{returns} {e.name}({params}) = delete;", "", deleted=True,
+    )
+    if w is None:
+        return [deleted]
+    doc = [f"{intro}, its other arguments defaulted.", "", f"Minimum compatible version: PyTorch {w.since}."]
+    g_open, g_close = gate(Variant(w.variants[0].route, 0, w.since))
+    body = f"return {w.name}({', '.join(e.call)});"
+    result = [_Rendered(doc, g_open, g_close, f"inline {returns} {e.name}({params})", body)]
+    if e.delete and w.since > FIRST_STABLE:
+        d_open, d_close = gate(Variant(w.variants[0].route, 0, FIRST_STABLE, w.since))
+        result.append(replace(deleted, gate_open=d_open, gate_close=d_close))
+    return result
+
+
 def _in_dependency_order(ws: list[Wrapper]) -> list[Wrapper]:
     """The wrappers in their order, except that a wrapper another one lowers its numbers to comes before it."""
     by_op = {w.op.name: w for w in ws}
@@ -331,7 +405,14 @@ def _in_dependency_order(ws: list[Wrapper]) -> list[Wrapper]:
 def emit(plan: Plan) -> dict[str, str]:
     ws, notes = wrappers(plan)
     ws = _in_dependency_order(ws)
-    rendered = [render_wrapper(w, v, plan) for w in ws for v in w.variants]
+    rendered = []
+    for w in ws:
+        for v in w.variants:
+            rendered.append(render_wrapper(w, v, plan))
+            rendered += [render_nullopt_overload(w, v, k) for k in w.nullopt_at if k < v.kept]
+            if w.op.schema.is_out_fn():
+                rendered.append(render_outf(w, v))
+    rendered += [r for e in extras(ws) for r in render_extra(e)]
     versions: set[Version] = {VERSIONED_DISPATCHER, Version(2, 11)}
     for w in ws:
         for v in w.variants:
@@ -343,7 +424,6 @@ def emit(plan: Plan) -> dict[str, str]:
         macros=macro_definitions(versions),
         wrappers=rendered,
         skipped=[*sorted(plan.notes), *notes],
-        has_to_dtype_layout=any(w.op.name == "to.dtype_layout" for w in ws),
         helper_names=names,
     )
     facts = scalars.load()

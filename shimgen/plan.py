@@ -128,7 +128,12 @@ class Release:
 _AGREE = (history_mod.Kind.SAME, history_mod.Kind.DEFAULT_CHANGED, history_mod.Kind.RENAMED)
 
 
-def make(ops: list[str] | None, yaml_path: str | None = None, since: str | None = None) -> Plan:
+def make(
+    ops: list[str] | None, yaml_path: str | None = None, since: str | None = None, additive: bool = False
+) -> Plan:
+    """The plan for `ops` (None: the manifest's default set). `additive` (what the command line does unless
+    --only): upstream's surface for the release, the manifest's default set as far as the yaml has it, is
+    included too, so a generated ops.h never takes a wrapper away from code written against upstream's."""
     since_v = Version.parse(since, "--since") if since is not None else None
     if since_v is not None and since_v < FIRST_STABLE:
         raise ShimgenError(f"bad --since {since}: the stable ABI starts at {FIRST_STABLE}")
@@ -136,7 +141,16 @@ def make(ops: list[str] | None, yaml_path: str | None = None, since: str | None 
     manifest = manifest_mod.load()
     native = NativeYaml(yaml_path)
     notes: list[str] = []
-    selected = native.select(ops if ops else manifest.default_ops, table, notes)
+    chosen: dict[str, Op] = {}
+    if additive or not ops:
+        present = set(native.all_op_names())
+        base = [o for o in manifest.default_ops if o in present]
+        chosen.update((op.name, op) for op in (native.select(base, table, notes) if base else []))
+    for op in native.select(ops, table, notes) if ops else []:  # an error if all of its own are refused
+        chosen[op.name] = op if op.explicit or op.name not in chosen else chosen[op.name]
+    if not chosen:
+        raise ShimgenError("no op selected")
+    selected = sorted(chosen.values(), key=lambda op: op.name)
     # The overloads the selected ones lower their numbers to (scalars.py) are generated too.
     have = {op.name for op in selected}
     wanted = sorted({t for op in selected for t in scalars.targets(op.name)} - have)

@@ -18,11 +18,12 @@ targeted releases. The rules (README "How versions are tagged"):
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from torchgen.model import Argument, OptionalType
 
-from shimgen import history, scalars, sig_c
+from shimgen import history, overloads, scalars, sig_c
 from shimgen.errors import Refusal, ShimgenError
 from shimgen.parse import Op
 from shimgen.plan import Plan, Release
@@ -78,6 +79,8 @@ class Wrapper:
     params: tuple[Param, ...]
     returns: str  # C++ return type
     variants: tuple[Variant, ...]
+    # C++ parameter positions where a `std::nullopt_t` overload forwards to this wrapper (`_with_nullopt_forwarding`)
+    nullopt_at: tuple[int, ...] = ()
 
     @property
     def since(self) -> Version:
@@ -157,7 +160,11 @@ def _cpp_string(value: str) -> str:
 
 
 def params(op: Op, table: Table) -> list[Param]:
+    """The wrapper's parameters, with ATen's C++ defaults: the schema's, except those native_functions.yaml
+    lists in `cpp_no_default_args` (torchgen leaves them out of at:: signatures so that overloads do not
+    compete for the same call: clamp's `min`, std's `unbiased`, arange.start_step's `step`)."""
     out_names = {a.name for a in op.schema.arguments.out}
+    no_default = op.f.cpp_no_default_args
     result: list[Param] = []
     for a in cpp_order(op):
         row = table.argument(a.type, op.name, a.name)
@@ -166,17 +173,21 @@ def params(op: Op, table: Table) -> list[Param]:
         if not cpp_type:
             raise Refusal(f"type {a.type} has no C++ representation", op.name, a.name)
         try:
-            default = None if (is_out or a.default is None) else render_default(a.default, row, table)
+            default = None
+            if a.default is not None and not is_out:
+                default = render_default(a.default, row, table)  # rendered (validated) even if not used
+                default = None if a.name in no_default else default
         except Refusal as e:
             raise Refusal(e.reason, op.name, a.name) from None
         result.append(Param(a, row, row.fill(cpp_type, a.name), default, False, is_out))
     # An optional with no schema default gets `= std::nullopt` when everything after it has a default
-    # (upstream's `sum(self, dim = std::nullopt, ...)`): callers may omit it like in Python.
+    # (upstream's `sum(self, dim = std::nullopt, ...)`): callers may omit it like in Python. One whose schema
+    # default ATen drops (cpp_no_default_args) stays required.
     for i in range(len(result) - 1, -1, -1):
         p = result[i]
         if p.default is not None:
             continue
-        if isinstance(p.arg.type, OptionalType) and not p.is_out:
+        if isinstance(p.arg.type, OptionalType) and not p.is_out and p.arg.default is None:
             result[i] = replace(p, default="std::nullopt", synthesized=True)
         else:
             break
@@ -470,6 +481,25 @@ def _collide(a: Wrapper, b: Wrapper, va: Variant | None = None, vb: Variant | No
     return False
 
 
+def _required(ps: tuple[Param, ...]) -> int:
+    """How many leading parameters a call must pass (C++ defaults are trailing)."""
+    return max((i + 1 for i, p in enumerate(ps) if p.default is None), default=0)
+
+
+def _competes(a: Wrapper, b: Wrapper) -> bool:
+    """Could a call an author writes reach both, ambiguously, at some release both serve? (the overload model:
+    same argument count, and every argument converting as well to both, or better to each somewhere)"""
+    for va in a.variants:
+        for vb in b.variants:
+            if not _overlap(va, vb):
+                continue
+            pa, pb = a.kept(va), b.kept(vb)
+            for n in range(max(_required(pa), _required(pb)), min(len(pa), len(pb)) + 1):
+                if overloads.may_tie([p.cpp_type for p in pa[:n]], [p.cpp_type for p in pb[:n]]):
+                    return True
+    return False
+
+
 def _without_synthesized(w: Wrapper) -> Wrapper:
     ps = tuple(replace(p, default=None, synthesized=False) if p.synthesized else p for p in w.params)
     return replace(w, params=ps)
@@ -493,15 +523,28 @@ def _without_narrowed_dupes(w: Wrapper, others: list[Wrapper]) -> Wrapper:
     return w
 
 
+def _redefines(a: Wrapper, b: Wrapper) -> bool:
+    """Would two forms be one C++ function (the same parameter types) at a release both serve?"""
+    return any(
+        _overlap(x, y) and [p.cpp_type for p in a.kept(x)] == [p.cpp_type for p in b.kept(y)]
+        for x in a.variants
+        for y in b.variants
+    )
+
+
 def wrappers(plan: Plan) -> tuple[list[Wrapper], list[str]]:
     """All wrappers of the plan, C++ overload collisions resolved, and refusals as notes.
 
-    Overloads of one name stay C++ overloads while their signatures differ. When two could match one call
-    at some release: a narrowed older form of either that duplicates the other's full form is dropped; then
-    the synthesized `= std::nullopt` defaults of the later one (by aten overload name order), and if that is
-    not enough the earlier one's, are removed; a narrowed form of the later one that still duplicates the
-    other is dropped; if they still collide, the later overload is renamed `<name>_<overload>`. So randn.out
-    stays `randn_out(out, size)` though randn.generator_out sorts first.
+    Every overload of a schema name is a C++ overload of ATen's name for it (README "C++ naming rules"), with
+    ATen's C++ defaults (`params`). Where two overloads of a name could take the same call at some release,
+    the defaults only shimgen adds yield: a narrowed older form of either that duplicates the other's full
+    form is dropped; then, if a call an author writes could reach both (`_competes`, the overload model), the
+    synthesized `= std::nullopt` defaults of the later one (by aten overload name order), and if that is not
+    enough the earlier one's, are removed; a narrowed form of the later one that still duplicates the other is
+    dropped. What then still competes for a call competes in ATen too (range,
+    stft: the call is ambiguous there as well). Only two forms with the same parameter types (one C++
+    function) cannot coexist: the later overload is then named `<name>_<overload>` (none in 2.9-2.15).
+    The result does not depend on which overload sorts first (randn.out stays `randn_out(out, size)`).
     """
     cached = plan.derived.get("wrappers")
     if cached is not None:
@@ -518,20 +561,143 @@ def wrappers(plan: Plan) -> tuple[list[Wrapper], list[str]]:
         same = [i for i, o in enumerate(final) if o.name == w.name]
         # The rules hold whichever of two overloads comes first (randn.generator_out sorts before randn.out):
         # an earlier overload's narrowed forms and synthesized defaults yield to a later overload's full form
-        # as the later one's yield to the earlier one's, and only then is the later one renamed.
+        # as the later one's yield to the earlier one's.
         for i in same:
             final[i] = _without_narrowed_dupes(final[i], [_full(w)])
-        if any(_collide(final[i], _full(w)) for i in same):
+        if any(_competes(final[i], _full(w)) for i in same):
             w = _without_synthesized(w)
             for i in same:
-                if _collide(final[i], _full(w)):
+                if _competes(final[i], _full(w)):
                     final[i] = _without_synthesized(final[i])
         w = _without_narrowed_dupes(w, [final[i] for i in same])
-        if any(_collide(final[i], w) for i in same):
+        if any(_redefines(final[i], w) for i in same):
             w = replace(w, name=f"{w.name}_{w.op.overload or 'default'}")
         final.append(w)
+    final = [_with_nullopt_forwarding(w, final, plan) for w in final]
     plan.derived["wrappers"] = (final, notes)
     return final, notes
+
+
+def _nullopt_ties(w: Wrapper, o: Wrapper, k: int) -> bool:
+    """Does `name(<w's first k parameters>, std::nullopt)` reach `o` as well as `w` at some release?"""
+    conv = overloads.load()
+    for vw in w.variants:
+        for vo in o.variants:
+            pw, po = w.kept(vw), o.kept(vo)
+            if not _overlap(vw, vo) or len(pw) <= k or len(po) <= k:
+                continue
+            if [p.cpp_type for p in pw[:k]] != [p.cpp_type for p in po[:k]]:
+                continue
+            if conv.rank(po[k].cpp_type, "nullopt") is None:
+                continue
+            if all(p.default is not None for p in (*pw[k + 1 :], *po[k + 1 :])):
+                return True
+    return False
+
+
+def _with_nullopt_forwarding(w: Wrapper, ws: list[Wrapper], plan: Plan) -> Wrapper:
+    """Upstream's ops.h resolves `sum(t, std::nullopt)` (its only `sum` is sum.dim_IntList); ATen's at::sum
+    does not (sum.default's `dtype` takes the std::nullopt as well). A wrapper of upstream's surface (the
+    manifest) whose optional parameter ties that way with another overload gets an overload taking
+    `std::nullopt_t` there, an exact match, so code written against upstream's header keeps compiling and
+    keeps its meaning whatever else is selected."""
+    if w.op.name not in plan.manifest.entries:
+        return w
+    conv = overloads.load()
+    at = []
+    for k, p in enumerate(w.params):
+        if p.is_out or conv.rank(p.cpp_type, "nullopt") is None:
+            continue
+        if any(o is not w and o.name == w.name and _nullopt_ties(w, o, k) for o in ws):
+            at.append(k)
+    return replace(w, nullopt_at=tuple(at)) if at else w
+
+
+# ---- hand-written overloads (ATen's C++-only ones, upstream's helpers) -------------------------------------
+
+
+@dataclass(frozen=True)
+class Extra:
+    """A hand-written overload (data/extra_overloads.yaml) that forwards to a generated wrapper. Where that
+    wrapper is not generated, or not available at a release, it is left out, or deleted (`delete`: the call it
+    exists for must not fall through to another overload, std(t, 0) to std(t, unbiased))."""
+
+    name: str
+    target: Wrapper | None
+    params: tuple[tuple[str, str, str | None], ...]  # (C++ type, name, default)
+    call: tuple[str, ...]  # the arguments it passes to the target
+    target_op: str  # `std.correction`
+    source: str  # `ATen/Functions.h`
+    delete: bool
+
+
+def _declaration(text: str) -> tuple[str, str, str | None]:
+    """`bool copy = false` -> ("bool", "copy", "false")."""
+    decl, _, default = text.partition("=")
+    typ, _, name = decl.strip().rpartition(" ")
+    return typ, name, default.strip() or None
+
+
+def extras(ws: list[Wrapper]) -> list[Extra]:
+    """The hand-written overloads of the names the plan generates, in the order of the data file."""
+    by_op = {w.op.name: w for w in ws}
+    result = []
+    for spec in overloads.extra_overloads():
+        target = by_op.get(spec["target"])
+        name = target.name if target else spec["target"].partition(".")[0]
+        same = [w for w in ws if w.name == name]
+        if target is None and (spec["missing"] == "omit" or not same):
+            continue
+        own = {p.name: p for w in ([target] if target else same) for p in w.params}
+        params = tuple((own[t].cpp_type, t, None) if t in own else _declaration(t) for t in spec["params"])
+        result.append(Extra(name, target, params, tuple(spec["call"]), spec["target"], spec["source"],
+                            spec["missing"] == "delete"))
+    return result
+
+
+# ---- overload sets as the model sees them ---------------------------------------------------------------------
+
+
+def overload_set(
+    ws: list[Wrapper], name: str, level: Version, typer: Callable[[Param], str] | None = None
+) -> list[overloads.Candidate]:
+    """Every C++ function named `name` an extension targeting release `level` sees, for overloads.resolve: the
+    wrappers (their form at that release), their std::nullopt_t overloads and ATen's C++-only overloads; each
+    labelled with the aten overload it calls; for `<name>_outf`, the faithful forms of the `<name>_out` wrappers.
+    `typer` gives a parameter's C++ type (default: its own), to ask how another representation would resolve."""
+    result = []
+    typer = typer or (lambda p: p.cpp_type)
+    faithful = [w for w in ws if w.name + "f" == name and w.op.schema.is_out_fn()]  # `sum_outf`
+    ws = [w for w in ws if w.name == name]  # an extra overload's target has the extra's name
+
+    def add(label: str, types: list[str], defaults: list[bool]) -> None:
+        required = len(defaults) - next((i for i, d in enumerate(reversed(defaults)) if not d), len(defaults))
+        result.append(overloads.Candidate(label, tuple(types), required))
+
+    for w in ws:
+        v = next((v for v in w.variants if v.start <= level and (v.end is None or level < v.end)), None)
+        if v is None:
+            continue
+        ps = w.kept(v)
+        add(w.op.name, [typer(p) for p in ps], [p.default is not None for p in ps])
+        for k in w.nullopt_at:
+            if k < len(ps):
+                types = [("std::nullopt_t" if i == k else typer(p)) for i, p in enumerate(ps)]
+                add(w.op.name, types, [i > k and p.default is not None for i, p in enumerate(ps)])
+    for w in faithful:
+        v = next((v for v in w.variants if v.start <= level and (v.end is None or level < v.end)), None)
+        if v is not None:
+            ps = [p for p in w.kept(v) if not p.is_out] + [p for p in w.kept(v) if p.is_out]
+            add(w.op.name, [typer(p) for p in ps], [False] * len(ps))
+    for e in extras(ws):
+        if e.name != name:
+            continue
+        types, defaults = [t for t, _, _ in e.params], [d is not None for _, _, d in e.params]
+        if e.target is not None and e.target.since <= level:
+            add(e.target_op, types, defaults)
+        elif e.delete:
+            add(f"deleted {name}({', '.join(types)})", types, defaults)
+    return result
 
 
 def dispatcher_call_versions(v: Variant) -> tuple[bool, bool]:

@@ -32,6 +32,7 @@ class Row:
     cpp_out: str | None = None
     prelude: str | None = None
     to_c: tuple[str, ...] = ()
+    stack: str | None = None
     c_local: str | None = None
     from_c: str | None = None
     stack: str | None = None

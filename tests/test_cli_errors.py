@@ -263,7 +263,7 @@ def test_check_reports_a_new_op(add_pad_amax: str, tmp_path) -> None:
 def test_check_reports_a_removed_op_and_a_missing_file(add_pad_amax: str, tmp_path) -> None:
     out = _copy(add_pad_amax, tmp_path / "o")
     os.remove(os.path.join(out, emit_c.SOURCE))
-    proc = shimgen("--check", "--ops", "add,pad", "--out", out)
+    proc = shimgen("--check", "--ops", "add,pad", "--only", "--out", out)
     assert proc.returncode == 1
     assert "ABI break: aoti_torch_aten_amax removed" in proc.stderr
     assert f"missing: {os.path.join(out, emit_c.SOURCE)}" in proc.stderr
@@ -304,3 +304,21 @@ def test_cpp_string_defaults_are_escaped() -> None:
     from shimgen.sig_cpp import _cpp_string
 
     assert _cpp_string('a\nb"c\\d') == '"a\\012b\\"c\\\\d"'
+
+
+def test_only_needs_ops(tmp_path) -> None:
+    proc = shimgen("--only", "--out", str(tmp_path / "o"))
+    assert_one_line_error(proc, "--only needs --ops")
+    assert not (tmp_path / "o").exists()
+
+
+def test_output_is_additive_unless_only(tmp_path) -> None:
+    """--ops adds to the manifest's op set (upstream's surface); --only generates just the ops named."""
+    for flags, has_clone in ([], True), (["--only"], False):
+        out = tmp_path / ("only" if flags else "additive")
+        proc = shimgen("--ops", "sort", *flags, "--out", str(out))
+        assert proc.returncode == 0, proc.stderr
+        header = (out / emit_c.HEADER).read_text(encoding="utf-8")
+        assert " aoti_torch_aten_sort(" in header
+        assert (" aoti_torch_aten_clone(" in header) == has_clone
+        assert shimgen("--check", "--out", str(out)).returncode == 0  # the stamp replays --only too

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -35,30 +37,44 @@ def test_check_is_clean(folder: str, capsys: pytest.CaptureFixture[str]) -> None
     assert "up to date" in out
 
 
-def _committed_generated_header() -> str:
-    """generated/'s C shim header as committed. The README's first command (`shimgen --ops add,pad,amax`, default
-    --out generated/) rewrites the working copy with another op set (and its stamp, so --check still replays
-    it); the manifest's output is then read from git's HEAD."""
-    path = os.path.join(ROOT, "generated", emit_c.HEADER)
-    with open(os.path.join(ROOT, "generated", "shimgen.yaml"), encoding="utf-8") as f:
-        stamped_manifest = "ops: manifest" in f.read()
-    if stamped_manifest:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    rel = f"generated/{emit_c.HEADER}"
-    proc = subprocess.run(["git", "-C", ROOT, "show", f"HEAD:{rel}"], capture_output=True, text=True)
-    assert proc.returncode == 0, f"generated/ holds another op set and git cannot show the committed {rel}"
-    return proc.stdout
-
-
 def test_generated_declares_the_manifest() -> None:
+    """generated/ is what the README's first command writes: upstream's surface (the manifest) and more."""
     from shimgen import manifest
 
-    header = _committed_generated_header()
-    for op in manifest.load().default_ops:
+    with open(os.path.join(ROOT, "generated", emit_c.HEADER), encoding="utf-8") as f:
+        header = f.read()
+    with open(os.path.join(ROOT, "generated", cli.STAMP), encoding="utf-8") as f:
+        assert "ops: [add, pad, amax]" in f.read()
+    for op in [*manifest.load().default_ops, "add.Scalar", "amax.out", "pad.default"]:
         name, _, overload = op.partition(".")
         shim = f"aoti_torch_aten_{name}" + ("" if overload == "default" else f"_{overload}")
         assert f" {shim}(" in header, op
+
+
+def test_readme_first_command_leaves_a_fresh_clone_clean(tmp_path) -> None:
+    """The README's first command, run in a fresh clone (the tracked files of this checkout, committed into a new
+    repository), rewrites generated/ with the very bytes that are committed: `git status` stays empty."""
+    with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
+        first = next(line.strip() for line in f if line.startswith("    shimgen "))
+    assert first == "shimgen --ops add,pad,amax"
+    tracked = subprocess.run(["git", "-C", ROOT, "ls-files", "-z"], capture_output=True, text=True, check=True)
+    clone = tmp_path / "clone"
+    for rel in filter(None, tracked.stdout.split("\0")):
+        src = os.path.join(ROOT, rel)
+        if os.path.isfile(src):
+            dst = clone / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+    git = ["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(clone)], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "clone"], check=True)
+    env = {**os.environ, "PYTHONPATH": str(clone)}
+    proc = subprocess.run([sys.executable, "-m", "shimgen", *first.split()[1:]], cwd=clone, env=env,
+                          capture_output=True, text=True)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    status = subprocess.run([*git, "status", "--porcelain"], capture_output=True, text=True, check=True)
+    assert status.stdout == "", f"the README's first command changed the clone:\n{status.stdout}"
 
 
 def test_golden_add_pad_amax_content() -> None:

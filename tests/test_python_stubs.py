@@ -30,7 +30,7 @@ from shimgen import cli, emit_py, plan, sig_cpp
 
 TYPED_USAGE = Path(__file__).parent / "typed_usage"
 SMALL = ["add", "pad", "amax"]
-OVERLOADS = ["sum", "std"]  # C++ overloads (sum) and collision renames (std_default, std_dim, std_out_out)
+OVERLOADS = ["sum", "std"]  # C++ overload sets: sum (sum.default, sum.dim_IntList), std, std_out
 SETS: dict[str, list[str] | None] = {"small": SMALL, "default": None, "overloads": OVERLOADS}
 
 
@@ -139,12 +139,13 @@ def test_deterministic(generated: Generated) -> None:
 
 
 def test_names_are_the_cpp_names(generated: Generated) -> None:
-    """One public function per C++ wrapper name (overloads share one), collision renames included."""
+    """One public function per C++ wrapper name (overloads share one): ATen's names, never renamed."""
     ws, _ = sig_cpp.wrappers(plan.make(SETS[generated.name]))
     assert generated.module.__all__ == ["VERSIONS", *sorted({w.name for w in ws})]
     assert generated.module.VERSIONS == {w.op.name: str(w.since) for w in ws}
     if generated.name == "overloads":
-        assert {"std_default", "std_dim", "std_out_out"} <= set(generated.module.__all__)
+        assert {"std", "std_out", "sum", "sum_out"} <= set(generated.module.__all__)
+        assert not {"std_default", "std_dim", "std_out_out"} & set(generated.module.__all__)
 
 
 def test_stub_declares_the_module_signatures(generated: Generated) -> None:
@@ -435,5 +436,8 @@ def test_overload_dispatch_follows_the_cpp_overloads(overloads: Generated, monke
         mod.sum(x, [0])
     with pytest.raises(RuntimeError, match=r"aten::sum\.dim_IntList"):
         mod.sum(x, None, True)  # dim has no default in this overload set (as in the C++), but takes None
-    with pytest.raises(RuntimeError, match=r"torch_stable_ops\.std_dim\(\) calls aten::std\.dim"):
-        mod.std_dim(x, [0])
+    with pytest.raises(RuntimeError, match=r"torch_stable_ops\.std\(\) calls aten::std\.dim"):
+        mod.std(x, [0], True, True)  # std.correction takes correction and keepdim by keyword only
+    monkeypatch.setattr(mod, "_RUNNING", (2, 13))
+    assert torch.equal(mod.std(x, False), torch.ops.aten.std.default(x, False))  # bool unbiased, as in C++
+    assert torch.equal(mod.std(x, 0), torch.ops.aten.std.correction(x, [0]))  # an int is a dim

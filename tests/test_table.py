@@ -61,7 +61,8 @@ def test_argument_rows_are_consistent(key):
         return
     assert row.c and row.aten and row.to_c, key
     assert len(row.to_c) == len(row.c), f"{key}: one C++ expression per C parameter"
-    for text in (*row.c, row.aten, *row.to_c, row.prelude or "", row.aten_out or "", row.aten_default or ""):
+    for text in (*row.c, row.aten, *row.to_c, row.prelude or "", row.aten_out or "", row.aten_default or "",
+                 row.stack or ""):
         unknown = set(re.findall(r"\{([A-Za-z_]+)\}", text)) - {"name", "size", "default"}
         assert not unknown, f"{key}: unknown placeholders {unknown} in {text!r}"
     if key.endswith("?"):

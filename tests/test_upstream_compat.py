@@ -8,8 +8,9 @@ import os
 import pytest
 import torch
 
+from shimgen import manifest
 from shimgen.cli import generate, write_atomically
-from tests.cxx import build_so
+from tests.cxx import build_so, syntax_check
 
 HERE = os.path.dirname(__file__)
 
@@ -35,7 +36,7 @@ def test_same_results_as_upstream(libs, dtype):
     x = torch.arange(6, dtype=dtype).reshape(2, 3) - 2.5
     theirs = torch.ops.compat_upstream.run_all(x)
     ours = torch.ops.compat_generated.run_all(x)
-    assert len(theirs) == len(ours) == 37
+    assert len(theirs) == len(ours) == 41
     for i, (a, b) in enumerate(zip(theirs, ours)):
         assert (a.dtype, a.shape) == (b.dtype, b.shape), i
         assert torch.equal(a, b), (i, a, b)
@@ -50,3 +51,20 @@ def test_results_match_eager(libs):
     assert torch.equal(ours[-4], torch.zeros_like(x))
     assert torch.equal(ours[-3], x - 2 * x)
     assert torch.equal(ours[-1], torch.full([2], 5.0, dtype=torch.float64))
+
+
+# Every overload of every name upstream's ops.h has (sum.default beside sum.dim_IntList, to.dtype beside
+# to.dtype_layout, ...): the most that can compete with upstream's wrappers for its callers' calls.
+EVERY_OVERLOAD = sorted({op.split(".")[0] for op in manifest.load().default_ops})
+
+
+@pytest.mark.parametrize("ops", [["sort"], EVERY_OVERLOAD], ids=["sort", "every-overload-of-upstreams-names"])
+def test_upstream_calls_compile_with_any_selection(ops: list[str], tmp_path) -> None:
+    """The output is additive: whatever --ops selects, code written against upstream's ops.h still compiles."""
+    gen = str(tmp_path / "generated")
+    files, _ = generate(ops, None, None)
+    write_atomically(gen, files)
+    with open(os.path.join(HERE, "compat", "upstream_calls.cpp"), encoding="utf-8") as f:
+        source = "#define COMPAT_NS compat_any\n#define EXPECT_SHIMGEN_OPS_H\n" + f.read()
+    res = syntax_check(source, gen)
+    assert res.returncode == 0, "\n".join(line for line in res.stderr.splitlines() if "error" in line)[:4000]

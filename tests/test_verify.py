@@ -75,7 +75,8 @@ class Run:
 
 
 def shimgen_verify(ops: list[str], out: str, build: str, env: dict | None = None) -> Run:
-    cmd = [sys.executable, "-m", "shimgen", "--ops", ",".join(ops), "--out", out, "--verify", "--build-dir", build]
+    cmd = [sys.executable, "-m", "shimgen", "--ops", ",".join(ops), "--only", "--out", out, "--verify", "--build-dir",
+           build]
     t0 = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900,
                           env={**os.environ, "SHIMGEN_VERIFY_OPINFO": "off", **(env or {})})
@@ -172,7 +173,7 @@ def test_a_wrong_wrapper_fails_and_a_crash_is_reported(tmp_path) -> None:
     from shimgen.cli import main as cli_main
 
     out, build = str(tmp_path / "out"), str(tmp_path / "build")
-    assert cli_main(["--ops", "narrow.default,amax.default,pad.default", "--out", out]) == 0
+    assert cli_main(["--ops", "narrow.default,amax.default,pad.default", "--only", "--out", out]) == 0
     ops_h = os.path.join(out, "torch", "csrc", "stable", "ops.h")
     _mutate(ops_h, "aoti_torch_aten_narrow(self.get(), dim, start, length, &ret0)",
             "aoti_torch_aten_narrow(self.get(), dim, length, start, &ret0)")
@@ -195,7 +196,7 @@ def test_a_build_failure_is_reported(tmp_path) -> None:
     from shimgen.cli import main as cli_main
 
     out, build = str(tmp_path / "out"), str(tmp_path / "build")
-    assert cli_main(["--ops", "pad.default", "--out", out]) == 0
+    assert cli_main(["--ops", "pad.default", "--only", "--out", out]) == 0
     _mutate(os.path.join(out, "torch", "csrc", "stable", "ops.h"), "inline torch::stable::Tensor pad(",
             "inline torch::stable::Tensor pad(not_a_type x, ")
     proc = subprocess.run(

@@ -8,6 +8,7 @@
 #include <torch/csrc/stable/ops.h>
 #include <torch/csrc/stable/tensor.h>
 
+#include <optional>
 #include <vector>
 
 #if defined(EXPECT_SHIMGEN_OPS_H) && !defined(SHIMGEN_STABLE_OPS_H)
@@ -70,6 +71,15 @@ std::vector<Tensor> run_all(Tensor x) { // x: float32, shape [2, 3]
   out.push_back(ts::sum(x));
   out.push_back(ts::sum(x, std::vector<int64_t>{1}, true));
   out.push_back(ts::sum(x, std::vector<int64_t>{0}, false, ScalarType::Double));
+  // The styles of PyTorch's own stable test extensions: a std::optional of a
+  // HeaderOnlyArrayRef, std::nullopt, a HeaderOnlyArrayRef.
+  std::vector<int64_t> dims{1};
+  std::optional<torch::headeronly::HeaderOnlyArrayRef<int64_t>> opt_dims(dims);
+  out.push_back(ts::sum(x, opt_dims, false, std::nullopt));
+  out.push_back(ts::sum(x, std::nullopt, true, ScalarType::Double));
+  out.push_back(ts::sum(x, std::nullopt));
+  torch::headeronly::HeaderOnlyArrayRef<int64_t> dim_ref(dims);
+  out.push_back(ts::sum(x, dim_ref, false, std::nullopt));
   Tensor s = ts::new_zeros(x, {3});
   out.push_back(ts::sum_out(s, x, std::vector<int64_t>{0}));
   out.push_back(ts::subtract(x, x));

@@ -22,9 +22,11 @@ Overloads: where the C++ overloads a name (`add` for add.Scalar and add.Tensor),
 typing.overload set, listed in the C++ order (by aten overload name). At run time the overloads are tried
 in that order and the first is called whose signature binds the arguments (count, names, keyword-only
 markers) and whose annotations accept every value passed: classes (Tensor, torch.dtype, str, ...) by
-isinstance, `float` also int and bool and `int` also bool (as type checkers do), `Sequence[T]` a list or
-tuple (not a str) of T, `X | None` also None. When none accepts them, TypeError lists the overloads. A type
-checker resolves a call the same way: the first overload whose signature matches.
+isinstance, `Sequence[T]` a list or tuple (not a str) of T, `X | None` also None. The overloads are tried
+twice: first with exact scalar types, then letting `float` also take int and bool and `int` also take bool
+(as type checkers do), so that `std(x, False)` is the `bool unbiased` overload, as in C++, not a dim of 0.
+When none accepts them, TypeError lists the overloads. A type checker resolves a call by the second rule:
+the first overload whose signature matches (same return types).
 """
 
 from __future__ import annotations
@@ -42,7 +44,9 @@ from torch import Tensor
 __all__ = [
     "VERSIONS",
     "add",
+    "add_out",
     "amax",
+    "amax_out",
     "clone",
     "contiguous",
     "copy_",
@@ -70,8 +74,11 @@ __all__ = [
 ]
 
 VERSIONS: dict[str, str] = {
+    "add.Scalar": "2.13",
     "add.Tensor": "2.13",
+    "add.out": "2.13",
     "amax.default": "2.9",
+    "amax.out": "2.10",
     "clone.default": "2.9",
     "contiguous.default": "2.10",
     "copy_.default": "2.9",
@@ -123,14 +130,14 @@ def _too_new(function: str, op: str, needed: str) -> NoReturn:
 _SIGNATURES: dict[Callable[..., Any], tuple[inspect.Signature, dict[str, Any]]] = {}
 
 
-def _accepts(value: object, hint: object) -> bool:
+def _accepts(value: object, hint: object, exact: bool) -> bool:
     """Does the value have the annotated type? (the rule in the module docstring)"""
     if hint is None or hint is type(None):
         return value is None
     origin = typing.get_origin(hint)
     if origin is typing.Union or origin is types.UnionType:
         for option in typing.get_args(hint):
-            if _accepts(value, option):
+            if _accepts(value, option, exact):
                 return True
         return False
     if origin is Sequence:
@@ -138,9 +145,11 @@ def _accepts(value: object, hint: object) -> bool:
             return False
         item = typing.get_args(hint)[0]
         for element in value:
-            if not _accepts(element, item):
+            if not _accepts(element, item, exact):
                 return False
         return True
+    if exact and hint in (int, float):
+        return type(value) is hint
     if hint is float:
         return isinstance(value, (int, float))
     return isinstance(hint, type) and isinstance(value, hint)
@@ -153,26 +162,42 @@ def _pick(
     kwargs: dict[str, Any],
 ) -> Callable[..., Any]:
     """The first overload whose signature binds the arguments and whose annotations accept their values."""
-    for fn in overloads:
-        if fn not in _SIGNATURES:
-            _SIGNATURES[fn] = (inspect.signature(fn), typing.get_type_hints(fn))
-        signature, hints = _SIGNATURES[fn]
-        try:
-            bound = signature.bind(*args, **kwargs)
-        except TypeError:
-            continue
-        for key, value in bound.arguments.items():
-            if not _accepts(value, hints[key]):
-                break
-        else:
-            return fn
+    for exact in (True, False):
+        for fn in overloads:
+            if fn not in _SIGNATURES:
+                _SIGNATURES[fn] = (inspect.signature(fn), typing.get_type_hints(fn))
+            signature, hints = _SIGNATURES[fn]
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError:
+                continue
+            for key, value in bound.arguments.items():
+                if not _accepts(value, hints[key], exact):
+                    break
+            else:
+                return fn
     schemas = "; ".join((fn.__doc__ or "").splitlines()[0] for fn in overloads)
     raise TypeError(
         f"torch_stable_ops.{name}(): no overload accepts these arguments; overloads: {schemas}"
     )
 
 
-def add(
+def _add__Scalar(
+    self: Tensor,
+    other: int | float | bool | complex,
+    alpha: int | float | bool | complex = 1,
+) -> Tensor:
+    """aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+
+    Minimum compatible version: PyTorch 2.13.
+    """
+    if _RUNNING < (2, 13):
+        _too_new("add", "add.Scalar", "2.13")
+    result: Tensor = torch.ops.aten.add.Scalar(self, other, alpha)
+    return result
+
+
+def _add__Tensor(
     self: Tensor, other: Tensor, *, alpha: int | float | bool | complex = 1
 ) -> Tensor:
     """aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
@@ -185,6 +210,44 @@ def add(
     return result
 
 
+@overload
+def add(
+    self: Tensor,
+    other: int | float | bool | complex,
+    alpha: int | float | bool | complex = 1,
+) -> Tensor: ...
+
+
+@overload
+def add(
+    self: Tensor, other: Tensor, *, alpha: int | float | bool | complex = 1
+) -> Tensor: ...
+
+
+def add(*args: Any, **kwargs: Any) -> Any:
+    """Overloads, tried in this order (the first that accepts the arguments is called):
+
+    aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+        Minimum compatible version: PyTorch 2.13.
+    aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+        Minimum compatible version: PyTorch 2.13.
+    """
+    return _pick("add", (_add__Scalar, _add__Tensor), args, kwargs)(*args, **kwargs)
+
+
+def add_out(
+    self: Tensor, other: Tensor, *, alpha: int | float | bool | complex = 1, out: Tensor
+) -> Tensor:
+    """aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
+
+    Minimum compatible version: PyTorch 2.13.
+    """
+    if _RUNNING < (2, 13):
+        _too_new("add_out", "add.out", "2.13")
+    torch.ops.aten.add.out(self, other, alpha=alpha, out=out)
+    return out
+
+
 def amax(self: Tensor, dim: Sequence[int] | int = [], keepdim: bool = False) -> Tensor:
     """aten::amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
 
@@ -194,6 +257,19 @@ def amax(self: Tensor, dim: Sequence[int] | int = [], keepdim: bool = False) -> 
         _too_new("amax", "amax.default", "2.9")
     result: Tensor = torch.ops.aten.amax.default(self, dim, keepdim)
     return result
+
+
+def amax_out(
+    self: Tensor, dim: Sequence[int] | int = [], keepdim: bool = False, *, out: Tensor
+) -> Tensor:
+    """aten::amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+
+    Minimum compatible version: PyTorch 2.10.
+    """
+    if _RUNNING < (2, 10):
+        _too_new("amax_out", "amax.out", "2.10")
+    torch.ops.aten.amax.out(self, dim, keepdim, out=out)
+    return out
 
 
 def clone(self: Tensor, *, memory_format: torch.memory_format | None = None) -> Tensor:

@@ -10,7 +10,9 @@ from torch import Tensor
 __all__ = [
     "VERSIONS",
     "add",
+    "add_out",
     "amax",
+    "amax_out",
     "clone",
     "contiguous",
     "copy_",
@@ -39,11 +41,24 @@ __all__ = [
 
 VERSIONS: dict[str, str]
 
+@overload
+def add(
+    self: Tensor,
+    other: int | float | bool | complex,
+    alpha: int | float | bool | complex = 1,
+) -> Tensor: ...
+@overload
 def add(
     self: Tensor, other: Tensor, *, alpha: int | float | bool | complex = 1
 ) -> Tensor: ...
+def add_out(
+    self: Tensor, other: Tensor, *, alpha: int | float | bool | complex = 1, out: Tensor
+) -> Tensor: ...
 def amax(
     self: Tensor, dim: Sequence[int] | int = [], keepdim: bool = False
+) -> Tensor: ...
+def amax_out(
+    self: Tensor, dim: Sequence[int] | int = [], keepdim: bool = False, *, out: Tensor
 ) -> Tensor: ...
 def clone(
     self: Tensor, *, memory_format: torch.memory_format | None = None

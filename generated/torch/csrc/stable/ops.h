@@ -13,10 +13,12 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -83,6 +85,95 @@ HIDDEN_NAMESPACE_END(torch, stable, shimgen_detail)
 
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
 
+// ---- Parameter types of the wrappers below ----
+
+/// An optional, non-owning view of a list: the parameter type of the
+/// wrappers' optional list arguments (`int[1]? dim` of sum, `float[]?`), like
+/// ATen's OptionalIntArrayRef. It accepts std::nullopt, one value, a braced
+/// list (`{1}`, `{0, 1}`), a std::vector, a std::array, a HeaderOnlyArrayRef
+/// or a std::optional of any of these.
+///
+/// Every constructor takes what it views by reference, so a braced list or a
+/// value converted on the way (`1` to int64_t) is a temporary of the caller's
+/// full expression and outlives the call. A
+/// std::optional<HeaderOnlyArrayRef<T>> parameter does not: built from `{1}`
+/// it views an int64_t made and destroyed inside std::optional's constructor.
+///
+/// `{}` is std::nullopt, as for ATen's OptionalArrayRef.
+template <typename T>
+class OptionalHeaderOnlyArrayRef final {
+ public:
+  using ArrayRef = torch::headeronly::HeaderOnlyArrayRef<T>;
+
+  constexpr OptionalHeaderOnlyArrayRef() noexcept = default;
+
+  constexpr OptionalHeaderOnlyArrayRef(std::nullopt_t /*unused*/) noexcept {}
+
+  /// One element (`sum(t, 1)`).
+  constexpr OptionalHeaderOnlyArrayRef(const T& value) noexcept
+      : ref_(ArrayRef(value)) {}
+
+  /// A braced list (`sum(t, {0, 1})`).
+  constexpr OptionalHeaderOnlyArrayRef(
+      const std::initializer_list<T>& values) noexcept
+      : ref_(ArrayRef(values)) {}
+
+  /// Anything a HeaderOnlyArrayRef<T> views: std::vector<T>, std::array<T, N>,
+  /// HeaderOnlyArrayRef<T>.
+  template <
+      typename Container,
+      std::enable_if_t<
+          !std::is_same_v<Container, OptionalHeaderOnlyArrayRef> &&
+              std::is_convertible_v<const Container&, ArrayRef> &&
+              !std::is_convertible_v<const Container&, T>,
+          int> = 0>
+  OptionalHeaderOnlyArrayRef(const Container& values)
+      : ref_(ArrayRef(values)) {}
+
+  /// A std::optional of the above (upstream's
+  /// std::optional<HeaderOnlyArrayRef<T>>, std::optional<std::vector<T>>).
+  template <
+      typename Container,
+      std::enable_if_t<std::is_convertible_v<const Container&, ArrayRef>, int> =
+          0>
+  OptionalHeaderOnlyArrayRef(const std::optional<Container>& values) {
+    if (values.has_value()) {
+      ref_ = ArrayRef(*values);
+    }
+  }
+
+  constexpr bool has_value() const noexcept {
+    return ref_.has_value();
+  }
+
+  constexpr explicit operator bool() const noexcept {
+    return ref_.has_value();
+  }
+
+  constexpr const ArrayRef& operator*() const noexcept {
+    return *ref_;
+  }
+
+  constexpr const ArrayRef* operator->() const noexcept {
+    return &*ref_;
+  }
+
+  const ArrayRef& value() const {
+    STD_TORCH_CHECK(ref_.has_value(), "OptionalHeaderOnlyArrayRef is empty");
+    return *ref_;
+  }
+
+  /// The view as the std::optional the boxed dispatcher's from() converts.
+  constexpr const std::optional<ArrayRef>& as_optional() const noexcept {
+    return ref_;
+  }
+
+ private:
+  std::optional<ArrayRef> ref_;
+};
+
+using OptionalIntHeaderOnlyArrayRef = OptionalHeaderOnlyArrayRef<int64_t>;
+
 /// Stable wrapper of aten::add.Tensor(Tensor self, Tensor other, *, Scalar
 /// alpha=1) -> Tensor
 ///
@@ -113,6 +204,70 @@ inline torch::stable::Tensor add(
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
 
+/// Stable wrapper of aten::add.Scalar(Tensor self, Scalar other, Scalar
+/// alpha=1) -> Tensor
+///
+/// Minimum compatible version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.13.
+/// Route: aten::add.Tensor, with the numbers as 0-dim tensors promoting as
+/// aten's wrapped numbers.
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+inline torch::stable::Tensor add(
+    const torch::stable::Tensor& self,
+    const shimgen::Scalar& other,
+    const shimgen::Scalar& alpha = 1) {
+  const auto dtypes = shimgen::detail::stand_in_dtypes<1, 1>(
+      "add.Scalar",
+      0x1bdef7b,
+      0x0,
+      {shimgen::detail::operand(self)},
+      {&other},
+      {"other"});
+  return add(self, shimgen::detail::number_tensor(other, dtypes[0]), alpha);
+}
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+
+/// Stable wrapper of aten::add.out(Tensor self, Tensor other, *, Scalar
+/// alpha=1, Tensor(a!) out) -> Tensor(a!)
+///
+/// Minimum compatible version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.13.
+/// Route: shimgen's C shim aoti_torch_aten_add_out (link the overlay library).
+/// Numbers the shim's double would change raise an error (shimgen::Scalar).
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+inline torch::stable::Tensor& add_out(
+    torch::stable::Tensor& out,
+    const torch::stable::Tensor& self,
+    const torch::stable::Tensor& other,
+    const shimgen::Scalar& alpha = 1) {
+  const bool floating = shimgen::detail::all_floating<2>({&self, &other});
+  if (!(alpha.is_floating_point() ||
+        (alpha.is_integral() && alpha.to_int64() == 1) ||
+        floating && shimgen::detail::fits_double(alpha))) {
+    shimgen::detail::refuse(
+        "add.out",
+        "alpha",
+        alpha,
+        "the C shim carries it as a double, which changes what aten computes, and no Tensor overload can stand in for it");
+  }
+  SHIMGEN_CHECK(aoti_torch_aten_add_out(
+      out.get(), self.get(), other.get(), alpha.to_double()));
+  return out;
+}
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+
+/// add_out with every argument and the out tensors last, as ATen's
+/// at::add_outf: aten::add.out.
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+inline torch::stable::Tensor& add_outf(
+    const torch::stable::Tensor& self,
+    const torch::stable::Tensor& other,
+    const shimgen::Scalar& alpha,
+    torch::stable::Tensor& out) {
+  return add_out(out, self, other, alpha);
+}
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+
 /// Stable wrapper of aten::amax(Tensor self, int[1] dim=[], bool keepdim=False)
 /// -> Tensor
 ///
@@ -132,6 +287,42 @@ inline torch::stable::Tensor amax(
       &ret0));
   return torch::stable::Tensor(ret0);
 }
+
+/// Stable wrapper of aten::amax.out(Tensor self, int[1] dim=[], bool
+/// keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
+///
+/// Minimum compatible version: PyTorch 2.10.
+/// Build time minimum version: PyTorch 2.13.
+/// Route: the boxed dispatcher.
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+inline torch::stable::Tensor& amax_out(
+    torch::stable::Tensor& out,
+    const torch::stable::Tensor& self,
+    torch::headeronly::IntHeaderOnlyArrayRef dim = {},
+    bool keepdim = false) {
+  std::array<StableIValue, 4> stack{
+      torch::stable::detail::from(self),
+      torch::stable::detail::from(dim),
+      torch::stable::detail::from(keepdim),
+      torch::stable::detail::from(out)};
+  SHIMGEN_CHECK(torch_call_dispatcher(
+      "aten::amax", "out", stack.data(), TORCH_ABI_VERSION));
+  (void)torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return out;
+}
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+
+/// amax_out with every argument and the out tensors last, as ATen's
+/// at::amax_outf: aten::amax.out.
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+inline torch::stable::Tensor& amax_outf(
+    const torch::stable::Tensor& self,
+    torch::headeronly::IntHeaderOnlyArrayRef dim,
+    bool keepdim,
+    torch::stable::Tensor& out) {
+  return amax_out(out, self, dim, keepdim);
+}
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 
 /// Stable wrapper of aten::clone(Tensor self, *, MemoryFormat?
 /// memory_format=None) -> Tensor
@@ -643,15 +834,16 @@ inline torch::stable::Tensor new_zeros(
 inline torch::stable::Tensor pad(
     const torch::stable::Tensor& self,
     torch::headeronly::IntHeaderOnlyArrayRef pad,
-    const std::string& mode = "constant",
+    std::string_view mode = "constant",
     std::optional<double> value = std::nullopt) {
+  const std::string mode_s(mode);
   double value_v = value.value_or(0.0);
   AtenTensorHandle ret0 = nullptr;
   SHIMGEN_CHECK(aoti_torch_aten_pad(
       self.get(),
       pad.data(),
       static_cast<int64_t>(pad.size()),
-      mode.c_str(),
+      mode_s.c_str(),
       value.has_value() ? &value_v : nullptr,
       &ret0));
   return torch::stable::Tensor(ret0);
@@ -756,12 +948,12 @@ inline torch::stable::Tensor subtract(
 inline torch::stable::Tensor& sum_out(
     torch::stable::Tensor& out,
     const torch::stable::Tensor& self,
-    std::optional<torch::headeronly::IntHeaderOnlyArrayRef> dim = std::nullopt,
+    torch::stable::OptionalIntHeaderOnlyArrayRef dim = std::nullopt,
     bool keepdim = false,
     std::optional<torch::headeronly::ScalarType> dtype = std::nullopt) {
   std::array<StableIValue, 5> stack{
       torch::stable::detail::from(self),
-      torch::stable::detail::from(dim),
+      torch::stable::detail::from(dim.as_optional()),
       torch::stable::detail::from(keepdim),
       torch::stable::detail::from(dtype),
       torch::stable::detail::from(out)};
@@ -769,6 +961,19 @@ inline torch::stable::Tensor& sum_out(
       "aten::sum", "IntList_out", stack.data(), TORCH_ABI_VERSION));
   (void)torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
   return out;
+}
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+
+/// sum_out with every argument and the out tensors last, as ATen's
+/// at::sum_outf: aten::sum.IntList_out.
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+inline torch::stable::Tensor& sum_outf(
+    const torch::stable::Tensor& self,
+    torch::stable::OptionalIntHeaderOnlyArrayRef dim,
+    bool keepdim,
+    std::optional<torch::headeronly::ScalarType> dtype,
+    torch::stable::Tensor& out) {
+  return sum_out(out, self, dim, keepdim, dtype);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 
@@ -781,12 +986,12 @@ inline torch::stable::Tensor& sum_out(
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor sum(
     const torch::stable::Tensor& self,
-    std::optional<torch::headeronly::IntHeaderOnlyArrayRef> dim = std::nullopt,
+    torch::stable::OptionalIntHeaderOnlyArrayRef dim = std::nullopt,
     bool keepdim = false,
     std::optional<torch::headeronly::ScalarType> dtype = std::nullopt) {
   std::array<StableIValue, 4> stack{
       torch::stable::detail::from(self),
-      torch::stable::detail::from(dim),
+      torch::stable::detail::from(dim.as_optional()),
       torch::stable::detail::from(keepdim),
       torch::stable::detail::from(dtype)};
   SHIMGEN_CHECK(torch_call_dispatcher(
@@ -906,6 +1111,28 @@ inline torch::stable::Tensor zero_(const torch::stable::Tensor& self) {
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
 
+/// Upstream's convenience overload of to (torch/csrc/stable/ops.h), for
+/// aten::to.dtype_layout, its other arguments defaulted.
+///
+/// Minimum compatible version: PyTorch 2.10.
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+inline torch::stable::Tensor to(
+    const torch::stable::Tensor& self,
+    torch::stable::Device device,
+    bool non_blocking = false,
+    bool copy = false) {
+  return to(
+      self,
+      std::nullopt,
+      std::nullopt,
+      device,
+      std::nullopt,
+      non_blocking,
+      copy,
+      std::nullopt);
+}
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+
 // ---- Helpers upstream's ops.h carries besides op wrappers ----
 
 /// Signature of a deleter for memory handed to from_blob.
@@ -1020,26 +1247,5 @@ inline torch::stable::Tensor from_blob(
   return torch::stable::Tensor(handle);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_11_0
-
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-/// Convenience overload of to(): move or copy self to device.
-///
-/// Minimum compatible version: PyTorch 2.10.
-inline torch::stable::Tensor to(
-    const torch::stable::Tensor& self,
-    torch::stable::Device device,
-    bool non_blocking = false,
-    bool copy = false) {
-  return to(
-      self,
-      std::nullopt,
-      std::nullopt,
-      device,
-      std::nullopt,
-      non_blocking,
-      copy,
-      std::nullopt);
-}
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 
 HIDDEN_NAMESPACE_END(torch, stable)

@@ -22,9 +22,11 @@ Overloads: where the C++ overloads a name (`add` for add.Scalar and add.Tensor),
 typing.overload set, listed in the C++ order (by aten overload name). At run time the overloads are tried
 in that order and the first is called whose signature binds the arguments (count, names, keyword-only
 markers) and whose annotations accept every value passed: classes (Tensor, torch.dtype, str, ...) by
-isinstance, `float` also int and bool and `int` also bool (as type checkers do), `Sequence[T]` a list or
-tuple (not a str) of T, `X | None` also None. When none accepts them, TypeError lists the overloads. A type
-checker resolves a call the same way: the first overload whose signature matches.
+isinstance, `Sequence[T]` a list or tuple (not a str) of T, `X | None` also None. The overloads are tried
+twice: first with exact scalar types, then letting `float` also take int and bool and `int` also take bool
+(as type checkers do), so that `std(x, False)` is the `bool unbiased` overload, as in C++, not a dim of 0.
+When none accepts them, TypeError lists the overloads. A type checker resolves a call by the second rule:
+the first overload whose signature matches (same return types).
 """
 
 from __future__ import annotations
@@ -81,14 +83,14 @@ def _too_new(function: str, op: str, needed: str) -> NoReturn:
 _SIGNATURES: dict[Callable[..., Any], tuple[inspect.Signature, dict[str, Any]]] = {}
 
 
-def _accepts(value: object, hint: object) -> bool:
+def _accepts(value: object, hint: object, exact: bool) -> bool:
     """Does the value have the annotated type? (the rule in the module docstring)"""
     if hint is None or hint is type(None):
         return value is None
     origin = typing.get_origin(hint)
     if origin is typing.Union or origin is types.UnionType:
         for option in typing.get_args(hint):
-            if _accepts(value, option):
+            if _accepts(value, option, exact):
                 return True
         return False
     if origin is Sequence:
@@ -96,9 +98,11 @@ def _accepts(value: object, hint: object) -> bool:
             return False
         item = typing.get_args(hint)[0]
         for element in value:
-            if not _accepts(element, item):
+            if not _accepts(element, item, exact):
                 return False
         return True
+    if exact and hint in (int, float):
+        return type(value) is hint
     if hint is float:
         return isinstance(value, (int, float))
     return isinstance(hint, type) and isinstance(value, hint)
@@ -111,19 +115,20 @@ def _pick(
     kwargs: dict[str, Any],
 ) -> Callable[..., Any]:
     """The first overload whose signature binds the arguments and whose annotations accept their values."""
-    for fn in overloads:
-        if fn not in _SIGNATURES:
-            _SIGNATURES[fn] = (inspect.signature(fn), typing.get_type_hints(fn))
-        signature, hints = _SIGNATURES[fn]
-        try:
-            bound = signature.bind(*args, **kwargs)
-        except TypeError:
-            continue
-        for key, value in bound.arguments.items():
-            if not _accepts(value, hints[key]):
-                break
-        else:
-            return fn
+    for exact in (True, False):
+        for fn in overloads:
+            if fn not in _SIGNATURES:
+                _SIGNATURES[fn] = (inspect.signature(fn), typing.get_type_hints(fn))
+            signature, hints = _SIGNATURES[fn]
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError:
+                continue
+            for key, value in bound.arguments.items():
+                if not _accepts(value, hints[key], exact):
+                    break
+            else:
+                return fn
     schemas = "; ".join((fn.__doc__ or "").splitlines()[0] for fn in overloads)
     raise TypeError(
         f"torch_stable_ops.{name}(): no overload accepts these arguments; overloads: {schemas}"

@@ -22,9 +22,11 @@ Overloads: where the C++ overloads a name (`add` for add.Scalar and add.Tensor),
 typing.overload set, listed in the C++ order (by aten overload name). At run time the overloads are tried
 in that order and the first is called whose signature binds the arguments (count, names, keyword-only
 markers) and whose annotations accept every value passed: classes (Tensor, torch.dtype, str, ...) by
-isinstance, `float` also int and bool and `int` also bool (as type checkers do), `Sequence[T]` a list or
-tuple (not a str) of T, `X | None` also None. When none accepts them, TypeError lists the overloads. A type
-checker resolves a call the same way: the first overload whose signature matches.
+isinstance, `Sequence[T]` a list or tuple (not a str) of T, `X | None` also None. The overloads are tried
+twice: first with exact scalar types, then letting `float` also take int and bool and `int` also take bool
+(as type checkers do), so that `std(x, False)` is the `bool unbiased` overload, as in C++, not a dim of 0.
+When none accepts them, TypeError lists the overloads. A type checker resolves a call by the second rule:
+the first overload whose signature matches (same return types).
 """
 
 from __future__ import annotations

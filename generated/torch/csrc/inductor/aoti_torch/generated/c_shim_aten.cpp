@@ -42,6 +42,21 @@ using namespace torch::aot_inductor;
 
 extern "C" {
 
+// aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
+AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_add_Scalar(
+    AtenTensorHandle self,
+    double other,
+    double alpha,
+    AtenTensorHandle* ret0) {
+  AOTI_TORCH_CONVERT_EXCEPTION_TO_ERROR_CODE({
+    auto tmp_result = at::add(
+        resolve_tensor_dispatch_flags(self),
+        other,
+        alpha == 1 ? c10::Scalar(static_cast<int64_t>(1)) : c10::Scalar(alpha));
+    *ret0 = new_tensor_handle(std::move(tmp_result));
+  });
+}
+
 // aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_add_Tensor(
     AtenTensorHandle self,
@@ -54,6 +69,22 @@ AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_add_Tensor(
         resolve_tensor_dispatch_flags(other),
         alpha == 1 ? c10::Scalar(static_cast<int64_t>(1)) : c10::Scalar(alpha));
     *ret0 = new_tensor_handle(std::move(tmp_result));
+  });
+}
+
+// aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out)
+// -> Tensor(a!)
+AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_add_out(
+    AtenTensorHandle out,
+    AtenTensorHandle self,
+    AtenTensorHandle other,
+    double alpha) {
+  AOTI_TORCH_CONVERT_EXCEPTION_TO_ERROR_CODE({
+    at::add_out(
+        *tensor_handle_to_tensor_pointer(out),
+        resolve_tensor_dispatch_flags(self),
+        resolve_tensor_dispatch_flags(other),
+        alpha == 1 ? c10::Scalar(static_cast<int64_t>(1)) : c10::Scalar(alpha));
   });
 }
 
@@ -70,6 +101,23 @@ AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_amax(
         pointer_to_list<int64_t>(dim, dim_len_),
         keepdim);
     *ret0 = new_tensor_handle(std::move(tmp_result));
+  });
+}
+
+// aten::amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!)
+// out) -> Tensor(a!)
+AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_amax_out(
+    AtenTensorHandle out,
+    AtenTensorHandle self,
+    const int64_t* dim,
+    int64_t dim_len_,
+    int32_t keepdim) {
+  AOTI_TORCH_CONVERT_EXCEPTION_TO_ERROR_CODE({
+    at::amax_out(
+        *tensor_handle_to_tensor_pointer(out),
+        resolve_tensor_dispatch_flags(self),
+        pointer_to_list<int64_t>(dim, dim_len_),
+        keepdim);
   });
 }
 

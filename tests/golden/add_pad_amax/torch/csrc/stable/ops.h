@@ -13,10 +13,12 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -82,6 +84,95 @@ HIDDEN_NAMESPACE_END(torch, stable, shimgen_detail)
 #endif // SHIMGEN_CHECK
 
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
+
+// ---- Parameter types of the wrappers below ----
+
+/// An optional, non-owning view of a list: the parameter type of the
+/// wrappers' optional list arguments (`int[1]? dim` of sum, `float[]?`), like
+/// ATen's OptionalIntArrayRef. It accepts std::nullopt, one value, a braced
+/// list (`{1}`, `{0, 1}`), a std::vector, a std::array, a HeaderOnlyArrayRef
+/// or a std::optional of any of these.
+///
+/// Every constructor takes what it views by reference, so a braced list or a
+/// value converted on the way (`1` to int64_t) is a temporary of the caller's
+/// full expression and outlives the call. A
+/// std::optional<HeaderOnlyArrayRef<T>> parameter does not: built from `{1}`
+/// it views an int64_t made and destroyed inside std::optional's constructor.
+///
+/// `{}` is std::nullopt, as for ATen's OptionalArrayRef.
+template <typename T>
+class OptionalHeaderOnlyArrayRef final {
+ public:
+  using ArrayRef = torch::headeronly::HeaderOnlyArrayRef<T>;
+
+  constexpr OptionalHeaderOnlyArrayRef() noexcept = default;
+
+  constexpr OptionalHeaderOnlyArrayRef(std::nullopt_t /*unused*/) noexcept {}
+
+  /// One element (`sum(t, 1)`).
+  constexpr OptionalHeaderOnlyArrayRef(const T& value) noexcept
+      : ref_(ArrayRef(value)) {}
+
+  /// A braced list (`sum(t, {0, 1})`).
+  constexpr OptionalHeaderOnlyArrayRef(
+      const std::initializer_list<T>& values) noexcept
+      : ref_(ArrayRef(values)) {}
+
+  /// Anything a HeaderOnlyArrayRef<T> views: std::vector<T>, std::array<T, N>,
+  /// HeaderOnlyArrayRef<T>.
+  template <
+      typename Container,
+      std::enable_if_t<
+          !std::is_same_v<Container, OptionalHeaderOnlyArrayRef> &&
+              std::is_convertible_v<const Container&, ArrayRef> &&
+              !std::is_convertible_v<const Container&, T>,
+          int> = 0>
+  OptionalHeaderOnlyArrayRef(const Container& values)
+      : ref_(ArrayRef(values)) {}
+
+  /// A std::optional of the above (upstream's
+  /// std::optional<HeaderOnlyArrayRef<T>>, std::optional<std::vector<T>>).
+  template <
+      typename Container,
+      std::enable_if_t<std::is_convertible_v<const Container&, ArrayRef>, int> =
+          0>
+  OptionalHeaderOnlyArrayRef(const std::optional<Container>& values) {
+    if (values.has_value()) {
+      ref_ = ArrayRef(*values);
+    }
+  }
+
+  constexpr bool has_value() const noexcept {
+    return ref_.has_value();
+  }
+
+  constexpr explicit operator bool() const noexcept {
+    return ref_.has_value();
+  }
+
+  constexpr const ArrayRef& operator*() const noexcept {
+    return *ref_;
+  }
+
+  constexpr const ArrayRef* operator->() const noexcept {
+    return &*ref_;
+  }
+
+  const ArrayRef& value() const {
+    STD_TORCH_CHECK(ref_.has_value(), "OptionalHeaderOnlyArrayRef is empty");
+    return *ref_;
+  }
+
+  /// The view as the std::optional the boxed dispatcher's from() converts.
+  constexpr const std::optional<ArrayRef>& as_optional() const noexcept {
+    return ref_;
+  }
+
+ private:
+  std::optional<ArrayRef> ref_;
+};
+
+using OptionalIntHeaderOnlyArrayRef = OptionalHeaderOnlyArrayRef<int64_t>;
 
 /// Stable wrapper of aten::add.Tensor(Tensor self, Tensor other, *, Scalar
 /// alpha=1) -> Tensor
@@ -165,6 +256,18 @@ inline torch::stable::Tensor& add_out(
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
 
+/// add_out with every argument and the out tensors last, as ATen's
+/// at::add_outf: aten::add.out.
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+inline torch::stable::Tensor& add_outf(
+    const torch::stable::Tensor& self,
+    const torch::stable::Tensor& other,
+    const shimgen::Scalar& alpha,
+    torch::stable::Tensor& out) {
+  return add_out(out, self, other, alpha);
+}
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+
 /// Stable wrapper of aten::amax(Tensor self, int[1] dim=[], bool keepdim=False)
 /// -> Tensor
 ///
@@ -209,6 +312,18 @@ inline torch::stable::Tensor& amax_out(
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 
+/// amax_out with every argument and the out tensors last, as ATen's
+/// at::amax_outf: aten::amax.out.
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+inline torch::stable::Tensor& amax_outf(
+    const torch::stable::Tensor& self,
+    torch::headeronly::IntHeaderOnlyArrayRef dim,
+    bool keepdim,
+    torch::stable::Tensor& out) {
+  return amax_out(out, self, dim, keepdim);
+}
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+
 /// Stable wrapper of aten::pad(Tensor self, SymInt[] pad, str mode="constant",
 /// float? value=None) -> Tensor
 ///
@@ -218,15 +333,16 @@ inline torch::stable::Tensor& amax_out(
 inline torch::stable::Tensor pad(
     const torch::stable::Tensor& self,
     torch::headeronly::IntHeaderOnlyArrayRef pad,
-    const std::string& mode = "constant",
+    std::string_view mode = "constant",
     std::optional<double> value = std::nullopt) {
+  const std::string mode_s(mode);
   double value_v = value.value_or(0.0);
   AtenTensorHandle ret0 = nullptr;
   SHIMGEN_CHECK(aoti_torch_aten_pad(
       self.get(),
       pad.data(),
       static_cast<int64_t>(pad.size()),
-      mode.c_str(),
+      mode_s.c_str(),
       value.has_value() ? &value_v : nullptr,
       &ret0));
   return torch::stable::Tensor(ret0);

@@ -13,10 +13,12 @@
 
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -79,6 +81,95 @@ HIDDEN_NAMESPACE_END(torch, stable, shimgen_detail)
 #endif // SHIMGEN_CHECK
 
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
+
+// ---- Parameter types of the wrappers below ----
+
+/// An optional, non-owning view of a list: the parameter type of the
+/// wrappers' optional list arguments (`int[1]? dim` of sum, `float[]?`), like
+/// ATen's OptionalIntArrayRef. It accepts std::nullopt, one value, a braced
+/// list (`{1}`, `{0, 1}`), a std::vector, a std::array, a HeaderOnlyArrayRef
+/// or a std::optional of any of these.
+///
+/// Every constructor takes what it views by reference, so a braced list or a
+/// value converted on the way (`1` to int64_t) is a temporary of the caller's
+/// full expression and outlives the call. A
+/// std::optional<HeaderOnlyArrayRef<T>> parameter does not: built from `{1}`
+/// it views an int64_t made and destroyed inside std::optional's constructor.
+///
+/// `{}` is std::nullopt, as for ATen's OptionalArrayRef.
+template <typename T>
+class OptionalHeaderOnlyArrayRef final {
+ public:
+  using ArrayRef = torch::headeronly::HeaderOnlyArrayRef<T>;
+
+  constexpr OptionalHeaderOnlyArrayRef() noexcept = default;
+
+  constexpr OptionalHeaderOnlyArrayRef(std::nullopt_t /*unused*/) noexcept {}
+
+  /// One element (`sum(t, 1)`).
+  constexpr OptionalHeaderOnlyArrayRef(const T& value) noexcept
+      : ref_(ArrayRef(value)) {}
+
+  /// A braced list (`sum(t, {0, 1})`).
+  constexpr OptionalHeaderOnlyArrayRef(
+      const std::initializer_list<T>& values) noexcept
+      : ref_(ArrayRef(values)) {}
+
+  /// Anything a HeaderOnlyArrayRef<T> views: std::vector<T>, std::array<T, N>,
+  /// HeaderOnlyArrayRef<T>.
+  template <
+      typename Container,
+      std::enable_if_t<
+          !std::is_same_v<Container, OptionalHeaderOnlyArrayRef> &&
+              std::is_convertible_v<const Container&, ArrayRef> &&
+              !std::is_convertible_v<const Container&, T>,
+          int> = 0>
+  OptionalHeaderOnlyArrayRef(const Container& values)
+      : ref_(ArrayRef(values)) {}
+
+  /// A std::optional of the above (upstream's
+  /// std::optional<HeaderOnlyArrayRef<T>>, std::optional<std::vector<T>>).
+  template <
+      typename Container,
+      std::enable_if_t<std::is_convertible_v<const Container&, ArrayRef>, int> =
+          0>
+  OptionalHeaderOnlyArrayRef(const std::optional<Container>& values) {
+    if (values.has_value()) {
+      ref_ = ArrayRef(*values);
+    }
+  }
+
+  constexpr bool has_value() const noexcept {
+    return ref_.has_value();
+  }
+
+  constexpr explicit operator bool() const noexcept {
+    return ref_.has_value();
+  }
+
+  constexpr const ArrayRef& operator*() const noexcept {
+    return *ref_;
+  }
+
+  constexpr const ArrayRef* operator->() const noexcept {
+    return &*ref_;
+  }
+
+  const ArrayRef& value() const {
+    STD_TORCH_CHECK(ref_.has_value(), "OptionalHeaderOnlyArrayRef is empty");
+    return *ref_;
+  }
+
+  /// The view as the std::optional the boxed dispatcher's from() converts.
+  constexpr const std::optional<ArrayRef>& as_optional() const noexcept {
+    return ref_;
+  }
+
+ private:
+  std::optional<ArrayRef> ref_;
+};
+
+using OptionalIntHeaderOnlyArrayRef = OptionalHeaderOnlyArrayRef<int64_t>;
 
 /// Stable wrapper of aten::sort(Tensor self, int dim=-1, bool descending=False)
 /// -> (Tensor values, Tensor indices)
@@ -164,6 +255,17 @@ inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_out(
   return std::make_tuple(values, indices);
 }
 
+/// sort_out with every argument and the out tensors last, as ATen's
+/// at::sort_outf: aten::sort.values.
+inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_outf(
+    const torch::stable::Tensor& self,
+    int64_t dim,
+    bool descending,
+    torch::stable::Tensor& values,
+    torch::stable::Tensor& indices) {
+  return sort_out(values, indices, self, dim, descending);
+}
+
 /// Stable wrapper of aten::sort.values_stable(Tensor self, *, bool? stable, int
 /// dim=-1, bool descending=False, Tensor(a!) values, Tensor(b!) indices) ->
 /// (Tensor(a!) values, Tensor(b!) indices)
@@ -195,6 +297,18 @@ inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_out(
   (void)torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
   (void)torch::stable::detail::to<torch::stable::Tensor>(stack[1]);
   return std::make_tuple(values, indices);
+}
+
+/// sort_out with every argument and the out tensors last, as ATen's
+/// at::sort_outf: aten::sort.values_stable.
+inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_outf(
+    const torch::stable::Tensor& self,
+    std::optional<bool> stable,
+    int64_t dim,
+    bool descending,
+    torch::stable::Tensor& values,
+    torch::stable::Tensor& indices) {
+  return sort_out(values, indices, self, stable, dim, descending);
 }
 
 // ---- Helpers upstream's ops.h carries besides op wrappers ----
