@@ -55,8 +55,8 @@ Tensor k_pow(Tensor t, Tensor n) { return ts::pow(t, number(n)); }
 Tensor k_bitwise_and(Tensor t, Tensor n) { return ts::bitwise_and(t, number(n)); }
 Tensor k_eq(Tensor t, Tensor n) { return ts::eq(t, number(n)); }
 Tensor k_lt(Tensor t, Tensor n) { return ts::lt(t, number(n)); }
-Tensor k_clamp(Tensor t, Tensor n) { return ts::clamp_default(t, number(n), std::nullopt); }
-Tensor k_clamp_(Tensor t, Tensor n) { return ts::clamp__default(t, std::nullopt, number(n)); }
+Tensor k_clamp(Tensor t, Tensor n) { return ts::clamp(t, number(n), std::nullopt); }
+Tensor k_clamp_(Tensor t, Tensor n) { return ts::clamp_(t, std::nullopt, number(n)); }
 Tensor k_where(Tensor t, Tensor n) { return ts::where(ts::gt(t, 0), t, number(n)); }
 Tensor k_fill_(Tensor t, Tensor n) { return ts::fill_(t, number(n)); }
 Tensor k_masked_fill(Tensor t, Tensor n) { return ts::masked_fill(t, ts::gt(t, 0), number(n)); }
