@@ -263,7 +263,7 @@ def corpus_run(tmp_path_factory: pytest.TempPathFactory):
     missing = [(c.index, s) for c in CORPUS for s in ("aten", "stable") if (c.index, s) not in outcomes]
     assert not missing, f"calls that neither ran nor failed to compile: {missing}"
     ws, _ = sig_cpp.wrappers(p)
-    level = Version.parse(TORCH.version)
+    level = Version.parse_release(TORCH.version)
     lowered = {w.op.name: {t for v in w.variants if v.start <= level and (v.end is None or level < v.end)
                            for t in v.lowering} for w in ws}  # fmt: skip
     return outcomes, ws, lowered

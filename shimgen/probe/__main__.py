@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         found, missing = rt_mod.resolve([n for n in args.runtimes.split(",") if n])
         if missing:
             raise ShimgenError(rt_mod.missing_reason(missing))
-        headers = Version.parse(find_torch().version)
+        headers = Version.parse_release(find_torch().version)
         newest = max(r.release for r in found)
         targets = [t for t in rt_mod.targets(headers) if t <= newest]
         work = os.path.abspath(args.build_dir)

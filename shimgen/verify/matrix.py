@@ -294,7 +294,7 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
     if missing:
         raise ShimgenError(runtimes.missing_reason(missing))
     torch = build.find_torch()
-    headers = Version.parse(torch.version)
+    headers = Version.parse_release(torch.version)
     for t in targets:
         if t > headers:
             raise ShimgenError(f"target {t} is newer than the installed torch's headers ({headers})")

@@ -78,7 +78,11 @@ def schema_argument(row: Row, a: Argument, box_schema: str | None = None) -> str
     box_schema = box_schema or (row.fill(row.box_schema) if row.box_schema else None)
     if box_schema is None:
         return str(a)
-    default = f"={a.default}" if a.default is not None and not box_schema.startswith("Tensor") else ""
+    # A Tensor schema argument has no numeric default: a Scalar boxed as a 0-dim tensor gets its default from the
+    # runner (runner.bind), which boxes the schema's default as a caller's number; None stays the schema's.
+    keeps = a.default is not None and (not box_schema.startswith("Tensor") or
+                                       (box_schema.endswith("?") and a.default == "None"))
+    default = f"={a.default}" if keeps else ""
     return f"{box_schema} {a.name}{default}"
 
 

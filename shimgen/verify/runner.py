@@ -14,7 +14,8 @@ page; the parent kills it past the time limits and reports where it died:
 
 Outcomes of a sample (issue 8's categories, plus what an input can make aten do):
   exact      aten returned; the wrapper returned the same (values, dtype, shape, strides, aliasing, mutations)
-  refused    aten returned; the wrapper raised an error naming the limitation (`shimgen: ...`)
+  refused    the wrapper raised an error naming the limitation (`shimgen: ...`) before calling aten: where aten
+             returned, or raised an error of its own (a Scalar the route cannot carry, on a bad input)
   wrong      anything else that differs (a failure); `cause: scalar` when aten given the values the round-trip
              boxing hands the wrapper behaves exactly as the wrapper did (the Scalar boxing is the difference)
   error      aten raised; the wrapper raised the same error (an error path reproduced)
@@ -72,7 +73,7 @@ def box(arg: dict, v: Any) -> Any:
     parameter type says. aten always gets the caller's own value."""
     if v is None:
         return v
-    if arg["type"].rstrip("?") == "Scalar" and arg["box_schema"].rstrip("?") == "Tensor":
+    if _boxed_as_tensor(arg):
         return number_tensor(v)
     if arg["box_schema"].rstrip("?") not in ("float", "float[]") or arg["type"].startswith("float"):
         return v
@@ -90,6 +91,22 @@ def box(arg: dict, v: Any) -> Any:
     except ImportError:
         pass
     return float(v)
+
+
+def _boxed_as_tensor(arg: dict) -> bool:
+    return arg["type"].rstrip("?") == "Scalar" and arg["box_schema"].rstrip("?") == "Tensor"
+
+
+def schema_number(text: str) -> bool | int | float | complex:
+    """A number as a schema default spells it (`1`, `-0.5`, `True`, `inf`)."""
+    import ast
+
+    if text in ("inf", "-inf", "nan"):
+        return float(text)
+    value = ast.literal_eval(text)
+    if not isinstance(value, (bool, int, float, complex)):
+        raise ValueError(f"not a number: {text!r}")
+    return value
 
 
 def number_tensor(v: Any) -> Any:
@@ -130,6 +147,14 @@ def bind(op: dict, values: dict[str, Any], boxed: bool) -> tuple[list, dict, dic
         v = values.get(a["name"], OMIT)
         if v is OMIT and a["type"].endswith("?") and a["default"] is None and not a["is_out"]:
             v = None  # `T? x` without a default: a C++ caller omits it (`= std::nullopt`), the schema needs None
+        if v is OMIT and boxed and _boxed_as_tensor(a) and a["default"] not in (None, "None"):
+            v = box(a, schema_number(a["default"]))  # the round-trip schema's Tensor has no default: box aten's
+            if positional and not a["kwarg_only"]:
+                args.append(v)
+            else:
+                positional = False
+                kwargs[a["name"]] = v
+            continue
         if v is OMIT:
             positional = False
             continue
@@ -325,6 +350,10 @@ def _same_error(want: BaseException, got: BaseException) -> bool:
     return _normalize(_message(want)) in _normalize(_message(got)) or _normalize(str(want)) in _normalize(str(got))
 
 
+def _refusal(error: BaseException) -> bool:
+    return isinstance(error, RuntimeError) and str(error).lstrip().startswith(REFUSAL_PREFIX)
+
+
 def _outcome(exp: tuple, act: tuple, values: bool) -> tuple[str, str | None]:
     """(outcome, message) from (result, passed, error) of aten and of the wrapper."""
     (expected, exp_passed, aten_error), (actual, act_passed, rt_error) = exp, act
@@ -342,13 +371,15 @@ def _outcome(exp: tuple, act: tuple, values: bool) -> tuple[str, str | None]:
         if not isinstance(rt_error, type(aten_error)) and not isinstance(rt_error, RuntimeError):
             return "wrong", f"aten raised {type(aten_error).__name__}, the wrapper {type(rt_error).__name__}: " \
                             f"{_message(rt_error)}"
+        if _refusal(rt_error):  # the number was refused before aten could raise its own error
+            return "refused", _message(rt_error)
         if not _same_error(aten_error, rt_error):
             return "wrong", f"error message {_message(rt_error)!r} lacks aten's {_message(aten_error)!r}"
         return "error", None
     if rt_error is not None:
         if isinstance(rt_error, NotBoxable):
             return "refused", f"cannot be passed: {rt_error}"
-        if isinstance(rt_error, RuntimeError) and str(rt_error).lstrip().startswith(REFUSAL_PREFIX):
+        if _refusal(rt_error):
             return "refused", _message(rt_error)
         return "wrong", f"aten returned; the wrapper raised {type(rt_error).__name__}: {_message(rt_error)}"
     d = diff(expected, actual, "result", values)
@@ -575,7 +606,8 @@ def run_op(spec: dict, index: int, start: int, exact_before: int, child: Child, 
     rt = adapt_rt(rt)
     import torch
 
-    missing = targeted.absent(torch, op)  # in torch.ops (a TorchScript builtin) but not in the dispatcher
+    # In torch.ops (a TorchScript builtin) but not in the dispatcher:
+    missing = targeted.absent(torch, op, spec.get("reference", "aten"))
     if missing is not None:
         child.emit(e="note", status="absent", m=missing)
         return

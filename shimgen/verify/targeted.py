@@ -29,17 +29,17 @@ def aten_overload(torch: Any, name: str, overload: str) -> Any | None:
         return None
 
 
-def absent(torch: Any, op: dict) -> str | None:
+def absent(torch: Any, op: dict, ns: str = "aten") -> str | None:
     """Why the op cannot run on this torch (its dispatcher does not have it), or None. The dispatcher is what a
     wrapper calls: an op only TorchScript registers (aten::numel before 2.12) is absent though torch.ops has it."""
     release = torch.__version__.split("+")[0]
     try:
-        torch._C._dispatch_find_schema_or_throw(f"aten::{op['name']}", "" if op["overload"] == "default" else
+        torch._C._dispatch_find_schema_or_throw(f"{ns}::{op['name']}", "" if op["overload"] == "default" else
                                                 op["overload"])
     except RuntimeError:
         if aten_overload(torch, op["name"], op["overload"]) is not None:
-            return f"aten::{op['op']} is not a dispatcher op in torch {release} (only TorchScript has it)"
-        return f"aten::{op['op']} does not exist in torch {release}"
+            return f"{ns}::{op['op']} is not a dispatcher op in torch {release} (only TorchScript has it)"
+        return f"{ns}::{op['op']} does not exist in torch {release}"
     return None
 
 
