@@ -108,7 +108,7 @@ def _wrapper(op: str):
     from shimgen import sig_cpp
 
     p = plan_mod.make([op])
-    return p, sig_cpp.wrappers(p)[0][0]
+    return p, next(w for w in sig_cpp.wrappers(p)[0] if w.op.name == op)  # not a lowering target the plan added
 
 
 def test_kernel_at_an_old_target_receives_lists_and_strings_as_tensors() -> None:
@@ -125,15 +125,18 @@ def test_kernel_at_an_old_target_receives_lists_and_strings_as_tensors() -> None
 
 
 def test_kernel_exercises_the_variant_of_its_target() -> None:
-    """clamp: the dispatcher variant (min and max dropped) before 2.13; shimgen's shim with all three at 2.13."""
-    p, w = _wrapper("clamp.default")
+    """div.Tensor_mode: the dispatcher variant (rounding_mode dropped: str leaks in libtorch 2.10-2.13's
+    dispatcher) before 2.13; shimgen's shim with all three at 2.13; the dispatcher with all three from 2.14."""
+    p, w = _wrapper("div.Tensor_mode")
     k = roundtrip.kernel(w, p, Version(2, 10))
-    assert k.variant.route == "dispatcher" and k.unused == ("min", "max")
-    assert k.schema == "clamp(Tensor self) -> Tensor"
+    assert k.variant.route == "dispatcher" and k.unused == ("rounding_mode",)
+    assert k.schema == "div.Tensor_mode(Tensor self, Tensor other) -> Tensor"
     spec = roundtrip.op_spec(k, p, p.native)
-    assert [a["name"] for a in spec["args"] if a.get("unused")] == ["min", "max"]
+    assert [a["name"] for a in spec["args"] if a.get("unused")] == ["rounding_mode"]
     assert spec["error_text"] is False  # before 2.13 an extension cannot read libtorch's message
     assert roundtrip.kernel(w, p, Version(2, 13)).variant.route == "generated_shim"
+    k14 = roundtrip.kernel(w, p, Version(2, 14))
+    assert k14.variant.route == "dispatcher" and not k14.unused
 
 
 def test_hidden_wrappers_have_no_kernel() -> None:

@@ -33,7 +33,7 @@ from shimgen.errors import Refusal, ShimgenError
 from shimgen.parse import NativeYaml
 from shimgen.plan import Plan
 from shimgen.verify import ROUNDTRIP_LIBRARY, build, overlay, roundtrip, runtimes
-from shimgen.verify.runner_client import run_samples
+from shimgen.verify.runner_client import RunnerFailed, run_samples
 from shimgen.versions import Version
 
 DEFAULT_TARGETS = "2.9,2.10,2.12,2.13"
@@ -47,7 +47,9 @@ LEGEND = {
     "removed": ("aten removed the op in this runtime (newer than the yaml): extensions using it fail here", False),
     "no-ovl": ("generated C shim: no overlay for this runtime (the shim does not compile against its ATen "
                "headers; the overlay is not ABI-stable)", False),
-    "n/r": ("not runnable here: aten raised on every sample on this machine (e.g. a CUDA-only op)", False),
+    "refused": ("the wrapper refused every sample aten ran (a `shimgen:` error naming the limitation)", False),
+    "n/r": ("not runnable here: aten raised on every sample on this machine (e.g. a CUDA-only op), or no sample "
+            "could be made", False),
     "n/t": ("not testable at this target: the round-trip kernel cannot receive or return a type through this "
             "release's dispatcher", False),
     ".": ("hidden at this target: the wrapper does not compile there (by design)", False),
@@ -55,7 +57,6 @@ LEGEND = {
     "build!": ("the round-trip extension failed to build at this target", True),
 }
 _DECL_RE = re.compile(r"AOTITorchError (aoti_torch_\w+)\((.*)\);")
-_NO_SAMPLE_RAN = "no sample ran without error"
 
 
 @dataclass(frozen=True)
@@ -226,24 +227,26 @@ def build_overlay(plan: Plan, runtime: runtimes.Runtime, needed: list, bdir: str
 
 
 def classify(result: dict | None, yaml_release: Version | None, runtime: runtimes.Runtime) -> Cell:
+    """One cell from the samples runner's result for an op (as `shimgen --verify` judges it: report.verdict)."""
+    from shimgen.verify.report import verdict
+
     if result is None:
         return Cell("CRASH", "no result")
-    if result.get("absent"):
-        detail = f"{result['absent']}; {result.get('wrapper_error', '')}".strip("; ")
+    status, reason = verdict(result)
+    if status == "absent":
         if yaml_release is not None and runtime.release > yaml_release:
-            return Cell("removed", detail)
-        return Cell("absent", detail)
-    failures = result.get("failures", [])
-    if result.get("crashed"):
-        if any("failed to start" in f for f in failures):
-            return Cell("load!", (result.get("log") or failures[0])[-300:])
-        return Cell("CRASH", "; ".join(failures)[:300])
-    if not failures and result.get("total", 0) > 0:
+            return Cell("removed", reason)
+        return Cell("absent", reason)
+    if status == "proven":
         return Cell("ok")
-    if (failures and all(f.startswith(_NO_SAMPLE_RAN) for f in failures)
-            and result.get("passed") == result.get("total") == result.get("errors")):
-        return Cell("n/r", "aten raised on every sample on this machine")
-    return Cell("FAIL", "; ".join(failures)[:600])
+    if status == "refused":
+        return Cell("refused", reason[:300])
+    if status == "ERROR":
+        return Cell("CRASH", reason[-300:])
+    if status.startswith("WRONG"):
+        crashed = [f for f in result.get("failures", []) if "the wrapper crashed" in f or "the wrapper hung" in f]
+        return Cell("CRASH", "; ".join(crashed)[:300]) if crashed else Cell("FAIL", "; ".join(result["failures"])[:600])
+    return Cell("n/r", reason[:300])  # unproven: nothing ran to a result on this machine
 
 
 @dataclass
@@ -366,7 +369,12 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
             spec_path = os.path.join(work, "verify_ops.json")
             _write(spec_path, json.dumps(spec, indent=1) + "\n")
             print(f"shimgen: matrix: target {t.release} on torch {r.name} ({len(run_ops)} ops)", file=log)
-            results = run_samples(spec_path, spec, os.path.join(work, "runner.log"), python=r.python)
+            try:
+                results = run_samples(spec_path, spec, os.path.join(work, "runner.log"), python=r.python)
+            except RunnerFailed as e:
+                for s in run_ops:
+                    cells[key(s["op"])] = Cell("load!", str(e)[-300:])
+                continue
             for s in run_ops:
                 cells[key(s["op"])] = classify(results.get(s["op"]), plan.release, r)
     return Matrix(names, pairs, cells)
