@@ -156,6 +156,11 @@ def generate(ops: list[str] | None, yaml_path: str | None, since: str | None, ou
         if op.explicit and op.name not in have:
             raise ShimgenError(next(r for r in refusals if r.startswith(f"op {op.name}")))
     shims, _ = emit_c.shims(p)
+    made = {n.partition(".")[0] for n in have | {s.shim.op.name for s in shims}}
+    bare = [name for name in ops or [] if "." not in name]
+    if bare and len(bare) == len(ops or []) and not made.intersection(bare):  # the manifest's ops aside
+        why = next((r for r in refusals if r.startswith(f"op {bare[0]}.")), "")
+        raise ShimgenError(f"nothing to generate for {', '.join(bare)}: every overload was skipped ({why})")
     if not wrapped and not shims:  # never an empty surface: one rule for every way of selecting ops
         raise ShimgenError(f"nothing to generate: every selected overload was skipped ({refusals[0]})")
     files: dict[str, str] = {}

@@ -132,7 +132,7 @@ class NativeYaml:
         for i, explicit in chosen.items():
             try:
                 f, aten = self._parse(i, table)
-                ops.append(Op(f, explicit, aten))
+                ops.append(Op(f, explicit, aten=aten))
             except Refusal as e:
                 if explicit or notes is None:
                     raise

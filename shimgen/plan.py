@@ -142,8 +142,8 @@ def make(
     native = NativeYaml(yaml_path)
     notes: list[str] = []
     chosen: dict[str, Op] = {}
+    present = set(native.all_op_names())
     if additive or not ops:
-        present = set(native.all_op_names())
         base = [o for o in manifest.default_ops if o in present]
         chosen.update((op.name, op) for op in (native.select(base, table, notes) if base else []))
     for op in native.select(ops, table, notes) if ops else []:  # an error if all of its own are refused
@@ -153,7 +153,8 @@ def make(
     selected = sorted(chosen.values(), key=lambda op: op.name)
     # The overloads the selected ones lower their numbers to (scalars.py) are generated too.
     have = {op.name for op in selected}
-    wanted = sorted({t for op in selected for t in scalars.targets(op.name)} - have)
+    # (Only those this yaml has: without its sibling, a wrapper falls back to its other routes.)
+    wanted = sorted({t for op in selected for t in scalars.targets(op.name)} & present - have)
     if wanted:
         extra = [replace(op, explicit=False, added=True) for op in native.select(wanted, table, notes)]
         selected = sorted([*selected, *extra], key=lambda op: op.name)

@@ -164,17 +164,27 @@ def test_samples_leave_out_unused_arguments_and_encode_lists() -> None:
     assert bytes(seen["kw"]["mode"].tolist()) == b"constant"  # an omitted encoded argument gets aten's default
 
 
+def _result(status: str | None = None, reason: str | None = None, failures: tuple[str, ...] = (), **counts: int) -> dict:
+    """A samples-runner result for one op (runner_client's shape)."""
+    c = {"exact": 0, "refused": 0, "wrong": 0, "error": 0, "aten-fails": 0, "unreached": 0}
+    c.update({k.replace("_", "-"): v for k, v in counts.items()})
+    return {"counts": c, "failures": list(failures), "notes": [], "scalar_wrong": 0, "causes": {}, "status": status,
+            "reason": reason, "samples": sum(c.values())}
+
+
 def test_cells_are_classified() -> None:
     r10, r14 = (runtimes.Runtime(n, sys.executable, None) for n in ("2.10.0", "2.14.1"))  # type: ignore[arg-type]
-    absent = {"absent": "aten::cholesky.default does not exist in torch 2.14.1", "failures": []}
+    absent = _result("absent", "aten::cholesky.default does not exist in torch 2.14.1")
     assert matrix.classify(absent, Version(2, 13), r14).code == "removed"
     assert matrix.classify(absent, Version(2, 13), r10).code == "absent"
-    assert matrix.classify({"failures": [], "total": 3, "passed": 3, "errors": 0}, None, r10).code == "ok"
-    assert matrix.classify({"failures": ["x: values differ"], "total": 3, "passed": 2}, None, r10).code == "FAIL"
-    every_sample_raised = {"failures": ["no sample ran without error (...)"], "total": 4, "passed": 4, "errors": 4}
-    assert matrix.classify(every_sample_raised, None, r10).code == "n/r"
-    crashed = {"failures": ["not run: the runner failed to start"], "crashed": True}
-    assert matrix.classify(crashed, None, r10).code == "load!"
+    assert matrix.classify(_result(exact=3), None, r10).code == "ok"
+    assert matrix.classify(_result(failures=("x: values differ",), exact=2, wrong=1), None, r10).code == "FAIL"
+    crashed = _result(failures=("sample 2: the wrapper crashed (SIGSEGV) in phase `wrapper`; aten returned",), wrong=1)
+    assert matrix.classify(crashed, None, r10).code == "CRASH"
+    assert matrix.classify(_result(error=4), None, r10).code == "n/r"  # aten raised on every sample
+    assert matrix.classify(_result(refused=2), None, r10).code == "refused"
+    assert matrix.classify(_result("error", "the runner process died"), None, r10).code == "CRASH"
+    assert matrix.classify(None, None, r10).code == "CRASH"
 
 
 def test_overlay_errors_are_attributed_to_ops(tmp_path) -> None:

@@ -73,6 +73,8 @@ def probes(table: Table, select: list[str] | None = None) -> list[Probe]:
                 raise ShimgenError(f"data/probe_cases.yaml has no cases for the {kind} row {key!r}")
             if "[N]" in key:
                 row = replace(row, size=FIXED_SIZE)
+            if isinstance(raw, dict):  # {as: C++ type, cases: [...]}: the value goes out as that type (below)
+                row, raw = replace(row, cpp=raw["as"], stack=None), raw["cases"]
             cases = tuple(Case(**c) for c in raw)
             result.append(Probe(kind, key, key.replace("[N]", f"[{FIXED_SIZE}]"), row.fill(row.cpp, "value"),
                                 row.stack_value("value") if kind == "argument" else "",

@@ -594,7 +594,10 @@ def run_op(spec: dict, index: int, start: int, exact_before: int, child: Child, 
     child.at(-1, SETUP)
     aten = reference(op, spec.get("reference", "aten"))
     if aten is None:
-        child.emit(e="note", status="absent", m=f"{qualified(op)} is absent from this runtime's torch.ops")
+        import torch
+
+        release = torch.__version__.split("+")[0]
+        child.emit(e="note", status="absent", m=f"{qualified(op)} does not exist in torch {release} (not in torch.ops)")
         return
     rt = reference(op, spec.get("roundtrip_ns", "shimgen_roundtrip"))
     if rt is None:
