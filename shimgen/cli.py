@@ -145,8 +145,11 @@ def _read_stamp(out: str) -> tuple[list[str] | None, str | None, str | None, boo
 
 
 def generate(ops: list[str] | None, yaml_path: str | None, since: str | None, out: str | None = None,
-             only: bool = False):
-    """(every output file: path relative to the output folder -> text, the Plan; its .notes are for the user)."""
+             only: bool = False, formatter: bool = False):
+    """(every output file: path relative to the output folder -> text, the Plan; its .notes are for the user).
+
+    The files are written in their formatted layout directly (shimgen.layout); `formatter` instead runs black
+    over the generated Python as a whole: the reference that tests/test_layout.py compares the fast path with."""
     from shimgen import emit_c, emit_cpp, emit_py, fmt, plan, sig_cpp
 
     p = plan.make(ops, yaml_path, since, additive=not only)
@@ -162,7 +165,7 @@ def generate(ops: list[str] | None, yaml_path: str | None, since: str | None, ou
     files.update(emit_c.emit(p))
     files.update(emit_cpp.emit(p))
     formatted = fmt.start_formatting(files)  # clang-format runs in parallel with the Python emitter
-    files.update(emit_py.emit(p))
+    files.update(emit_py.emit(p, formatter))
     files.update(formatted.result())
     yaml_rel = os.path.relpath(yaml_path, out).replace(os.sep, "/") if (yaml_path and out) else yaml_path
     files[STAMP] = _stamp(ops, since, yaml_rel, only)
