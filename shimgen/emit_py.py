@@ -297,13 +297,24 @@ class _Lay:
                 pass
         return self._line(f"{' ' * indent}{head}{', '.join(items)}{tail}", is_def)
 
+    def assignment(self, target: str, head: str, items: list[str], tail: str, indent: int) -> str:
+        if not self.formatter:
+            try:
+                return layout.assignment(target, head, items, tail, indent)
+            except layout.Unsure:
+                pass
+        return self._line(f"{' ' * indent}{target}{head}{', '.join(items)}{tail}", False)
+
+    def tuple(self, items: list[str]) -> layout.Nested:
+        return layout.Nested("(", items, ")")
+
     def chained_call(self, head: str, items: list[str], trailer: str, indent: int) -> str:
         if not self.formatter:
             try:
                 return layout.chained_call(head, items, trailer, indent)
             except layout.Unsure:
                 pass
-        return self._line(f"{' ' * indent}{head}{', '.join(items)}){trailer}", False)
+        return self._line(f"{' ' * indent}{head}{', '.join(map(str, items))}){trailer}", False)
 
     def _line(self, line: str, is_def: bool) -> str:
         return line if self.formatter else black_line(line, is_def, self.pyi)

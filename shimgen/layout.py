@@ -20,6 +20,17 @@ class Unsure(Exception):
     """The layout rules do not cover this line: format it with the formatter."""
 
 
+class Nested(tuple):
+    """An item that is itself bracketed, `(a, b)`: (head, items, tail). On one line it reads as written; where
+    the items go one per line and it does not fit, it splits the same way one level deeper."""
+
+    def __new__(cls, head: str, items: list[str], tail: str) -> "Nested":
+        return super().__new__(cls, (head, tuple(items), tail))
+
+    def __str__(self) -> str:
+        return f"{self[0]}{', '.join(map(str, self[1]))}{self[2]}"
+
+
 def _fits(line: str, width: int = PY_WIDTH) -> bool:
     return len(line) <= width
 
@@ -32,7 +43,7 @@ def bracketed(head: str, items: list[str], tail: str, indent: int, is_def: bool 
     comma_after_star: black's target versions allow a trailing comma after `*` in a def (it infers them from
     the file: the module's `from __future__ import annotations` means 3.7+; the stub has no such hint)."""
     pad = " " * indent
-    one = f"{pad}{head}{', '.join(items)}{tail}"
+    one = f"{pad}{head}{', '.join(map(str, items))}{tail}"
     if _fits(one):
         return one
     first, last = pad + head, pad + tail
@@ -40,24 +51,42 @@ def bracketed(head: str, items: list[str], tail: str, indent: int, is_def: bool 
         raise Unsure(one)
     inner = " " * (indent + 4)
     if len(items) > 1 or not is_def:
-        body = inner + ", ".join(items)
+        body = inner + ", ".join(map(str, items))
         if _fits(body):
             return "\n".join([first, body, last])
         if len(items) == 1:
             raise Unsure(one)  # one item too long for a line: black splits inside it
-    star = is_def and any(item == "*" or item.startswith(("*", "**")) for item in items)
+    star = is_def and any(str(item).startswith("*") for item in items)
     comma = "," if comma_after_star or not star else ""
-    lines = [f"{inner}{item}," for item in items[:-1]] + [f"{inner}{items[-1]}{comma}"]
-    if not all(_fits(line) for line in lines):
-        raise Unsure(one)
+    lines = []
+    for k, item in enumerate(items):
+        end = "," if k < len(items) - 1 else comma
+        line = f"{inner}{item}{end}"
+        if not _fits(line) and isinstance(item, Nested):  # black splits the item's own brackets the same way
+            line = bracketed(item[0], list(item[1]), item[2] + end, indent + 4)
+        elif not _fits(line):
+            raise Unsure(one)
+        lines.append(line)
     return "\n".join([first, *lines, last])
+
+
+def assignment(target: str, head: str, items: list[str], tail: str, indent: int) -> str:
+    """`target = head(items)tail`: split at the call's bracket when `target = head(` fits on the first line, else
+    black puts the right-hand side in parentheses of its own on the lines between."""
+    try:
+        return bracketed(target + head, items, tail, indent)
+    except Unsure:
+        if _fits(" " * indent + target + head):
+            raise
+    pad = " " * indent
+    return "\n".join([f"{pad}{target}(", bracketed(head, items, tail, indent + 4), f"{pad})"])
 
 
 def chained_call(head: str, items: list[str], trailer: str, indent: int) -> str:
     """`head(items)trailer` where trailer is a second call `(...)` (`_pick(...)(*args, **kwargs)`): black
     splits at the trailer when what precedes it fits on the first line, else at the first call."""
     pad = " " * indent
-    call = f"{head}{', '.join(items)})"
+    call = f"{head}{', '.join(map(str, items))})"
     one = f"{pad}{call}{trailer}"
     if _fits(one):
         return one
