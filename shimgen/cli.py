@@ -145,8 +145,12 @@ def _read_stamp(out: str) -> tuple[list[str] | None, str | None, str | None, boo
 
 
 def generate(ops: list[str] | None, yaml_path: str | None, since: str | None, out: str | None = None,
-             only: bool = False):
-    """(every output file: path relative to the output folder -> text, the Plan; its .notes are for the user)."""
+             only: bool = False, formatter: bool = False):
+    """(every output file: path relative to the output folder -> text, the Plan; its .notes are for the user).
+
+    The Python files are written in their formatted layout directly (shimgen.layout), the C++ files formatted by
+    a few batched clang-format runs; `formatter` instead runs black over the generated Python as a whole and
+    clang-format over each C++ file alone: the reference that tests/test_layout.py compares the fast path with."""
     from shimgen import emit_c, emit_cpp, emit_py, fmt, plan, sig_cpp
 
     p = plan.make(ops, yaml_path, since, additive=not only)
@@ -166,8 +170,8 @@ def generate(ops: list[str] | None, yaml_path: str | None, since: str | None, ou
     files: dict[str, str] = {}
     files.update(emit_c.emit(p))
     files.update(emit_cpp.emit(p))
-    formatted = fmt.start_formatting(files)  # clang-format runs in parallel with the Python emitter
-    files.update(emit_py.emit(p))
+    formatted = fmt.start_formatting(files, per_file=formatter)  # in parallel with the Python emitter
+    files.update(emit_py.emit(p, formatter))
     files.update(formatted.result())
     yaml_rel = os.path.relpath(yaml_path, out).replace(os.sep, "/") if (yaml_path and out) else yaml_path
     files[STAMP] = _stamp(ops, since, yaml_rel, only)
@@ -242,8 +246,13 @@ def check(out: str, files: dict[str, str], update_hint: str, manifest_ops: froze
             diffs += difflib.unified_diff(old.splitlines(True), text.splitlines(True), f"{path} (on disk)",
                                           f"{path} (generated)")
     if summary:  # which schemas changed, and what that means for the stable surface
-        before = drift.schemas_in_output(on_disk.get(emit_cpp.HEADER, ""), on_disk.get(emit_c.HEADER, ""))
-        after = drift.schemas_in_output(files.get(emit_cpp.HEADER, ""), files.get(emit_c.HEADER, ""))
+        ops_dir = os.path.join(out, emit_cpp.OP_HEADERS)
+        for name in sorted(os.listdir(ops_dir)) if os.path.isdir(ops_dir) else []:  # headers no longer generated
+            rel = emit_cpp.OP_HEADERS + name
+            if rel not in on_disk and name.endswith(".h"):
+                on_disk[rel] = _on_disk(os.path.join(out, rel))[0] or ""
+        before = drift.schemas_in_output(emit_cpp.wrapper_texts(on_disk), on_disk.get(emit_c.HEADER, ""))
+        after = drift.schemas_in_output(emit_cpp.wrapper_texts(files), files.get(emit_c.HEADER, ""))
         summary += ["schema " + f.line() for f in drift.compare(before, after, default_set=manifest_ops)]
     if not summary:
         _out([f"shimgen: {out} is up to date ({len(files)} files)"])

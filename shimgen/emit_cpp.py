@@ -1,4 +1,8 @@
-"""Emit torch/csrc/stable/ops.h: one inline torch::stable wrapper per selected overload, plus upstream's helpers."""
+"""Emit torch/csrc/stable/ops.h: one inline torch::stable wrapper per selected overload, plus upstream's helpers.
+
+The wrappers of each C++ name live in torch/csrc/stable/ops/<name>.h (as ATen's ATen/ops/<op>.h), which
+includes the shared prelude (torch/csrc/stable/shimgen/ops_prelude.h) and the headers of the names its bodies
+call; ops.h includes them all."""
 
 from __future__ import annotations
 
@@ -23,6 +27,36 @@ from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version, macro_
 
 HEADER = "torch/csrc/stable/ops.h"
 SCALAR_HEADER = "torch/csrc/stable/shimgen/scalar.h"
+PRELUDE_HEADER = "torch/csrc/stable/shimgen/ops_prelude.h"
+OP_HEADERS = "torch/csrc/stable/ops/"
+
+
+def op_header(name: str) -> str:
+    """The header holding the wrappers named `name`."""
+    return f"{OP_HEADERS}{name}.h"
+
+
+def read_wrapper_headers(out: str) -> str:
+    """ops.h, its prelude and every per-name header in the output folder out, as one text (a build's digest)."""
+    import os
+
+    paths = [HEADER, PRELUDE_HEADER]
+    ops_dir = os.path.join(out, OP_HEADERS)
+    paths += [OP_HEADERS + n for n in sorted(os.listdir(ops_dir))] if os.path.isdir(ops_dir) else []
+    texts = []
+    for rel in paths:
+        try:
+            with open(os.path.join(out, rel), encoding="utf-8", errors="replace") as f:
+                texts.append(f"{rel}\n{f.read()}")
+        except OSError:
+            texts.append(f"{rel} missing\n")
+    return "".join(texts)
+
+
+def wrapper_texts(files: dict[str, str]) -> str:
+    """ops.h and every per-name header of an output, as one text (for readers of the wrappers' comments)."""
+    return "".join(text for path, text in sorted(files.items())
+                   if path == HEADER or (path.startswith(OP_HEADERS) and path.endswith(".h")))
 
 
 @dataclass(frozen=True)
@@ -33,6 +67,8 @@ class _Rendered:
     signature: str
     body: str
     deleted: bool = False  # `signature = delete;`, no body
+    name: str = ""  # the C++ name: which torch/csrc/stable/ops/<name>.h holds it
+    calls: tuple[str, ...] = ()  # the other wrapper names its body calls (their headers come first)
 
 
 def gate(v: Variant) -> tuple[str | None, str | None]:
@@ -315,7 +351,17 @@ def render_wrapper(w: Wrapper, v: Variant, plan: Plan) -> _Rendered:
     else:
         body = scalar_body(w, v, plan, shim_body(w, v, plan))
     g_open, g_close = gate(v)
-    return _Rendered(doc(w, v, plan), g_open, g_close, signature(w, v), body)
+    return _Rendered(doc(w, v, plan), g_open, g_close, signature(w, v), body, name=w.name,
+                     calls=_calls(w, v, plan))
+
+
+def _calls(w: Wrapper, v: Variant, plan: Plan) -> tuple[str, ...]:
+    """The wrapper names a form's body calls: the Tensor sibling its numbers lower to, or a composition's."""
+    if not v.lowering:
+        return ()
+    comp = scalars.load().compositions.get(w.op.name)
+    targets = [target_wrapper(comp[k], plan) for k in ("create", "fill")] if comp else [target_wrapper(v.lowering[0], plan)]
+    return tuple(t.name for t in targets if t is not None)
 
 
 def _value_type(cpp_type: str) -> str:
@@ -341,7 +387,7 @@ def render_nullopt_overload(w: Wrapper, v: Variant, k: int) -> _Rendered:
     ]
     g_open, g_close = gate(v)
     body = f"return {w.name}({', '.join(args)});"
-    return _Rendered(doc, g_open, g_close, f"inline {w.returns} {w.name}({', '.join(parts)})", body)
+    return _Rendered(doc, g_open, g_close, f"inline {w.returns} {w.name}({', '.join(parts)})", body, name=w.name)
 
 
 def render_outf(w: Wrapper, v: Variant) -> _Rendered:
@@ -353,7 +399,7 @@ def render_outf(w: Wrapper, v: Variant) -> _Rendered:
     doc = [f"{w.name} with every argument and the out tensors last, as ATen's at::{w.name}f: aten::{w.op.name}."]
     g_open, g_close = gate(v)
     body = f"return {w.name}({', '.join(p.name for p in ps)});"
-    return _Rendered(doc, g_open, g_close, f"inline {w.returns} {w.name}f({params})", body)
+    return _Rendered(doc, g_open, g_close, f"inline {w.returns} {w.name}f({params})", body, name=w.name)
 
 
 def render_extra(e: Extra) -> list[_Rendered]:
@@ -367,14 +413,15 @@ def render_extra(e: Extra) -> list[_Rendered]:
     deleted = _Rendered(
         [f"{intro}, which is not available here: deleted, so that such a call does not reach another",
          f"overload of {e.name}."],
-        None, None, f"{returns} {e.name}({params}) = delete;", "", deleted=True,
+        None, None, f"{returns} {e.name}({params}) = delete;", "", deleted=True, name=e.name,
     )
     if w is None:
         return [deleted]
     doc = [f"{intro}, its other arguments defaulted.", "", f"Minimum compatible version: PyTorch {w.since}."]
     g_open, g_close = gate(Variant(w.variants[0].route, 0, w.since))
     body = f"return {w.name}({', '.join(e.call)});"
-    result = [_Rendered(doc, g_open, g_close, f"inline {returns} {e.name}({params})", body)]
+    result = [_Rendered(doc, g_open, g_close, f"inline {returns} {e.name}({params})", body, name=e.name,
+                        calls=(w.name,))]
     if e.delete and w.since > FIRST_STABLE:
         d_open, d_close = gate(Variant(w.variants[0].route, 0, FIRST_STABLE, w.since))
         result.append(replace(deleted, gate_open=d_open, gate_close=d_close))
@@ -417,18 +464,19 @@ def emit(plan: Plan) -> dict[str, str]:
     for w in ws:
         for v in w.variants:
             versions |= {x for x in (v.start, v.end) if x is not None}
-    names = {w.name for w in ws}
-    text = render(
-        "ops.h.j2",
-        banner=plan.banner,
-        macros=macro_definitions(versions),
-        wrappers=rendered,
-        skipped=[*sorted(plan.notes), *notes],
-        helper_names=names,
-    )
+    by_name: dict[str, list[_Rendered]] = {}
+    for r in rendered:
+        by_name.setdefault(r.name, []).append(r)
+    files = {HEADER: render("ops.h.j2", banner=plan.banner, names=sorted(by_name),
+                            skipped=[*sorted(plan.notes), *notes], helper_names=set(by_name))}
+    files[PRELUDE_HEADER] = render("ops_prelude.h.j2", banner=plan.banner, macros=macro_definitions(versions))
+    for name, units in sorted(by_name.items()):
+        deps = sorted({c for r in units for c in r.calls if c != name})
+        files[op_header(name)] = render("ops_op.h.j2", banner=plan.banner, op_name=name, deps=deps, wrappers=units)
     facts = scalars.load()
     index = {d: k for k, d in enumerate(facts.dtypes)}
     table = [[index[facts.promote[a, b]] if facts.promote[a, b] else -2 for b in facts.dtypes] for a in facts.dtypes]
     scalar_h = render("scalar.h.j2", banner=plan.banner, dtypes=facts.dtypes,
                       categories=[facts.category[d] for d in facts.dtypes], table=table)
-    return {HEADER: text, SCALAR_HEADER: scalar_h}
+    files[SCALAR_HEADER] = scalar_h
+    return files

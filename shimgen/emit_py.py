@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 from torchgen.model import Argument
 
+from shimgen import layout
 from shimgen.errors import ShimgenError
-from shimgen.fmt import black_format, start_black
 from shimgen.plan import Plan
 from shimgen.sig_cpp import Param, Wrapper, gone, render_default, wrappers
 from shimgen.templates import render
@@ -61,9 +61,14 @@ class PyFunction:
     gone: tuple[str, str] | None  # (release, what happened) when a later release removed or broke the op
     params: tuple[PyParam, ...]
     returns: str
-    call: str  # `torch.ops.aten.add.Tensor(self, other, alpha=alpha)`
+    target: str  # `torch.ops.aten.add.Tensor`
+    args: tuple[str, ...]  # `self`, `other`, `alpha=alpha`
     result: str | None  # the return statement's value; None: the call's result is returned (typed local)
     local: str = "result"  # the name of that typed local
+
+    @property
+    def call(self) -> str:
+        return f"{self.target}({', '.join(self.args)})"
 
     @property
     def signature(self) -> str:
@@ -142,7 +147,7 @@ def _py_names(s) -> dict[str, str]:
 
 def _attribute(obj: str, name: str) -> str:
     """`obj.name`, or getattr() where the name is a Python keyword (the overload `random_.from`)."""
-    return f"getattr({obj}, {name!r})" if keyword.iskeyword(name) else f"{obj}.{name}"
+    return f"getattr({obj}, {layout.string(name)})" if keyword.iskeyword(name) else f"{obj}.{name}"
 
 
 def _py_default(p: Param, plan: Plan) -> str | None:
@@ -202,7 +207,7 @@ def function(w: Wrapper, plan: Plan, impl: str) -> PyFunction:
     kw_only = [param(a, True) for a in [*s.arguments.flat_kwarg_only, *s.arguments.out]]
     args = [p.name for p in positional]
     for p in kw_only:  # torch.ops.aten takes keyword-only arguments by their schema names
-        args.append(f"{p.schema_name}={p.name}" if p.name == p.schema_name else f"**{{{p.schema_name!r}: {p.name}}}")
+        args.append(f"{p.schema_name}={p.name}" if p.name == p.schema_name else f"**{{{layout.string(p.schema_name)}: {p.name}}}")
     target = _attribute(_attribute("torch.ops.aten", str(s.name.name)), w.op.overload or "default")
     returns, result = _returns(w, plan)
     local = "result"  # the typed local that holds the op's result (a parameter may be named `result`)
@@ -218,7 +223,8 @@ def function(w: Wrapper, plan: Plan, impl: str) -> PyFunction:
         gone=(str(end[0]), end[1]) if (end := gone(w, plan)) else None,
         params=(*positional, *kw_only),
         returns=returns,
-        call=f"{target}({', '.join(args)})",
+        target=target,
+        args=tuple(args),
         result=result,
         local=local,
     )
@@ -275,7 +281,92 @@ def _imports(gs: list[PyGroup], runtime: bool) -> list[str]:
     return lines
 
 
-def emit(plan: Plan) -> dict[str, str]:
+class _Lay:
+    """How the templates write bracketed lines: in black's layout (shimgen.layout), formatting with black only a
+    line whose shape the layout rules do not cover (`formatter=False`), or on one line each, for black to format
+    the whole file afterwards (`formatter=True`: the reference the fast path is tested against)."""
+
+    def __init__(self, formatter: bool, pyi: bool) -> None:
+        self.formatter, self.pyi = formatter, pyi
+
+    def bracketed(self, head: str, items: list[str], tail: str, indent: int, is_def: bool = False) -> str:
+        if not self.formatter:
+            try:
+                return layout.bracketed(head, items, tail, indent, is_def, comma_after_star=not self.pyi)
+            except layout.Unsure:
+                pass
+        return self._line(f"{' ' * indent}{head}{', '.join(items)}{tail}", is_def)
+
+    def assignment(self, target: str, head: str, items: list[str], tail: str, indent: int) -> str:
+        if not self.formatter:
+            try:
+                return layout.assignment(target, head, items, tail, indent)
+            except layout.Unsure:
+                pass
+        return self._line(f"{' ' * indent}{target}{head}{', '.join(items)}{tail}", False)
+
+    def tuple(self, items: list[str]) -> layout.Nested:
+        return layout.Nested("(", items, ")")
+
+    def chained_call(self, head: str, items: list[str], trailer: str, indent: int) -> str:
+        if not self.formatter:
+            try:
+                return layout.chained_call(head, items, trailer, indent)
+            except layout.Unsure:
+                pass
+        return self._line(f"{' ' * indent}{head}{', '.join(map(str, items))}){trailer}", False)
+
+    def _line(self, line: str, is_def: bool) -> str:
+        return line if self.formatter else black_line(line, is_def, self.pyi)
+
+    def string(self, text: str) -> str:
+        return layout.string(text) if not self.formatter else repr(text)
+
+    def params(self, f: PyFunction) -> list[str]:
+        parts: list[str] = []
+        for p in f.params:
+            if p.kw_only and "*" not in parts:
+                parts.append("*")
+            default = p.default
+            if default is not None and not self.formatter:
+                try:
+                    default = layout.normalize_literal(default)
+                except layout.Unsure:
+                    default = fmt_black_expression(default)
+            parts.append(f"{p.name}: {p.annotation}" + (f" = {default}" if default is not None else ""))
+        return parts
+
+    def args(self, f: PyFunction) -> list[str]:
+        return list(f.args)
+
+
+def black_line(line: str, is_def: bool, pyi: bool) -> str:
+    """One line black-formatted on its own (the fallback for a shape shimgen.layout does not cover). A def gets
+    a body, a statement enclosing blocks to its depth, so that black sees it as it is in the file; the
+    `from __future__` line gives black the same target versions (trailing commas) as the whole module."""
+    from shimgen.fmt import black_format
+
+    depth = (len(line) - len(line.lstrip(" "))) // 4
+    opener = "".join(f"{'    ' * k}if _:\n" for k in range(depth))
+    body = f"\n{'    ' * (depth + 1)}pass" if is_def and not line.endswith("...") else ""
+    future = "" if pyi else _FUTURE  # the stub has no `from __future__` line: black infers other targets there
+    text = black_format(f"{future}\n{opener}{line}{body}\n", pyi)
+    lines = text[len(future) :].strip("\n").split("\n")
+    lines = lines[depth:]
+    if body:
+        lines = lines[:-1]
+    return "\n".join(lines)
+
+
+def fmt_black_expression(value: str) -> str:
+    from shimgen.fmt import black_format
+
+    return black_format(f"_ = {value}\n").removeprefix("_ = ").removesuffix("\n")
+
+
+def emit(plan: Plan, formatter: bool = False) -> dict[str, str]:
+    """The Python package. The functions and the stub are written in black's layout (shimgen.layout); with
+    `formatter`, on one line each and formatted by black instead (the reference for tests/test_layout.py)."""
     gs = groups(plan)
     versions = sorted((f.op, f.since) for g in gs for f in g.functions)
     context = dict(
@@ -287,17 +378,25 @@ def emit(plan: Plan) -> dict[str, str]:
         overloaded=any(g.overloaded for g in gs),
         has_gone=any(f.gone for g in gs for f in g.functions),
     )
-    # Only the functions go through black: the rest of the module is written black-clean by its template
-    # (the tests check the whole file), which keeps black's share of a small run to its import. The
-    # functions keep the module's `from __future__` line while black formats them: black infers the target
-    # Python versions from it (PY37+, as for the whole module), and they decide its trailing commas.
-    stub = start_black(render("py_module.pyi.j2", imports=_imports(gs, False), **context), pyi=True)
-    functions = black_format(_FUTURE + render("py_functions.py.j2", **context))
-    assert functions.startswith(_FUTURE)
-    functions = functions[len(_FUTURE) :].lstrip("\n")
+    stub_lay, lay = _Lay(formatter, pyi=True), _Lay(formatter, pyi=False)
+    stub_imports = _imports(gs, False)
+    while stub_imports and not stub_imports[0]:  # black keeps one blank line there in a stub
+        stub_imports.pop(0)
+    stub = render("py_module.pyi.j2", imports=stub_imports, lay=stub_lay, **context)
+    functions = "".join(render("py_group.py.j2", g=g, lay=lay) for g in gs).lstrip("\n")
+    if formatter:
+        from shimgen.fmt import black_format, start_black
+
+        # The functions keep the module's `from __future__` line while black formats them: black infers the
+        # target Python versions from it (PY37+, as for the whole module), and they decide its trailing commas.
+        started = start_black(stub, pyi=True)
+        functions = black_format(_FUTURE + functions)
+        assert functions.startswith(_FUTURE)
+        functions = functions[len(_FUTURE) :].lstrip("\n")
+        stub = started.result()
     module = render("py_module.py.j2", imports=_imports(gs, True), functions=functions, **context)
     return {
         MODULE: module,
-        STUB: stub.result(),
+        STUB: stub,
         MARKER: "# PEP 561 marker: torch_stable_ops ships inline types and a stub (__init__.pyi).\n",
     }

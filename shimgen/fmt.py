@@ -66,23 +66,66 @@ def clang_format(text: str) -> str:
 UNFORMATTED = ("c_shim_aten.h",)
 
 
-class Formatting:
-    """clang-format processes under way for a set of generated files; result() waits for them."""
+_SEPARATOR = "// shimgen: next file {}\n\n"  # between the files of one clang-format run (short: never reflowed)
+BATCHES = 2  # clang-format processes at once (one per core here)
 
-    def __init__(self, files: dict[str, str]) -> None:
-        self._started = {
-            path: _start_clang_format(text)
-            for path, text in files.items()
-            if path.endswith((".h", ".cpp")) and not path.endswith(UNFORMATTED)
-        }
+
+def _batches(paths: list[str], sizes: dict[str, int], n: int) -> list[list[str]]:
+    """The files in n batches of about equal size (largest first into the lightest batch), each in path order."""
+    batches: list[list[str]] = [[] for _ in range(n)]
+    load = [0] * n
+    for path in sorted(paths, key=lambda q: (-sizes[q], q)):
+        k = load.index(min(load))
+        batches[k].append(path)
+        load[k] += sizes[path]
+    return [sorted(b) for b in batches if b]
+
+
+class Formatting:
+    """clang-format processes under way for a set of generated files; result() waits for them.
+
+    The files go through a few processes rather than one each (a per-op header is small: starting clang-format
+    would cost more than formatting it): each process formats several files joined by separator comments, then
+    the result is cut there. clang-format formats the top-level declarations of a file independently, so the
+    text of each file is what formatting it alone gives (tests/test_layout.py checks it, `per_file`)."""
+
+    def __init__(self, files: dict[str, str], per_file: bool = False) -> None:
+        chosen = [p for p in files if p.endswith((".h", ".cpp")) and not p.endswith(UNFORMATTED)]
+        if per_file:
+            groups = [[p] for p in chosen]
+        else:
+            groups = _batches(chosen, {p: len(files[p]) for p in chosen}, BATCHES)
+        self._started = [(group, _start_clang_format(_join([files[p] for p in group]))) for group in groups]
 
     def result(self) -> dict[str, str]:
-        return {path: _finish_clang_format(started) for path, started in self._started.items()}
+        out: dict[str, str] = {}
+        for group, started in self._started:
+            out.update(zip(group, _split(_finish_clang_format(started), len(group))))
+        return out
 
 
-def start_formatting(files: dict[str, str]) -> Formatting:
-    """Start formatting every generated C++ file with clang-format (PyTorch's style), all processes at once."""
-    return Formatting(files)
+def _join(texts: list[str]) -> str:
+    if len(texts) == 1:
+        return texts[0]
+    return "".join(_SEPARATOR.format(i) + t for i, t in enumerate(texts))
+
+
+def _split(text: str, n: int) -> list[str]:
+    if n == 1:
+        return [text]
+    parts = text.split("// shimgen: next file ")
+    assert parts[0] == "" and len(parts) == n + 1, "a separator changed while formatting"
+    result = []
+    for i, part in enumerate(parts[1:]):
+        prefix = f"{i}\n\n"
+        assert part.startswith(prefix), "a separator changed while formatting"
+        result.append(part[len(prefix) :])
+    return result
+
+
+def start_formatting(files: dict[str, str], per_file: bool = False) -> Formatting:
+    """Start formatting every generated C++ file with clang-format (PyTorch's style), in BATCHES processes."""
+    return Formatting(files, per_file)
 
 
 def black_format(text: str, pyi: bool = False) -> str:

@@ -7,6 +7,7 @@ torchgen's own `parse_native_yaml` parses all ~2,600 entries (about 1.8 s). shim
 
 from __future__ import annotations
 
+import bisect
 import difflib
 import os
 import re
@@ -55,7 +56,7 @@ class Op:
         """The schema as aten has it (argument names as written): for talking to aten by name (Python kwargs)."""
         return self.aten or self.f.func
 
-    @property
+    @cached_property  # asked for often (indexes, lookups): computed once
     def name(self) -> str:
         """`add.Tensor`, or `empty_like.default` for the unnamed overload."""
         return f"{self.schema.name.name}.{self.schema.name.overload_name or 'default'}"
@@ -151,7 +152,12 @@ class NativeYaml:
             raise ShimgenError(f"defined more than once in {os.path.basename(self.path)} (lines {lines})", op)
 
     def _line(self, i: int) -> int:
-        return self.text.count("\n", 0, self._starts[i][0]) + 1
+        return bisect.bisect_right(self._newlines, self._starts[i][0]) + 1
+
+    @cached_property
+    def _newlines(self) -> list[int]:
+        """The offset of every newline in the text (a line number is a bisection, not a count per entry)."""
+        return [m.start() for m in re.finditer("\n", self.text)]
 
     def _unknown(self, spec: str) -> str:
         if "." in spec:
@@ -166,7 +172,7 @@ class NativeYaml:
         """The entry's NativeFunction with C/C++-safe argument names, and the schema as written if a name changed.
         Malformed input raises ShimgenError; a type or default the table cannot represent raises Refusal."""
         start, name, overload = self._starts[i]
-        k = self._items.index(start)
+        k = bisect.bisect_left(self._items, start)  # the offsets are in order
         end = self._items[k + 1] if k + 1 < len(self._items) else len(self.text)
         op = f"{name}.{overload or 'default'}"
         where = f"{os.path.basename(self.path)}:{self._line(i)}"

@@ -300,7 +300,10 @@ def target_wrapper(name: str, plan: Plan) -> Wrapper | None:
     """The (uncollided) wrapper of a lowering target, built once per plan."""
     built = plan.derived.setdefault("lowering_targets", {})
     if name not in built:  # type: ignore[operator]
-        op = next((o for o in plan.ops if o.name == name), None)
+        by_name = plan.derived.get("ops_by_name")
+        if by_name is None:
+            by_name = plan.derived["ops_by_name"] = {o.name: o for o in plan.ops}
+        op = by_name.get(name)  # type: ignore[union-attr]
         try:
             if op is None and plan.native is not None:
                 op = plan.native.select([name], plan.table)[0]
@@ -557,8 +560,9 @@ def wrappers(plan: Plan) -> tuple[list[Wrapper], list[str]]:
         except Refusal as e:
             notes.append(e.line())
     final: list[Wrapper] = []
+    named: dict[str, list[int]] = {}  # name -> indices into final (a scan per wrapper would be quadratic)
     for w in built:
-        same = [i for i, o in enumerate(final) if o.name == w.name]
+        same = list(named.get(w.name, []))
         # The rules hold whichever of two overloads comes first (randn.generator_out sorts before randn.out):
         # an earlier overload's narrowed forms and synthesized defaults yield to a later overload's full form
         # as the later one's yield to the earlier one's.
@@ -572,6 +576,7 @@ def wrappers(plan: Plan) -> tuple[list[Wrapper], list[str]]:
         w = _without_narrowed_dupes(w, [final[i] for i in same])
         if any(_redefines(final[i], w) for i in same):
             w = replace(w, name=f"{w.name}_{w.op.overload or 'default'}")
+        named.setdefault(w.name, []).append(len(final))
         final.append(w)
     final = [_with_nullopt_forwarding(w, final, plan) for w in final]
     plan.derived["wrappers"] = (final, notes)

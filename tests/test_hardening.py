@@ -225,6 +225,8 @@ def test_symbolic_default_without_spelling_is_a_refusal_for_both_surfaces(tmp_pa
     header = (tmp_path / "o" / emit_c.HEADER).read_text()
     assert "aoti_torch_aten_foo_other(" in header and "aoti_torch_aten_foo(" not in header
     assert "foo.default" not in (tmp_path / "o" / emit_cpp.HEADER).read_text().split("// Not generated")[0]
+    assert "foo.other" in (tmp_path / "o" / emit_cpp.op_header("foo")).read_text()  # its wrappers are there
+    assert "foo.default" not in (tmp_path / "o" / emit_cpp.op_header("foo")).read_text()
     assert_one_line_error(run_yaml(tmp_path, text, "foo.default"), "op foo.default", "banana")
 
 

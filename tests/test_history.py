@@ -135,7 +135,7 @@ def test_removed_op_hidden_from_its_removal(drifted: str, target: str, visible: 
     source = ("#include <torch/csrc/stable/ops.h>\n"
               "torch::stable::Tensor f(const torch::stable::Tensor& t) { return torch::stable::cholesky(t); }\n")
     assert (syntax_check(source, drifted, target).returncode == 0) == visible
-    text = open(os.path.join(drifted, emit_cpp.HEADER)).read()
+    text = open(os.path.join(drifted, emit_cpp.op_header("cholesky"))).read()
     assert "Removed in PyTorch 2.14: an extension using it fails on libtorch >= 2.14." in text
 
 
@@ -170,7 +170,7 @@ def test_flash_attention_forms_and_stack() -> None:
     (w,), _ = sig_cpp.wrappers(p)
     assert [(v.start, v.end, v.kept, len(v.stack), v.route) for v in w.variants] == [
         (V("2.9"), V("2.12"), 15, 17, "dispatcher"), (V("2.12"), None, 17, 17, "dispatcher")]
-    text = emit_cpp.emit(p)[emit_cpp.HEADER]
+    text = emit_cpp.wrapper_texts(emit_cpp.emit(p))
     old_form = text[: text.index("#endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_12_0")]
     assert "std::array<StableIValue, 17> stack" in old_form
     assert old_form.count("torch::stable::detail::from(std::nullopt)") == 2

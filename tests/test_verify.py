@@ -176,10 +176,10 @@ def test_a_wrong_wrapper_fails_and_a_crash_is_reported(tmp_path) -> None:
 
     out, build = str(tmp_path / "out"), str(tmp_path / "build")
     assert cli_main(["--ops", "narrow.default,amax.default,pad.default", "--only", "--out", out]) == 0
-    ops_h = os.path.join(out, "torch", "csrc", "stable", "ops.h")
-    _mutate(ops_h, "aoti_torch_aten_narrow(self.get(), dim, start, length, &ret0)",
+    ops_h = os.path.join(out, "torch", "csrc", "stable", "ops")  # each name's wrappers: ops/<name>.h
+    _mutate(os.path.join(ops_h, "narrow.h"), "aoti_torch_aten_narrow(self.get(), dim, start, length, &ret0)",
             "aoti_torch_aten_narrow(self.get(), dim, length, start, &ret0)")
-    _mutate(ops_h, "SHIMGEN_CHECK(aoti_torch_aten_amax(", "(void)(aoti_torch_aten_amax(")
+    _mutate(os.path.join(ops_h, "amax.h"), "SHIMGEN_CHECK(aoti_torch_aten_amax(", "(void)(aoti_torch_aten_amax(")
     proc = subprocess.run(
         [sys.executable, "-c", "import sys; from shimgen.verify import run; "
          f"sys.exit(run({out!r}, {build!r}, ['narrow.default', 'amax.default', 'pad.default'], None, None))"],
@@ -199,7 +199,7 @@ def test_a_build_failure_is_reported(tmp_path) -> None:
 
     out, build = str(tmp_path / "out"), str(tmp_path / "build")
     assert cli_main(["--ops", "pad.default", "--only", "--out", out]) == 0
-    _mutate(os.path.join(out, "torch", "csrc", "stable", "ops.h"), "inline torch::stable::Tensor pad(",
+    _mutate(os.path.join(out, "torch", "csrc", "stable", "ops", "pad.h"), "inline torch::stable::Tensor pad(",
             "inline torch::stable::Tensor pad(not_a_type x, ")
     proc = subprocess.run(
         [sys.executable, "-c", "import sys; from shimgen.verify import run; "

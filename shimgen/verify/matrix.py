@@ -112,8 +112,9 @@ def roundtrip_steps(plan: Plan, out: str, t: Target, bdir: str, torch: build.Tor
     src = os.path.join(bdir, f"target-{t.release}", roundtrip.SOURCE)
     _write(src, roundtrip.source(plan, t.kernels))
     obj = src[: -len(".cpp")] + ".o"
-    headers = [_read(os.path.join(out, rel)) for rel in ("torch/csrc/stable/ops.h",
-                                                          "torch/csrc/inductor/aoti_torch/generated/c_shim_aten.h")]
+    from shimgen.emit_cpp import read_wrapper_headers
+
+    headers = [read_wrapper_headers(out), _read(os.path.join(out, "torch/csrc/inductor/aoti_torch/generated/c_shim_aten.h"))]
     compile_cmd = [cxx, "-O1", "-fPIC", *torch.stable_flags(out), f"-DTORCH_TARGET_VERSION={t.release.hex}", "-c",
                    src, "-o", obj]
     compile_step = build.Step(f"round-trip extension at {t.release} (compile)", obj, compile_cmd,

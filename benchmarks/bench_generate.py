@@ -1,0 +1,122 @@
+"""Generation and compile time side by side, in one run (not a test).
+
+    python benchmarks/bench_generate.py [--runs 3] [--op add] [--identical]
+
+Prints:
+- wall time of `shimgen --ops <every op name of the installed yaml>` (a fresh process, imports included, output
+  into a fresh folder), and of `shimgen --ops add,pad,amax` (best of --runs + 2);
+- wall time of `g++ -fsyntax-only` on a translation unit that includes (a) upstream's torch/csrc/stable/ops.h
+  (the installed torch's), (b) the generated aggregate ops.h of every op, (c) one generated per-op header
+  (torch/csrc/stable/ops/<--op>.h of that same output), and, for reference, torch/csrc/stable/tensor.h alone;
+  interleaved so that each sees the same machine load; median of --runs, and ratios to (a).
+--identical also generates the whole yaml through the formatters (black over the whole module, clang-format over
+each C++ file alone) and compares every file byte for byte with the fast path (about two minutes here).
+Goals (issue 11): whole yaml <= 3 s, add,pad,amax <= 0.3 s, (c) <= 1.1x (a), (b) <= 2x (a).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def all_op_names() -> list[str]:
+    sys.path.insert(0, ROOT)
+    from shimgen.parse import NativeYaml
+
+    return list(dict.fromkeys(op.split(".")[0] for op in NativeYaml(None).all_op_names()))
+
+
+def shimgen_wall(ops: list[str], out: str) -> float:
+    shutil.rmtree(out, ignore_errors=True)
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "shimgen", "--ops", ",".join(ops), "--out", out],
+                          capture_output=True, text=True, env=env)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"shimgen failed: {proc.stderr[-2000:]}")
+    return elapsed
+
+
+def compile_wall(include: str, generated: str | None) -> float:
+    sys.path.insert(0, ROOT)
+    from shimgen.verify import build
+
+    torch = build.find_torch()
+    flags = torch.stable_flags(generated) if generated else [f for f in torch.stable_flags(ROOT) if f != f"-I{ROOT}"]
+    start = time.perf_counter()
+    proc = subprocess.run([build.compiler(), *flags, "-fsyntax-only", "-x", "c++", "-"],
+                          input=f"#include <{include}>\n", capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        sys.exit(f"compiling #include <{include}> failed: {proc.stderr[-2000:]}")
+    return elapsed
+
+
+def identical(ops: list[str]) -> None:
+    sys.path.insert(0, ROOT)
+    from shimgen import cli
+
+    start = time.perf_counter()
+    fast, _ = cli.generate(ops, None, None, None)
+    mid = time.perf_counter()
+    ref, _ = cli.generate(ops, None, None, None, formatter=True)
+    end = time.perf_counter()
+    differ = sorted(p for p in set(fast) | set(ref) if fast.get(p) != ref.get(p))
+    print(f"\nwhole yaml, fast path vs formatters: {len(ref)} files, {len(differ)} differ "
+          f"(fast {mid - start:.1f} s in process, formatters {end - mid:.1f} s)")
+    for p in differ[:20]:
+        print(f"  differs: {p}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--op", default="add", help="the per-op header compiled in (c)")
+    parser.add_argument("--identical", action="store_true")
+    args = parser.parse_args()
+    names = all_op_names()
+    with tempfile.TemporaryDirectory() as tmp:
+        whole, small = os.path.join(tmp, "whole"), os.path.join(tmp, "small")
+        gen = [shimgen_wall(names, whole) for _ in range(args.runs)]
+        few = [shimgen_wall(["add", "pad", "amax"], small) for _ in range(args.runs + 2)]
+        print(f"shimgen --ops <all {len(names)} op names>: {min(gen):.2f} s best, {statistics.median(gen):.2f} s "
+              f"median of {len(gen)} (goal <= 3 s)")
+        print(f"shimgen --ops add,pad,amax: {min(few):.3f} s best, {statistics.median(few):.3f} s median of "
+              f"{len(few)} (goal <= 0.3 s)")
+        n_headers = len(os.listdir(os.path.join(whole, "torch/csrc/stable/ops")))
+        lines = sum(1 for _ in open(os.path.join(whole, "torch/csrc/stable/ops.h")))
+        print(f"whole-yaml output: ops.h includes {n_headers} per-op headers ({lines} lines itself)")
+
+        cases = [
+            ("(a) upstream ops.h", "torch/csrc/stable/ops.h", None),
+            ("(b) generated ops.h, every op", "torch/csrc/stable/ops.h", whole),
+            (f"(c) generated ops/{args.op}.h", f"torch/csrc/stable/ops/{args.op}.h", whole),
+            ("    stable/tensor.h alone", "torch/csrc/stable/tensor.h", None),
+        ]
+        times: dict[str, list[float]] = {label: [] for label, _, _ in cases}
+        for _ in range(args.runs):
+            for label, include, generated in cases:
+                times[label].append(compile_wall(include, generated))
+        base = statistics.median(times[cases[0][0]])
+        print("\ng++ -fsyntax-only of a TU including the header (median of "
+              f"{args.runs}, interleaved; goals: (c) <= 1.1x (a), (b) <= 2x (a)):")
+        for label, _, _ in cases:
+            t = statistics.median(times[label])
+            print(f"  {label:34s} {t:6.2f} s  {t / base:5.2f}x (a)")
+    if args.identical:
+        identical(names)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
