@@ -350,8 +350,14 @@ def _same_error(want: BaseException, got: BaseException) -> bool:
     return _normalize(_message(want)) in _normalize(_message(got)) or _normalize(str(want)) in _normalize(str(got))
 
 
+# What SHIMGEN_CHECK (templates/ops_check.h.j2) raises when libtorch reports a failed call: libtorch's error, not
+# a refusal (before 2.13 an extension cannot read libtorch's message, so this is all it says).
+LIBTORCH_FAILED = "shimgen: libtorch call failed"
+
+
 def _refusal(error: BaseException) -> bool:
-    return isinstance(error, RuntimeError) and str(error).lstrip().startswith(REFUSAL_PREFIX)
+    text = str(error).lstrip()
+    return isinstance(error, RuntimeError) and text.startswith(REFUSAL_PREFIX) and not text.startswith(LIBTORCH_FAILED)
 
 
 def _outcome(exp: tuple, act: tuple, values: bool) -> tuple[str, str | None]:
