@@ -5,6 +5,10 @@
 // double). Each build registers
 //   BENCH_NS::results(f, i, f2, i2, i3) -> Tensor[]  each case's result, once
 //   BENCH_NS::bench(f, i, f2, i2, iters) -> float[]  ns per call of each case
+// and, in the at:: build only,
+//   BENCH_NS::bench_route(f, i, f2, i2, iters) -> float[]  the same, with at::
+//     taking the generated wrapper's route (the 0-dim tensor, the sibling, the
+//     composition): what the route costs inside ATen, without the stable ABI
 // in the order of kCases in bench_scalars.py. f is a float32 tensor, i an int64
 // one; f2, i2, i3 are scratch copies the in-place cases write to (bench
 // passes i2 for i3). A build without a case returns NaN for its time and f as
@@ -25,7 +29,9 @@
 #include <ATen/ops/clamp.h>
 #include <ATen/ops/fill.h>
 #include <ATen/ops/full.h>
+#include <ATen/ops/empty.h>
 #include <ATen/ops/mul.h>
+#include <ATen/ops/scalar_tensor.h>
 #include <torch/csrc/inductor/aoti_torch/utils.h>
 #else
 #include <torch/csrc/stable/ops.h>
@@ -72,6 +78,29 @@ static Tensor stable(at::Tensor t) {
   CASE([&] { return at::fill_(f2, 3); });                    \
   CASE([&] { return at::fill_(i3, 3); });
 #define RESULT(call) out.push_back(stable(call()))
+// The route each generated wrapper takes for its case (bench_scalars.py's
+// CASES), written with at::; a 0-dim tensor has the dtype the wrapper picks
+// (the number's own: int64 for an integer, float64 for a double).
+#define BENCH_ROUTES(F, I, F2, I2, I3, CASE)                                 \
+  at::Tensor& f = aten(F);                                                   \
+  at::Tensor& i = aten(I);                                                   \
+  at::Tensor& f2 = aten(F2);                                                 \
+  at::Tensor& i2 = aten(I2);                                                 \
+  at::Tensor& i3 = aten(I3);                                                 \
+  auto n = [](const at::Scalar& v) {                                         \
+    return at::scalar_tensor(v, v.isIntegral(false) ? at::kLong : at::kDouble); \
+  };                                                                         \
+  CASE([&] { return at::mul(f, n(2.5)); });                                  \
+  CASE([&] { return at::mul(i, n(2)); });                                    \
+  CASE([&] { return i2.mul_(n(2)); });                                       \
+  CASE([&] { return at::add(f, f, 2); });                                    \
+  CASE([&] { return at::bitwise_and(i, n(6)); });                            \
+  CASE([&] { return at::clamp(i, n(0), n(5)); });                            \
+  CASE([&] { return at::clamp(f, n(0.0), n(1.0)); });                        \
+  CASE([&] { return at::empty({4, 4}, at::kLong).fill_(n(7)); });            \
+  CASE([&] { return at::full({4, 4}, 7.5); });                               \
+  CASE([&] { return at::fill_(f2, 3); });                                    \
+  CASE([&] { return i3.fill_(n(3)); });
 #else
 namespace ts = torch::stable;
 #ifdef SHIMGEN_STABLE_OPS_H
@@ -133,14 +162,40 @@ std::vector<double> bench(Tensor F, Tensor I, Tensor F2, Tensor I2, int64_t iter
   return r;
 }
 
+#ifdef BENCH_ATEN
+std::vector<Tensor> route_results(Tensor F, Tensor I, Tensor F2, Tensor I2, Tensor I3) {
+  std::vector<Tensor> out;
+  BENCH_ROUTES(F, I, F2, I2, I3, RESULT)
+  return out;
+}
+
+std::vector<double> bench_route(Tensor F, Tensor I, Tensor F2, Tensor I2, int64_t iters) {
+  std::vector<double> r;
+#define TIME(call) r.push_back(ns_per_call(iters, call))
+  BENCH_ROUTES(F, I, F2, I2, I2, TIME)
+#undef TIME
+  return r;
+}
+#endif
+
 STABLE_TORCH_LIBRARY(BENCH_NS, m) {
   m.def(
       "results(Tensor f, Tensor i, Tensor(a!) f2, Tensor(b!) i2, "
       "Tensor(c!) i3) -> Tensor[]");
   m.def("bench(Tensor f, Tensor i, Tensor(a!) f2, Tensor(b!) i2, int iters) -> float[]");
+#ifdef BENCH_ATEN
+  m.def(
+      "route_results(Tensor f, Tensor i, Tensor(a!) f2, Tensor(b!) i2, "
+      "Tensor(c!) i3) -> Tensor[]");
+  m.def("bench_route(Tensor f, Tensor i, Tensor(a!) f2, Tensor(b!) i2, int iters) -> float[]");
+#endif
 }
 
 STABLE_TORCH_LIBRARY_IMPL(BENCH_NS, CompositeExplicitAutograd, m) {
   m.impl("results", TORCH_BOX(&results));
   m.impl("bench", TORCH_BOX(&bench));
+#ifdef BENCH_ATEN
+  m.impl("route_results", TORCH_BOX(&route_results));
+  m.impl("bench_route", TORCH_BOX(&bench_route));
+#endif
 }

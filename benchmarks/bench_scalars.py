@@ -12,7 +12,9 @@ and benchmarks/bench_scalars.cpp four times: at::, the generated ops.h twice (th
 build of identical code over the first) and upstream's ops.h (only `fill_` and `full` take a Scalar there, as a
 double). Before timing, every case's result is compared with at::'s (values and dtype): a generated wrapper
 that differs stops the benchmark; an upstream one that differs is marked `!=`. The rounds interleave the
-builds; the table shows medians and ratios of medians.
+builds; the table shows medians and ratios of medians. The at:: build also times at:: taking each wrapper's route
+(the 0-dim tensor, the sibling, the composition; checked equal too), which splits the wrapper's cost into what the
+route costs inside ATen and what the stable ABI adds.
 """
 
 from __future__ import annotations
@@ -91,11 +93,14 @@ def check(builds: list[str]) -> dict[str, list[bool]]:
     for name in builds:
         f, i = inputs()
         got[name] = getattr(torch.ops, f"bench_scalars_{name}").results(f, i, f.clone(), i.clone(), i.clone())
+    f, i = inputs()
+    got["route"] = torch.ops.bench_scalars_aten.route_results(f, i, f.clone(), i.clone(), i.clone())
+    builds = [*builds, "route"]
     ok = {}
     for name in builds:
         ok[name] = [same(r, a) for r, a in zip(got[name], got["aten"])]
         for (label, _), good, r, a in zip(CASES, ok[name], got[name], got["aten"]):
-            if not good and name.startswith("generated"):
+            if not good and name != "upstream":
                 raise SystemExit(f"{name}: {label} differs from at::: {r.dtype} {r.tolist()} vs {a.dtype} {a.tolist()}")
     return ok
 
@@ -112,29 +117,33 @@ def main() -> int:
             torch.ops.load_library(so)
         ok = check(list(libs))  # before timing: the benchmark cannot time a wrong call
         f, i = inputs()
-        runs: dict[str, list[list[float]]] = {k: [] for k in libs}
+        runs: dict[str, list[list[float]]] = {k: [] for k in [*libs, "route"]}
         for _ in range(args.rounds):
             for name in libs:  # interleaved: every round measures all the builds
                 op = getattr(torch.ops, f"bench_scalars_{name}").bench
                 runs[name].append(op(f, i, f.clone(), i.clone(), args.iters))
+            runs["route"].append(torch.ops.bench_scalars_aten.bench_route(f, i, f.clone(), i.clone(), args.iters))
         missing = {k: [t != t for t in v[0]] for k, v in runs.items()}
     med = {k: [statistics.median(r[n] for r in v) for n in range(len(CASES))] for k, v in runs.items()}
     print(f"torch {torch.__version__}, 4x4 float32 f / int64 i, {args.iters} calls x {args.rounds} rounds, "
           f"medians (ns/call); every shimgen result equals at::'s (values, dtype)")
     head = (f"{'case':<19} {'shimgen route':<27} {'at::':>6} {'shimgen':>8} {'ours/at::':>9} {'noise':>6} "
-            f"{'upstream':>9} {'up/at::':>8}")
+            f"{'at::route':>9} {'route/at::':>10} {'ours/route':>10} {'upstream':>9} {'up/at::':>8}")
     print(head)
     print("-" * len(head))
     for n, (label, route) in enumerate(CASES):
-        a, g, g2, u = (med[k][n] for k in ("aten", "generated", "generated2", "upstream"))
+        a, g, g2, u, r = (med[k][n] for k in ("aten", "generated", "generated2", "upstream", "route"))
         if missing["upstream"][n]:
             ups, up_ratio = "-", "-"
         else:
             ups = f"{u:.0f}" + ("" if ok["upstream"][n] else " !=")
             up_ratio = f"{u / a:.2f}x"
-        print(f"{label:<19} {route:<27} {a:>6.0f} {g:>8.0f} {g / a:>8.2f}x {g2 / g:>5.2f}x {ups:>9} {up_ratio:>8}")
-    print("noise: the generated build compiled twice, second/first (the spread to expect between builds); "
-          "upstream: torch's own ops.h (fill_, full take a double: 3.0, 7.0); != its result differs from at::'s")
+        print(f"{label:<19} {route:<27} {a:>6.0f} {g:>8.0f} {g / a:>8.2f}x {g2 / g:>5.2f}x {r:>9.0f} "
+              f"{r / a:>9.2f}x {g / r:>9.2f}x {ups:>9} {up_ratio:>8}")
+    print("noise: the generated build compiled twice, second/first (the spread to expect between builds)")
+    print("at::route: at:: taking the wrapper's route (0-dim tensor, sibling, composition): route/at:: is what the "
+          "route costs inside ATen, ours/route what the stable ABI adds to it")
+    print("upstream: torch's own ops.h (fill_, full take a double: 3.0, 7.0); != its result differs from at::'s")
     return 0
 
 
