@@ -225,7 +225,8 @@ def _kernel(op: str) -> roundtrip.Kernel:
     "op, schema",
     [
         # A Scalar travels as a 0-dim tensor of the caller's number (lossless); the runner boxes an omitted default.
-        ("add.Tensor", "add.Tensor(Tensor self, Tensor other, *, Tensor alpha) -> Tensor"),
+        ("add.Tensor", "add.Tensor(Tensor self, Tensor other, *, Tensor? alpha=None) -> Tensor"),
+        ("histc.default", "histc(Tensor self, int bins=100, Tensor? min=None, Tensor? max=None) -> Tensor"),
         ("clamp.default", "clamp(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor"),
         ("full.out", "full.out(int[] size, Tensor fill_value, *, Tensor(a!) out) -> Tensor(a!)"),
         ("narrow.default", "narrow(Tensor(a) self, int dim, int start, int length) -> Tensor(a)"),

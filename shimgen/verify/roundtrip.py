@@ -72,14 +72,23 @@ def _arg_row(plan: Plan, op: Op, a: Argument) -> Row:
     return plan.table.argument(a.type, op.name, a.name)
 
 
+def defaulted_number(row: Row, a: Argument) -> bool:
+    """A Scalar boxed as a 0-dim tensor whose schema has a numeric default (`Scalar alpha=1`). A Tensor argument
+    cannot default to a number, and a positional one may not follow a defaulted one (`histc(..., int bins=100,
+    Scalar min=0, ...)`), so the round-trip schema says `Tensor? alpha=None`, the kernel takes an optional, and
+    the runner always passes the number (the caller's, or the schema default boxed as one: runner.bind)."""
+    return row.box_schema == "Tensor" and a.default is not None and a.default != "None"
+
+
 def schema_argument(row: Row, a: Argument, box_schema: str | None = None) -> str:
     """One argument of the round-trip schema: the aten argument, its type replaced by the table's box_schema (or
     by `box_schema`: Tensor for an encoded list)."""
+    if box_schema is None and defaulted_number(row, a):
+        return f"Tensor? {a.name}=None"
     box_schema = box_schema or (row.fill(row.box_schema) if row.box_schema else None)
     if box_schema is None:
         return str(a)
-    # A Tensor schema argument has no numeric default: a Scalar boxed as a 0-dim tensor gets its default from the
-    # runner (runner.bind), which boxes the schema's default as a caller's number; None stays the schema's.
+    # A Tensor schema argument has no numeric default; an optional one keeps None.
     keeps = a.default is not None and (not box_schema.startswith("Tensor") or
                                        (box_schema.endswith("?") and a.default == "None"))
     default = f"={a.default}" if keeps else ""
@@ -177,6 +186,8 @@ def kernel(w: Wrapper, plan: Plan, target: Version | None = None, v: Variant | N
             continue
         p = by_name[a.name]
         box = p.row.fill(p.row.box, a.name) if p.row.box else p.cpp_type
+        if defaulted_number(p.row, a):
+            box = "std::optional<torch::stable::Tensor>"
         enc = encoding(p.row, plan.table, target, op.name, a.name)
         if enc is None:
             params.append(f"{box} {a.name}")
