@@ -169,7 +169,7 @@ def main() -> int:
         for so in libs.values():
             torch.ops.load_library(so)
         installed = Version.parse_release(TORCH.version, "installed torch version")
-        routes = {w.op.name: (roundtrip.installed_variant(w, installed) or w.variants[-1]).route
+        routes = {w.op.name: (roundtrip.active_variant(w, installed) or w.variants[-1]).route
                   for w in sig_cpp.wrappers(p)[0]}
         x = torch.randn(4, 4)
         fail_calls = args.fail_calls or args.calls
