@@ -436,8 +436,10 @@ def prove_int_as_double(schemas: dict[str, str]) -> tuple[list[str], dict[str, s
     return sorted(proven), why
 
 
-# The numbers the sibling proof tries in each Scalar position: every kind, signs, zero, beyond 2^53 and float range.
-NUMBERS = [True, False, 3, -2, 0, 2**53 + 1, 2.5, 0.1, -1.5, 1e300, 1 + 2j]
+# The numbers the sibling proof tries in each Scalar position: every kind, signs, zero, beyond 2^53 and float range,
+# and the values ATen's Scalar kernels branch on (pow.Tensor_Scalar computes x^0.5 as sqrt, x^-0.5 as rsqrt, x^2
+# as x*x, x^-1 as a reciprocal: the Tensor overload does not, and differs in the last bit; --verify found it).
+NUMBERS = [True, False, 3, -2, 0, 2, -1, 2**53 + 1, 2.5, 0.1, -1.5, 0.5, -0.5, 2.0, -1.0, 1e300, 1 + 2j]
 
 
 def prove_siblings(pairs: dict[str, tuple[str, str]]) -> dict[str, dict]:
