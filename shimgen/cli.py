@@ -180,9 +180,9 @@ def generate(ops: list[str] | None, yaml_path: str | None, since: str | None, ou
 
 def write_atomically(out: str, files: dict[str, str], before_switch=None) -> list[str]:
     """Write every file into out as one transaction (shimgen.output): all or nothing, locked, across signals."""
-    from shimgen import output
+    from shimgen import emit_cpp, output
 
-    return output.write(out, files, before_switch)
+    return output.write(out, files, before_switch, owned=(emit_cpp.OP_HEADERS,))
 
 
 _DECL_RE = re.compile(r"AOTITorchError (aoti_torch_\w+)\((.*)\);")
@@ -245,6 +245,8 @@ def check(out: str, files: dict[str, str], update_hint: str, manifest_ops: froze
                 summary += ["  " + s for s in describe_changes(old, text)]
             diffs += difflib.unified_diff(old.splitlines(True), text.splitlines(True), f"{path} (on disk)",
                                           f"{path} (generated)")
+        for rel in output.unwritten(out, (emit_cpp.OP_HEADERS,), set(files)) if os.path.isdir(out) else []:
+            summary.append(f"not generated any more: {os.path.join(out, rel)} (the next run removes it)")
     if summary:  # which schemas changed, and what that means for the stable surface
         ops_dir = os.path.join(out, emit_cpp.OP_HEADERS)
         for name in sorted(os.listdir(ops_dir)) if os.path.isdir(ops_dir) else []:  # headers no longer generated

@@ -156,22 +156,24 @@ def stale_files(out: str, rels: list[str]) -> list[str]:
     return found
 
 
-def _read_journal(out: str) -> list[tuple[str, str]] | None:
+def _read_journal(out: str) -> tuple[list[tuple[str, str]], list[str]] | None:
+    """(moves, removals) of an interrupted switch, or None."""
     path = os.path.join(out, JOURNAL)
     if not os.path.lexists(path):
         return None
     try:
         data = json.loads(read_text(path, path, limit=1 << 20))
         moves = [(str(a), str(b)) for a, b in data["moves"]]
+        removals = [str(r) for r in data.get("removes", [])]
     except (ValueError, KeyError, TypeError) as e:
         raise ShimgenError(f"cannot read {path}, the journal of an interrupted run ({e}); remove it and rerun") from None
-    for tmp, dest in moves:  # only ever moves a staging file within out
-        for rel in (tmp, dest):
-            if os.path.isabs(rel) or ".." in rel.split("/"):
-                raise ShimgenError(f"{path}: unexpected path {rel!r}; remove it and rerun")
+    for rel in [p for m in moves for p in m] + removals:  # only ever within out
+        if os.path.isabs(rel) or ".." in rel.split("/"):
+            raise ShimgenError(f"{path}: unexpected path {rel!r}; remove it and rerun")
+    for tmp, _ in moves:  # only ever moves a staging file
         if not os.path.basename(tmp).startswith(STAGE_PREFIX):
             raise ShimgenError(f"{path}: unexpected staging name {tmp!r}; remove it and rerun")
-    return moves
+    return moves, removals
 
 
 def pending_journal(out: str) -> bool:
@@ -180,13 +182,17 @@ def pending_journal(out: str) -> bool:
 
 def recover(out: str, rels: list[str]) -> None:
     """Roll forward an interrupted switch, then remove staging files of killed runs. Hold the exclusive lock."""
-    moves = _read_journal(out)
-    if moves is not None:
+    journal = _read_journal(out)
+    if journal is not None:
+        moves, removals = journal
         for tmp, dest in moves:
             src = os.path.join(out, tmp)
             if os.path.lexists(src):
                 os.replace(src, os.path.join(out, dest))
-        _fsync_dirs(out, [d for _, d in moves])
+        for rel in removals:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(out, rel))
+        _fsync_dirs(out, [d for _, d in moves] + removals)
         os.unlink(os.path.join(out, JOURNAL))
         _fsync_dir(out)
     for path in stale_files(out, rels):
@@ -255,9 +261,11 @@ def _test_delay() -> float:
         return 0.0
 
 
-def write(out: str, files: dict[str, str], before_switch=None) -> list[str]:
+def write(out: str, files: dict[str, str], before_switch=None, owned: tuple[str, ...] = ()) -> list[str]:
     """Write `files` (path relative to out -> text) into out as one transaction; return the paths written.
-    `before_switch(paths)` runs once everything is staged, just before the switch: raising there aborts it."""
+    `before_switch(paths)` runs once everything is staged, just before the switch: raising there aborts it.
+    `owned`: folders (relative to out, ending in "/") whose every `.h` file is the tool's: one this run does not
+    write (a per-op header of an op no longer selected) is removed in the same switch."""
     umask = os.umask(0)
     os.umask(umask)
     rels = list(files)
@@ -284,7 +292,7 @@ def write(out: str, files: dict[str, str], before_switch=None) -> list[str]:
                     staged[rel] = _stage(out, rel, files[rel], umask)
                 if before_switch is not None:
                     before_switch([os.path.join(out, rel) for rel in rels])
-                _switch(out, staged, committed)
+                _switch(out, staged, committed, unwritten(out, owned, set(rels)))
             except OSError as e:
                 name = f" {e.filename}" if getattr(e, "filename", None) else ""
                 if committed:
@@ -310,14 +318,26 @@ def _remove(files: list[str], folders: list[str]) -> None:
             os.rmdir(d)  # only if empty
 
 
-def _switch(out: str, staged: dict[str, str], committed: list[bool]) -> None:
+def unwritten(out: str, owned: tuple[str, ...], rels: set[str]) -> list[str]:
+    """The `.h` files in the owned folders that this run does not write."""
+    found = []
+    for d in owned:
+        with contextlib.suppress(OSError):
+            for n in sorted(os.listdir(os.path.join(out, d))):
+                rel = d + n
+                if n.endswith(".h") and rel not in rels and os.path.isfile(os.path.join(out, rel)):
+                    found.append(rel)
+    return found
+
+
+def _switch(out: str, staged: dict[str, str], committed: list[bool], removals: list[str]) -> None:
     moves = [(os.path.relpath(tmp, out).replace(os.sep, "/"), rel) for rel, tmp in staged.items()]
     delay = _test_delay()
     with _deferred_signals():
         fd, tmp = tempfile.mkstemp(prefix=STAGE_PREFIX, suffix="-commit", dir=out)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump({"moves": moves}, f)
+                json.dump({"moves": moves, "removes": removals}, f)
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, os.path.join(out, JOURNAL))  # the commit point
@@ -331,6 +351,9 @@ def _switch(out: str, staged: dict[str, str], committed: list[bool]) -> None:
             if delay:
                 time.sleep(delay)
             os.replace(os.path.join(out, staged_rel), os.path.join(out, rel))
-        _fsync_dirs(out, [rel for _, rel in moves])
+        for rel in removals:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(out, rel))
+        _fsync_dirs(out, [rel for _, rel in moves] + removals)
         os.unlink(os.path.join(out, JOURNAL))
         _fsync_dir(out)

@@ -408,14 +408,14 @@ def old_new(tmp_path_factory) -> tuple[dict[str, bytes], dict[str, bytes]]:
     root = tmp_path_factory.mktemp("sets")
     sets = []
     for ops in (OLD_OPS, NEW_OPS):
-        proc = run("--ops", ops, "--out", str(root / ops))
+        proc = run("--ops", ops, "--only", "--out", str(root / ops))
         assert proc.returncode == 0, proc.stderr
         sets.append(snapshot(root / ops))
-    # Every file the op set shapes differs between the two (py.typed and shimgen's Scalar header never do), so
-    # a folder holding parts of both is told apart from either.
+    # Every file the op set shapes differs between the two (--only: no manifest ops in common), or exists in one
+    # only (the per-op headers), so a folder holding parts of both is told apart from either.
     same = {k for k in sets[0] if sets[0][k] == sets[1].get(k)}
-    assert sets[0].keys() == sets[1].keys() and same == {"python/torch_stable_ops/py.typed",
-                                                         "torch/csrc/stable/shimgen/scalar.h"}, same
+    assert same <= {"python/torch_stable_ops/py.typed", "torch/csrc/stable/shimgen/scalar.h",
+                    "torch/csrc/stable/shimgen/ops_prelude.h"}, same
     return sets[0], sets[1]
 
 
@@ -429,7 +429,7 @@ def _restore(folder, files: dict[str, bytes]) -> None:
 
 
 def _start(ops: str, out, extra_env: dict | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "shimgen", "--ops", ops, "--out", str(out)],
+    return subprocess.Popen([sys.executable, "-m", "shimgen", "--ops", ops, "--only", "--out", str(out)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, **SLOW, **(extra_env or {})})
 
@@ -519,7 +519,7 @@ def test_sigkill_during_the_switch_is_completed_by_the_next_run(tmp_path, old_ne
     assert state != old and state != new  # a killed switch is the one mixed state; the journal records it
     check = run("--check", "--out", str(out))
     assert check.returncode == 1 and "an interrupted write" in check.stderr, check.stderr
-    proc = run("--ops", OLD_OPS, "--out", str(out))  # rolls the killed run forward, then writes its own set
+    proc = run("--ops", OLD_OPS, "--only", "--out", str(out))  # rolls the killed run forward, then writes its own set
     assert proc.returncode == 0, proc.stderr
     assert snapshot(out) == old
 
@@ -536,7 +536,7 @@ def test_stale_staging_is_reported_and_removed(tmp_path, old_new) -> None:
     keep.mkdir()
     proc = run("--check", "--out", str(out))
     assert proc.returncode == 1 and proc.stderr.count("stale staging file") == 3, proc.stderr
-    assert run("--ops", OLD_OPS, "--out", str(out)).returncode == 0
+    assert run("--ops", OLD_OPS, "--only", "--out", str(out)).returncode == 0
     assert not any(p.exists() for p in stale) and keep.is_dir()
     keep.rmdir()
     assert snapshot(out) == old
@@ -637,3 +637,18 @@ def test_failing_calls_raise_aten_message_without_paths_or_stderr(tmp_path) -> N
     for want, got in pairs:
         assert want and want in got, (want, got)
         assert str(tmp_path) not in got and "ops.h" not in got and "frame #" not in got, got
+
+
+def test_per_op_headers_of_ops_no_longer_selected_are_removed(tmp_path) -> None:
+    """A per-op header left from an earlier op set would be a stale wrapper anyone could still include: the
+    switch removes it, and --check reports one that appears."""
+    out = tmp_path / "o"
+    ops_dir = out / "torch" / "csrc" / "stable" / "ops"
+    assert run("--ops", "add,pad", "--only", "--out", str(out)).returncode == 0
+    assert (ops_dir / "pad.h").is_file()
+    assert run("--ops", "amax", "--only", "--out", str(out)).returncode == 0
+    assert sorted(p.name for p in ops_dir.iterdir()) == ["amax.h", "amax_out.h"]
+    assert run("--check", "--out", str(out)).returncode == 0
+    (ops_dir / "pad.h").write_text("// stale\n")
+    check = run("--check", "--out", str(out))
+    assert check.returncode == 1 and "not generated any more" in check.stderr and "pad.h" in check.stderr
