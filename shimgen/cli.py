@@ -370,7 +370,8 @@ def _run(args: argparse.Namespace) -> int:
     _err([f"shimgen: note: {n}" for n in [*p.notes, *sig_cpp.wrappers(p)[1], *sig_cpp.gone_notes(p)]])
     if args.check:
         hint = "shimgen" + (f" --ops {','.join(ops)}" if ops else "") + (" --only" if only else "")
-        hint += (f" --since {since}" if since else "") + (f" --yaml {yaml_path}" if yaml_path else "") + f" --out {args.out}"
+        hint += f" --since {since}" if since else ""
+        hint += (f" --yaml {yaml_path}" if yaml_path else "") + f" --out {args.out}"
         return check(args.out, files, hint + "  (then review and commit the diff)", frozenset(p.manifest.default_ops))
     # The list of files goes out just before the switch: a closed or full stdout aborts with the folder untouched.
     write_atomically(args.out, files, before_switch=lambda paths: _out(paths))

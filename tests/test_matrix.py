@@ -164,7 +164,8 @@ def test_samples_leave_out_unused_arguments_and_encode_lists() -> None:
     assert bytes(seen["kw"]["mode"].tolist()) == b"constant"  # an omitted encoded argument gets aten's default
 
 
-def _result(status: str | None = None, reason: str | None = None, failures: tuple[str, ...] = (), **counts: int) -> dict:
+def _result(status: str | None = None, reason: str | None = None, failures: tuple[str, ...] = (),
+            **counts: int) -> dict:
     """A samples-runner result for one op (runner_client's shape)."""
     c = {"exact": 0, "refused": 0, "wrong": 0, "error": 0, "aten-fails": 0, "unreached": 0}
     c.update({k.replace("_", "-"): v for k, v in counts.items()})

@@ -58,7 +58,8 @@ LOWERING_TARGETS = ["fill_.Tensor"]
 TYPE_CLASSES = {"Tensor", "Tensor?", "Tensor[]", "int", "int[]", "int?", "float", "float?", "Scalar", "bool",
                 "bool?", "str", "Scalar?", "ScalarType?", "Device?", "Layout?", "MemoryFormat", "MemoryFormat?", "SymInt",
                 "SymInt[]"}
-_ROW_RE = re.compile(r"^(\S+)\s+(shim|dispatcher|generated_shim|sibling)\s+(\d+\.\d+)\s+(\S+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)"
+_ROW_RE = re.compile(r"^(\S+)\s+(shim|dispatcher|generated_shim|sibling)\s+(\d+\.\d+)\s+(\S+)"
+                     r"\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)"
                      r"\s+([\d.]+)s\s+(\S.*?)$", re.M)
 # Overloads with a Scalar: a number the wrapper's route cannot carry exactly (an integer beyond 2^53 for a
 # C shim's double, a float for an integer tensor's sibling where aten would compute otherwise) is refused with a

@@ -148,21 +148,19 @@ def bind(op: dict, values: dict[str, Any], boxed: bool) -> tuple[list, dict, dic
         v = values.get(a["name"], OMIT)
         if v is OMIT and a["type"].endswith("?") and a["default"] is None and not a["is_out"]:
             v = None  # `T? x` without a default: a C++ caller omits it (`= std::nullopt`), the schema needs None
-        if v is OMIT and boxed and _boxed_as_tensor(a) and a["default"] not in (None, "None"):
-            v = box(a, schema_number(a["default"]))  # the round-trip schema's Tensor has no default: box aten's
-            if positional and not a["kwarg_only"]:
-                args.append(v)
-            else:
-                positional = False
-                kwargs[a["name"]] = v
-            continue
+        # A number with a schema default is `Tensor? x=None` in the round-trip schema (roundtrip.defaulted_number):
+        # the wrapper gets aten's default, boxed as a caller's number; the caller passed nothing.
+        defaulted = v is OMIT and boxed and _boxed_as_tensor(a) and a["default"] not in (None, "None")
+        if defaulted:
+            v = schema_number(a["default"])
         if v is OMIT:
             positional = False
             continue
-        passed[a["name"]] = v  # the caller's own value (a number stays one)
+        if not defaulted:
+            passed[a["name"]] = v  # the caller's own value (a number stays one)
         if boxed:
             v = box(a, v)
-            if a["type"].rstrip("?") != "Scalar":
+            if not defaulted and a["type"].rstrip("?") != "Scalar":
                 passed[a["name"]] = v
         if positional and not a["kwarg_only"]:
             args.append(v)
