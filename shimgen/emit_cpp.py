@@ -10,6 +10,7 @@ import os
 from dataclasses import dataclass, replace
 
 from shimgen import releases, scalars
+from shimgen.inputs import package_text
 from shimgen.plan import Plan
 from shimgen.sig_cpp import Extra, Variant, Wrapper, extras, gone, target_wrapper, wrappers
 from shimgen.templates import render
@@ -237,10 +238,21 @@ def emit(plan: Plan) -> dict[str, str]:
     for name, units in sorted(by_name.items()):
         deps = sorted({c for r in units for c in r.calls if c != name})
         files[op_header(name)] = render("ops_op.h.j2", banner=plan.banner, op_name=name, deps=deps, wrappers=units)
+    files[SCALAR_HEADER] = scalar_header(plan.banner)
+    return files
+
+
+_TABLE_MARKER = "// @shimgen: promotion table (templates/scalar_table.h.j2, from data/scalar_facts.yaml)\n"
+
+
+def scalar_header(banner: str) -> str:
+    """torch/csrc/stable/shimgen/scalar.h: the plain C++ header templates/scalar.h, with the banner on top and the
+    promotion table of the Scalar facts (a small template) where its marker line is."""
+    head, marker, tail = package_text("templates/scalar.h").partition(_TABLE_MARKER)
+    assert marker, "templates/scalar.h lost its promotion table marker"
     facts = scalars.load()
     index = {d: k for k, d in enumerate(facts.dtypes)}
     table = [[index[facts.promote[a, b]] if facts.promote[a, b] else -2 for b in facts.dtypes] for a in facts.dtypes]
-    scalar_h = render("scalar.h.j2", banner=plan.banner, dtypes=facts.dtypes,
-                      categories=[facts.category[d] for d in facts.dtypes], table=table)
-    files[SCALAR_HEADER] = scalar_h
-    return files
+    rows = render("scalar_table.h.j2", dtypes=facts.dtypes, categories=[facts.category[d] for d in facts.dtypes],
+                  table=table)
+    return f"// {banner}\n{head}{rows}{tail}"
