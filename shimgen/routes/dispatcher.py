@@ -19,6 +19,8 @@ from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version
 
 
 class Dispatcher(Route):
+    boxed = True
+
     def carries(self, row: Row) -> Version | None:
         return row.dispatcher_since
 

@@ -299,6 +299,10 @@ def op_spec(k: Kernel, plan: Plan, native: NativeYaml) -> dict:
         "kind": s.kind().name,
         "functional": _functional(op, native),
         "route": k.variant.route.name,
+        # what the runner and the matrix need to know of the route (shimgen.routes)
+        "overlay": k.variant.route.overlay,
+        "boxed": k.variant.route.boxed,
+        "lowers": k.variant.route.lowers,
         "error_text": k.target is None or k.target >= ERROR_TEXT_SINCE,
         "since": str(k.wrapper.since),
         "wrapper": k.wrapper.name,
