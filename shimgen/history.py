@@ -106,9 +106,11 @@ def loads(text: str) -> History:
 
 @functools.cache
 def load() -> History:
+    from shimgen import cache
     from shimgen.inputs import package_text
 
-    return loads(package_text(DATA))
+    text = package_text(DATA)
+    return cache.derived("history", [text.encode()], lambda: loads(text))
 
 
 def release_schemas(h: History) -> dict[Version, dict[str, str]]:
