@@ -319,7 +319,7 @@ def _call(stmt: str, indent: int) -> list[str]:
     if b and _matching(stmt, len(b.group(1))) == len(stmt) - 2:  # `T name{a, b};`: like a call's arguments
         head = pad + b.group(1) + "{"
         args = top_commas(b.group(2))
-        if not _fits(head) or not all(args):
+        if not _fits(head) or not all(args) or len(head) <= indent + CONT:
             raise Unsure(stmt)
         return [head, *_args_lines(args, indent + CONT, "};")]
     m = re.match(r"((?:return |[\w:<>, *&\[\]]+ = )?)([\w:.<>\->*&\[\]]+(?:<[\w:, *&<>]*>)?)([({])", stmt)
@@ -343,7 +343,7 @@ def _call(stmt: str, indent: int) -> list[str]:
     if not args:
         raise Unsure(stmt)
     head = pad + stmt[: open_at + 1]
-    if not _fits(head):
+    if not _fits(head) or len(head) <= indent + CONT:  # a short head: clang-format aligns after its bracket
         raise Unsure(stmt)
     tail = bracket_close(bracket) + rest
     # OUTER(INNER(...)): OUTER's single argument is a call
@@ -393,36 +393,44 @@ def _declaration(stmt: str) -> list[str]:
     head = stmt[: open_at + 1]
     if _fits(head):
         return [head, *_params(params)]
-    raise Unsure(stmt)  # clang-format weighs an overlong first line against splits of the return type here
-    if _fits(ret):
-        type_lines = [ret]
-    else:
-        t = re.fullmatch(r"inline std::tuple<(.*)>", ret)
-        if not t:
-            raise Unsure(stmt)
-        if _fits(" " * CONT + ret[len("inline std::") :]):  # clang-format's split inside the qualified name
-            inner = " " * CONT
-            return ["inline std::", inner + ret[len("inline std::") :], inner + m.group(2) + "(",
-                    *[inner + x for x in _params(params)]]
-        elems = top_commas(t.group(1))
+    t = re.fullmatch(r"inline std::tuple<(.*)>", ret)
+    if not t:
+        raise Unsure(stmt)  # clang-format weighs an overlong first line against a split after the return type
+    elems = top_commas(t.group(1))
+    qualified = " " * CONT + ret[len("inline std::") :]  # `    tuple<...>`
+    if len(elems) >= 4 and not _fits(qualified):
+        # `inline std::tuple<` + one element per line, then the name at column 0
         type_lines = ["inline std::tuple<"] + [" " * CONT + e + ("," if k < len(elems) - 1 else ">")
                                                 for k, e in enumerate(elems)]
-        if not all(_fits(x) for x in type_lines):
-            raise Unsure(stmt)
-    if _fits(rest):
-        raise Unsure(stmt)  # not seen in shimgen's output: which layout clang-format picks is not pinned down
-    return [*type_lines, m.group(2) + "(", *_params(params)]
+        return [*type_lines, *_name_and_params(m.group(2), params, 0)]
+    if len(elems) == 3 and not _fits(ret) and _fits(qualified):
+        # `inline std::` + `    tuple<...>` + the name, all continuation lines
+        return ["inline std::", qualified, *_name_and_params(m.group(2), params, CONT)]
+    raise Unsure(stmt)  # two elements: clang-format weighs an overlong line against three other splits
 
 
-def _params(params: list[str]) -> list[str]:
+def _name_and_params(name: str, params: list[str], indent: int) -> list[str]:
+    pad = " " * indent
+    one = f"{pad}{name}({', '.join(params)}) {{"
+    if _fits(one):
+        return [one]
+    col = indent + len(name) + 1
+    if col <= indent + CONT:  # breaking after `(` would not move the parameters left: they follow it, aligned
+        lines = _params(params, col)
+        return [f"{pad}{name}(" + lines[0].lstrip(" "), *lines[1:]]
+    return [f"{pad}{name}(", *_params(params, indent + CONT)]
+
+
+def _params(params: list[str], indent: int = CONT) -> list[str]:
     lines = []
+    pad = " " * indent
     for k, p in enumerate(params):
         end = "," if k < len(params) - 1 else ") {"
-        line = " " * CONT + p + end
+        line = pad + p + end
         if not _fits(line):
             d = re.fullmatch(r"([^=]+) = ([\w:]+)", p)  # a default that does not fit: after `=`, indented
-            if d and _fits(" " * CONT + d.group(1) + " =") and _fits(" " * 2 * CONT + d.group(2) + end):
-                lines += [" " * CONT + d.group(1) + " =", " " * 2 * CONT + d.group(2) + end]
+            if d and _fits(pad + d.group(1) + " =") and _fits(pad + " " * CONT + d.group(2) + end):
+                lines += [pad + d.group(1) + " =", pad + " " * CONT + d.group(2) + end]
                 continue
             raise Unsure(line)
         lines.append(line)
