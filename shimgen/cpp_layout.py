@@ -559,6 +559,10 @@ def chunk(text: str) -> str:
             out.extend(comment_block(lines[i:j], 2 * depth))
             i = j
             continue
+        if re.fullmatch(r"}\s*//\s*(extern \"C\"|namespace.*)", s):  # the end of a block that does not indent
+            out.append("} " + s[1:].lstrip())
+            i += 1
+            continue
         block = re.fullmatch(r"([A-Z][A-Z0-9_]*)\(\{", s)
         if block:  # `MACRO({` ... `});`: a block argument (AOTI_TORCH_CONVERT_EXCEPTION_TO_ERROR_CODE)
             compact = _compact_macro_block(block.group(1), lines, i, 2 * depth)

@@ -102,20 +102,59 @@ class Formatting:
                     texts.append(body + "\n")
             self._parts[path] = parts
         self.fallback = len(texts)
+        self._cached: str | None = None
+        self._cache_path: str | None = None
         if texts:
-            self._started = [(["chunks"], _start_clang_format(_join(texts)))]
+            joined = _join(texts)
+            self._cache_path = _fallback_cache_path(joined)
+            if self._cache_path is not None:
+                from shimgen import cache
+
+                data = cache.read(self._cache_path)
+                self._cached = data.decode("utf-8") if data is not None else None
+            if self._cached is None:
+                self._started = [(["chunks"], _start_clang_format(joined))]
 
     def result(self) -> dict[str, str]:
         out: dict[str, str] = {}
         if self._parts:
-            if self._started:
-                formatted = _split(_finish_clang_format(self._started[0][1]), len(self._unsure))
+            if self._unsure:
+                text = self._cached
+                if text is None:
+                    text = _finish_clang_format(self._started[0][1])
+                    if self._cache_path is not None:
+                        from shimgen import cache
+
+                        cache.write_atomically(self._cache_path, text.encode("utf-8"))
+                formatted = _split(text, len(self._unsure))
                 for (path, k, newlines), text in zip(self._unsure, formatted):
                     self._parts[path][k] = text.rstrip("\n") + newlines
             return {path: "".join(parts) for path, parts in self._parts.items()}
         for group, started in self._started:
             out.update(zip(group, _split(_finish_clang_format(started), len(group))))
         return out
+
+
+def _fallback_cache_path(text: str) -> str | None:
+    """Where clang-format's output for `text` (the chunks the layout rules leave to it) is kept, keyed by the text,
+    the style file and the clang-format binary (path, size, modification time): the chunks of the fixed template
+    text (the prelude, scalar.h, upstream's helpers) are the same in every run, so after the first run on a
+    machine they need no clang-format process. None: caching is off (shimgen.cache)."""
+    import hashlib
+
+    from shimgen import cache
+
+    folder = cache.directory()
+    if folder is None:
+        return None
+    try:
+        exe = _clang_format()
+        st = os.stat(exe)
+        style = resources.files("shimgen").joinpath("data/.clang-format").read_bytes()
+    except (OSError, ShimgenError):
+        return None
+    h = hashlib.sha256(f"{exe}\0{st.st_size}\0{st.st_mtime_ns}\0".encode() + style + b"\0" + text.encode("utf-8"))
+    return os.path.join(folder, f"clang-format-{h.hexdigest()[:40]}.txt")
 
 
 def _join(texts: list[str]) -> str:
