@@ -71,6 +71,8 @@ def _code_braces(s: str) -> int:
 
 
 def _strip_strings(s: str) -> str:
+    if '"' not in s and "'" not in s:
+        return s
     return re.sub(r'"(\\.|[^"\\])*"|\'(\\.|[^\'\\])*\'', '""', s)
 
 
@@ -173,31 +175,32 @@ def _emit(pad: str, prefix: str, content: str) -> str:
 _OPEN, _CLOSE = "([{<", ")]}>"
 
 
+_TOKENS = re.compile(r'"(?:\\.|[^"\\])*"|["()\[\]{}<>,]')  # string literals and the characters that nest or split
+
+
 def top_commas(s: str) -> list[str]:
     """s split at its commas outside brackets and strings (templates' `<...>` included)."""
-    parts, depth, cur, i = [], 0, [], 0
-    while i < len(s):
-        c = s[i]
-        if c == '"':
-            j = _string_end(s, i)
-            cur.append(s[i:j])
-            i = j
+    parts, depth, start = [], 0, 0
+    for m in _TOKENS.finditer(s):
+        c = m.group()
+        if c[0] == '"':
+            if len(c) == 1:
+                raise Unsure(s)  # an unterminated string
             continue
         if c in "([{":
             depth += 1
         elif c in ")]}":
             depth -= 1
-        elif c == "<" and _is_template_open(s, i):
-            depth += 1
-        elif c == ">" and depth > 0 and _angle_close(s, i):
-            depth -= 1
-        if c == "," and depth == 0:
-            parts.append("".join(cur).strip())
-            cur = []
-        else:
-            cur.append(c)
-        i += 1
-    parts.append("".join(cur).strip())
+        elif c == "<":
+            if _is_template_open(s, m.start()):
+                depth += 1
+        elif c == ">":
+            if depth > 0 and _angle_close(s, m.start()):
+                depth -= 1
+        elif depth == 0:  # a comma
+            parts.append(s[start : m.start()].strip())
+            start = m.end()
+    parts.append(s[start:].strip())
     return parts
 
 
@@ -246,20 +249,19 @@ def _string_end(s: str, i: int) -> int:
 def _matching(s: str, i: int) -> int:
     """Index of the bracket closing the one at s[i]."""
     depth = 0
-    j = i
-    while j < len(s):
-        c = s[j]
-        if c == '"':
-            j = _string_end(s, j)
+    for m in _BRACKETS.finditer(s, i):
+        c = m.group()
+        if c[0] == '"':
+            if len(c) == 1:
+                raise Unsure(s)
             continue
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth == 0:
-                return j
-        j += 1
+        depth += 1 if c in "([{" else -1
+        if depth == 0:
+            return m.start()
     raise Unsure(s)
+
+
+_BRACKETS = re.compile(r'"(?:\\.|[^"\\])*"|["()\[\]{}]')
 
 
 def _fits(line: str) -> bool:
@@ -489,13 +491,7 @@ def _statement(stmt: str, indent: int) -> list[str]:
 
 def _complete(text: str) -> bool:
     body = _strip_strings(text)
-    depth = 0
-    for c in body:
-        if c in "([":
-            depth += 1
-        elif c in ")]":
-            depth -= 1
-    if depth != 0:
+    if body.count("(") + body.count("[") != body.count(")") + body.count("]"):
         return False
     return body.endswith((";", "{", "}", ":")) or body.endswith("}") or bool(re.match(r"[A-Z_]+\(.*\)$", body))
 
@@ -559,11 +555,11 @@ def chunk(text: str) -> str:
             out.extend(comment_block(lines[i:j], 2 * depth))
             i = j
             continue
-        if re.fullmatch(r"}\s*//\s*(extern \"C\"|namespace.*)", s):  # the end of a block that does not indent
+        if s.startswith("}") and re.fullmatch(r"}\s*//\s*(extern \"C\"|namespace.*)", s):  # the end of a block that does not indent
             out.append("} " + s[1:].lstrip())
             i += 1
             continue
-        block = re.fullmatch(r"([A-Z][A-Z0-9_]*)\(\{", s)
+        block = s.endswith("({") and re.fullmatch(r"([A-Z][A-Z0-9_]*)\(\{", s)
         if block:  # `MACRO({` ... `});`: a block argument (AOTI_TORCH_CONVERT_EXCEPTION_TO_ERROR_CODE)
             compact = _compact_macro_block(block.group(1), lines, i, 2 * depth)
             if compact is not None:
@@ -585,19 +581,19 @@ def chunk(text: str) -> str:
             stmt = stmt + ("" if stmt.endswith(("(", "{", "[")) else " ") + nxt
             j += 1
         i = j
-        if re.fullmatch(r"}\s*//\s*(extern \"C\"|namespace.*)", stmt):
+        if stmt.startswith("}") and re.fullmatch(r"}\s*//\s*(extern \"C\"|namespace.*)", stmt):
             out.append(stmt)
             continue
         if "//" in _strip_strings(stmt) or "/*" in stmt or "[](" in stmt or "[&" in stmt or "[=" in stmt:
             raise Unsure(stmt)
-        inline_block = re.fullmatch(r"((?:if|for|while) \(.*\)) \{ ([^{};]*;) \}", stmt)
+        inline_block = stmt.endswith("; }") and re.fullmatch(r"((?:if|for|while) \(.*\)) \{ ([^{};]*;) \}", stmt)
         if inline_block:  # `if (c) { s; }`: clang-format never keeps a block on one line here
             pad = " " * (2 * depth)
             out.extend(_statement(inline_block.group(1) + " {", 2 * depth))
             out.extend(_statement(inline_block.group(2), 2 * depth + 2))
             out.append(pad + "}")
             continue
-        if re.search(r"\{ .*; \}", _strip_strings(stmt)):
+        if "{ " in stmt and re.search(r"\{ .*; \}", _strip_strings(stmt)):
             raise Unsure(stmt)
         closes = stmt.startswith("}")
         if closes:
@@ -607,13 +603,13 @@ def chunk(text: str) -> str:
             depth -= 1
             if depth < 0:
                 raise Unsure(text)
-        if re.fullmatch(r"(case [\w:]+|default):", stmt):  # IndentCaseLabels: labels indented, bodies further
+        if stmt.endswith(":") and re.fullmatch(r"(case [\w:]+|default):", stmt):  # IndentCaseLabels: labels indented, bodies further
             if depth < 1 or not switch_open.get(depth):
                 raise Unsure(stmt)
             out.append(" " * (2 * depth) + stmt)
             in_case[depth] = True
             continue
-        if re.fullmatch(r"(public|private|protected):", stmt):
+        if stmt.endswith(":") and re.fullmatch(r"(public|private|protected):", stmt):
             if depth < 1:
                 raise Unsure(text)
             out.append(" " * (2 * depth - 1) + stmt)
