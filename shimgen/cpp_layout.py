@@ -306,6 +306,13 @@ def _nested(arg: str, indent: int, end: str) -> list[str] | None:
                  for k, x in enumerate(inner)]
         lines[-1] = lines[-1][:-1] + "}" + end
         return lines if all(_fits(x) for x in lines) else None
+    call = re.match(r"[\w:]+(?:<[\w:<>, *&]*>)?\(", arg)
+    if call and _matching(arg, call.end() - 1) == len(arg) - 1:
+        # a call: break after its bracket, its arguments at +4 (on one line if they fit), one level at a time
+        inner = top_commas(arg[call.end() : -1])
+        if not all(inner) or len(call.group()) <= CONT:
+            return None
+        return [" " * indent + call.group(), *_args_lines(inner, indent + CONT, ")" + end)]
     return None
 
 
@@ -434,6 +441,10 @@ def _params(params: list[str], indent: int = CONT) -> list[str]:
             if d and _fits(pad + d.group(1) + " =") and _fits(pad + " " * CONT + d.group(2) + end):
                 lines += [pad + d.group(1) + " =", pad + " " * CONT + d.group(2) + end]
                 continue
+            t = re.fullmatch(r"([\w:<>, *&]+[>*&]|[\w:<>, ]+) (\w+)", p)  # a long type: the name on the next line
+            if t and _fits(pad + t.group(1)) and _fits(pad + " " * CONT + t.group(2) + end):
+                lines += [pad + t.group(1), pad + " " * CONT + t.group(2) + end]
+                continue
             raise Unsure(line)
         lines.append(line)
     return lines
@@ -476,7 +487,7 @@ def _statement(stmt: str, indent: int) -> list[str]:
         lines = [pad + "if (!(" + ops[0]]  # operands packed greedily, each line ending with `||`
         for o in ops[1:]:
             end = ")) {" if o is ops[-1] else ""
-            if _fits(lines[-1] + " || " + o + end):
+            if _fits(lines[-1] + " || " + o + (end or " ||")):  # with the `||` that would end the line
                 lines[-1] += " || " + o + end
             else:
                 lines[-1] += " ||"

@@ -19,11 +19,11 @@ GOLDEN = os.path.join(ROOT, "tests", "golden")
 
 # Measured: chunks of the whole 2.13 yaml's C++ the rules leave to clang-format (of about 16,300), and of each
 # golden / generated/. A lower figure is progress: lower the pin with it; never raise it to pass.
-# Most of an output's are the fixed template text (the prelude, scalar.h, upstream's helpers: 23 chunks), whose
+# Most of an output's are the fixed template text (the prelude, scalar.h, upstream's helpers: 22 chunks), whose
 # clang-format output shimgen.fmt caches, so a repeated run starts no clang-format process.
-WHOLE_YAML_FALLBACK = 222
-OUTPUT_FALLBACK = {"generated": 25, "add_pad_amax": 23, "multi_return": 23, "older_release": 23,
-                   "optional_list_device_generator": 27}
+WHOLE_YAML_FALLBACK = 148
+OUTPUT_FALLBACK = {"generated": 24, "add_pad_amax": 22, "multi_return": 22, "older_release": 22,
+                   "optional_list_device_generator": 24}
 
 
 class _Raw:
