@@ -182,6 +182,11 @@ def start_formatting(files: dict[str, str], per_file: bool = False) -> Formattin
     return Formatting(files, per_file)
 
 
+def format_cpp(text: str) -> str:
+    """One C++ text in clang-format's layout (shimgen.cpp_layout; clang-format only for chunks it is unsure of)."""
+    return Formatting({"unit.cpp": text}).result()["unit.cpp"]
+
+
 def black_format(text: str, pyi: bool = False) -> str:
     import black  # imported lazily: it is the slowest import shimgen has
 
