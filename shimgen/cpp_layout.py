@@ -172,9 +172,6 @@ def _emit(pad: str, prefix: str, content: str) -> str:
 
 # ---- splitting code ----------------------------------------------------------------------------------------------
 
-_OPEN, _CLOSE = "([{<", ")]}>"
-
-
 _TOKENS = re.compile(r'"(?:\\.|[^"\\])*"|["()\[\]{}<>,]')  # string literals and the characters that nest or split
 
 
@@ -354,7 +351,7 @@ def _call(stmt: str, indent: int) -> list[str]:
     head = pad + stmt[: open_at + 1]
     if not _fits(head) or len(head) <= indent + CONT:  # a short head: clang-format aligns after its bracket
         raise Unsure(stmt)
-    tail = bracket_close(bracket) + rest
+    tail = _bracket_close(bracket) + rest
     # OUTER(INNER(...)): OUTER's single argument is a call
     if len(args) == 1 and re.match(r"[\w:]+(<[^()]*>)?\(", args[0]) and _matching(args[0], args[0].index("(")) == len(
             args[0]) - 1 and not prefix:
@@ -373,7 +370,7 @@ def _call(stmt: str, indent: int) -> list[str]:
     return [head, *_args_lines(args, indent + CONT, tail)]
 
 
-def bracket_close(b: str) -> str:
+def _bracket_close(b: str) -> str:
     return {"(": ")", "{": "}"}[b]
 
 
@@ -472,8 +469,15 @@ def _preprocessor(line: str) -> list[str]:
 # ---- statements and blocks ---------------------------------------------------------------------------------------
 
 
+# Spacing clang-format would change (the emitters write canonical spacing; a line kept as written must have it):
+# two spaces, a space before `,;)]` or after `([`, a pointer or reference bound to the name (`int *x`).
+_ODD_SPACING = re.compile(r"  | [,;)\]]|[(\[] |\w [*&]\w")
+
+
 def _statement(stmt: str, indent: int) -> list[str]:
     pad = " " * indent
+    if _ODD_SPACING.search(_strip_strings(stmt)):
+        raise Unsure(stmt)
     if _fits(pad + stmt):
         return [pad + stmt]
     if indent == 0:

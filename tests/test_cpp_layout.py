@@ -166,6 +166,8 @@ def test_uncovered_shapes_are_left_to_clang_format() -> None:
     with pytest.raises(cpp_layout.Unsure):  # an overlong first line: clang-format weighs it against other splits
         cpp_layout.chunk("inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> "
                          "a_name_long_enough_to_overflow(const torch::stable::Tensor& self, int64_t dim) {\n}\n")
+    with pytest.raises(cpp_layout.Unsure):  # spacing clang-format would change is never kept as written
+        cpp_layout.chunk("inline void f(int *x) {\n}\n")
     # a file the rules only partly cover: the covered chunks are written, the others returned as unsure
     text = "inline int f() {\nreturn 1;\n}\n\ninline void g() {\nauto h = [](int v) { return v; };\n}\n"
     written, unsure = cpp_layout.layout(text)
