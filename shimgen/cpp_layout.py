@@ -303,6 +303,13 @@ def _nested(arg: str, indent: int, end: str) -> list[str] | None:
                  for k, x in enumerate(inner)]
         lines[-1] = lines[-1][:-1] + "}" + end
         return lines if all(_fits(x) for x in lines) else None
+    ternary = _split_binary(arg, " ? ")
+    if len(ternary) == 2 and "?" not in ternary[1]:  # `c ? a : b`: the `:` under the `?` (BreakBeforeTernaryOperators)
+        branches = _split_binary(ternary[1], " : ")
+        if len(branches) == 2:
+            first = " " * indent + ternary[0] + " ? " + branches[0]
+            second = " " * (indent + len(ternary[0]) + 1) + ": " + branches[1] + end
+            return [first, second] if _fits(first) and _fits(second) else None
     call = re.match(r"[\w:]+(?:<[\w:<>, *&]*>)?\(", arg)
     if call and _matching(arg, call.end() - 1) == len(arg) - 1:
         # a call: break after its bracket, its arguments at +4 (on one line if they fit), one level at a time

@@ -21,7 +21,7 @@ GOLDEN = os.path.join(ROOT, "tests", "golden")
 # golden / generated/. A lower figure is progress: lower the pin with it; never raise it to pass.
 # Most of an output's are the fixed template text (the prelude, scalar.h, upstream's helpers: 22 chunks), whose
 # clang-format output shimgen.fmt caches, so a repeated run starts no clang-format process.
-WHOLE_YAML_FALLBACK = 148
+WHOLE_YAML_FALLBACK = 138
 OUTPUT_FALLBACK = {"generated": 24, "add_pad_amax": 22, "multi_return": 22, "older_release": 22,
                    "optional_list_device_generator": 24}
 
