@@ -110,8 +110,11 @@ def main() -> int:
     parser.add_argument("--identical", action="store_true")
     args = parser.parse_args()
     names = all_op_names()
-    print(f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r} (set: every run compiles "
-          "shimgen's modules from source, as an installed package never does)")
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        print("note: PYTHONDONTWRITEBYTECODE is set: every run compiles shimgen's modules from source, as an "
+              "installed package never does")
+    print("note: wall time includes the output's fsync of every file (shimgen.output) and this machine's load; "
+          "CPU time is the process's own")
     with tempfile.TemporaryDirectory() as tmp:
         whole, small = os.path.join(tmp, "whole"), os.path.join(tmp, "small")
         cache_dir = os.path.join(tmp, "cache")  # shimgen's cache (shimgen.cache): empty for the first run of each
