@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 import shutil
 import signal
 import subprocess
 from importlib import resources
 
+from shimgen import cache, cpp_layout
 from shimgen.errors import ShimgenError
 
 
@@ -66,42 +68,86 @@ def clang_format(text: str) -> str:
 UNFORMATTED = ("c_shim_aten.h",)
 
 
-_SEPARATOR = "// shimgen: next file {}\n\n"  # between the files of one clang-format run (short: never reflowed)
-BATCHES = 2  # clang-format processes at once (one per core here)
-
-
-def _batches(paths: list[str], sizes: dict[str, int], n: int) -> list[list[str]]:
-    """The files in n batches of about equal size (largest first into the lightest batch), each in path order."""
-    batches: list[list[str]] = [[] for _ in range(n)]
-    load = [0] * n
-    for path in sorted(paths, key=lambda q: (-sizes[q], q)):
-        k = load.index(min(load))
-        batches[k].append(path)
-        load[k] += sizes[path]
-    return [sorted(b) for b in batches if b]
+_SEPARATOR = "// shimgen: next file {}\n\n"  # between the texts of one clang-format run (short: never reflowed)
 
 
 class Formatting:
-    """clang-format processes under way for a set of generated files; result() waits for them.
+    """The formatted text of a set of generated C++ files; result() returns it.
 
-    The files go through a few processes rather than one each (a per-op header is small: starting clang-format
-    would cost more than formatting it): each process formats several files joined by separator comments, then
-    the result is cut there. clang-format formats the top-level declarations of a file independently, so the
-    text of each file is what formatting it alone gives (tests/test_layout.py checks it, `per_file`)."""
+    The fast path writes clang-format's layout directly (shimgen.cpp_layout) and sends only the chunks it is
+    unsure of to one clang-format process, started here and collected in result(): `fallback` counts those
+    chunks (none for the whole 2.13 yaml is the goal; tests/test_cpp_layout.py pins the measured count).
+    clang-format formats the top-level chunks of a file independently, so each chunk formatted alone, joined
+    with separator comments, gives what formatting the file gives (tests/test_layout.py compares every file with
+    clang-format's). per_file: clang-format over each whole file alone instead, the reference the tests use."""
 
     def __init__(self, files: dict[str, str], per_file: bool = False) -> None:
         chosen = [p for p in files if p.endswith((".h", ".cpp")) and not p.endswith(UNFORMATTED)]
+        self._started: list[tuple[list[str], tuple[subprocess.Popen, str]]] = []
+        self._parts: dict[str, list[str]] = {}
+        self._unsure: list[tuple[str, int, str]] = []  # (path, chunk index, the chunk's trailing newlines)
+        self.fallback = 0
         if per_file:
-            groups = [[p] for p in chosen]
-        else:
-            groups = _batches(chosen, {p: len(files[p]) for p in chosen}, BATCHES)
-        self._started = [(group, _start_clang_format(_join([files[p] for p in group]))) for group in groups]
+            self._started = [([p], _start_clang_format(files[p])) for p in chosen]
+            return
+
+        texts = []
+        for path in chosen:
+            parts = cpp_layout.chunks(files[path])
+            for k, part in enumerate(parts):
+                try:
+                    parts[k] = cpp_layout.chunk(part)
+                except cpp_layout.Unsure:
+                    body = part.rstrip("\n")
+                    self._unsure.append((path, k, part[len(body):]))
+                    texts.append(body + "\n")
+            self._parts[path] = parts
+        self.fallback = len(texts)
+        self._cached: str | None = None
+        self._cache_path: str | None = None
+        if texts:
+            joined = _join(texts)
+            self._cache_path = _fallback_cache_path(joined)
+            if self._cache_path is not None:
+                data = cache.read(self._cache_path)
+                self._cached = data.decode("utf-8") if data is not None else None
+            if self._cached is None:
+                self._started = [(["chunks"], _start_clang_format(joined))]
 
     def result(self) -> dict[str, str]:
         out: dict[str, str] = {}
+        if self._parts:
+            if self._unsure:
+                text = self._cached
+                if text is None:
+                    text = _finish_clang_format(self._started[0][1])
+                    if self._cache_path is not None:
+                        cache.write_atomically(self._cache_path, text.encode("utf-8"))
+                formatted = _split(text, len(self._unsure))
+                for (path, k, newlines), text in zip(self._unsure, formatted):
+                    self._parts[path][k] = text.rstrip("\n") + newlines
+            return {path: "".join(parts) for path, parts in self._parts.items()}
         for group, started in self._started:
             out.update(zip(group, _split(_finish_clang_format(started), len(group))))
         return out
+
+
+def _fallback_cache_path(text: str) -> str | None:
+    """Where clang-format's output for `text` (the chunks the layout rules leave to it) is kept, keyed by the text,
+    the style file and the clang-format binary (path, size, modification time): the chunks of the fixed template
+    text (the prelude, scalar.h, upstream's helpers) are the same in every run, so after the first run on a
+    machine they need no clang-format process. None: caching is off (shimgen.cache)."""
+    folder = cache.directory()
+    if folder is None:
+        return None
+    try:
+        exe = _clang_format()
+        st = os.stat(exe)
+        style = resources.files("shimgen").joinpath("data/.clang-format").read_bytes()
+    except (OSError, ShimgenError):
+        return None
+    h = hashlib.sha256(f"{exe}\0{st.st_size}\0{st.st_mtime_ns}\0".encode() + style + b"\0" + text.encode("utf-8"))
+    return os.path.join(folder, f"clang-format-{h.hexdigest()[:40]}.txt")
 
 
 def _join(texts: list[str]) -> str:
@@ -124,8 +170,14 @@ def _split(text: str, n: int) -> list[str]:
 
 
 def start_formatting(files: dict[str, str], per_file: bool = False) -> Formatting:
-    """Start formatting every generated C++ file with clang-format (PyTorch's style), in BATCHES processes."""
+    """Format every generated C++ file in clang-format's layout (PyTorch's style): written directly, with at most
+    one clang-format process for what the layout rules do not cover (per_file: clang-format over each file)."""
     return Formatting(files, per_file)
+
+
+def format_cpp(text: str) -> str:
+    """One C++ text in clang-format's layout (shimgen.cpp_layout; clang-format only for chunks it is unsure of)."""
+    return Formatting({"unit.cpp": text}).result()["unit.cpp"]
 
 
 def black_format(text: str, pyi: bool = False) -> str:

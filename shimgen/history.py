@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from torchgen.model import Argument, FunctionSchema
 
 from shimgen.errors import ShimgenError
+from shimgen import cache
 from shimgen.inputs import package_text
 from shimgen.versions import Version
 
@@ -107,7 +108,8 @@ def loads(text: str) -> History:
 
 @functools.cache
 def load() -> History:
-    return loads(package_text(DATA))
+    text = package_text(DATA)
+    return cache.derived("history", [text.encode()], lambda: loads(text))
 
 
 def release_schemas(h: History) -> dict[Version, dict[str, str]]:

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from shimgen import cache
 from shimgen.inputs import package_text
 
 DATA = "data/scalar_facts.yaml"
@@ -64,7 +65,12 @@ class Facts:
 
 @functools.cache
 def load() -> Facts:
-    raw = yaml.safe_load(package_text(DATA))
+    text = package_text(DATA)
+    return cache.derived("scalar_facts", [text.encode()], lambda: _facts(text))
+
+
+def _facts(text: str) -> Facts:
+    raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     p = raw["promotion"]
     dtypes = tuple(p["dtypes"])
     table = p["table"]

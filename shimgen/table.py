@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import yaml
 from torchgen.model import ListType, OptionalType, Type
 
+from shimgen import cache
 from shimgen.errors import Refusal, ShimgenError
 from shimgen.inputs import package_text, read_text
 from shimgen.versions import Version
@@ -148,7 +149,13 @@ def element(typ: Type) -> Type:
 
 @functools.cache
 def load(path: str | None = None) -> Table:
-    text = package_text("data/conversion_table.yaml") if path is None else read_text(path, "conversion table")
+    if path is None:  # the package's own table: cached (shimgen.cache), keyed by its bytes and shimgen's code
+        text = package_text("data/conversion_table.yaml")
+        return cache.derived("conversion_table", [text.encode()], lambda: _table(text))
+    return _table(read_text(path, "conversion table"))
+
+
+def _table(text: str) -> Table:
     raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     args, rets = raw["arguments"], raw["returns"]
     defaults = raw.get("defaults") or {}

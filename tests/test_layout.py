@@ -1,5 +1,5 @@
-"""The fast path writes what the formatters write: shimgen.layout's lines are black's, and the batched clang-format
-runs give each file what formatting it alone gives. Compared with the formatter path (`generate(formatter=True)`:
+"""The fast path writes what the formatters write: shimgen.layout's lines are black's, and shimgen.cpp_layout's
+(with its clang-format fallback for the chunks it is unsure of) are what clang-format gives each file alone. Compared with the formatter path (`generate(formatter=True)`:
 black over the whole Python module, clang-format over each C++ file alone) on every golden, generated/ and a large
 slice of the installed yaml (every 4th op name: whole-yaml black alone takes about a minute here; the benchmark
 `benchmarks/bench_generate.py --identical` compares the whole yaml)."""

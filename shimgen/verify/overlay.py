@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from shimgen import emit_c, sig_c
 from shimgen.errors import Refusal
-from shimgen.fmt import clang_format
+from shimgen.fmt import format_cpp
 from shimgen.plan import Plan
 from shimgen.verify.build import Torch
 from shimgen.versions import Version
@@ -52,4 +52,4 @@ def missing_ops(plan: Plan, torch: Torch) -> tuple[Plan, list[str]]:
 def sources(plan: Plan) -> dict[str, str]:
     """The overlay's header and definitions (paths relative to the overlay source folder)."""
     files = emit_c.emit(plan)
-    return {emit_c.HEADER: files[emit_c.HEADER], emit_c.SOURCE: clang_format(files[emit_c.SOURCE])}
+    return {emit_c.HEADER: files[emit_c.HEADER], emit_c.SOURCE: format_cpp(files[emit_c.SOURCE])}

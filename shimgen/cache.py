@@ -1,0 +1,105 @@
+"""What shimgen derives from its own package data, cached in a form that loads fast (pickle), and the jinja2
+templates' compiled bytecode.
+
+A cached value is keyed by the SHA-256 of everything it is derived from: the data file's bytes, the source of the
+shimgen modules (the code that derives it), the Python version and the pickle protocol. A change to any of them is a new key,
+so a stale entry is never read; the value read is the value `build()` returns (same objects, same output). Files
+are written to a temporary name and renamed into place (os.replace), so concurrent runs each read either nothing
+or a complete entry; an unreadable, unwritable or corrupt cache is the same as no cache.
+
+Where: $SHIMGEN_CACHE_DIR, else $XDG_CACHE_HOME/shimgen/derived, else ~/.cache/shimgen/derived.
+SHIMGEN_CACHE_DIR= (empty) turns caching off.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import pickle
+import sys
+import tempfile
+from typing import Callable, TypeVar
+
+T = TypeVar("T")
+
+_PROTOCOL = 5
+
+
+def directory() -> str | None:
+    """The cache folder (not created here), or None when caching is off."""
+    explicit = os.environ.get("SHIMGEN_CACHE_DIR")
+    if explicit is not None:
+        return explicit or None
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "shimgen", "derived")
+
+
+def _digest(parts: list[bytes]) -> str:
+    h = hashlib.sha256()
+    h.update(f"{sys.version}\0{_PROTOCOL}\0".encode() + code())
+    for part in parts:
+        h.update(len(part).to_bytes(8, "little"))
+        h.update(part)
+    return h.hexdigest()[:40]
+
+
+@functools.cache
+def code() -> bytes:
+    """The digest of shimgen's own modules (part of every key: any change to the code that derives a value or
+    defines its classes invalidates it). Reading them costs about a millisecond."""
+    folder = os.path.dirname(os.path.abspath(__file__))
+    h = hashlib.sha256()
+    try:
+        for name in sorted(os.listdir(folder)):
+            if name.endswith(".py"):
+                with open(os.path.join(folder, name), "rb") as f:
+                    h.update(name.encode() + b"\0" + f.read() + b"\0")
+    except OSError:
+        return os.urandom(16)  # unknown code: a key nobody else has, i.e. no reuse
+    return h.digest()
+
+
+def write_atomically(path: str, data: bytes) -> None:
+    """data at path via a temporary file in the same folder and a rename; silently nothing if that fails."""
+    folder = os.path.dirname(path)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+def derived(name: str, parts: list[bytes], build: Callable[[], T]) -> T:
+    """build()'s value, from the cache when an entry for exactly these inputs (parts) exists, else built and
+    stored. `name` only names the file."""
+    folder = directory()
+    if folder is None:
+        return build()
+    path = os.path.join(folder, f"{name}-{_digest(parts)}.pickle")
+    data = read(path)
+    if data is not None:
+        try:
+            return pickle.loads(data)
+        except Exception:  # a corrupt entry (disk full, edited by hand) is no entry: rebuild it
+            pass
+    value = build()
+    write_atomically(path, pickle.dumps(value, protocol=_PROTOCOL))
+    return value

@@ -1,0 +1,45 @@
+"""shimgen.cache: a cached value is build()'s value, keyed by everything it is derived from."""
+
+from __future__ import annotations
+
+import os
+
+from shimgen import cache, history, scalars, table
+
+
+def test_derived_reads_what_it_built_and_rebuilds_a_corrupt_entry(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SHIMGEN_CACHE_DIR", str(tmp_path))
+    calls = []
+
+    def build():
+        calls.append(1)
+        return {"value": [1, 2, 3]}
+
+    assert cache.derived("x", [b"data"], build) == {"value": [1, 2, 3]}
+    assert cache.derived("x", [b"data"], build) == {"value": [1, 2, 3]} and len(calls) == 1  # read back
+    assert cache.derived("x", [b"other data"], build) and len(calls) == 2  # other inputs: another key
+    for entry in [p for p in os.listdir(tmp_path) if p.startswith("x-")]:
+        (tmp_path / entry).write_bytes(b"not a pickle")
+    assert cache.derived("x", [b"data"], build) == {"value": [1, 2, 3]}  # a corrupt entry is rebuilt
+    assert not [p for p in os.listdir(tmp_path) if p.startswith(".tmp-")]  # no temporary file left behind
+
+
+def test_caching_off_and_unwritable(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SHIMGEN_CACHE_DIR", "")
+    assert cache.directory() is None and cache.derived("x", [b""], lambda: 5) == 5
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    monkeypatch.setenv("SHIMGEN_CACHE_DIR", str(blocked / "sub"))  # cannot be created: no cache, same value
+    assert cache.derived("x", [b""], lambda: 6) == 6
+
+
+def test_cached_package_data_equals_the_parsed_data(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SHIMGEN_CACHE_DIR", str(tmp_path))
+    for load in (scalars.load, history.load, table.load):
+        load.cache_clear()
+        cold = load()  # built and stored
+        load.cache_clear()
+        warm = load()  # read from the cache
+        assert warm == cold, load.__module__
+        load.cache_clear()
+    assert any(p.startswith("scalar_facts-") for p in os.listdir(tmp_path))
