@@ -42,8 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "Default: the manifest's op set; with --check, the set recorded in DIR/shimgen.yaml")
     p.add_argument("--only", action="store_true", help="generate only the --ops, without the manifest's op set "
                    "(the output then no longer stands in for upstream's ops.h)")
-    p.add_argument("--out", metavar="DIR", default="generated", help="output folder, laid out like torch's include "
-                   "tree (default: generated/)")
+    p.add_argument("--out", metavar="DIR", help="output folder, laid out like torch's include tree (default: "
+                   "[tool.shimgen]'s `out` in pyproject.toml, else generated/)")
     p.add_argument("--yaml", metavar="PATH", help="native_functions.yaml to read (default: the installed torch's)")
     p.add_argument("--since", metavar="X.Y", help="version tag for ops the manifest does not know "
                    "(default: the release of the yaml)")
@@ -60,7 +60,19 @@ def build_parser() -> argparse.ArgumentParser:
                    "and beside it as JSON")
     p.add_argument("--jobs", metavar="N", type=int, default=2, help="with --verify: compilers and sample runners "
                    "at once (default: 2)")
+    p.add_argument("--version", action="version", version=f"shimgen {_version()}")
+    p.add_argument("--cmake-dir", action="store_true", help="print the folder holding shimgen's CMake package "
+                   "(ShimgenConfig.cmake: pass it as -DShimgen_DIR) and exit")
     return p
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("shimgen")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def _split_ops(text: str | None) -> list[str] | None:
@@ -339,18 +351,40 @@ def _drift(old_yaml: str, new_yaml: str | None, ops: list[str] | None) -> int:
     return 1 if errors else 0
 
 
+def _with_project(args: argparse.Namespace) -> None:
+    """Fill in what the command line leaves open from [tool.shimgen] (shimgen.project), when it describes the
+    folder this run writes or checks: `shimgen` alone (re)generates the project's headers, `shimgen --check`
+    verifies them, `shimgen --ops ...` regenerates its folder with other ops. An --out elsewhere is not the
+    project's: there the stamp (with --check) or the defaults apply, as without a project."""
+    from shimgen import project
+
+    if args.out == "":
+        raise ShimgenError("--out is empty")
+    found = project.current() if not args.drift else None
+    if found is not None and (args.out is None or os.path.abspath(args.out) == found.out):
+        args.out = args.out or os.path.relpath(found.out)
+        if args.ops is None:
+            args.ops = ",".join(found.ops) if found.ops else None
+            args.only = args.only or found.only
+            args.from_project = True
+        args.since = args.since or found.since
+        args.yaml = args.yaml or (os.path.relpath(found.yaml) if found.yaml else None)
+    args.out = args.out or "generated"
+
+
 def _run(args: argparse.Namespace) -> int:
     from shimgen import output, sig_cpp
 
-    if not args.out:
-        raise ShimgenError("--out is empty")
+    if args.cmake_dir:
+        _out([os.path.join(os.path.dirname(os.path.abspath(__file__)), "cmake")])
+        return 0
     ops = _split_ops(args.ops)
     since = args.since
     yaml_path = args.yaml
     only = args.only
     if only and ops is None:
         raise ShimgenError("--only needs --ops (the ops to generate without the manifest's set)")
-    if ops is None and args.check:
+    if ops is None and args.check and not getattr(args, "from_project", False):
         ops, stamped_since, stamped_yaml, only = _read_stamp(args.out)
         since = since or stamped_since
         yaml_path = yaml_path or stamped_yaml
@@ -406,9 +440,17 @@ def main(argv: list[str] | None = None) -> int:
 
         with output.handle_signals() if as_program else contextlib.nullcontext():
             try:
-                args = build_parser().parse_args(argv)
-                out = args.out
-                status = _run(args)
+                argv_list = sys.argv[1:] if argv is None else list(argv)
+                if argv_list[:1] == ["port"]:  # `shimgen port SRC...`: the porting report (shimgen.port)
+                    from shimgen import port
+
+                    status = port.main(argv_list[1:])
+                else:
+                    args = build_parser().parse_args(argv_list)
+                    if not args.cmake_dir:
+                        _with_project(args)
+                    out = args.out
+                    status = _run(args)
             except SystemExit as e:  # --help, or a usage error (already reported on stderr)
                 status = e.code if isinstance(e.code, int) else 2
             except ShimgenError as e:
