@@ -60,10 +60,30 @@ def build_parser() -> argparse.ArgumentParser:
                    "and beside it as JSON")
     p.add_argument("--jobs", metavar="N", type=int, default=2, help="with --verify: compilers and sample runners "
                    "at once (default: 2)")
+    p.add_argument("--project", metavar="PATH", help="read [tool.shimgen] from PATH (a pyproject.toml or its "
+                   "folder) and apply it whatever --out is (default: the pyproject.toml at or above the working "
+                   "directory, when its `out` is the folder written)")
     p.add_argument("--version", action="version", version=f"shimgen {_version()}")
     p.add_argument("--cmake-dir", action="store_true", help="print the folder holding shimgen's CMake package "
                    "(ShimgenConfig.cmake: pass it as -DShimgen_DIR) and exit")
+    p.add_argument("--cmake-info", action="store_true", help=argparse.SUPPRESS)  # for ShimgenConfig.cmake
     return p
+
+
+def _cmake_info(args: argparse.Namespace) -> list[str]:
+    """key=value lines ShimgenConfig.cmake reads at configure time: shimgen's version, the installed torch's
+    folder, and with --project the table's target release."""
+    from shimgen import project
+    from shimgen.verify import build
+
+    lines = [f"version={_version()}", f"torch={build.find_torch().root}"]
+    if args.project:
+        path = os.path.join(args.project, project.PYPROJECT) if os.path.isdir(args.project) else args.project
+        found = project.load(path) if os.path.isfile(path) else None
+        if found is None:
+            raise ShimgenError(f"--project {args.project}: no [tool.shimgen] table there")
+        lines.append(f"target={found.target or ''}")
+    return lines
 
 
 def _version() -> str:
@@ -360,8 +380,16 @@ def _with_project(args: argparse.Namespace) -> None:
 
     if args.out == "":
         raise ShimgenError("--out is empty")
-    found = project.current() if not args.drift else None
-    if found is not None and (args.out is None or os.path.abspath(args.out) == found.out):
+    if args.project is not None:
+        path = os.path.join(args.project, project.PYPROJECT) if os.path.isdir(args.project) else args.project
+        if not os.path.isfile(path):
+            raise ShimgenError(f"--project {args.project}: no such file")
+        found = project.load(path)
+        if found is None:
+            raise ShimgenError(f"--project {args.project}: {path} has no [tool.shimgen] table")
+    else:
+        found = project.current() if not args.drift else None
+    if found is not None and (args.project or args.out is None or os.path.abspath(args.out) == found.out):
         args.out = args.out or os.path.relpath(found.out)
         if args.ops is None:
             args.ops = ",".join(found.ops) if found.ops else None
@@ -377,6 +405,9 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.cmake_dir:
         _out([os.path.join(os.path.dirname(os.path.abspath(__file__)), "cmake")])
+        return 0
+    if args.cmake_info:
+        _out(_cmake_info(args))
         return 0
     ops = _split_ops(args.ops)
     since = args.since
@@ -447,7 +478,7 @@ def main(argv: list[str] | None = None) -> int:
                     status = port.main(argv_list[1:])
                 else:
                     args = build_parser().parse_args(argv_list)
-                    if not args.cmake_dir:
+                    if not (args.cmake_dir or args.cmake_info):
                         _with_project(args)
                     out = args.out
                     status = _run(args)
