@@ -437,6 +437,8 @@ def _run(args: argparse.Namespace) -> int:
         hint = "shimgen" + (f" --ops {','.join(ops)}" if ops else "") + (" --only" if only else "")
         hint += f" --since {since}" if since else ""
         hint += (f" --yaml {yaml_path}" if yaml_path else "") + f" --out {args.out}"
+        if getattr(args, "from_project", False):  # the project's table says it all
+            hint = "shimgen" + (f" --project {args.project}" if args.project else "") + "  (reads [tool.shimgen])"
         return check(args.out, files, hint + "  (then review and commit the diff)", frozenset(p.manifest.default_ops))
     # The list of files goes out just before the switch: a closed or full stdout aborts with the folder untouched.
     write_atomically(args.out, files, before_switch=lambda paths: _out(paths))
