@@ -8,6 +8,7 @@
     only = false                               # as --only
     since = "2.13"                             # as --since (rarely needed)
     yaml = "path/to/native_functions.yaml"     # as --yaml (default: the installed torch's)
+    overlay = false                            # true: the extension links shimgen's overlay library itself
 
 The table is found in the first pyproject.toml at or above the working directory (as black and ruff find
 theirs); a pyproject.toml without the table is no shimgen project. Every problem in the table is a ShimgenError
@@ -22,7 +23,7 @@ from shimgen.errors import ShimgenError
 from shimgen.versions import FIRST_STABLE, Version
 
 PYPROJECT = "pyproject.toml"
-_KEYS = ("ops", "target", "out", "only", "since", "yaml")
+_KEYS = ("ops", "target", "out", "only", "since", "yaml", "overlay")
 
 
 @dataclass(frozen=True)
@@ -34,6 +35,7 @@ class Project:
     only: bool = False
     since: str | None = None
     yaml: str | None = None  # absolute
+    overlay: bool = False  # the extension links shimgen's overlay library (C shims libtorch lacks): not ABI-stable
 
     @property
     def root(self) -> str:
@@ -123,6 +125,9 @@ def load(path: str) -> Project | None:
     native = table.get("yaml")
     if native is not None and not (isinstance(native, str) and native):
         raise bad("yaml", "must be a path")
+    overlay = table.get("overlay", False)
+    if not isinstance(overlay, bool):
+        raise bad("overlay", f"is true or false, not {overlay!r}")
     return Project(
         path=os.path.abspath(path),
         ops=ops,
@@ -131,6 +136,7 @@ def load(path: str) -> Project | None:
         only=only,
         since=since,
         yaml=os.path.normpath(os.path.join(root, native)) if native else None,
+        overlay=overlay,
     )
 
 

@@ -19,6 +19,10 @@ and puts that folder first on each stable extension's include path, so the gener
 shadows the installed torch's. The generation is shimgen's own (`shimgen.cli.generate`), in process, from the
 installed torch's native_functions.yaml: no network. Build without isolation (`pip wheel --no-build-isolation
 .`) so the extension compiles against the torch installed in the environment.
+
+After linking, each stable extension is checked for `aoti_torch_*` symbols the installed libtorch does not export
+(a wrapper on the generated_shim route): unless the table says `overlay = true`, that is a build error naming the
+shims, never an extension that fails to load.
 """
 
 from __future__ import annotations
@@ -88,6 +92,14 @@ class BuildExtension(cpp_extension.BuildExtension):
     [tool.shimgen] headers into the build tree and puts them first on the stable extensions' include path."""
 
     def build_extensions(self) -> None:
+        try:
+            self._build_stable()
+        except ShimgenError as e:  # setuptools reports it as one `error: ...` line
+            from setuptools.errors import SetupError
+
+            raise SetupError(f"shimgen: {e.line()}") from None
+
+    def _build_stable(self) -> None:
         stable = [e for e in self.extensions if getattr(e, _MARK, False)]
         if stable:
             folder = os.path.abspath(os.path.join(self.build_temp, "shimgen"))
@@ -95,3 +107,38 @@ class BuildExtension(cpp_extension.BuildExtension):
             for ext in stable:  # first: the generated ops.h shadows torch's
                 ext.include_dirs = [folder, *(d for d in ext.include_dirs if d != folder)]
         super().build_extensions()
+        if stable and not _project().overlay:
+            for ext in stable:
+                missing = shims_libtorch_lacks(self.get_ext_fullpath(ext.name))
+                if missing:
+                    raise ShimgenError(
+                        f"{ext.name} calls C shims libtorch does not export: {', '.join(missing)} (wrappers on the "
+                        "generated_shim route; it would fail to load). Call an overload on a libtorch route "
+                        "(shimgen port shows which), or set overlay = true in [tool.shimgen] and link shimgen's "
+                        "overlay library (not ABI-stable)")
+
+
+def shims_libtorch_lacks(library: str) -> list[str]:
+    """The `aoti_torch_*` symbols `library` needs that the installed libtorch does not export (`nm -D`)."""
+    import shutil
+    import subprocess
+
+    from shimgen.verify import build
+
+    nm = shutil.which("nm")
+    if nm is None:
+        raise ShimgenError("checking the extension's C shims needs `nm` (binutils)")
+
+    def symbols(path: str, flag: str) -> set[str]:
+        out = subprocess.run([nm, "-D", flag, path], capture_output=True, text=True, check=True).stdout
+        return {line.split()[-1].partition("@")[0] for line in out.splitlines() if line.strip()}
+
+    needed = {s for s in symbols(library, "--undefined-only") if s.startswith("aoti_torch_")}
+    if not needed:
+        return []
+    lib_dir = build.find_torch().lib_dir
+    exported: set[str] = set()
+    for name in ("libtorch.so", "libtorch_cpu.so", "libc10.so", "libtorch_cuda.so"):
+        if os.path.exists(os.path.join(lib_dir, name)):
+            exported |= symbols(os.path.join(lib_dir, name), "--defined-only")
+    return sorted(needed - exported)

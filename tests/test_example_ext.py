@@ -180,3 +180,44 @@ def test_cmake_build(tmp_path):
     third = subprocess.run([cmake, "--build", build], capture_output=True, text=True, env=env)
     assert third.returncode == 0 and "shimgen: generating" in third.stdout, third.stdout[-2000:]
     assert os.path.isfile(os.path.join(build, "shimgen-stable_ops", "torch", "csrc", "stable", "ops", "exp.h"))
+
+
+SMALL = """
+#include <torch/csrc/stable/library.h>
+#include <torch/csrc/stable/ops.h>
+
+torch::stable::Tensor plus(const torch::stable::Tensor& a, const torch::stable::Tensor& b) {
+  return torch::stable::add(a, b);  // add.Tensor: shimgen's generated C shim at 2.13 (alpha is a Scalar)
+}
+
+STABLE_TORCH_LIBRARY(small_ext, m) {
+  m.def("plus(Tensor a, Tensor b) -> Tensor");
+}
+STABLE_TORCH_LIBRARY_IMPL(small_ext, CompositeExplicitAutograd, m) {
+  m.impl("plus", TORCH_BOX(&plus));
+}
+"""
+
+
+@pytest.mark.parametrize("overlay", [False, True])
+def test_overlay_is_opt_in(tmp_path, overlay):
+    """A wrapper on the generated_shim route needs a C shim libtorch lacks: without `overlay = true` the build
+    stops with one line naming it (never a library that fails to load); with it, the build goes through (the
+    author links the overlay)."""
+    (tmp_path / "small.cpp").write_text(SMALL)
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "small-ext"\nversion = "0"\n\n[tool.shimgen]\nops = ["add"]\ntarget = "2.13"\n'
+        f"overlay = {str(overlay).lower()}\n")
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\nfrom shimgen.setuptools import BuildExtension, StableExtension\n"
+        "setup(ext_modules=[StableExtension('small_ext', ['small.cpp'])], cmdclass={'build_ext': BuildExtension})\n")
+    proc = subprocess.run([sys.executable, "setup.py", "build_ext", "--inplace"], cwd=tmp_path, capture_output=True,
+                          text=True)
+    if overlay:
+        assert proc.returncode == 0, proc.stderr[-3000:]
+    else:
+        assert proc.returncode != 0
+        errors = [line for line in proc.stderr.splitlines() if line.startswith("error: shimgen: ")]
+        assert len(errors) == 1, proc.stderr[-3000:]
+        assert "aoti_torch_aten_add_Tensor" in errors[0] and "overlay = true" in errors[0]
+        assert "Traceback" not in proc.stderr
