@@ -29,3 +29,7 @@ std::vector<torch::Tensor> nms_cpu(const torch::Tensor& dets, const torch::Tenso
   auto scheme = dets.qscheme();
   return {at::index_select(dets, 0, order), areas, suppressed, ranks};
 }
+
+torch::Tensor box_magnitude(const torch::Tensor* boxes) {
+  return boxes->abs();
+}
