@@ -258,13 +258,13 @@ def _answer_one(w, target) -> Answer:
 
     v = sig_cpp.active(w, target)
     if v is not None:
-        if v.route == "generated_shim":
+        if v.route.overlay:
             return Answer("overlay", "overlay (shimgen's C shim)")
-        return Answer("yes", f"yes ({v.route})")
+        return Answer("yes", f"yes ({v.route.name})")
     later = [x for x in w.variants if x.start > target]
     if later:
         first = later[0]
-        route = "overlay" if first.route == "generated_shim" else first.route
+        route = "overlay" if first.route.overlay else first.route.name
         return Answer("from", f"from {first.start} ({route})")
     return Answer("removed", f"removed by {w.variants[-1].end}" if w.variants and w.variants[-1].end else "no")
 

@@ -16,7 +16,7 @@ build time from the project's [tool.shimgen] table (shimgen.project).
 `target` (or the `target=` argument). `BuildExtension` is torch's, and before compiling it generates the
 table's ops into the build tree (`<build_temp>/shimgen`: never into the source tree, nothing cached elsewhere)
 and puts that folder first on each stable extension's include path, so the generated `torch/csrc/stable/ops.h`
-shadows the installed torch's. The generation is shimgen's own (`shimgen.cli.generate`), in process, from the
+shadows the installed torch's. The generation is shimgen's own (`shimgen.pipeline.generate`), in process, from the
 installed torch's native_functions.yaml: no network. Build without isolation (`pip wheel --no-build-isolation
 .`) so the extension compiles against the torch installed in the environment.
 
@@ -79,11 +79,11 @@ def StableExtension(name: str, sources: list[str], *args, target: str | None = N
 
 def generate_into(folder: str, root: str | None = None) -> list[str]:
     """Generate the project's [tool.shimgen] ops into `folder` (written as one transaction); the files written."""
-    from shimgen import cli
+    from shimgen import pipeline
 
     found = _project(root)
-    files, _ = cli.generate(list(found.ops) if found.ops else None, found.yaml, found.since, folder, found.only)
-    cli.write_atomically(folder, files)
+    files, _ = pipeline.generate(list(found.ops) if found.ops else None, found.yaml, found.since, folder, found.only)
+    pipeline.write(folder, files)
     return [os.path.join(folder, rel) for rel in files]
 
 

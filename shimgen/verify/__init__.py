@@ -85,7 +85,7 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
     if not kernels:
         raise ShimgenError("--verify: no wrapper to verify")
     # Only wrappers on the generated-shim route call the overlay (the dispatcher and libtorch's shims need none).
-    on_generated = {k.op.name for k in kernels if k.variant.route == "generated_shim"}
+    on_generated = {k.op.name for k in kernels if k.variant.route.overlay}
     ov_plan, ov_notes = overlay.missing_ops(replace(plan, ops=[op for op in plan.ops if op.name in on_generated]),
                                             torch)
     notes += ov_notes

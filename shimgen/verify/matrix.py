@@ -292,7 +292,7 @@ def render(m: Matrix) -> str:
 def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: list[str], bdir: str,
                yaml_path: str | None = None, since: str | None = None, jobs: int = 2,
                log=sys.stderr) -> Matrix:
-    from shimgen.cli import generate, write_atomically
+    from shimgen.pipeline import generate, write as write_atomically
 
     found, missing = runtimes.resolve(runtime_names)
     if missing:
@@ -336,7 +336,7 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
     overlays: dict[str, Overlay] = {}
     for r in found:
         needed = sorted({k.op.name for t in tgts if t.release <= r.release for k in t.kernels
-                         if k.variant.route == "generated_shim"})
+                         if k.variant.route.overlay})
         if needed:
             print(f"shimgen: matrix: building the overlay for torch {r.name} ({len(needed)} ops)", file=log)
         overlays[r.name] = build_overlay(plan, r, [by_name[n] for n in needed], bdir, cxx, cxx_id, jobs)
