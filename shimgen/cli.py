@@ -30,7 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="shimgen",
         description="Generate PyTorch stable-ABI C shims, torch::stable C++ wrappers and typed Python stubs "
-        "from native_functions.yaml.",
+        "from native_functions.yaml. Without --ops, the project's [tool.shimgen] table (pyproject.toml) applies.",
+        epilog="shimgen port SRC...: which ATen calls of existing C++/CUDA sources the stable surface covers "
+        "(shimgen port --help).",
     )
     p.add_argument("--ops", metavar="LIST", help="comma-separated ops: name (every overload), name.overload, "
                    "name.default, generated in addition to the manifest's op set (upstream's surface). "
