@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -297,6 +298,14 @@ def report(sources: list[Source], surface: Surface, targets: list) -> tuple[list
         counts = {s: sum(1 for _, a, _ in rows if a[i].status == s) for s in statuses}
         summary[str(t)] = counts
         lines.append(f"| {t} | {len(rows)} | " + " | ".join(str(counts[s]) for s in statuses) + " |")
+    used = {a.status for _, answers, _ in rows for a in answers}
+    for _, answers, _ in rows:  # the routes named in parentheses: `yes (dispatcher or sibling)`
+        for a in answers:
+            for inner in re.findall(r"\(([a-z_ ]+)\)", a.text):
+                used.update(inner.split(" or "))
+    caveats = [(route, text) for route, text in _CAVEATS if route in used]
+    if caveats:
+        lines += ["", "## Caveats", "", *(f"- `{route}`: {text}" for route, text in caveats)]
     by_op: dict[str, list] = {}
     for call, answers, _ in rows:
         by_op.setdefault(call.name, []).append((call, answers))
@@ -337,6 +346,18 @@ def report(sources: list[Source], surface: Surface, targets: list) -> tuple[list
         "ops": ops,
     }
     return lines, data
+
+
+_CAVEATS = (
+    ("shim", "libtorch's own C shim: about the cost of the at:: call"),
+    ("dispatcher", "libtorch's boxed dispatcher (torch_call_dispatcher, from 2.10): about 1.4-1.7x an at:: call"),
+    ("sibling", "a Scalar argument travels as a 0-dim tensor to aten's Tensor overload, exactly; a number that "
+                "cannot (a complex or out-of-range value for that dtype) raises a `shimgen:` error at run time "
+                "rather than giving a different result"),
+    ("overlay", "needs shimgen's overlay library (C shims libtorch does not ship, compiled against one torch's "
+                "ATen: not ABI-stable); without `overlay = true` the setuptools build refuses it"),
+    ("from", "hidden at that target: a compile error naming the release to target"),
+)
 
 
 def _functions(surface: Surface) -> set[str]:

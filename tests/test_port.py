@@ -149,6 +149,14 @@ def test_op_list_for_the_project_table(ported):
     assert "## [tool.shimgen]" in out
 
 
+def test_caveats_of_the_routes_used(ported):
+    out, _, _ = ported
+    caveats = out.split("## Caveats")[1].split("## Ops")[0]
+    for route in ("shim", "dispatcher", "sibling", "overlay", "from"):
+        assert f"- `{route}`: " in caveats, route
+    assert "raises a `shimgen:` error" in caveats  # a Scalar the sibling cannot carry exactly
+
+
 def test_what_it_cannot_see(ported):
     out, _, _ = ported
     blind = out.split("## What it cannot see")[1].split("## [tool.shimgen]")[0]
