@@ -35,15 +35,17 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="shimgen",
         description="Generate PyTorch stable-ABI C shims, torch::stable C++ wrappers and typed Python stubs "
-        "from native_functions.yaml.",
+        "from native_functions.yaml. Without --ops, the project's [tool.shimgen] table (pyproject.toml) applies.",
+        epilog="shimgen port SRC...: which ATen calls of existing C++/CUDA sources the stable surface covers "
+        "(shimgen port --help).",
     )
     p.add_argument("--ops", metavar="LIST", help="comma-separated ops: name (every overload), name.overload, "
                    "name.default, generated in addition to the manifest's op set (upstream's surface). "
                    "Default: the manifest's op set; with --check, the set recorded in DIR/shimgen.yaml")
     p.add_argument("--only", action="store_true", help="generate only the --ops, without the manifest's op set "
                    "(the output then no longer stands in for upstream's ops.h)")
-    p.add_argument("--out", metavar="DIR", default="generated", help="output folder, laid out like torch's include "
-                   "tree (default: generated/)")
+    p.add_argument("--out", metavar="DIR", help="output folder, laid out like torch's include tree (default: "
+                   "[tool.shimgen]'s `out` in pyproject.toml, else generated/)")
     p.add_argument("--yaml", metavar="PATH", help="native_functions.yaml to read (default: the installed torch's)")
     p.add_argument("--since", metavar="X.Y", help="version tag for ops the manifest does not know "
                    "(default: the release of the yaml)")
@@ -60,7 +62,39 @@ def build_parser() -> argparse.ArgumentParser:
                    "and beside it as JSON")
     p.add_argument("--jobs", metavar="N", type=int, default=2, help="with --verify: compilers and sample runners "
                    "at once (default: 2)")
+    p.add_argument("--project", metavar="PATH", help="read [tool.shimgen] from PATH (a pyproject.toml or its "
+                   "folder) and apply it whatever --out is (default: the pyproject.toml at or above the working "
+                   "directory, when its `out` is the folder written)")
+    p.add_argument("--version", action="version", version=f"shimgen {_version()}")
+    p.add_argument("--cmake-dir", action="store_true", help="print the folder holding shimgen's CMake package "
+                   "(ShimgenConfig.cmake: pass it as -DShimgen_DIR) and exit")
+    p.add_argument("--cmake-info", action="store_true", help=argparse.SUPPRESS)  # for ShimgenConfig.cmake
     return p
+
+
+def _cmake_info(args: argparse.Namespace) -> list[str]:
+    """key=value lines ShimgenConfig.cmake reads at configure time: shimgen's version, the installed torch's
+    folder, and with --project the table's target release."""
+    from shimgen import project
+    from shimgen.verify import build
+
+    lines = [f"version={_version()}", f"torch={build.find_torch().root}"]
+    if args.project:
+        path = os.path.join(args.project, project.PYPROJECT) if os.path.isdir(args.project) else args.project
+        found = project.load(path) if os.path.isfile(path) else None
+        if found is None:
+            raise ShimgenError(f"--project {args.project}: no [tool.shimgen] table there")
+        lines.append(f"target={found.target or ''}")
+    return lines
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("shimgen")
+    except metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def _split_ops(text: str | None) -> list[str] | None:
@@ -161,18 +195,51 @@ def _drift(old_yaml: str, new_yaml: str | None, ops: list[str] | None) -> int:
     return 1 if errors else 0
 
 
+def _with_project(args: argparse.Namespace) -> None:
+    """Fill in what the command line leaves open from [tool.shimgen] (shimgen.project), when it describes the
+    folder this run writes or checks: `shimgen` alone (re)generates the project's headers, `shimgen --check`
+    verifies them, `shimgen --ops ...` regenerates its folder with other ops. An --out elsewhere is not the
+    project's: there the stamp (with --check) or the defaults apply, as without a project."""
+    from shimgen import project
+
+    if args.out == "":
+        raise ShimgenError("--out is empty")
+    if args.project is not None:
+        path = os.path.join(args.project, project.PYPROJECT) if os.path.isdir(args.project) else args.project
+        if not os.path.isfile(path):
+            raise ShimgenError(f"--project {args.project}: no such file")
+        found = project.load(path)
+        if found is None:
+            raise ShimgenError(f"--project {args.project}: {path} has no [tool.shimgen] table")
+    else:
+        found = project.current() if not args.drift else None
+    if found is not None and (args.project or args.out is None or os.path.abspath(args.out) == found.out):
+        args.out = args.out or os.path.relpath(found.out)
+        if args.ops is None:
+            args.ops = ",".join(found.ops) if found.ops else None
+            args.only = args.only or found.only
+            args.from_project = True
+        args.since = args.since or found.since
+        args.yaml = args.yaml or (os.path.relpath(found.yaml) if found.yaml else None)
+    args.out = args.out or "generated"
+
+
 def _run(args: argparse.Namespace) -> int:
     from shimgen import pipeline, stamp  # start-up: --help and usage errors answer without them (see the top)
 
-    if not args.out:
-        raise ShimgenError("--out is empty")
+    if args.cmake_dir:
+        _out([os.path.join(os.path.dirname(os.path.abspath(__file__)), "cmake")])
+        return 0
+    if args.cmake_info:
+        _out(_cmake_info(args))
+        return 0
     ops = _split_ops(args.ops)
     since = args.since
     yaml_path = args.yaml
     only = args.only
     if only and ops is None:
         raise ShimgenError("--only needs --ops (the ops to generate without the manifest's set)")
-    if ops is None and args.check:
+    if ops is None and args.check and not getattr(args, "from_project", False):
         ops, stamped_since, stamped_yaml, only = stamp.read(args.out)
         since = since or stamped_since
         yaml_path = yaml_path or stamped_yaml
@@ -194,6 +261,8 @@ def _run(args: argparse.Namespace) -> int:
         hint = "shimgen" + (f" --ops {','.join(ops)}" if ops else "") + (" --only" if only else "")
         hint += f" --since {since}" if since else ""
         hint += (f" --yaml {yaml_path}" if yaml_path else "") + f" --out {args.out}"
+        if getattr(args, "from_project", False):  # the project's table says it all
+            hint = "shimgen" + (f" --project {args.project}" if args.project else "") + "  (reads [tool.shimgen])"
         return check(args.out, files, hint + "  (then review and commit the diff)", frozenset(p.manifest.default_ops))
     # The list of files goes out just before the switch: a closed or full stdout aborts with the folder untouched.
     pipeline.write(args.out, files, before_switch=lambda paths: _out(paths))
@@ -226,9 +295,17 @@ def main(argv: list[str] | None = None) -> int:
             signal.signal(signal.SIGINT, signal.default_int_handler)
         with output.handle_signals() if as_program else contextlib.nullcontext():
             try:
-                args = build_parser().parse_args(argv)
-                out = args.out
-                status = _run(args)
+                argv_list = sys.argv[1:] if argv is None else list(argv)
+                if argv_list[:1] == ["port"]:  # `shimgen port SRC...`: the porting report (shimgen.port)
+                    from shimgen import port
+
+                    status = port.main(argv_list[1:])
+                else:
+                    args = build_parser().parse_args(argv_list)
+                    if not (args.cmake_dir or args.cmake_info):
+                        _with_project(args)
+                    out = args.out
+                    status = _run(args)
             except SystemExit as e:  # --help, or a usage error (already reported on stderr)
                 status = e.code if isinstance(e.code, int) else 2
             except ShimgenError as e:

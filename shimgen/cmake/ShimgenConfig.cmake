@@ -1,0 +1,127 @@
+# shimgen's CMake package.
+#
+#   cmake -S . -B build -DShimgen_DIR="$(shimgen --cmake-dir)"
+#
+#   find_package(Shimgen REQUIRED)
+#   add_library(my_ops SHARED csrc/my_ops.cpp)
+#   shimgen_generate(my_ops
+#     PROJECT ${CMAKE_CURRENT_SOURCE_DIR}/pyproject.toml   # the ops and target of [tool.shimgen] ...
+#     # OPS add pad amax  TARGET_VERSION 2.10  [ONLY]       # ... or given here
+#     [OUT <dir>])                                          # default: ${CMAKE_CURRENT_BINARY_DIR}/shimgen-<target>
+#
+# shimgen_generate makes the generated headers part of the build graph: a custom command runs shimgen into OUT
+# before <target> compiles, and again whenever the op list (the OPS given here, or the pyproject.toml), the
+# shimgen command (a reinstall or upgrade rewrites it) or shimgen's version (read at configure time) changes.
+# <target> gets OUT first on its include path (the generated torch/csrc/stable/ops.h shadows torch's),
+# TORCH_STABLE_ONLY, TORCH_TARGET_VERSION for the target release, torch's include directory and libtorch
+# (torch, torch_cpu, c10: the stable ABI needs nothing else) of the torch shimgen runs with (set TORCH_ROOT to
+# the folder of another torch package). No find_package(Torch) needed.
+
+cmake_minimum_required(VERSION 3.18)
+
+find_program(SHIMGEN_EXECUTABLE shimgen DOC "the shimgen command")
+if(NOT SHIMGEN_EXECUTABLE)
+  set(Shimgen_FOUND FALSE)
+  set(Shimgen_NOT_FOUND_MESSAGE "the `shimgen` command is not on PATH (pip install shimgen, or set SHIMGEN_EXECUTABLE)")
+  return()
+endif()
+
+# key=value lines from `shimgen --cmake-info [--project P]`: version, torch (the installed torch's folder), target.
+function(_shimgen_info out_prefix)
+  execute_process(COMMAND "${SHIMGEN_EXECUTABLE}" --cmake-info ${ARGN} OUTPUT_VARIABLE _out ERROR_VARIABLE _err
+                  RESULT_VARIABLE _rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "${SHIMGEN_EXECUTABLE} --cmake-info failed: ${_err}")
+  endif()
+  string(REPLACE "\n" ";" _lines "${_out}")
+  foreach(_line IN LISTS _lines)
+    if(_line MATCHES "^([a-z]+)=(.*)$")
+      set(${out_prefix}_${CMAKE_MATCH_1} "${CMAKE_MATCH_2}" PARENT_SCOPE)
+    endif()
+  endforeach()
+endfunction()
+
+_shimgen_info(_shimgen)
+set(Shimgen_VERSION "${_shimgen_version}")
+if(NOT TORCH_ROOT)
+  set(TORCH_ROOT "${_shimgen_torch}")  # the torch shimgen runs with: its headers and libtorch
+endif()
+
+# The hex value of TORCH_TARGET_VERSION for a release X.Y.
+function(_shimgen_version_hex release out_var)
+  if(NOT release MATCHES "^([0-9]+)\\.([0-9]+)(\\.[0-9]+)?$")
+    message(FATAL_ERROR "shimgen_generate: TARGET_VERSION must be X.Y, not '${release}'")
+  endif()
+  math(EXPR _major "${CMAKE_MATCH_1}" OUTPUT_FORMAT HEXADECIMAL)
+  math(EXPR _minor "${CMAKE_MATCH_2}" OUTPUT_FORMAT HEXADECIMAL)
+  string(REPLACE "0x" "" _major "${_major}")
+  string(REPLACE "0x" "" _minor "${_minor}")
+  string(LENGTH "${_major}" _n)
+  if(_n LESS 2)
+    set(_major "0${_major}")
+  endif()
+  string(LENGTH "${_minor}" _n)
+  if(_n LESS 2)
+    set(_minor "0${_minor}")
+  endif()
+  set(${out_var} "0x${_major}${_minor}000000000000" PARENT_SCOPE)
+endfunction()
+
+function(shimgen_generate target)
+  cmake_parse_arguments(ARG "ONLY" "PROJECT;TARGET_VERSION;OUT" "OPS" ${ARGN})
+  if(ARG_UNPARSED_ARGUMENTS)
+    message(FATAL_ERROR "shimgen_generate: unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
+  endif()
+  if(NOT ARG_PROJECT AND NOT ARG_OPS)
+    message(FATAL_ERROR "shimgen_generate: give PROJECT <pyproject.toml> or OPS <op>...")
+  endif()
+  set(_depends "${SHIMGEN_EXECUTABLE}")
+  set(_args)
+  if(ARG_PROJECT)
+    get_filename_component(_pyproject "${ARG_PROJECT}" ABSOLUTE)
+    list(APPEND _args --project "${_pyproject}")
+    list(APPEND _depends "${_pyproject}")
+    if(NOT ARG_TARGET_VERSION)  # [tool.shimgen]'s target, read with the interpreter shimgen runs on
+      _shimgen_info(_project --project "${_pyproject}")
+      set(ARG_TARGET_VERSION "${_project_target}")
+    endif()
+  endif()
+  if(ARG_OPS)
+    list(JOIN ARG_OPS "," _ops)
+    list(APPEND _args --ops "${_ops}")
+  endif()
+  if(ARG_ONLY)
+    list(APPEND _args --only)
+  endif()
+  if(NOT ARG_OUT)
+    set(ARG_OUT "${CMAKE_CURRENT_BINARY_DIR}/shimgen-${target}")
+  endif()
+  # What the command depends on besides its inputs: shimgen's version and the arguments (rewritten only when
+  # they change, so an unchanged configure does not re-run the generation).
+  set(_inputs "${CMAKE_CURRENT_BINARY_DIR}/shimgen-${target}.inputs")
+  file(CONFIGURE OUTPUT "${_inputs}" CONTENT "shimgen ${Shimgen_VERSION}\n${_args}\n")
+  list(APPEND _depends "${_inputs}")
+  set(_outputs "${ARG_OUT}/shimgen.yaml" "${ARG_OUT}/torch/csrc/stable/ops.h")
+  add_custom_command(
+    OUTPUT ${_outputs}
+    COMMAND "${SHIMGEN_EXECUTABLE}" ${_args} --out "${ARG_OUT}"
+    DEPENDS ${_depends}
+    COMMENT "shimgen: generating the stable-ABI headers of ${target} into ${ARG_OUT}"
+    VERBATIM)
+  add_custom_target(${target}_shimgen DEPENDS ${_outputs})
+  add_dependencies(${target} ${target}_shimgen)
+
+  target_include_directories(${target} BEFORE PRIVATE "${ARG_OUT}")
+  target_compile_definitions(${target} PRIVATE TORCH_STABLE_ONLY)
+  if(ARG_TARGET_VERSION)
+    _shimgen_version_hex("${ARG_TARGET_VERSION}" _hex)
+    target_compile_definitions(${target} PRIVATE TORCH_TARGET_VERSION=${_hex})
+  endif()
+  target_compile_features(${target} PRIVATE cxx_std_17)
+
+  target_include_directories(${target} PRIVATE "${TORCH_ROOT}/include")
+  foreach(_lib torch torch_cpu c10)
+    find_library(_shimgen_lib_${_lib} ${_lib} PATHS "${TORCH_ROOT}/lib" NO_DEFAULT_PATH REQUIRED)
+    target_link_libraries(${target} PRIVATE "${_shimgen_lib_${_lib}}")
+  endforeach()
+endfunction()

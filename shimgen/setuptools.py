@@ -1,0 +1,144 @@
+"""Build a stable-ABI extension with setuptools and torch.utils.cpp_extension, generating shimgen's headers at
+build time from the project's [tool.shimgen] table (shimgen.project).
+
+    # setup.py
+    from setuptools import setup
+    from shimgen.setuptools import BuildExtension, StableExtension
+
+    setup(
+        ext_modules=[StableExtension("my_ops._C", ["csrc/my_ops.cpp"])],
+        cmdclass={"build_ext": BuildExtension},
+        options={"bdist_wheel": {"py_limited_api": "cp39"}},   # one abi3 wheel for every CPython >= 3.9
+    )
+
+`StableExtension` is torch's `CppExtension` (or `CUDAExtension` with `cuda=True`) with `py_limited_api=True`
+(no libtorch_python, `-DPy_LIMITED_API`), `-DTORCH_STABLE_ONLY` and `-DTORCH_TARGET_VERSION` from the table's
+`target` (or the `target=` argument). `BuildExtension` is torch's, and before compiling it generates the
+table's ops into the build tree (`<build_temp>/shimgen`: never into the source tree, nothing cached elsewhere)
+and puts that folder first on each stable extension's include path, so the generated `torch/csrc/stable/ops.h`
+shadows the installed torch's. The generation is shimgen's own (`shimgen.pipeline.generate`), in process, from the
+installed torch's native_functions.yaml: no network. Build without isolation (`pip wheel --no-build-isolation
+.`) so the extension compiles against the torch installed in the environment.
+
+After linking, each stable extension is checked for `aoti_torch_*` symbols the installed libtorch does not export
+(a wrapper on the generated_shim route): unless the table says `overlay = true`, that is a build error naming the
+shims, never an extension that fails to load.
+"""
+
+from __future__ import annotations
+
+import os
+
+from torch.utils import cpp_extension
+
+from shimgen.errors import ShimgenError
+
+_MARK = "_shimgen_stable"  # attribute set on the extensions StableExtension made
+
+
+def _project(root: str | None = None):
+    from shimgen import project
+
+    found = project.current(root or os.getcwd())
+    if found is None:
+        raise ShimgenError(f"no [tool.shimgen] table in a pyproject.toml at or above {root or os.getcwd()}")
+    return found
+
+
+def stable_flags(target: str | None) -> list[str]:
+    """The compile flags of a stable-ABI translation unit targeting `target` (X.Y)."""
+    from shimgen.versions import Version
+
+    flags = ["-DTORCH_STABLE_ONLY"]
+    if target:
+        flags.append(f"-DTORCH_TARGET_VERSION={Version.parse(target, 'target').hex}")
+    return flags
+
+
+def StableExtension(name: str, sources: list[str], *args, target: str | None = None, cuda: bool = False, **kwargs):
+    """torch.utils.cpp_extension.CppExtension (CUDAExtension with cuda=True) for a stable-ABI, abi3 extension:
+    `target` (X.Y, default: [tool.shimgen]'s `target`) becomes -DTORCH_TARGET_VERSION."""
+    if target is None:
+        found = _project()
+        target = str(found.target) if found.target else None
+    flags = stable_flags(target)
+    extra = kwargs.pop("extra_compile_args", None)
+    if isinstance(extra, dict):
+        extra = {k: [*flags, *v] for k, v in extra.items()}
+        extra.setdefault("cxx", list(flags))
+    else:
+        extra = {"cxx": [*flags, *(extra or [])]}
+        if cuda:
+            extra["nvcc"] = list(flags)
+    kwargs["py_limited_api"] = True
+    factory = cpp_extension.CUDAExtension if cuda else cpp_extension.CppExtension
+    ext = factory(name, sources, *args, extra_compile_args=extra, **kwargs)
+    setattr(ext, _MARK, True)
+    return ext
+
+
+def generate_into(folder: str, root: str | None = None) -> list[str]:
+    """Generate the project's [tool.shimgen] ops into `folder` (written as one transaction); the files written."""
+    from shimgen import pipeline
+
+    found = _project(root)
+    files, _ = pipeline.generate(list(found.ops) if found.ops else None, found.yaml, found.since, folder, found.only)
+    pipeline.write(folder, files)
+    return [os.path.join(folder, rel) for rel in files]
+
+
+class BuildExtension(cpp_extension.BuildExtension):
+    """torch's BuildExtension (use as `cmdclass={"build_ext": BuildExtension}`) that first generates the
+    [tool.shimgen] headers into the build tree and puts them first on the stable extensions' include path."""
+
+    def build_extensions(self) -> None:
+        try:
+            self._build_stable()
+        except ShimgenError as e:  # setuptools reports it as one `error: ...` line
+            from setuptools.errors import SetupError
+
+            raise SetupError(f"shimgen: {e.line()}") from None
+
+    def _build_stable(self) -> None:
+        stable = [e for e in self.extensions if getattr(e, _MARK, False)]
+        if stable:
+            folder = os.path.abspath(os.path.join(self.build_temp, "shimgen"))
+            generate_into(folder)
+            for ext in stable:  # first: the generated ops.h shadows torch's
+                ext.include_dirs = [folder, *(d for d in ext.include_dirs if d != folder)]
+        super().build_extensions()
+        if stable and not _project().overlay:
+            for ext in stable:
+                missing = shims_libtorch_lacks(self.get_ext_fullpath(ext.name))
+                if missing:
+                    raise ShimgenError(
+                        f"{ext.name} calls C shims libtorch does not export: {', '.join(missing)} (wrappers on the "
+                        "generated_shim route; it would fail to load). Call an overload on a libtorch route "
+                        "(shimgen port shows which), or set overlay = true in [tool.shimgen] and link shimgen's "
+                        "overlay library (not ABI-stable)")
+
+
+def shims_libtorch_lacks(library: str) -> list[str]:
+    """The `aoti_torch_*` symbols `library` needs that the installed libtorch does not export (`nm -D`)."""
+    import shutil
+    import subprocess
+
+    from shimgen.verify import build
+
+    nm = shutil.which("nm")
+    if nm is None:
+        raise ShimgenError("checking the extension's C shims needs `nm` (binutils)")
+
+    def symbols(path: str, flag: str) -> set[str]:
+        out = subprocess.run([nm, "-D", flag, path], capture_output=True, text=True, check=True).stdout
+        return {line.split()[-1].partition("@")[0] for line in out.splitlines() if line.strip()}
+
+    needed = {s for s in symbols(library, "--undefined-only") if s.startswith("aoti_torch_")}
+    if not needed:
+        return []
+    lib_dir = build.find_torch().lib_dir
+    exported: set[str] = set()
+    for name in ("libtorch.so", "libtorch_cpu.so", "libc10.so", "libtorch_cuda.so"):
+        if os.path.exists(os.path.join(lib_dir, name)):
+            exported |= symbols(os.path.join(lib_dir, name), "--defined-only")
+    return sorted(needed - exported)
