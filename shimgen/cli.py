@@ -11,7 +11,7 @@ import os
 import signal
 import sys
 
-from shimgen import output
+from shimgen import output, project
 from shimgen.errors import ShimgenError
 
 # Start-up: `import shimgen.cli` takes 0.09 s, the generation stack (shimgen.pipeline: torchgen, jinja2) 0.52 s and
@@ -75,8 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
 def _cmake_info(args: argparse.Namespace) -> list[str]:
     """key=value lines ShimgenConfig.cmake reads at configure time: shimgen's version, the installed torch's
     folder, and with --project the table's target release."""
-    from shimgen import project
-    from shimgen.verify import build
+    from shimgen.verify import build  # start-up (see the top)
 
     lines = [f"version={_version()}", f"torch={build.find_torch().root}"]
     if args.project:
@@ -200,8 +199,6 @@ def _with_project(args: argparse.Namespace) -> None:
     folder this run writes or checks: `shimgen` alone (re)generates the project's headers, `shimgen --check`
     verifies them, `shimgen --ops ...` regenerates its folder with other ops. An --out elsewhere is not the
     project's: there the stamp (with --check) or the defaults apply, as without a project."""
-    from shimgen import project
-
     if args.out == "":
         raise ShimgenError("--out is empty")
     if args.project is not None:
@@ -297,7 +294,7 @@ def main(argv: list[str] | None = None) -> int:
             try:
                 argv_list = sys.argv[1:] if argv is None else list(argv)
                 if argv_list[:1] == ["port"]:  # `shimgen port SRC...`: the porting report (shimgen.port)
-                    from shimgen import port
+                    from shimgen import port  # start-up: tree-sitter and the model load only for `port`
 
                     status = port.main(argv_list[1:])
                 else:

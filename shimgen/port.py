@@ -32,6 +32,12 @@ import sys
 from dataclasses import dataclass, field
 
 from shimgen.errors import ShimgenError
+from shimgen import cli, project, sig_cpp
+from shimgen import plan as plan_mod
+from shimgen import table as table_mod
+from shimgen.inputs import read_text
+from shimgen.parse import NativeYaml
+from shimgen.versions import Version
 
 NAMESPACES = ("at", "torch", "::at", "::torch")
 CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".cu", ".cuh", ".h", ".hpp", ".hh", ".cuh", ".inl")
@@ -69,7 +75,6 @@ def _parser():
 
 def scan(path: str, parser=None) -> Source:
     """The call sites of one source file."""
-    from shimgen.inputs import read_text
 
     text = read_text(path, path)
     tree = (parser or _parser()).parse(text.encode("utf-8"))
@@ -159,11 +164,6 @@ class Surface:
     """The wrappers shimgen generates for a set of C++ names (from the installed torch's yaml, or `yaml`)."""
 
     def __init__(self, cpp_names: set[str], yaml_path: str | None = None) -> None:
-        from shimgen import plan as plan_mod
-        from shimgen import sig_cpp
-        from shimgen import table as table_mod
-        from shimgen.parse import NativeYaml
-
         self.native = NativeYaml(yaml_path)
         known = set(self.native.by_name)
         self.names = {c: _schema_names(c, known) for c in cpp_names}
@@ -255,8 +255,6 @@ def _short(reason: str) -> str:
 
 
 def _answer_one(w, target) -> Answer:
-    from shimgen import sig_cpp
-
     v = sig_cpp.active(w, target)
     if v is not None:
         if v.route.overlay:
@@ -370,9 +368,6 @@ def toml_table(ops: list[str], target) -> str:
 
 
 def main(argv: list[str]) -> int:
-    from shimgen import cli, project
-    from shimgen.versions import Version
-
     ap = cli._Parser(prog="shimgen port", description="Which ATen calls of C++/CUDA sources the stable surface "
                      "covers, per call site and target release.")
     ap.add_argument("sources", nargs="+", metavar="SRC", help="C++/CUDA files, or folders to search")
@@ -393,8 +388,6 @@ def main(argv: list[str]) -> int:
     if args.target:
         targets = sorted({Version.parse(t.strip(), "--target") for t in args.target.split(",") if t.strip()})
     else:
-        from shimgen.parse import NativeYaml
-
         found = project.current()
         release = NativeYaml(args.yaml).release
         targets = sorted({t for t in (found.target if found else None, release) if t is not None})

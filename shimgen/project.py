@@ -20,6 +20,7 @@ import os
 from dataclasses import dataclass
 
 from shimgen.errors import ShimgenError
+from shimgen.inputs import read_text
 from shimgen.versions import FIRST_STABLE, Version
 
 PYPROJECT = "pyproject.toml"
@@ -68,7 +69,6 @@ def _toml(path: str) -> dict:
             import tomli as tomllib  # type: ignore[no-redef]
         except ImportError:
             raise ShimgenError(f"{path}: reading [tool.shimgen] on Python 3.10 needs the tomli package") from None
-    from shimgen.inputs import read_text
 
     text = read_text(path, path, limit=16 << 20)
     try:

@@ -32,13 +32,14 @@ import os
 from torch.utils import cpp_extension
 
 from shimgen.errors import ShimgenError
+from shimgen import pipeline, project
+from shimgen.verify import build
+from shimgen.versions import Version
 
 _MARK = "_shimgen_stable"  # attribute set on the extensions StableExtension made
 
 
 def _project(root: str | None = None):
-    from shimgen import project
-
     found = project.current(root or os.getcwd())
     if found is None:
         raise ShimgenError(f"no [tool.shimgen] table in a pyproject.toml at or above {root or os.getcwd()}")
@@ -47,8 +48,6 @@ def _project(root: str | None = None):
 
 def stable_flags(target: str | None) -> list[str]:
     """The compile flags of a stable-ABI translation unit targeting `target` (X.Y)."""
-    from shimgen.versions import Version
-
     flags = ["-DTORCH_STABLE_ONLY"]
     if target:
         flags.append(f"-DTORCH_TARGET_VERSION={Version.parse(target, 'target').hex}")
@@ -79,8 +78,6 @@ def StableExtension(name: str, sources: list[str], *args, target: str | None = N
 
 def generate_into(folder: str, root: str | None = None) -> list[str]:
     """Generate the project's [tool.shimgen] ops into `folder` (written as one transaction); the files written."""
-    from shimgen import pipeline
-
     found = _project(root)
     files, _ = pipeline.generate(list(found.ops) if found.ops else None, found.yaml, found.since, folder, found.only)
     pipeline.write(folder, files)
@@ -122,8 +119,6 @@ def shims_libtorch_lacks(library: str) -> list[str]:
     """The `aoti_torch_*` symbols `library` needs that the installed libtorch does not export (`nm -D`)."""
     import shutil
     import subprocess
-
-    from shimgen.verify import build
 
     nm = shutil.which("nm")
     if nm is None:
