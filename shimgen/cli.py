@@ -151,7 +151,7 @@ def generate(ops: list[str] | None, yaml_path: str | None, since: str | None, ou
     The Python files are written in their formatted layout directly (shimgen.layout), the C++ files formatted by
     a few batched clang-format runs; `formatter` instead runs black over the generated Python as a whole and
     clang-format over each C++ file alone: the reference that tests/test_layout.py compares the fast path with."""
-    from shimgen import emit_c, emit_cpp, emit_py, fmt, plan, sig_cpp
+    from shimgen import device_route, emit_c, emit_cpp, emit_py, fmt, plan, sig_cpp
 
     p = plan.make(ops, yaml_path, since, additive=not only)
     wrapped, refusals = sig_cpp.wrappers(p)
@@ -170,6 +170,7 @@ def generate(ops: list[str] | None, yaml_path: str | None, since: str | None, ou
     files: dict[str, str] = {}
     files.update(emit_c.emit(p))
     files.update(emit_cpp.emit(p))
+    files.update(device_route.emit(p))
     formatted = fmt.start_formatting(files, per_file=formatter)  # in parallel with the Python emitter
     files.update(emit_py.emit(p, formatter))
     files.update(formatted.result())
@@ -180,9 +181,9 @@ def generate(ops: list[str] | None, yaml_path: str | None, since: str | None, ou
 
 def write_atomically(out: str, files: dict[str, str], before_switch=None) -> list[str]:
     """Write every file into out as one transaction (shimgen.output): all or nothing, locked, across signals."""
-    from shimgen import emit_cpp, output
+    from shimgen import device_route, emit_cpp, output
 
-    return output.write(out, files, before_switch, owned=(emit_cpp.OP_HEADERS,))
+    return output.write(out, files, before_switch, owned=(emit_cpp.OP_HEADERS, *device_route.FOLDERS))
 
 
 _DECL_RE = re.compile(r"AOTITorchError (aoti_torch_\w+)\((.*)\);")
@@ -219,7 +220,7 @@ def _on_disk(path: str) -> tuple[str | None, str | None]:
 def check(out: str, files: dict[str, str], update_hint: str, manifest_ops: frozenset[str] = frozenset()) -> int:
     """Compare out with `files` (under a shared lock); 1 and a report on any difference, 0 if identical. The report
     names the schema changes too, as --drift does (read from the headers' schema comments)."""
-    from shimgen import drift, emit_c, emit_cpp, output
+    from shimgen import device_route, drift, emit_c, emit_cpp, output
 
     diffs: list[str] = []
     summary: list[str] = []
@@ -245,7 +246,7 @@ def check(out: str, files: dict[str, str], update_hint: str, manifest_ops: froze
                 summary += ["  " + s for s in describe_changes(old, text)]
             diffs += difflib.unified_diff(old.splitlines(True), text.splitlines(True), f"{path} (on disk)",
                                           f"{path} (generated)")
-        for rel in output.unwritten(out, (emit_cpp.OP_HEADERS,), set(files)) if os.path.isdir(out) else []:
+        for rel in output.unwritten(out, (emit_cpp.OP_HEADERS, *device_route.FOLDERS), set(files)) if os.path.isdir(out) else []:
             summary.append(f"not generated any more: {os.path.join(out, rel)} (the next run removes it)")
     if summary:  # which schemas changed, and what that means for the stable surface
         ops_dir = os.path.join(out, emit_cpp.OP_HEADERS)
