@@ -6,14 +6,17 @@ C shims, which call exactly those kernels; their history, `_vN` versions and exp
 (data/device_shims.json, `python -m shimgen.device_shims`).
 
 Where a call may bypass the dispatcher: only where the author says so, by name. A device shim opts out of the
-dispatcher, so autograd, autocast, functionalization, fake tensors, vmap, Python dispatch modes and the
-conj/neg-bit fallbacks do not see the call, and no function libtorch exports (2.9-2.15) tells an extension
-whether any of them would have acted: there is no getter for requires_grad, for the conj or neg bit, for the
-dispatch keys of a tensor or for the thread's dispatch modes (autocast, TorchDispatchMode, functionalization).
-A runtime guard inside a default wrapper could check the device, the layout and grad mode, but not those, and
-the probe (python -m shimgen.probe.device) measures a float tensor with the neg bit (`x.conj().imag`) coming out
-wrong through `aoti_torch_cpu_add_Tensor` on every runtime. So the default wrappers never use this route; the
-namespaced wrappers are backend kernels, documented as such, exactly like `at::cpu::`.
+dispatcher, so autograd, autocast, functionalization, fake tensors, vmap and Python dispatch modes do not see the
+call. Whether that changes what the caller gets depends on where the wrapper runs, and no function libtorch
+exports (2.9-2.15) tells a wrapper that: there is no getter for requires_grad, for autocast, for the dispatch
+keys of a tensor or for the thread's dispatch modes (only grad mode, device and layout can be read). Measured
+(tests/test_device_route.py): in a kernel registered for CPU, the dispatcher has already done its work (the
+neg bit of `x.conj().imag` is resolved, autograd and autocast are handled around the op) and the device shim
+gives what ATen gives; in a CompositeImplicitAutograd kernel, the same call drops the gradient (no grad_fn where
+at::add records AddBackward0) and ignores autocast (addmm in float32 where ATen gives bfloat16). A runtime guard
+inside a default wrapper could therefore not prove the bypass harmless, so the default wrappers never use this
+route; the namespaced wrappers are backend kernels, documented as such, exactly like `at::cpu::`, for code that
+knows it runs in a backend kernel (and wants the ~dispatcher-free cost: benchmarks/bench_calls.py).
 
 Each namespaced wrapper takes the default wrapper's parameters (the same overload set, defaults and C++ names)
 and is gated on the release whose libtorch first declares and exports the shim (the newest `_vN` an extension
