@@ -64,16 +64,6 @@ class DeviceShims:
         """The shims of one aten overload on one device, oldest version first."""
         return sorted((s for s in self.shims.values() if s.op == op and s.device == device), key=lambda s: s.version)
 
-    def exported(self, function: str, release: Version) -> bool | None:
-        """Does every measured runtime of `release` export the function? None: no runtime of it measured."""
-        seen = None
-        for rt, devices in self.exports.items():
-            s = self.shims[function]
-            if Version.parse(rt) != release or s.device not in devices:
-                continue
-            seen = (seen is not False) and function not in devices[s.device]
-        return seen
-
     def usable(self, function: str, level: Version) -> bool:
         """May an extension targeting `level` call the function: declared (and not removed) in `level`'s header
         and every later one the data covers, and exported by every measured runtime from `level` on."""
