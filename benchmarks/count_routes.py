@@ -16,7 +16,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from shimgen import device_route, sig_cpp  # noqa: E402
+from shimgen import routes, sig_cpp  # noqa: E402
 from shimgen import plan as plan_mod  # noqa: E402
 from shimgen.parse import NativeYaml  # noqa: E402
 from shimgen.versions import Version  # noqa: E402
@@ -32,11 +32,11 @@ def main() -> int:
     level = Version.parse(args.target, "--target")
     p = plan_mod.make(sorted(NativeYaml().by_name))
     ws = sig_cpp.wrappers(p)[0]
-    route = {w.op.name: (v.route if (v := sig_cpp.active(w, level)) else "hidden") for w in ws}
+    route = {w.op.name: (v.route.name if (v := sig_cpp.active(w, level)) else "hidden") for w in ws}
     print(f"whole yaml ({p.release}), target {level}: {len(ws)} wrappers")
     for r, n in sorted(collections.Counter(route.values()).items()):
         print(f"  {r:<15} {n}")
-    dev = {d: {w.op.name for w in device_route.wrappers(p, d) if sig_cpp.active(w, level)} for d in ("cpu", "cuda")}
+    dev = {d: {w.op.name for w in routes.get(d).wrappers(p) if sig_cpp.active(w, level)} for d in ("cpu", "cuda")}
     print(f"device route at {level}: {len(dev['cpu'])} cpu:: and {len(dev['cuda'])} cuda:: wrappers")
     over = sorted(op for op, r in route.items() if r == "generated_shim")
     with_cpu = [op for op in over if op in dev["cpu"]]

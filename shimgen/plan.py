@@ -25,8 +25,10 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     native: NativeYaml | None = field(default=None, repr=False, compare=False)  # the yaml the ops came from
     history: history_mod.History = field(default_factory=history_mod.load, repr=False, compare=False)
-    # Results derived from the plan that several emitters need (e.g. the C++ wrappers), computed once.
-    derived: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
+    # Results derived from the plan that several emitters need (e.g. the C++ wrappers), computed once. Not an
+    # __init__ field: a copy (dataclasses.replace(plan, ops=...)) starts with its own empty cache, never the
+    # original's (whose wrappers are those of other ops).
+    derived: dict[str, object] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def banner(self) -> str:

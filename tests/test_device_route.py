@@ -1,4 +1,4 @@
-"""The device route (shimgen/device_route.py): torch::stable::cpu:: wrappers over libtorch's device C shims.
+"""The device route (shimgen/routes/device_shim.py, routes `cpu` and `cuda`): torch::stable::cpu:: wrappers over libtorch's device C shims.
 
 1. Common calls through torch::stable::cpu:: in an extension linked with libtorch alone are exact against ATen
    given what the caller wrote (float tensors), and a number the shim's double would change is refused with a
@@ -21,7 +21,7 @@ import sys
 import pytest
 import torch
 
-from shimgen import cli, device_route, device_shims
+from shimgen import device_shims, pipeline, routes
 from shimgen.versions import Version
 from tests.cxx import TORCH, build_so, syntax_check
 
@@ -83,8 +83,8 @@ def _undefined(lib: str) -> set[str]:
 @pytest.fixture(scope="module")
 def gen(tmp_path_factory) -> str:
     out = str(tmp_path_factory.mktemp("device") / "gen")
-    files, _ = cli.generate(OPS, None, None, out, only=True)
-    cli.write_atomically(out, files)
+    files, _ = pipeline.generate(OPS, None, None, out, only=True)
+    pipeline.write(out, files)
     return out
 
 
@@ -155,7 +155,7 @@ def test_default_wrappers_never_take_the_device_route(gen, tmp_path) -> None:
 
 @pytest.mark.parametrize("target", [Version(2, 10), Version(2, 13)])
 def test_the_cuda_header_compiles_and_is_gated(gen, target) -> None:
-    text = open(os.path.join(gen, device_route.HEADERS["cuda"]), encoding="utf-8").read()
+    text = open(os.path.join(gen, routes.get("cuda").header), encoding="utf-8").read()
     assert "aoti_torch_cuda_add_Tensor" in text and "aoti_torch_cpu_" not in text
     src = "#include <torch/csrc/stable/cuda/ops.h>\n" \
           "torch::stable::Tensor f(const torch::stable::Tensor& a) { return torch::stable::cuda::pow(a, 2.0); }\n"
@@ -165,10 +165,10 @@ def test_the_cuda_header_compiles_and_is_gated(gen, target) -> None:
 
 def test_a_shim_declared_later_is_hidden_at_older_targets(tmp_path) -> None:
     out = str(tmp_path / "gen")
-    files, plan = cli.generate(["_grouped_mm"], None, None, out, only=True)
-    (w,) = device_route.wrappers(plan, "cpu")
+    files, plan = pipeline.generate(["_grouped_mm"], None, None, out, only=True)
+    (w,) = routes.get("cpu").wrappers(plan)
     assert w.since == Version(2, 12)  # aoti_torch_cpu__grouped_mm: first declared by 2.12's header
-    cli.write_atomically(out, files)
+    pipeline.write(out, files)
     src = "#include <torch/csrc/stable/cpu/ops.h>\n" \
           "auto p = &torch::stable::cpu::_grouped_mm;\n"
     assert syntax_check(src, out, Version(2, 12).hex).returncode == 0
@@ -224,3 +224,19 @@ def test_verify_proves_the_device_wrappers(tmp_path) -> None:
     assert sorted(row[0] for row in rows) == sorted(ops.split(","))
     assert all(row[-1] == "proven" and row[-4] == "0" for row in rows), device  # wrong column is 0
     assert "8/8 overloads proven" in device
+
+
+def test_the_route_is_a_route_with_a_surface_of_its_own() -> None:
+    """Through the routes interface: rows `cpu` and `cuda` of data/routes.yaml, libtorch alone, never a form of a
+    default wrapper, and their own namespaced wrappers whose forms are theirs."""
+    from shimgen import plan as plan_mod, sig_cpp
+
+    cpu, cuda = routes.get("cpu"), routes.get("cuda")
+    assert not cpu.overlay and not cuda.overlay and not cpu.calls_c_shim
+    p = plan_mod.make(["add", "pow", "mul", "cumsum", "addmm"], additive=False)
+    assert all(v.route not in (cpu, cuda) for w in sig_cpp.wrappers(p)[0] for v in w.variants)
+    names = {w.op.name for w in cpu.wrappers(p)}
+    assert {"add.Tensor", "pow.Tensor_Scalar", "mul.Scalar", "cumsum.default", "addmm.out"} <= names
+    assert "addmm.default" not in names  # libtorch has no device shim for the functional addmm
+    assert all(v.route is cpu and v.shim.startswith("aoti_torch_cpu_") for w in cpu.wrappers(p) for v in w.variants)
+    assert set(cpu.files(p)) == {"torch/csrc/stable/cpu/ops.h"} and cpu.owned == ("torch/csrc/stable/cpu/",)

@@ -20,7 +20,7 @@ import sys
 import pytest
 import torch
 
-from shimgen import cli, scalars
+from shimgen import pipeline, scalars
 from tests.cxx import build_so
 
 OPS = "mul,mul_,div,remainder,pow,bitwise_and,eq,lt,clamp,clamp_,where,fill_,masked_fill,full,lerp,to.dtype"
@@ -120,8 +120,8 @@ NUMBERS = [True, 3, -2, 2**53 + 1, 2.5, 0.1, 1e300, 1 + 2j]
 def ext(tmp_path_factory) -> str:
     root = tmp_path_factory.mktemp("scalars")
     out = str(root / "gen")
-    files, _ = cli.generate(OPS.split(",") + ["gt.Scalar"], None, None, out)
-    cli.write_atomically(out, files)
+    files, _ = pipeline.generate(OPS.split(",") + ["gt.Scalar"], None, None, out)
+    pipeline.write(out, files)
     src = root / "calls.cpp"
     src.write_text(CALLS)
     lib = str(root / "calls.so")

@@ -20,7 +20,7 @@ import time
 import zlib
 from dataclasses import replace
 
-from shimgen import device_route
+from shimgen import routes
 from shimgen import plan as plan_mod
 from shimgen.errors import Refusal, ShimgenError
 from shimgen.parse import NativeYaml
@@ -88,7 +88,7 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
     if not kernels:
         raise ShimgenError("--verify: no wrapper to verify")
     # Only wrappers on the generated-shim route call the overlay (the dispatcher and libtorch's shims need none).
-    on_generated = {k.op.name for k in kernels if k.variant.route == "generated_shim"}
+    on_generated = {k.op.name for k in kernels if k.variant.route.overlay}
     ov_plan, ov_notes = overlay.missing_ops(replace(plan, ops=[op for op in plan.ops if op.name in on_generated]),
                                             torch)
     notes += ov_notes
@@ -125,8 +125,9 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
                                    [_read(src), *headers, torch.version, cxx_id]))
     device_ops: dict[str, list] = {}
     for device in RUN_DEVICES:  # the device route's wrappers (torch::stable::cpu::), in the same library
+        route = routes.get(device)
         dks = []
-        for dw in device_route.wrappers(plan, device):
+        for dw in route.wrappers(plan):
             v = roundtrip.active_variant(dw, installed)
             if v is None:
                 skipped.append((dw.op.name, f"{device}:: hidden at torch {installed}, the installed one"))
@@ -138,11 +139,11 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
         if not dks:
             continue
         src = os.path.join(b, "roundtrip", f"device_{device}.cpp")
-        _write(src, roundtrip.source(plan, dks, f"{roundtrip.NAMESPACE}_{device}", (device_route.HEADERS[device],)))
+        _write(src, roundtrip.source(plan, dks, f"{roundtrip.NAMESPACE}_{device}", (route.header,)))
         obj = src[: -len(".cpp")] + ".o"
         cmd = [cxx, *build.OBJECT_FLAGS, *torch.stable_flags(out_abs), "-c", src, "-o", obj]
         rt_steps.append(build.Step(f"round-trip extension ({device}::)", obj, cmd,
-                                   [_read(src), *headers, _read(os.path.join(out_abs, device_route.HEADERS[device])),
+                                   [_read(src), *headers, _read(os.path.join(out_abs, route.header)),
                                     torch.version, cxx_id]))
         device_ops[device] = dks
     compile_steps += rt_steps

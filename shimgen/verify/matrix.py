@@ -28,7 +28,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, replace
 
-from shimgen import device_route, sig_c
+from shimgen import routes, sig_c
 from shimgen.errors import Refusal, ShimgenError
 from shimgen.parse import NativeYaml
 from shimgen.plan import Plan
@@ -113,7 +113,7 @@ def roundtrip_steps(plan: Plan, out: str, t: Target, bdir: str, torch: build.Tor
     if device is None:
         _write(src, roundtrip.source(plan, t.kernels))
     else:  # the device route's wrappers, torch::stable::<device>::
-        _write(src, roundtrip.source(plan, t.kernels, device_namespace(device), (device_route.HEADERS[device],)))
+        _write(src, roundtrip.source(plan, t.kernels, device_namespace(device), (routes.get(device).header,)))
     obj = src[: -len(".cpp")] + ".o"
     from shimgen.emit_cpp import read_wrapper_headers
 
@@ -135,7 +135,7 @@ def device_namespace(device: str) -> str:
 def device_kernels(plan: Plan, device: str, t: Version) -> tuple[list[roundtrip.Kernel], list[tuple[str, str]]]:
     """Round-trip kernels of the `device`:: wrappers an extension targeting `t` compiles; (op, why) for the rest."""
     ks, skipped = [], []
-    for dw in device_route.wrappers(plan, device):
+    for dw in routes.get(device).wrappers(plan):
         v = roundtrip.active_variant(dw, t)
         if v is None:
             skipped.append((dw.op.name, f"hidden at {t}: no {device}:: variant serves it"))
@@ -315,7 +315,7 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
                yaml_path: str | None = None, since: str | None = None, jobs: int = 2,
                log=sys.stderr, device: str | None = None) -> Matrix:
     """`device`: run the torch::stable::<device>:: wrappers (the device route) instead of the default ones."""
-    from shimgen.cli import generate, write_atomically
+    from shimgen.pipeline import generate, write as write_atomically
 
     found, missing = runtimes.resolve(runtime_names)
     if missing:
@@ -332,7 +332,7 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
     from shimgen.sig_cpp import wrappers
 
     ws, _ = wrappers(plan)
-    names = [w.op.name for w in (device_route.wrappers(plan, device) if device else ws)]
+    names = [w.op.name for w in (routes.get(device).wrappers(plan) if device else ws)]
     cxx = build.compiler()
     cxx_id = build.compiler_id(cxx)
 
@@ -359,7 +359,7 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
     overlays: dict[str, Overlay] = {}
     for r in found:
         needed = sorted({k.op.name for t in tgts if t.release <= r.release for k in t.kernels
-                         if k.variant.route == "generated_shim"})
+                         if k.variant.route.overlay})
         if needed:
             print(f"shimgen: matrix: building the overlay for torch {r.name} ({len(needed)} ops)", file=log)
         overlays[r.name] = build_overlay(plan, r, [by_name[n] for n in needed], bdir, cxx, cxx_id, jobs)

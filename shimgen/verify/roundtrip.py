@@ -300,7 +300,7 @@ def op_spec(k: Kernel, plan: Plan, native: NativeYaml) -> dict:
         "overload": s.name.overload_name or "default",
         "kind": s.kind().name,
         "functional": _functional(op, native),
-        "route": k.variant.route,
+        "route": k.variant.route.name,
         "error_text": k.target is None or k.target >= ERROR_TEXT_SINCE,
         "since": str(k.wrapper.since),
         "wrapper": k.wrapper.name,

@@ -2,10 +2,10 @@
 //
 // torch::stable::cpu: cpu kernels by name, like ATen's at::cpu::.
 // Each wrapper calls libtorch's cpu C shim (AOTInductor's c_shim_cpu.h, in
-// libtorch_cpu.so (libtorch)), which runs the cpu kernel directly: it bypasses
-// the dispatcher (no autograd, autocast, functionalization, fake tensors, vmap,
-// dispatch modes or conj/neg-bit resolution). torch/csrc/stable/ops.h does not
-// include this header; include it to opt in.
+// libtorch_cpu.so), which runs the cpu kernel directly: it bypasses the
+// dispatcher (no autograd, autocast, functionalization, fake tensors, vmap or
+// dispatch modes). torch/csrc/stable/ops.h does not include this header;
+// include it to opt in.
 
 #pragma once
 
@@ -18,13 +18,13 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable, cpu)
 /// Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Route: libtorch's cpu C shim aoti_torch_cpu_add_Scalar (libtorch_cpu.so
-/// (libtorch)), which calls at::cpu:: directly. Like at::cpu::add, it bypasses
-/// the dispatcher: every tensor must be a dense cpu tensor, and autograd (no
-/// gradient is recorded), autocast, functionalization, fake tensors, vmap,
-/// dispatch modes and conj/neg-bit views do not see the call. Use
-/// torch::stable::add for a call that dispatches. Numbers the shim's double
-/// would change raise an error (shimgen::Scalar).
+/// Route: libtorch's cpu C shim aoti_torch_cpu_add_Scalar (libtorch_cpu.so),
+/// which calls at::cpu:: directly. Like at::cpu::add, it bypasses the
+/// dispatcher: every tensor must be a dense cpu tensor, and autograd (no
+/// gradient is recorded), autocast, functionalization, fake tensors, vmap and
+/// dispatch modes do not see the call. Use torch::stable::add for a call that
+/// dispatches. Numbers the shim's double would change raise an error
+/// (shimgen::Scalar).
 inline torch::stable::Tensor add(
     const torch::stable::Tensor& self,
     const shimgen::Scalar& other,
@@ -56,13 +56,13 @@ inline torch::stable::Tensor add(
 /// -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Route: libtorch's cpu C shim aoti_torch_cpu_add_Tensor (libtorch_cpu.so
-/// (libtorch)), which calls at::cpu:: directly. Like at::cpu::add, it bypasses
-/// the dispatcher: every tensor must be a dense cpu tensor, and autograd (no
-/// gradient is recorded), autocast, functionalization, fake tensors, vmap,
-/// dispatch modes and conj/neg-bit views do not see the call. Use
-/// torch::stable::add for a call that dispatches. Numbers the shim's double
-/// would change raise an error (shimgen::Scalar).
+/// Route: libtorch's cpu C shim aoti_torch_cpu_add_Tensor (libtorch_cpu.so),
+/// which calls at::cpu:: directly. Like at::cpu::add, it bypasses the
+/// dispatcher: every tensor must be a dense cpu tensor, and autograd (no
+/// gradient is recorded), autocast, functionalization, fake tensors, vmap and
+/// dispatch modes do not see the call. Use torch::stable::add for a call that
+/// dispatches. Numbers the shim's double would change raise an error
+/// (shimgen::Scalar).
 inline torch::stable::Tensor add(
     const torch::stable::Tensor& self,
     const torch::stable::Tensor& other,
@@ -86,13 +86,13 @@ inline torch::stable::Tensor add(
 /// Tensor(a!)
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Route: libtorch's cpu C shim aoti_torch_cpu_fill__Scalar (libtorch_cpu.so
-/// (libtorch)), which calls at::cpu:: directly. Like at::cpu::fill_, it
-/// bypasses the dispatcher: every tensor must be a dense cpu tensor, and
-/// autograd (no gradient is recorded), autocast, functionalization, fake
-/// tensors, vmap, dispatch modes and conj/neg-bit views do not see the call.
-/// Use torch::stable::fill_ for a call that dispatches. Numbers the shim's
-/// double would change raise an error (shimgen::Scalar).
+/// Route: libtorch's cpu C shim aoti_torch_cpu_fill__Scalar (libtorch_cpu.so),
+/// which calls at::cpu:: directly. Like at::cpu::fill_, it bypasses the
+/// dispatcher: every tensor must be a dense cpu tensor, and autograd (no
+/// gradient is recorded), autocast, functionalization, fake tensors, vmap and
+/// dispatch modes do not see the call. Use torch::stable::fill_ for a call that
+/// dispatches. Numbers the shim's double would change raise an error
+/// (shimgen::Scalar).
 inline torch::stable::Tensor fill_(
     const torch::stable::Tensor& self,
     const shimgen::Scalar& value) {
@@ -113,12 +113,12 @@ inline torch::stable::Tensor fill_(
 /// length) -> Tensor(a)
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Route: libtorch's cpu C shim aoti_torch_cpu_narrow (libtorch_cpu.so
-/// (libtorch)), which calls at::cpu:: directly. Like at::cpu::narrow, it
-/// bypasses the dispatcher: every tensor must be a dense cpu tensor, and
-/// autograd (no gradient is recorded), autocast, functionalization, fake
-/// tensors, vmap, dispatch modes and conj/neg-bit views do not see the call.
-/// Use torch::stable::narrow for a call that dispatches.
+/// Route: libtorch's cpu C shim aoti_torch_cpu_narrow (libtorch_cpu.so), which
+/// calls at::cpu:: directly. Like at::cpu::narrow, it bypasses the dispatcher:
+/// every tensor must be a dense cpu tensor, and autograd (no gradient is
+/// recorded), autocast, functionalization, fake tensors, vmap and dispatch
+/// modes do not see the call. Use torch::stable::narrow for a call that
+/// dispatches.
 inline torch::stable::Tensor narrow(
     const torch::stable::Tensor& self,
     int64_t dim,
@@ -133,12 +133,12 @@ inline torch::stable::Tensor narrow(
 /// float? value=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Route: libtorch's cpu C shim aoti_torch_cpu_pad (libtorch_cpu.so
-/// (libtorch)), which calls at::cpu:: directly. Like at::cpu::pad, it bypasses
-/// the dispatcher: every tensor must be a dense cpu tensor, and autograd (no
-/// gradient is recorded), autocast, functionalization, fake tensors, vmap,
-/// dispatch modes and conj/neg-bit views do not see the call. Use
-/// torch::stable::pad for a call that dispatches.
+/// Route: libtorch's cpu C shim aoti_torch_cpu_pad (libtorch_cpu.so), which
+/// calls at::cpu:: directly. Like at::cpu::pad, it bypasses the dispatcher:
+/// every tensor must be a dense cpu tensor, and autograd (no gradient is
+/// recorded), autocast, functionalization, fake tensors, vmap and dispatch
+/// modes do not see the call. Use torch::stable::pad for a call that
+/// dispatches.
 inline torch::stable::Tensor pad(
     const torch::stable::Tensor& self,
     torch::headeronly::IntHeaderOnlyArrayRef pad,
@@ -160,12 +160,12 @@ inline torch::stable::Tensor pad(
 /// CPU kernel of aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Route: libtorch's cpu C shim aoti_torch_cpu_reshape (libtorch_cpu.so
-/// (libtorch)), which calls at::cpu:: directly. Like at::cpu::reshape, it
-/// bypasses the dispatcher: every tensor must be a dense cpu tensor, and
-/// autograd (no gradient is recorded), autocast, functionalization, fake
-/// tensors, vmap, dispatch modes and conj/neg-bit views do not see the call.
-/// Use torch::stable::reshape for a call that dispatches.
+/// Route: libtorch's cpu C shim aoti_torch_cpu_reshape (libtorch_cpu.so), which
+/// calls at::cpu:: directly. Like at::cpu::reshape, it bypasses the dispatcher:
+/// every tensor must be a dense cpu tensor, and autograd (no gradient is
+/// recorded), autocast, functionalization, fake tensors, vmap and dispatch
+/// modes do not see the call. Use torch::stable::reshape for a call that
+/// dispatches.
 inline torch::stable::Tensor reshape(
     const torch::stable::Tensor& self,
     torch::headeronly::IntHeaderOnlyArrayRef shape) {
@@ -178,12 +178,12 @@ inline torch::stable::Tensor reshape(
 /// CPU kernel of aten::squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Route: libtorch's cpu C shim aoti_torch_cpu_squeeze_dim (libtorch_cpu.so
-/// (libtorch)), which calls at::cpu:: directly. Like at::cpu::squeeze, it
-/// bypasses the dispatcher: every tensor must be a dense cpu tensor, and
-/// autograd (no gradient is recorded), autocast, functionalization, fake
-/// tensors, vmap, dispatch modes and conj/neg-bit views do not see the call.
-/// Use torch::stable::squeeze for a call that dispatches.
+/// Route: libtorch's cpu C shim aoti_torch_cpu_squeeze_dim (libtorch_cpu.so),
+/// which calls at::cpu:: directly. Like at::cpu::squeeze, it bypasses the
+/// dispatcher: every tensor must be a dense cpu tensor, and autograd (no
+/// gradient is recorded), autocast, functionalization, fake tensors, vmap and
+/// dispatch modes do not see the call. Use torch::stable::squeeze for a call
+/// that dispatches.
 inline torch::stable::Tensor squeeze(
     const torch::stable::Tensor& self,
     int64_t dim) {

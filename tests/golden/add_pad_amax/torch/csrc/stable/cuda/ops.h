@@ -3,9 +3,9 @@
 // torch::stable::cuda: cuda kernels by name, like ATen's at::cuda::.
 // Each wrapper calls libtorch's cuda C shim (AOTInductor's c_shim_cuda.h, in
 // libtorch_cuda.so), which runs the cuda kernel directly: it bypasses the
-// dispatcher (no autograd, autocast, functionalization, fake tensors, vmap,
-// dispatch modes or conj/neg-bit resolution). torch/csrc/stable/ops.h does not
-// include this header; include it to opt in.
+// dispatcher (no autograd, autocast, functionalization, fake tensors, vmap or
+// dispatch modes). torch/csrc/stable/ops.h does not include this header;
+// include it to opt in.
 
 #pragma once
 
@@ -21,10 +21,10 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable, cuda)
 /// Route: libtorch's cuda C shim aoti_torch_cuda_add_Scalar (libtorch_cuda.so),
 /// which calls at::cuda:: directly. Like at::cuda::add, it bypasses the
 /// dispatcher: every tensor must be a dense cuda tensor, and autograd (no
-/// gradient is recorded), autocast, functionalization, fake tensors, vmap,
-/// dispatch modes and conj/neg-bit views do not see the call. Use
-/// torch::stable::add for a call that dispatches. Numbers the shim's double
-/// would change raise an error (shimgen::Scalar).
+/// gradient is recorded), autocast, functionalization, fake tensors, vmap and
+/// dispatch modes do not see the call. Use torch::stable::add for a call that
+/// dispatches. Numbers the shim's double would change raise an error
+/// (shimgen::Scalar).
 inline torch::stable::Tensor add(
     const torch::stable::Tensor& self,
     const shimgen::Scalar& other,
@@ -59,10 +59,10 @@ inline torch::stable::Tensor add(
 /// Route: libtorch's cuda C shim aoti_torch_cuda_add_Tensor (libtorch_cuda.so),
 /// which calls at::cuda:: directly. Like at::cuda::add, it bypasses the
 /// dispatcher: every tensor must be a dense cuda tensor, and autograd (no
-/// gradient is recorded), autocast, functionalization, fake tensors, vmap,
-/// dispatch modes and conj/neg-bit views do not see the call. Use
-/// torch::stable::add for a call that dispatches. Numbers the shim's double
-/// would change raise an error (shimgen::Scalar).
+/// gradient is recorded), autocast, functionalization, fake tensors, vmap and
+/// dispatch modes do not see the call. Use torch::stable::add for a call that
+/// dispatches. Numbers the shim's double would change raise an error
+/// (shimgen::Scalar).
 inline torch::stable::Tensor add(
     const torch::stable::Tensor& self,
     const torch::stable::Tensor& other,
@@ -89,9 +89,9 @@ inline torch::stable::Tensor add(
 /// Route: libtorch's cuda C shim aoti_torch_cuda_pad (libtorch_cuda.so), which
 /// calls at::cuda:: directly. Like at::cuda::pad, it bypasses the dispatcher:
 /// every tensor must be a dense cuda tensor, and autograd (no gradient is
-/// recorded), autocast, functionalization, fake tensors, vmap, dispatch modes
-/// and conj/neg-bit views do not see the call. Use torch::stable::pad for a
-/// call that dispatches.
+/// recorded), autocast, functionalization, fake tensors, vmap and dispatch
+/// modes do not see the call. Use torch::stable::pad for a call that
+/// dispatches.
 inline torch::stable::Tensor pad(
     const torch::stable::Tensor& self,
     torch::headeronly::IntHeaderOnlyArrayRef pad,

@@ -2,10 +2,10 @@
 //
 // torch::stable::cpu: cpu kernels by name, like ATen's at::cpu::.
 // Each wrapper calls libtorch's cpu C shim (AOTInductor's c_shim_cpu.h, in
-// libtorch_cpu.so (libtorch)), which runs the cpu kernel directly: it bypasses
-// the dispatcher (no autograd, autocast, functionalization, fake tensors, vmap,
-// dispatch modes or conj/neg-bit resolution). torch/csrc/stable/ops.h does not
-// include this header; include it to opt in.
+// libtorch_cpu.so), which runs the cpu kernel directly: it bypasses the
+// dispatcher (no autograd, autocast, functionalization, fake tensors, vmap or
+// dispatch modes). torch/csrc/stable/ops.h does not include this header;
+// include it to opt in.
 
 #pragma once
 
@@ -18,12 +18,12 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable, cpu)
 /// (Tensor values, Tensor indices)
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Route: libtorch's cpu C shim aoti_torch_cpu_sort (libtorch_cpu.so
-/// (libtorch)), which calls at::cpu:: directly. Like at::cpu::sort, it bypasses
-/// the dispatcher: every tensor must be a dense cpu tensor, and autograd (no
-/// gradient is recorded), autocast, functionalization, fake tensors, vmap,
-/// dispatch modes and conj/neg-bit views do not see the call. Use
-/// torch::stable::sort for a call that dispatches.
+/// Route: libtorch's cpu C shim aoti_torch_cpu_sort (libtorch_cpu.so), which
+/// calls at::cpu:: directly. Like at::cpu::sort, it bypasses the dispatcher:
+/// every tensor must be a dense cpu tensor, and autograd (no gradient is
+/// recorded), autocast, functionalization, fake tensors, vmap and dispatch
+/// modes do not see the call. Use torch::stable::sort for a call that
+/// dispatches.
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort(
     const torch::stable::Tensor& self,
     int64_t dim = -1,

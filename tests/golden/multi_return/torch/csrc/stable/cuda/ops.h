@@ -3,9 +3,9 @@
 // torch::stable::cuda: cuda kernels by name, like ATen's at::cuda::.
 // Each wrapper calls libtorch's cuda C shim (AOTInductor's c_shim_cuda.h, in
 // libtorch_cuda.so), which runs the cuda kernel directly: it bypasses the
-// dispatcher (no autograd, autocast, functionalization, fake tensors, vmap,
-// dispatch modes or conj/neg-bit resolution). torch/csrc/stable/ops.h does not
-// include this header; include it to opt in.
+// dispatcher (no autograd, autocast, functionalization, fake tensors, vmap or
+// dispatch modes). torch/csrc/stable/ops.h does not include this header;
+// include it to opt in.
 
 #pragma once
 
@@ -21,9 +21,9 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable, cuda)
 /// Route: libtorch's cuda C shim aoti_torch_cuda_sort (libtorch_cuda.so), which
 /// calls at::cuda:: directly. Like at::cuda::sort, it bypasses the dispatcher:
 /// every tensor must be a dense cuda tensor, and autograd (no gradient is
-/// recorded), autocast, functionalization, fake tensors, vmap, dispatch modes
-/// and conj/neg-bit views do not see the call. Use torch::stable::sort for a
-/// call that dispatches.
+/// recorded), autocast, functionalization, fake tensors, vmap and dispatch
+/// modes do not see the call. Use torch::stable::sort for a call that
+/// dispatches.
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort(
     const torch::stable::Tensor& self,
     int64_t dim = -1,

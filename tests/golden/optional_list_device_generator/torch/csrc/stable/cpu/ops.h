@@ -2,10 +2,10 @@
 //
 // torch::stable::cpu: cpu kernels by name, like ATen's at::cpu::.
 // Each wrapper calls libtorch's cpu C shim (AOTInductor's c_shim_cpu.h, in
-// libtorch_cpu.so (libtorch)), which runs the cpu kernel directly: it bypasses
-// the dispatcher (no autograd, autocast, functionalization, fake tensors, vmap,
-// dispatch modes or conj/neg-bit resolution). torch/csrc/stable/ops.h does not
-// include this header; include it to opt in.
+// libtorch_cpu.so), which runs the cpu kernel directly: it bypasses the
+// dispatcher (no autograd, autocast, functionalization, fake tensors, vmap or
+// dispatch modes). torch/csrc/stable/ops.h does not include this header;
+// include it to opt in.
 
 #pragma once
 
@@ -17,12 +17,12 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable, cpu)
 /// CPU kernel of aten::cat(Tensor[] tensors, int dim=0) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Route: libtorch's cpu C shim aoti_torch_cpu_cat (libtorch_cpu.so
-/// (libtorch)), which calls at::cpu:: directly. Like at::cpu::cat, it bypasses
-/// the dispatcher: every tensor must be a dense cpu tensor, and autograd (no
-/// gradient is recorded), autocast, functionalization, fake tensors, vmap,
-/// dispatch modes and conj/neg-bit views do not see the call. Use
-/// torch::stable::cat for a call that dispatches.
+/// Route: libtorch's cpu C shim aoti_torch_cpu_cat (libtorch_cpu.so), which
+/// calls at::cpu:: directly. Like at::cpu::cat, it bypasses the dispatcher:
+/// every tensor must be a dense cpu tensor, and autograd (no gradient is
+/// recorded), autocast, functionalization, fake tensors, vmap and dispatch
+/// modes do not see the call. Use torch::stable::cat for a call that
+/// dispatches.
 inline torch::stable::Tensor cat(
     torch::headeronly::HeaderOnlyArrayRef<torch::stable::Tensor> tensors,
     int64_t dim = 0) {
@@ -40,12 +40,12 @@ inline torch::stable::Tensor cat(
 /// CPU kernel of aten::index.Tensor(Tensor self, Tensor?[] indices) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Route: libtorch's cpu C shim aoti_torch_cpu_index_Tensor (libtorch_cpu.so
-/// (libtorch)), which calls at::cpu:: directly. Like at::cpu::index, it
-/// bypasses the dispatcher: every tensor must be a dense cpu tensor, and
-/// autograd (no gradient is recorded), autocast, functionalization, fake
-/// tensors, vmap, dispatch modes and conj/neg-bit views do not see the call.
-/// Use torch::stable::index for a call that dispatches.
+/// Route: libtorch's cpu C shim aoti_torch_cpu_index_Tensor (libtorch_cpu.so),
+/// which calls at::cpu:: directly. Like at::cpu::index, it bypasses the
+/// dispatcher: every tensor must be a dense cpu tensor, and autograd (no
+/// gradient is recorded), autocast, functionalization, fake tensors, vmap and
+/// dispatch modes do not see the call. Use torch::stable::index for a call that
+/// dispatches.
 inline torch::stable::Tensor index(
     const torch::stable::Tensor& self,
     torch::headeronly::HeaderOnlyArrayRef<std::optional<torch::stable::Tensor>>
@@ -72,12 +72,12 @@ inline torch::stable::Tensor index(
 /// pin_memory=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Route: libtorch's cpu C shim aoti_torch_cpu_randn_generator (libtorch_cpu.so
-/// (libtorch)), which calls at::cpu:: directly. Like at::cpu::randn, it
+/// Route: libtorch's cpu C shim aoti_torch_cpu_randn_generator
+/// (libtorch_cpu.so), which calls at::cpu:: directly. Like at::cpu::randn, it
 /// bypasses the dispatcher: every tensor must be a dense cpu tensor, and
 /// autograd (no gradient is recorded), autocast, functionalization, fake
-/// tensors, vmap, dispatch modes and conj/neg-bit views do not see the call.
-/// Use torch::stable::randn for a call that dispatches. This form, for releases
+/// tensors, vmap and dispatch modes do not see the call. Use
+/// torch::stable::randn for a call that dispatches. This form, for releases
 /// before 2.13, does not take generator, dtype, layout, device, pin_memory:
 /// aten gets their defaults.
 #if TORCH_FEATURE_VERSION < TORCH_VERSION_2_13_0
@@ -104,12 +104,12 @@ inline torch::stable::Tensor randn(
 ///
 /// Minimum compatible version: PyTorch 2.9.
 /// This form needs PyTorch 2.13.
-/// Route: libtorch's cpu C shim aoti_torch_cpu_randn_generator (libtorch_cpu.so
-/// (libtorch)), which calls at::cpu:: directly. Like at::cpu::randn, it
+/// Route: libtorch's cpu C shim aoti_torch_cpu_randn_generator
+/// (libtorch_cpu.so), which calls at::cpu:: directly. Like at::cpu::randn, it
 /// bypasses the dispatcher: every tensor must be a dense cpu tensor, and
 /// autograd (no gradient is recorded), autocast, functionalization, fake
-/// tensors, vmap, dispatch modes and conj/neg-bit views do not see the call.
-/// Use torch::stable::randn for a call that dispatches.
+/// tensors, vmap and dispatch modes do not see the call. Use
+/// torch::stable::randn for a call that dispatches.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
 inline torch::stable::Tensor randn(
     torch::headeronly::IntHeaderOnlyArrayRef size,

@@ -3,9 +3,9 @@
 // torch::stable::cuda: cuda kernels by name, like ATen's at::cuda::.
 // Each wrapper calls libtorch's cuda C shim (AOTInductor's c_shim_cuda.h, in
 // libtorch_cuda.so), which runs the cuda kernel directly: it bypasses the
-// dispatcher (no autograd, autocast, functionalization, fake tensors, vmap,
-// dispatch modes or conj/neg-bit resolution). torch/csrc/stable/ops.h does not
-// include this header; include it to opt in.
+// dispatcher (no autograd, autocast, functionalization, fake tensors, vmap or
+// dispatch modes). torch/csrc/stable/ops.h does not include this header;
+// include it to opt in.
 
 #pragma once
 
@@ -20,9 +20,9 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable, cuda)
 /// Route: libtorch's cuda C shim aoti_torch_cuda_cat (libtorch_cuda.so), which
 /// calls at::cuda:: directly. Like at::cuda::cat, it bypasses the dispatcher:
 /// every tensor must be a dense cuda tensor, and autograd (no gradient is
-/// recorded), autocast, functionalization, fake tensors, vmap, dispatch modes
-/// and conj/neg-bit views do not see the call. Use torch::stable::cat for a
-/// call that dispatches.
+/// recorded), autocast, functionalization, fake tensors, vmap and dispatch
+/// modes do not see the call. Use torch::stable::cat for a call that
+/// dispatches.
 inline torch::stable::Tensor cat(
     torch::headeronly::HeaderOnlyArrayRef<torch::stable::Tensor> tensors,
     int64_t dim = 0) {
@@ -44,8 +44,8 @@ inline torch::stable::Tensor cat(
 /// (libtorch_cuda.so), which calls at::cuda:: directly. Like at::cuda::index,
 /// it bypasses the dispatcher: every tensor must be a dense cuda tensor, and
 /// autograd (no gradient is recorded), autocast, functionalization, fake
-/// tensors, vmap, dispatch modes and conj/neg-bit views do not see the call.
-/// Use torch::stable::index for a call that dispatches.
+/// tensors, vmap and dispatch modes do not see the call. Use
+/// torch::stable::index for a call that dispatches.
 inline torch::stable::Tensor index(
     const torch::stable::Tensor& self,
     torch::headeronly::HeaderOnlyArrayRef<std::optional<torch::stable::Tensor>>
@@ -76,8 +76,8 @@ inline torch::stable::Tensor index(
 /// (libtorch_cuda.so), which calls at::cuda:: directly. Like at::cuda::randn,
 /// it bypasses the dispatcher: every tensor must be a dense cuda tensor, and
 /// autograd (no gradient is recorded), autocast, functionalization, fake
-/// tensors, vmap, dispatch modes and conj/neg-bit views do not see the call.
-/// Use torch::stable::randn for a call that dispatches. This form, for releases
+/// tensors, vmap and dispatch modes do not see the call. Use
+/// torch::stable::randn for a call that dispatches. This form, for releases
 /// before 2.13, does not take generator, dtype, layout, device, pin_memory:
 /// aten gets their defaults.
 #if TORCH_FEATURE_VERSION < TORCH_VERSION_2_13_0
@@ -108,8 +108,8 @@ inline torch::stable::Tensor randn(
 /// (libtorch_cuda.so), which calls at::cuda:: directly. Like at::cuda::randn,
 /// it bypasses the dispatcher: every tensor must be a dense cuda tensor, and
 /// autograd (no gradient is recorded), autocast, functionalization, fake
-/// tensors, vmap, dispatch modes and conj/neg-bit views do not see the call.
-/// Use torch::stable::randn for a call that dispatches.
+/// tensors, vmap and dispatch modes do not see the call. Use
+/// torch::stable::randn for a call that dispatches.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
 inline torch::stable::Tensor randn(
     torch::headeronly::IntHeaderOnlyArrayRef size,
