@@ -25,7 +25,9 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 
+from shimgen import history
 from shimgen.errors import ShimgenError
+from shimgen.inputs import package_text
 from shimgen.versions import Version
 
 DATA = "data/device_shims.json"
@@ -108,8 +110,6 @@ def loads(text: str) -> DeviceShims:
 
 @functools.cache
 def load() -> DeviceShims:
-    from shimgen.inputs import package_text
-
     return loads(package_text(DATA))
 
 
@@ -203,8 +203,6 @@ def header_releases(folder: str) -> dict[Version, dict[str, str]]:
 
 
 def known_ops() -> set[str]:
-    from shimgen import history
-
     return set(history.load().changes)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 
-from shimgen import scalars
+from shimgen import releases, scalars
 from shimgen.plan import Plan
 from shimgen.sig_cpp import Extra, Variant, Wrapper, extras, gone, target_wrapper, wrappers
 from shimgen.templates import render
@@ -101,10 +101,8 @@ def doc(w: Wrapper, v: Variant, plan: Plan) -> list[str]:
     return lines
 
 
-# The oldest torch whose stable headers compile the generated ops.h at all: it includes
-# torch/csrc/stable/generator.h, new in 2.13's headers
-# (tests/test_history.py compiles it against every runtime's headers it finds).
-HEADERS_FLOOR = Version(2, 13)
+# The oldest torch whose stable headers compile the generated ops.h at all (data/releases.yaml).
+HEADERS_FLOOR = releases.load().headers_floor
 
 
 def build_time_minimum(w: Wrapper, v: Variant) -> Version:

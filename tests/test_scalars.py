@@ -21,6 +21,7 @@ import pytest
 import torch
 
 from shimgen import pipeline, scalars
+from shimgen.provers import scalars as scalar_prover
 from tests.cxx import build_so
 
 OPS = "mul,mul_,div,remainder,pow,bitwise_and,eq,lt,clamp,clamp_,where,fill_,masked_fill,full,lerp,to.dtype"
@@ -195,8 +196,9 @@ def test_grid_is_exact_or_refused(ext: str) -> None:
     print(f"\nscalar grid: {counts['exact']} exact, {counts['refused']} refused ({counts['refused_aten_ok']} where "
           f"aten returned), {counts['wrong']} wrong")
     assert counts["wrong"] == 0, "\n".join(counts["details"][:30])  # type: ignore[index]
-    # Coverage floor (1490 exact since pow's floating exponents left the proven sibling cells: ±0.5 differ).
-    assert counts["exact"] > 1450 and counts["refused_aten_ok"] < counts["exact"] / 4
+    # Coverage floor: the measured figure, 1,490 exact (2026-11-23, torch 2.13: it fell from above 1,500 when pow's
+    # floating exponents left the proven sibling cells, ±0.5 differ). A lower count is a finding, not a new floor.
+    assert counts["exact"] >= 1490 and counts["refused_aten_ok"] < counts["exact"] / 4
 
 
 # The issue's table on int64 tensors, through libtorch alone (no overlay): these must be exact ...
@@ -231,7 +233,7 @@ def test_no_overlay_is_needed(ext: str) -> None:
 
 def test_promotion_facts_are_torchs() -> None:
     facts = scalars.load()
-    measured = scalars.promotion_facts()
+    measured = scalar_prover.promotion_facts()
     assert list(facts.dtypes) == measured["dtypes"]
     for i, a in enumerate(facts.dtypes):
         for j, b in enumerate(facts.dtypes):
@@ -247,7 +249,7 @@ def test_siblings_are_the_rules() -> None:
     rows = table.load().arguments
     stand_in = {k: r.stand_in for k, r in rows.items() if r.stand_in}
     texts = history.schemas_of(NativeYaml().text)
-    found = scalars.discover_siblings({op: FunctionSchema.parse(t) for op, t in texts.items()}, stand_in)
+    found = scalar_prover.discover_siblings({op: FunctionSchema.parse(t) for op, t in texts.items()}, stand_in)
     import yaml
 
     from shimgen.inputs import package_text
@@ -264,13 +266,13 @@ SPOT = ["add.Tensor", "subtract.Tensor", "hardtanh.default", "softplus.default",
 
 
 def test_int_as_double_spot_check() -> None:
-    """The prover, rerun on a few ops, agrees with the committed list (the whole run: `python -m shimgen.scalars
+    """The prover, rerun on a few ops, agrees with the committed list (the whole run: `python -m shimgen.provers.scalars
     int-as-double`, ~35 s)."""
     from shimgen import history
     from shimgen.parse import NativeYaml
 
     texts = history.schemas_of(NativeYaml().text)
-    proven, why = scalars.prove_int_as_double({op: texts[op] for op in SPOT})
+    proven, why = scalar_prover.prove_int_as_double({op: texts[op] for op in SPOT})
     facts = scalars.load().int_as_double
     for op in SPOT:
         assert (op in proven) == (op in facts), (op, why.get(op))

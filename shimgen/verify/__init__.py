@@ -20,10 +20,11 @@ import time
 import zlib
 from dataclasses import replace
 
-from shimgen import routes
+from shimgen import emit_c, emit_cpp, routes
 from shimgen import plan as plan_mod
 from shimgen.errors import Refusal, ShimgenError
 from shimgen.parse import NativeYaml
+from shimgen.templates import render
 from shimgen.verify import build, overlay, record, report, roundtrip
 from shimgen.verify.runner_client import RunnerFailed, run_samples
 from shimgen.versions import Version
@@ -70,9 +71,6 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
             plan: plan_mod.Plan | None = None):
     """Generate the overlay, round-trip and helper sources into build_dir; return (compile steps, link steps,
     spec, notes). `plan` is the one the CLI generated DIR from (made again from ops/yaml/since when absent)."""
-    from shimgen import emit_c, emit_cpp
-    from shimgen.templates import render
-
     torch = build.find_torch()
     installed = Version.parse_release(torch.version, "installed torch version")
     plan = plan or plan_mod.make(ops, yaml_path, since)

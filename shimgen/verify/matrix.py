@@ -28,11 +28,14 @@ import sys
 import tempfile
 from dataclasses import dataclass, replace
 
-from shimgen import routes, sig_c
+from shimgen import emit_c, pipeline, routes, sig_c
+from shimgen.emit_cpp import read_wrapper_headers
 from shimgen.errors import Refusal, ShimgenError
 from shimgen.parse import NativeYaml
 from shimgen.plan import Plan
+from shimgen.signatures import wrappers
 from shimgen.verify import ROUNDTRIP_LIBRARY, build, overlay, roundtrip, runtimes
+from shimgen.verify.report import verdict
 from shimgen.verify.runner_client import RunnerFailed, run_samples
 from shimgen.versions import Version
 
@@ -115,8 +118,6 @@ def roundtrip_steps(plan: Plan, out: str, t: Target, bdir: str, torch: build.Tor
     else:  # the device route's wrappers, torch::stable::<device>::
         _write(src, roundtrip.source(plan, t.kernels, device_namespace(device), (routes.get(device).header,)))
     obj = src[: -len(".cpp")] + ".o"
-    from shimgen.emit_cpp import read_wrapper_headers
-
     headers = [read_wrapper_headers(out), _read(os.path.join(out, "torch/csrc/inductor/aoti_torch/generated/c_shim_aten.h"))]
     compile_cmd = [cxx, "-O1", "-fPIC", *torch.stable_flags(out), f"-DTORCH_TARGET_VERSION={t.release.hex}", "-c",
                    src, "-o", obj]
@@ -160,8 +161,6 @@ def _stubs(plan: Plan, ops: list, reason: str) -> str:
     """Definitions that only return an error, for shims that did not compile against this runtime."""
     if not ops:
         return ""
-    from shimgen import emit_c
-
     header = emit_c.emit(replace(plan, ops=ops, notes=[]))[emit_c.HEADER]
     lines = ["", "// Stubs: these shims do not compile against this runtime's ATen headers (" + reason + ").",
              'extern "C" {']
@@ -205,8 +204,6 @@ def build_overlay(plan: Plan, runtime: runtimes.Runtime, needed: list, bdir: str
                   jobs: int) -> Overlay:
     """The overlay for one runtime: the needed ops' generated shims its libtorch lacks, built against its headers.
     Ops whose shim does not compile there are dropped (one retry per batch of errors) and stubbed."""
-    from shimgen import emit_c
-
     exported = exported_shims(runtime.torch)
     ops = []
     for op in needed:
@@ -251,8 +248,6 @@ def build_overlay(plan: Plan, runtime: runtimes.Runtime, needed: list, bdir: str
 
 def classify(result: dict | None, yaml_release: Version | None, runtime: runtimes.Runtime) -> Cell:
     """One cell from the samples runner's result for an op (as `shimgen --verify` judges it: report.verdict)."""
-    from shimgen.verify.report import verdict
-
     if result is None:
         return Cell("CRASH", "no result")
     status, reason = verdict(result)
@@ -315,8 +310,6 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
                yaml_path: str | None = None, since: str | None = None, jobs: int = 2,
                log=sys.stderr, device: str | None = None) -> Matrix:
     """`device`: run the torch::stable::<device>:: wrappers (the device route) instead of the default ones."""
-    from shimgen.pipeline import generate, write as write_atomically
-
     found, missing = runtimes.resolve(runtime_names)
     if missing:
         raise ShimgenError(runtimes.missing_reason(missing))
@@ -327,10 +320,8 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
             raise ShimgenError(f"target {t} is newer than the installed torch's headers ({headers})")
     bdir = os.path.abspath(bdir)
     out = os.path.join(bdir, "generated")
-    files, plan = generate(ops, yaml_path, since, out)
-    write_atomically(out, files)
-    from shimgen.sig_cpp import wrappers
-
+    files, plan = pipeline.generate(ops, yaml_path, since, out)
+    pipeline.write(out, files)
     ws, _ = wrappers(plan)
     names = [w.op.name for w in (routes.get(device).wrappers(plan) if device else ws)]
     cxx = build.compiler()

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from torchgen.model import Argument, Return, SchemaKind
 
+from shimgen import releases
 from shimgen.errors import Refusal
 from shimgen.fmt import clang_format
 from shimgen.parse import NativeYaml, Op
@@ -35,7 +36,7 @@ NAMESPACE = "shimgen_roundtrip"
 SOURCE = "shimgen_roundtrip.cpp"
 # From this target on, STABLE_TORCH_ERROR_CODE_CHECK throws libtorch's own message (torch/csrc/stable/macros.h);
 # before it, an extension only learns that the call failed.
-ERROR_TEXT_SINCE = Version(2, 13)
+ERROR_TEXT_SINCE = releases.load().error_text_since  # data/releases.yaml
 
 
 @dataclass(frozen=True)
@@ -148,9 +149,6 @@ def active_variant(w: Wrapper, target: Version) -> Variant | None:
     return None
 
 
-_ENCODED_DTYPES = {"int": "int64", "SymInt": "int64", "float": "float64", "bool": "bool", "Scalar": "float64"}
-
-
 def encoding(row: Row, table: Table, target: Version | None, op: str, arg: str) -> dict | None:
     """How the kernel receives an argument whose boxed type the target's dispatcher cannot carry (a list as a
     tensor of its elements, a string as its UTF-8 bytes), or None when it can. Refusal when neither works."""
@@ -165,8 +163,9 @@ def encoding(row: Row, table: Table, target: Version | None, op: str, arg: str) 
     box = row.fill(row.box) if row.box else re.sub(r"^const |&$", "", row.fill(row.cpp or "")).strip()
     if base == "str" and not box_schema.rstrip("?").endswith("]"):
         return {"dtype": "str", "optional": optional, "box": box}
-    if base in _ENCODED_DTYPES and "[" in box_schema:
-        return {"dtype": _ENCODED_DTYPES[base], "size": row.size, "optional": optional, "box": box}
+    element = table.arguments.get(base)
+    if element is not None and element.list_dtype and "[" in box_schema:
+        return {"dtype": element.list_dtype, "size": row.size, "optional": optional, "box": box}
     raise Refusal(f"the round-trip kernel cannot receive {box_schema} through the {target} dispatcher", op, arg)
 
 
