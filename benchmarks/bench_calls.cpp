@@ -14,8 +14,15 @@
 #include <limits>
 #include <vector>
 
+#include <exception>
+
 #ifdef BENCH_ATEN
+#include <ATen/ops/empty_like.h>
 #include <ATen/ops/add.h>
+#include <ATen/ops/addmm.h>
+#include <ATen/ops/cumsum.h>
+#include <ATen/ops/mul.h>
+#include <ATen/ops/pow.h>
 #include <ATen/ops/amax.h>
 #include <ATen/ops/convolution_backward.h>
 #include <ATen/ops/native_batch_norm_backward.h>
@@ -33,6 +40,9 @@
 #include <torch/csrc/inductor/aoti_torch/utils.h>
 #else
 #include <torch/csrc/stable/ops.h>
+#ifdef BENCH_DEVICE
+#include <torch/csrc/stable/cpu/ops.h>
+#endif
 #endif
 
 using torch::stable::Tensor;
@@ -145,10 +155,55 @@ std::vector<double> bench_backward(Tensor x, int64_t iters) {
 }
 #endif
 
+#ifdef BENCH_DEVICE_CALLS
+// The calls the device route (torch::stable::cpu::, libtorch's cpu C shims) serves, built with BENCH_ATEN
+// (at::), with the generated ops.h (the default wrappers: the route the device route would replace) and with
+// BENCH_DEVICE (torch::stable::cpu::). A call a build refuses (a shimgen: error) is NaN.
+template <class F>
+static double ns_or_nan(int64_t iters, F&& f) {
+  try {
+    return ns_per_call(iters, f);
+  } catch (const std::exception&) {
+    return std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
+std::vector<double> bench_device(Tensor x, int64_t iters) {
+  std::vector<double> r;
+#ifdef BENCH_ATEN
+  at::Tensor t = *torch::aot_inductor::tensor_handle_to_tensor_pointer(x.get());
+  at::Tensor o = at::empty_like(t);
+  r.push_back(ns_or_nan(iters, [&] { return at::add(t, t); }));
+  r.push_back(ns_or_nan(iters, [&] { return at::add(t, t, 0.5); }));
+  r.push_back(ns_or_nan(iters, [&] { return at::pow(t, 2.0); }));
+  r.push_back(ns_or_nan(iters, [&] { return at::mul(t, 2.5); }));
+  r.push_back(ns_or_nan(iters, [&] { return at::addmm_out(o, t, t, t); }));
+  r.push_back(ns_or_nan(iters, [&] { return at::cumsum(t, 1); }));
+#else
+#ifdef BENCH_DEVICE
+  namespace d = torch::stable::cpu;
+#else
+  namespace d = torch::stable;
+#endif
+  Tensor o = torch::stable::empty_like(x);
+  r.push_back(ns_or_nan(iters, [&] { return d::add(x, x); }));
+  r.push_back(ns_or_nan(iters, [&] { return d::add(x, x, 0.5); }));
+  r.push_back(ns_or_nan(iters, [&] { return d::pow(x, 2.0); }));
+  r.push_back(ns_or_nan(iters, [&] { return d::mul(x, 2.5); }));
+  r.push_back(ns_or_nan(iters, [&] { return d::addmm_out(o, x, x, x); }));
+  r.push_back(ns_or_nan(iters, [&] { return d::cumsum(x, 1); }));
+#endif
+  return r;
+}
+#endif
+
 STABLE_TORCH_LIBRARY(BENCH_NS, m) {
   m.def("bench(Tensor x, int iters) -> float[]");
 #ifdef BENCH_BACKWARD
   m.def("bench_backward(Tensor x, int iters) -> float[]");
+#endif
+#ifdef BENCH_DEVICE_CALLS
+  m.def("bench_device(Tensor x, int iters) -> float[]");
 #endif
 }
 
@@ -156,5 +211,8 @@ STABLE_TORCH_LIBRARY_IMPL(BENCH_NS, CompositeExplicitAutograd, m) {
   m.impl("bench", TORCH_BOX(&bench));
 #ifdef BENCH_BACKWARD
   m.impl("bench_backward", TORCH_BOX(&bench_backward));
+#endif
+#ifdef BENCH_DEVICE_CALLS
+  m.impl("bench_device", TORCH_BOX(&bench_device));
 #endif
 }

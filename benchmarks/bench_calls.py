@@ -12,6 +12,10 @@ within that spread are equal.
 The second table: the backward ops whose bool[3] output_mask the boxed dispatcher carries from 2.10
 (data/probe.yaml), on the dispatcher route they now take, against at:: and against the overlay C shim they
 took before (an ops.h generated as if bool[N] had no dispatcher conversion).
+
+The third table: the device route (torch::stable::cpu::, libtorch's cpu C shims, opt-in like at::cpu::) against
+at:: and against the default wrapper of the same call (the route it replaces: shimgen's overlay shim, the Tensor
+sibling, or a refusal, shown as `-`).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from shimgen import plan as plan_mod  # noqa: E402
 from shimgen import sig_cpp  # noqa: E402
-from shimgen import emit_c, emit_cpp  # noqa: E402
+from shimgen import emit_c, emit_cpp, routes  # noqa: E402
 from shimgen.pipeline import write as write_atomically  # noqa: E402
 from shimgen.verify import build as vbuild  # noqa: E402
 
@@ -58,6 +62,14 @@ BACKWARD = [  # (label, aten op) in the order bench_backward measures them
     ("group_norm_bw", "native_group_norm_backward.default"),
     ("conv_bw", "convolution_backward.default"),
 ]
+DEVICE = [  # (label, aten op) in the order bench_device measures them
+    ("add(a,b)", "add.Tensor"),
+    ("add(a,b,.5)", "add.Tensor"),
+    ("pow(x,2.)", "pow.Tensor_Scalar"),
+    ("mul(x,2.5)", "mul.Scalar"),
+    ("addmm_out", "addmm.out"),
+    ("cumsum", "cumsum.default"),
+]
 TORCH = vbuild.find_torch()
 
 
@@ -73,7 +85,7 @@ def without_bool_list_dispatch(p: plan_mod.Plan) -> plan_mod.Plan:
     """The plan as if the boxed dispatcher could not carry bool[N] (the table before the probe)."""
     args = dict(p.table.arguments)
     args["bool[N]"] = replace(args["bool[N]"], ivalue=None)
-    return replace(p, table=replace(p.table, arguments=args), derived={})
+    return replace(p, table=replace(p.table, arguments=args))  # a copy gets its own derived cache (issue 18)
 
 
 def generate_cxx(ops: list[str] | None, out: str, old_bool_list: bool = False) -> None:
@@ -81,29 +93,35 @@ def generate_cxx(ops: list[str] | None, out: str, old_bool_list: bool = False) -
     p = plan_mod.make(ops)
     if old_bool_list:
         p = without_bool_list_dispatch(p)
-    write_atomically(out, {**emit_c.emit(p), **emit_cpp.emit(p)})
+    write_atomically(out, {**emit_c.emit(p), **emit_cpp.emit(p), **routes.get("cpu").files(p)})
 
 
 def build(tmp: str) -> dict[str, str]:
     backward = [op for _, op in BACKWARD]
-    ops = [*plan_mod.make(None).manifest.default_ops, *backward]
+    device_ops = sorted({op for _, op in DEVICE})
+    ops = [*plan_mod.make(None).manifest.default_ops, *backward, *device_ops]
     gen = os.path.join(tmp, "generated")
     generate_cxx(ops, gen)
     gen_old = os.path.join(tmp, "generated_overlay_route")
     generate_cxx(ops, gen_old, old_bool_list=True)
     overlay_src = os.path.join(tmp, "overlay")
-    generate_cxx(["add.Tensor", *backward], overlay_src)
+    generate_cxx(["add.Tensor", *backward, *device_ops], overlay_src)
     overlay = os.path.join(tmp, "libshimgen_overlay.so")
     cpp = os.path.join(overlay_src, "torch/csrc/inductor/aoti_torch/generated/c_shim_aten.cpp")
     secs = compile_so(cpp, overlay, TORCH.aten_flags(overlay_src))
     print(f"built overlay library in {secs:.1f}s", file=sys.stderr)
     src = os.path.join(HERE, "bench_calls.cpp")
     libs = {
-        "aten": ([*TORCH.aten_flags(), "-DBENCH_NS=bench_aten", "-DBENCH_ATEN", "-DBENCH_BACKWARD"], []),
+        "aten": ([*TORCH.aten_flags(), "-DBENCH_NS=bench_aten", "-DBENCH_ATEN", "-DBENCH_BACKWARD",
+                  "-DBENCH_DEVICE_CALLS"], []),
         "upstream": ([*TORCH.stable_flags(), "-DBENCH_NS=bench_upstream"], []),
         # the same source built again: the spread between two builds of identical code is the noise floor
         "upstream2": ([*TORCH.stable_flags(), "-DBENCH_NS=bench_upstream2"], []),
-        "generated": ([*TORCH.stable_flags(gen), "-DBENCH_NS=bench_generated", "-DBENCH_BACKWARD"], [overlay]),
+        "generated": ([*TORCH.stable_flags(gen), "-DBENCH_NS=bench_generated", "-DBENCH_BACKWARD",
+                       "-DBENCH_DEVICE_CALLS"], [overlay]),
+        # the device route (its calls need libtorch alone; this file's bench() also calls the overlay's add)
+        "device": ([*TORCH.stable_flags(gen), "-DBENCH_NS=bench_device", "-DBENCH_DEVICE", "-DBENCH_DEVICE_CALLS"],
+                   [overlay]),
         "overlay_route": ([*TORCH.stable_flags(gen_old), "-DBENCH_NS=bench_overlay_route", "-DBENCH_BACKWARD"],
                           [overlay]),
     }
@@ -127,13 +145,17 @@ def main() -> int:
         for so in libs.values():
             torch.ops.load_library(so)
         x = torch.randn(4, 4)
-        runs: dict[str, list[list[float]]] = {k: [] for k in libs}
+        runs: dict[str, list[list[float]]] = {k: [] for k in libs if k != "device"}
+        dev_builds = ["aten", "generated", "device"]
+        dev_runs: dict[str, list[list[float]]] = {k: [] for k in dev_builds}
         bw_builds = ["aten", "generated", "overlay_route"]
         bw_runs: dict[str, list[list[float]]] = {k: [] for k in bw_builds}
         bw_iters = max(args.iters // 10, 10)  # these ops do real work: microseconds per call
         for _ in range(args.rounds):
-            for name in libs:  # interleaved: every round measures all the builds
+            for name in runs:  # interleaved: every round measures all the builds
                 runs[name].append(getattr(torch.ops, f"bench_{name}").bench(x, args.iters))
+            for name in dev_builds:
+                dev_runs[name].append(getattr(torch.ops, f"bench_{name}").bench_device(x, args.iters))
             for name in bw_builds:
                 bw_runs[name].append(getattr(torch.ops, f"bench_{name}").bench_backward(x, bw_iters))
     med = {k: [statistics.median(r[i] for r in v) for i in range(len(OPS))] for k, v in runs.items()}
@@ -168,6 +190,24 @@ def main() -> int:
         print(f"{label:<14} {route:<27} {a:>9.0f} {d:>11.0f} {o:>9.0f} {d / a:>8.2f}x {o / a:>8.2f}x {d / o:>7.2f}x")
     print("dispatcher: the wrappers as generated now; overlay: generated as if bool[N] had no dispatcher "
           "conversion (shimgen's C shim, linked from the overlay library)")
+    print()
+    dev_med = {k: [statistics.median(r[i] for r in v) for i in range(len(DEVICE))] for k, v in dev_runs.items()}
+    dev_plan = plan_mod.make(sorted({op for _, op in DEVICE}))
+    default_routes = {w.op.name: w.variants[-1].route for w in sig_cpp.wrappers(dev_plan)[0]}
+    print(f"device route (torch::stable::cpu::), {args.iters} calls x {args.rounds} rounds, medians (ns/call); "
+          "`-`: the default wrapper refuses the call (a shimgen: error)")
+    head = (f"{'call':<12} {'replaces':<15} {'at::':>8} {'cpu::':>8} {'default':>8} {'cpu::/at::':>10} "
+            f"{'default/at::':>12} {'cpu::/default':>13}")
+    print(head)
+    print("-" * len(head))
+    for i, (label, op) in enumerate(DEVICE):
+        a, d, g = dev_med["aten"][i], dev_med["device"][i], dev_med["generated"][i]
+        gs, ga, dg = (f"{g:.0f}", f"{g / a:.2f}x", f"{d / g:.2f}x") if g == g else ("-", "-", "-")
+        print(f"{label:<12} {default_routes.get(op, '?'):<15} {a:>8.0f} {d:>8.0f} {gs:>8} {d / a:>9.2f}x {ga:>12} "
+              f"{dg:>13}")
+    print("cpu::: libtorch's cpu C shim (no dispatcher: a backend kernel, like at::cpu::); default: the "
+          "torch::stable wrapper of the same call (generated_shim: shimgen's overlay shim; sibling: the Tensor "
+          "overload with a 0-dim tensor)")
     return 0
 
 

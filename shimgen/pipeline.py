@@ -20,7 +20,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from shimgen import drift, emit_c, emit_cpp, emit_py, fmt, output, plan as plan_mod, stamp
+from shimgen import drift, emit_c, emit_cpp, emit_py, fmt, output, plan as plan_mod, routes, stamp
 from shimgen.errors import ShimgenError
 from shimgen.inputs import NotText, read_text
 from shimgen.plan import Plan
@@ -56,6 +56,8 @@ def generate(ops: list[str] | None, yaml_path: str | None, since: str | None, ou
     files: dict[str, str] = {}
     files.update(emit_c.emit(p))
     files.update(emit_cpp.emit(p))
+    for route in routes.ordered():  # routes with a surface of their own (torch::stable::cpu::)
+        files.update(route.files(p))
     formatted = fmt.start_formatting(files, per_file=formatter)  # in parallel with the Python emitter
     files.update(emit_py.emit(p, formatter))
     files.update(formatted.result())
@@ -72,7 +74,12 @@ def notes(p: Plan) -> list[str]:
 def write(out: str, files: dict[str, str], before_switch=None) -> list[str]:
     """Write every file into out as one transaction (shimgen.output): all or nothing, locked, across signals.
     Per-op headers of ops no longer generated are removed in the same switch."""
-    return output.write(out, files, before_switch, owned=(emit_cpp.OP_HEADERS,))
+    return output.write(out, files, before_switch, owned=owned_folders())
+
+
+def owned_folders() -> tuple[str, ...]:
+    """Output folders whose every .h file is the tool's: the per-op headers, and the routes' own surfaces."""
+    return (emit_cpp.OP_HEADERS, *(f for r in routes.ordered() for f in r.owned))
 
 
 # ---- comparing an output folder with what would be generated (--check) ------------------------------------
@@ -143,7 +150,7 @@ def compare(out: str, files: dict[str, str], manifest_ops: frozenset[str] = froz
                 summary += ["  " + s for s in describe_changes(old, text)]
             diffs += difflib.unified_diff(old.splitlines(True), text.splitlines(True), f"{path} (on disk)",
                                           f"{path} (generated)")
-        for rel in output.unwritten(out, (emit_cpp.OP_HEADERS,), set(files)) if os.path.isdir(out) else []:
+        for rel in output.unwritten(out, owned_folders(), set(files)) if os.path.isdir(out) else []:
             summary.append(f"not generated any more: {os.path.join(out, rel)} (the next run removes it)")
     if summary:  # which schemas changed, and what that means for the stable surface
         ops_dir = os.path.join(out, emit_cpp.OP_HEADERS)

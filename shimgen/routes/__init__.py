@@ -22,6 +22,8 @@ Adding a route is one module plus data plus a test:
 2. a row in `shimgen/data/routes.yaml` (`name`, `module`, `needs: libtorch | overlay`, `cost`), placed by
    preference: the list's order is the rank;
 3. a test that a wrapper takes the route where it should, and that its generated call compiles and runs.
+A route may also offer a surface of its own instead of forms of the default wrappers (`wrappers`, `files`,
+`owned`: the device route's torch::stable::cpu:: header); the pipeline writes every route's files.
 Nothing else names a route: sig_cpp asks every route in rank order, emit_cpp asks the variant's route for its
 body, verify asks `overlay`. The name is what reports and JSON records carry.
 """
@@ -132,6 +134,23 @@ class Route:
     def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
         """The C++ statements of the wrapper form."""
         raise NotImplementedError
+
+    # ---- a surface of its own, besides the default wrappers (none by default) -----------------------------
+    # A route whose calls must be asked for by name (the device route: torch::stable::cpu::, like at::cpu::)
+    # offers no form to the default wrappers and emits its own headers instead.
+
+    @property
+    def owned(self) -> tuple[str, ...]:
+        """Output folders (ending in "/") whose .h files only this route writes."""
+        return ()
+
+    def wrappers(self, plan: Plan) -> list[Wrapper]:
+        """The wrappers of the route's own surface (its namespace)."""
+        return []
+
+    def files(self, plan: Plan) -> dict[str, str]:
+        """The files of the route's own surface: output-relative path -> text."""
+        return {}
 
 
 def return_outs(w: Wrapper) -> str:

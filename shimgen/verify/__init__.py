@@ -20,9 +20,9 @@ import time
 import zlib
 from dataclasses import replace
 
-from shimgen import emit_c, emit_cpp
+from shimgen import emit_c, emit_cpp, routes
 from shimgen import plan as plan_mod
-from shimgen.errors import ShimgenError
+from shimgen.errors import Refusal, ShimgenError
 from shimgen.parse import NativeYaml
 from shimgen.templates import render
 from shimgen.verify import build, overlay, record, report, roundtrip
@@ -30,6 +30,8 @@ from shimgen.verify.runner_client import RunnerFailed, run_samples
 from shimgen.versions import Version
 
 ROUNDTRIP_LIBRARY = "libshimgen_roundtrip.so"
+# The device route's wrappers run here (the cuda:: ones need a GPU: tests compile them, nothing runs them).
+RUN_DEVICES = ("cpu",)
 HELPER_LIBRARY = "libshimgen_verify_helper.so"
 # Per-op limits of the samples runner: a sample that runs longer is killed (a hang) and the op goes on with the
 # next; an op stops after op_seconds; each op's process may map memory_mb more than the runner had.
@@ -119,6 +121,29 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
         cmd = [cxx, *build.OBJECT_FLAGS, *torch.stable_flags(out_abs), "-c", src, "-o", obj]
         rt_steps.append(build.Step(f"round-trip extension {i + 1}/{len(groups)}", obj, cmd,
                                    [_read(src), *headers, torch.version, cxx_id]))
+    device_ops: dict[str, list] = {}
+    for device in RUN_DEVICES:  # the device route's wrappers (torch::stable::cpu::), in the same library
+        route = routes.get(device)
+        dks = []
+        for dw in route.wrappers(plan):
+            v = roundtrip.active_variant(dw, installed)
+            if v is None:
+                skipped.append((dw.op.name, f"{device}:: hidden at torch {installed}, the installed one"))
+                continue
+            try:
+                dks.append(roundtrip.kernel(replace(dw, name=f"{device}::{dw.name}"), plan, None, v))
+            except Refusal as e:
+                skipped.append((dw.op.name, f"{device}:: {e.line()}"))
+        if not dks:
+            continue
+        src = os.path.join(b, "roundtrip", f"device_{device}.cpp")
+        _write(src, roundtrip.source(plan, dks, f"{roundtrip.NAMESPACE}_{device}", (route.header,)))
+        obj = src[: -len(".cpp")] + ".o"
+        cmd = [cxx, *build.OBJECT_FLAGS, *torch.stable_flags(out_abs), "-c", src, "-o", obj]
+        rt_steps.append(build.Step(f"round-trip extension ({device}::)", obj, cmd,
+                                   [_read(src), *headers, _read(os.path.join(out_abs, route.header)),
+                                    torch.version, cxx_id]))
+        device_ops[device] = dks
     compile_steps += rt_steps
     rt_lib = os.path.join(b, ROUNDTRIP_LIBRARY)
     link_cmd = [cxx, *build.CXX_FLAGS, *(s.output for s in rt_steps), "-o", rt_lib]
@@ -142,6 +167,11 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
         "helper": helper_lib,
         "ops": [roundtrip.op_spec(k, plan, native) for k in kernels],
         "skipped": skipped,
+        "devices": {
+            device: {"roundtrip_ns": f"{roundtrip.NAMESPACE}_{device}",
+                     "ops": [{**roundtrip.op_spec(k, plan, native), "wrapper": k.wrapper.name} for k in dks]}
+            for device, dks in device_ops.items()
+        },
     }
     return compile_steps, link_steps, spec, notes
 
@@ -212,15 +242,32 @@ def run(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | None, 
     spec_path = os.path.join(os.path.abspath(build_dir), "verify_ops.json")
     _write(spec_path, json.dumps(spec, indent=1) + "\n")
     t1 = time.perf_counter()
+    device_ok = True
     try:
         results = run_samples(spec_path, spec, os.path.join(os.path.abspath(build_dir), "runner.log"), jobs)
     except RunnerFailed as e:
         print(f"shimgen: verify: {e}", file=sys.stderr)
         return 1
+    devices = spec.pop("devices", {})
+    device_results = {}
+    for device, dspec in devices.items():  # the device route's wrappers, against the same aten ops
+        sub = {**spec, **dspec, "skipped": []}
+        sub_path = os.path.join(os.path.abspath(build_dir), f"verify_ops_{device}.json")
+        _write(sub_path, json.dumps(sub, indent=1) + "\n")
+        try:
+            device_results[device] = (sub, run_samples(
+                sub_path, sub, os.path.join(os.path.abspath(build_dir), f"runner_{device}.log"), jobs))
+        except RunnerFailed as e:
+            print(f"shimgen: verify: {device}:: {e}", file=sys.stderr)
+            return 1
     run_seconds = time.perf_counter() - t1
     if wait_seconds > 1:
         extra.append(f"waited {wait_seconds:.0f}s for the OpInfo recording after the build")
     ok, table = report.print_table(spec, results, steps, build_seconds, run_seconds, extra)
+    for device, (sub, dresults) in device_results.items():
+        print(f"\ntorch::stable::{device}:: wrappers (the device route: libtorch's {device} C shims, no dispatcher):")
+        dok, _ = report.print_table(sub, dresults, [], build_seconds, run_seconds, [])
+        device_ok = device_ok and dok
     if report_path:
         info = {"command": "shimgen " + " ".join(sys.argv[1:]) if sys.argv[1:] else "shimgen --verify",
                 "torch": build.find_torch().version, "jobs": jobs,
@@ -229,4 +276,4 @@ def run(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | None, 
                 "OpInfo": extra[-1] if recording.path else (recording.note or "off")}
         for path in report.write(report_path, table, info):
             print(f"shimgen: verify: report: {path}", file=sys.stderr)
-    return 0 if ok else 1
+    return 0 if ok and device_ok else 1

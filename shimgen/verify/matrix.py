@@ -28,7 +28,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, replace
 
-from shimgen import emit_c, pipeline, sig_c
+from shimgen import emit_c, pipeline, routes, sig_c
 from shimgen.emit_cpp import read_wrapper_headers
 from shimgen.errors import Refusal, ShimgenError
 from shimgen.parse import NativeYaml
@@ -111,9 +111,12 @@ def _link_flags(torch: build.Torch) -> list[str]:
 
 
 def roundtrip_steps(plan: Plan, out: str, t: Target, bdir: str, torch: build.Torch, cxx: str,
-                    cxx_id: str) -> tuple[build.Step, build.Step]:
+                    cxx_id: str, device: str | None = None) -> tuple[build.Step, build.Step]:
     src = os.path.join(bdir, f"target-{t.release}", roundtrip.SOURCE)
-    _write(src, roundtrip.source(plan, t.kernels))
+    if device is None:
+        _write(src, roundtrip.source(plan, t.kernels))
+    else:  # the device route's wrappers, torch::stable::<device>::
+        _write(src, roundtrip.source(plan, t.kernels, device_namespace(device), (routes.get(device).header,)))
     obj = src[: -len(".cpp")] + ".o"
     headers = [read_wrapper_headers(out), _read(os.path.join(out, "torch/csrc/inductor/aoti_torch/generated/c_shim_aten.h"))]
     compile_cmd = [cxx, "-O1", "-fPIC", *torch.stable_flags(out), f"-DTORCH_TARGET_VERSION={t.release.hex}", "-c",
@@ -124,6 +127,25 @@ def roundtrip_steps(plan: Plan, out: str, t: Target, bdir: str, torch: build.Tor
     link_cmd = [cxx, *build.CXX_FLAGS, obj, "-o", lib, *_link_flags(torch)]
     link_step = build.Step(f"round-trip extension at {t.release} (link)", lib, link_cmd, [compile_step.digest])
     return compile_step, link_step
+
+
+def device_namespace(device: str) -> str:
+    return f"{roundtrip.NAMESPACE}_{device}"
+
+
+def device_kernels(plan: Plan, device: str, t: Version) -> tuple[list[roundtrip.Kernel], list[tuple[str, str]]]:
+    """Round-trip kernels of the `device`:: wrappers an extension targeting `t` compiles; (op, why) for the rest."""
+    ks, skipped = [], []
+    for dw in routes.get(device).wrappers(plan):
+        v = roundtrip.active_variant(dw, t)
+        if v is None:
+            skipped.append((dw.op.name, f"hidden at {t}: no {device}:: variant serves it"))
+            continue
+        try:
+            ks.append(roundtrip.kernel(replace(dw, name=f"{device}::{dw.name}"), plan, t, v))
+        except Refusal as e:
+            skipped.append((dw.op.name, e.line()))
+    return ks, skipped
 
 
 def exported_shims(torch: build.Torch) -> set[str]:
@@ -286,7 +308,8 @@ def render(m: Matrix) -> str:
 
 def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: list[str], bdir: str,
                yaml_path: str | None = None, since: str | None = None, jobs: int = 2,
-               log=sys.stderr) -> Matrix:
+               log=sys.stderr, device: str | None = None) -> Matrix:
+    """`device`: run the torch::stable::<device>:: wrappers (the device route) instead of the default ones."""
     found, missing = runtimes.resolve(runtime_names)
     if missing:
         raise ShimgenError(runtimes.missing_reason(missing))
@@ -300,15 +323,15 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
     files, plan = pipeline.generate(ops, yaml_path, since, out)
     pipeline.write(out, files)
     ws, _ = wrappers(plan)
-    names = [w.op.name for w in ws]
+    names = [w.op.name for w in (routes.get(device).wrappers(plan) if device else ws)]
     cxx = build.compiler()
     cxx_id = build.compiler_id(cxx)
 
     tgts = []
     for t in targets:
-        ks, skipped = roundtrip.kernels(plan, headers, t)
+        ks, skipped = device_kernels(plan, device, t) if device else roundtrip.kernels(plan, headers, t)
         tgts.append(Target(t, ks, {op: why for op, why in skipped}))
-    steps = {t.release: roundtrip_steps(plan, out, t, bdir, torch, cxx, cxx_id) for t in tgts if t.kernels}
+    steps = {t.release: roundtrip_steps(plan, out, t, bdir, torch, cxx, cxx_id, device) for t in tgts if t.kernels}
     print(f"shimgen: matrix: building the round-trip extension for {len(steps)} targets in {bdir}", file=log)
     failed = build.run_steps([s for pair in steps.values() for s in pair[:1]], jobs=jobs, check=False)
     for t in tgts:
@@ -336,7 +359,7 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
     pairs = [(t.release, r) for t in tgts for r in found if t.release <= r.release]
     cells: dict[tuple[str, str, str], Cell] = {}
     for t in tgts:
-        specs = {k.op.name: roundtrip.op_spec(k, plan, native) for k in t.kernels}
+        specs = {k.op.name: {**roundtrip.op_spec(k, plan, native), "wrapper": k.wrapper.name} for k in t.kernels}
         for r in found:
             if t.release > r.release:
                 continue
@@ -356,6 +379,8 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
             if not run_ops:
                 continue
             spec = {"overlay": ov.library, "roundtrip": t.library, "ops": run_ops, "skipped": []}
+            if device:
+                spec["roundtrip_ns"] = device_namespace(device)
             work = os.path.join(bdir, f"run-{t.release}-on-{r.name}")
             os.makedirs(work, exist_ok=True)
             spec_path = os.path.join(work, "verify_ops.json")
@@ -383,13 +408,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--yaml", metavar="PATH")
     ap.add_argument("--since", metavar="X.Y")
     ap.add_argument("--json", metavar="PATH", help="also write the cells as JSON")
+    ap.add_argument("--device", choices=["cpu"],
+                    help="run the device route's torch::stable::<device>:: wrappers instead of the default ones")
     ap.add_argument("-j", "--jobs", type=int, default=2, help="parallel compiles (default 2)")
     args = ap.parse_args(argv)
     try:
         ops = [o.strip() for o in args.ops.split(",") if o.strip()] if args.ops else None
         targets = [Version.parse(t, "--targets entry") for t in args.targets.split(",") if t.strip()]
         names = [n.strip() for n in args.runtimes.split(",") if n.strip()]
-        m = run_matrix(ops, targets, names, args.build_dir, args.yaml, args.since, args.jobs)
+        m = run_matrix(ops, targets, names, args.build_dir, args.yaml, args.since, args.jobs, device=args.device)
     except ShimgenError as e:
         print(f"shimgen: error: {e.line()}", file=sys.stderr)
         return 2

@@ -241,8 +241,9 @@ def kernels(plan: Plan, installed: Version,
     return result, skipped
 
 
-def source(plan: Plan, ks: list[Kernel]) -> str:
-    return clang_format(render("roundtrip.cpp.j2", banner=plan.banner, namespace=NAMESPACE, kernels=ks))
+def source(plan: Plan, ks: list[Kernel], namespace: str = NAMESPACE, includes: tuple[str, ...] = ()) -> str:
+    return clang_format(render("roundtrip.cpp.j2", banner=plan.banner, namespace=namespace, kernels=ks,
+                               includes=includes))
 
 
 # ---- what the samples runner needs to know about each op ---------------------------------------------------
