@@ -28,7 +28,6 @@ import argparse
 import lzma
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
