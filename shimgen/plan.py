@@ -15,6 +15,32 @@ from shimgen.parse import NativeYaml, Op
 from shimgen.versions import FIRST_STABLE, Version
 
 
+@dataclass(frozen=True)
+class World:
+    """What an extension's build lets its wrappers call besides libtorch's stable routes (README "Stable means
+    libtorch alone"). `overlay`: shimgen's own C shims, which libtorch does not export (the author defines
+    SHIMGEN_OVERLAY and links libshimgen_overlay, rebuilt for each torch release). `leaky_str`: `str` arguments
+    through the boxed dispatcher of libtorch 2.10-2.13, which leaks 48 bytes per call converting them (on unless
+    the author defines SHIMGEN_NO_LEAKY_STR: a stable route beats none for an author who chose the stable ABI)."""
+
+    overlay: bool = True
+    leaky_str: bool = True
+
+    @property
+    def condition(self) -> str:
+        """The preprocessor condition under which an extension's build is this world."""
+        return " && ".join([
+            "defined(SHIMGEN_OVERLAY)" if self.overlay else "!defined(SHIMGEN_OVERLAY)",
+            "!defined(SHIMGEN_NO_LEAKY_STR)" if self.leaky_str else "defined(SHIMGEN_NO_LEAKY_STR)",
+        ])
+
+
+# Every world an extension can build in; the first is the widest (what --verify, the Python stubs and the docs
+# describe), the default build (no macro) is DEFAULT_WORLD.
+WORLDS = (World(True, True), World(True, False), World(False, True), World(False, False))
+DEFAULT_WORLD = World(overlay=False, leaky_str=True)
+
+
 @dataclass
 class Plan:
     ops: list[Op]
@@ -27,6 +53,19 @@ class Plan:
     history: history_mod.History = field(default_factory=history_mod.load, repr=False, compare=False)
     # Results derived from the plan that several emitters need (e.g. the C++ wrappers), computed once.
     derived: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
+    world: World = field(default_factory=World)
+
+    def in_world(self, world: World) -> Plan:
+        """This plan as an extension built in `world` sees it (the release facts it has computed are shared)."""
+        if world == self.world:
+            return self
+        key = ("world", world)
+        cached = self.derived.get(key)  # type: ignore[call-overload]
+        if cached is None:
+            shared = {k: v for k, v in self.derived.items()
+                      if k in ("releases", "ops_by_name") or (isinstance(k, tuple) and k[0] == "timeline")}
+            cached = self.derived[key] = replace(self, derived=shared, world=world)  # type: ignore[index]
+        return cached  # type: ignore[return-value]
 
     @property
     def banner(self) -> str:

@@ -51,10 +51,11 @@ class Param:
     def none_default(self) -> bool:
         return self.default == "std::nullopt"
 
-    def need(self, route: str) -> Version | None:
-        """The release this parameter needs on a route; None: the route cannot carry it."""
+    def need(self, route: str, leaky: bool = False) -> Version | None:
+        """The release this parameter needs on a route; None: the route cannot carry it. `leaky`: the extension
+        accepts a dispatcher conversion that leaks (plan.World.leaky_str)."""
         if route == "dispatcher":
-            return self.row.dispatcher_since
+            return self.row.dispatcher_from(leaky)
         return self.row.since if self.row.c else None
 
 
@@ -245,6 +246,8 @@ def variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[
         return None
     best: Variant | None = None
     for route in ROUTES:
+        if route == "generated_shim" and not plan.world.overlay:
+            continue  # shimgen's own shims need the overlay library: only where the author opts in
         v = _route_at(op, ps, plan, level, shims, at, route)
         if v is not None and (best is None or v.kept > best.kept):
             best = v
@@ -278,7 +281,7 @@ def _route_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[s
     if ret_need is None or ret_need > level:
         return None
     kept = 0
-    while kept < cap and (n := ps[kept].need(route)) is not None and n <= level:
+    while kept < cap and (n := ps[kept].need(route, plan.world.leaky_str)) is not None and n <= level:
         kept += 1
     # Within what `level` has, a parameter the route cannot carry may only be dropped when its default is None;
     # past it (arguments a later release added), every parameter has a schema default the callee applies.
@@ -378,7 +381,8 @@ def _pushable(op: Op, plan: Plan, level: Version, a: Argument) -> bool:
         render_default(a.default, row, plan.table)
     except Refusal:
         return False
-    return row.dispatcher_since is not None and row.dispatcher_since <= level
+    since = row.dispatcher_from(plan.world.leaky_str)
+    return since is not None and since <= level
 
 
 def stack_default(op: Op, plan: Plan, a: Argument) -> str:
@@ -406,7 +410,7 @@ def variants(op: Op, ps: list[Param], plan: Plan) -> list[Variant]:
         shims = []
     levels = set(plan.releases()) | {plan.shim_since(op)} | {sv.since for sv in shims}
     for p in ps:
-        levels |= {v for v in (p.row.since, p.row.dispatcher_since) if v is not None}
+        levels |= {v for v in (p.row.since, p.row.dispatcher_since, p.row.ivalue) if v is not None}
     for r in op.schema.returns:
         row = plan.table.ret(r.type, op.name, "return")
         levels |= {v for v in (row.since, row.dispatcher_since) if v is not None}
