@@ -108,6 +108,15 @@ def doc(w: Wrapper, v: Variant, plan: Plan) -> list[str]:
         "generated_shim": f"shimgen's C shim {v.shim} (link the overlay library)",
     }[v.route]
     lines.append(f"Route: {route}.")
+    if v.none_only:
+        names = ", ".join(f"`{n}`" for n in v.none_only)
+        lines.append(f"It carries {names} only as None (no libtorch route carries a value here): a call passing a "
+                     "value raises a shimgen: error; SHIMGEN_OVERLAY gives a route that carries it.")
+    leaky = [p for p in w.kept(v) if p.row.leaks_before and v.start < p.row.leaks_before and p.name not in v.none_only]
+    if v.route == "dispatcher" and leaky:
+        lines.append(f"On libtorch 2.10-2.13 the dispatcher leaks 48 bytes per call converting "
+                     f"{', '.join('`' + p.name + '`' for p in leaky)} (a str; fixed in 2.14): a stable route beats "
+                     "none. Define SHIMGEN_NO_LEAKY_STR to refuse such routes.")
     if v.route in ("shim", "generated_shim") and any(p.row.exact_c for p in w.kept(v)):
         if v.lowering:
             lines.append(f"Numbers the shim's double would change go to {lowered} instead, as 0-dim tensors.")
@@ -200,12 +209,22 @@ def dispatcher_body(w: Wrapper, v: Variant, plan: Plan) -> str:
     op = w.op
     kept = {p.name: p for p in w.kept(v)}
     items = []
+    lines = []
+    for name in v.none_only:  # carried only as None (sig_cpp.Variant.none_only)
+        p = kept[name]
+        why = (f"libtorch's boxed dispatcher carries this {p.arg.type} only as None at this TORCH_TARGET_VERSION "
+               "and no other libtorch route carries the op: define SHIMGEN_OVERLAY and link libshimgen_overlay "
+               "(rebuilt for each torch release)")
+        lines.append(f'if ({name}.has_value()) {{\nshimgen::detail::refuse("{op.name}", "{name}", {name}, "{why}");\n}}')
     for a in v.stack:  # the boxed stack follows the schema's order (see sig_cpp.stack_layout)
         p = kept.get(a.name)
-        value = p.row.stack_value(a.name) if p else _pushed_default(op, plan, a)
+        if p is not None and p.name in v.none_only:
+            value = "std::nullopt"
+        else:
+            value = p.row.stack_value(a.name) if p else _pushed_default(op, plan, a)
         items.append(f"torch::stable::detail::from({value})")
     n = max(len(items), len(op.schema.returns), 1)
-    lines = [f"std::array<StableIValue, {n}> stack{{{', '.join(items)}}};"]
+    lines.append(f"std::array<StableIValue, {n}> stack{{{', '.join(items)}}};")
     old, new = dispatcher_call_versions(v)
     name, overload = op.aten_name, op.overload
     new_call = (
@@ -577,7 +596,8 @@ def _render_world(plan: Plan, wide: dict[str, Wrapper]) -> tuple[dict[str, list[
     mine += [e for e in extras(list(wide.values())) if (e.target_op, e.params) not in seen]
     for e in mine:
         reason = next((m for a, b, m in hidden.get(e.target_op, []) if a <= FIRST_STABLE), None)
-        returns = e.target.returns if e.target else None
+        known = e.target or wide.get(e.target_op)
+        returns = known.returns if known else None
         if e.target is not None and e.target.op.name not in here:
             e = replace(e, target=None)
         rendered += render_extra(e, _cpp_message(reason) if reason else None, returns)

@@ -71,6 +71,9 @@ class Variant:
     # Scalar ops (shimgen/scalars.py): the wrappers a call is lowered to where the C shim's double would change a
     # number (the Tensor sibling, or a composition's ops); on the `sibling` route, always.
     lowering: tuple[str, ...] = ()
+    # dispatcher route: optional parameters it carries only as None (a value no libtorch route carries at
+    # `start`, a Scalar? or a str? the build refuses to leak): a call passing a value raises a `shimgen:` error
+    none_only: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -251,11 +254,17 @@ def variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[
         v = _route_at(op, ps, plan, level, shims, at, route)
         if v is not None and (best is None or v.kept > best.kept):
             best = v
+    # Where no route takes every parameter, the dispatcher may still take an optional one it cannot carry, as
+    # None: the call works whenever the caller leaves it None (std(t, {1}) is std.correction, correction=None).
+    if best is None or best.kept < len(ps):
+        v = _route_at(op, ps, plan, level, shims, at, "dispatcher", none_only=True)
+        if v is not None and v.none_only and (best is None or v.kept > best.kept):
+            best = v
     return best
 
 
 def _route_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[sig_c.ShimVersion],
-              at: Release, route: str) -> Variant | None:
+              at: Release, route: str, none_only: bool = False) -> Variant | None:
     shim: sig_c.ShimVersion | None = None
     stack: tuple[Argument, ...] = ()
     lowering = _lowering_at(op, ps, plan, level)
@@ -281,7 +290,13 @@ def _route_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[s
     if ret_need is None or ret_need > level:
         return None
     kept = 0
-    while kept < cap and (n := ps[kept].need(route, plan.world.leaky_str)) is not None and n <= level:
+    as_none: list[str] = []
+    while kept < cap:
+        n = ps[kept].need(route, plan.world.leaky_str)
+        if n is None or n > level:
+            if not (none_only and isinstance(ps[kept].arg.type, OptionalType) and not ps[kept].is_out):
+                break
+            as_none.append(ps[kept].name)
         kept += 1
     # Within what `level` has, a parameter the route cannot carry may only be dropped when its default is None;
     # past it (arguments a later release added), every parameter has a schema default the callee applies.
@@ -293,7 +308,8 @@ def _route_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[s
             return None
     fallback = lowering[0] if lowering is not None and lowering[1] >= kept else ()
     return Variant(route, kept, level, shim=shim.shim.function if shim else None,
-                   shim_nargs=shim.shim.nargs if shim else 0, stack=stack, lowering=fallback)
+                   shim_nargs=shim.shim.nargs if shim else 0, stack=stack, lowering=fallback,
+                   none_only=tuple(as_none))
 
 
 # ---- Scalars: lowering to a Tensor sibling or a composition (shimgen/scalars.py) ---------------------------
@@ -398,7 +414,8 @@ def stack_default(op: Op, plan: Plan, a: Argument) -> str:
 
 
 def _same_variant(a: Variant, b: Variant) -> bool:
-    return (a.route, a.kept, a.shim, a.stack, a.lowering) == (b.route, b.kept, b.shim, b.stack, b.lowering)
+    return (a.route, a.kept, a.shim, a.stack, a.lowering, a.none_only) == (
+        b.route, b.kept, b.shim, b.stack, b.lowering, b.none_only)
 
 
 def variants(op: Op, ps: list[Param], plan: Plan) -> list[Variant]:
