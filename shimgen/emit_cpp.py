@@ -526,7 +526,10 @@ def why_hidden(op_name: str, level: Version, here: Wrapper | None, wide: Wrapper
 
 def active_in(op_name: str, plan: Plan, level: Version) -> Variant | None:
     """The variant of op `op_name` serving `level` in plan's world (None: hidden there)."""
-    w = next((x for x in wrappers(plan)[0] if x.op.name == op_name), None)
+    by_op = plan.derived.get("wrappers_by_op")
+    if by_op is None:
+        by_op = plan.derived["wrappers_by_op"] = {x.op.name: x for x in wrappers(plan)[0]}
+    w = by_op.get(op_name)  # type: ignore[union-attr]
     return active(w, level) if w is not None else None
 
 
@@ -570,6 +573,8 @@ def _render_world(plan: Plan, wide: dict[str, Wrapper]) -> tuple[dict[str, list[
     ws, _ = wrappers(plan)
     ws = _in_dependency_order(ws)
     here = {w.op.name: w for w in ws}
+    planned = {op.name for op in plan.ops}
+    wide = {name: w for name, w in wide.items() if name in planned}
     rendered: list[_Rendered] = []
     versions: set[Version] = set()
     hidden: dict[str, list[tuple[Version, Version | None, str]]] = {}
@@ -624,7 +629,17 @@ def _world_condition(group: list[World]) -> str:
 def emit(plan: Plan) -> dict[str, str]:
     ws, notes = wrappers(plan)
     wide = {w.op.name: w for w in wrappers(plan.in_world(WORLDS[0]))[0]}
+    # Refusing leaky strings changes only the names with a str parameter: the other names are computed once.
+    leaky = {w.name for w in wide.values() if any(p.row.leaks_before for p in w.params)}
+    for world in WORLDS:
+        if not world.leaky_str and ("world", world) not in plan.derived:
+            some = [op for op in plan.ops if op.name in wide and wide[op.name].name in leaky]
+            plan.derived[("world", world)] = replace(plan, ops=some, derived={}, world=world)  # type: ignore[index]
     worlds = {world: _render_world(plan.in_world(world), wide) for world in WORLDS}
+    for world in WORLDS:
+        if not world.leaky_str:
+            same = worlds[World(world.overlay, True)][0]
+            worlds[world][0].update({n: units for n, units in same.items() if n not in leaky})
     versions: set[Version] = {VERSIONED_DISPATCHER, Version(2, 11)}
     for _, vs in worlds.values():
         versions |= vs

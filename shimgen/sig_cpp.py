@@ -294,7 +294,8 @@ def _route_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[s
     while kept < cap:
         n = ps[kept].need(route, plan.world.leaky_str)
         if n is None or n > level:
-            if not (none_only and isinstance(ps[kept].arg.type, OptionalType) and not ps[kept].is_out):
+            # Only a type no release carries (Scalar?): one a later release carries is hidden until then instead.
+            if not (none_only and n is None and isinstance(ps[kept].arg.type, OptionalType) and not ps[kept].is_out):
                 break
             as_none.append(ps[kept].name)
         kept += 1
