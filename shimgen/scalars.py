@@ -56,6 +56,10 @@ class Facts:
     cells_fit: dict[str, int] = field(default_factory=dict)  # ... proven for numbers that fit the result dtype
     compositions: dict[str, dict[str, str]] = field(default_factory=dict)
     int_as_double: frozenset[str] = frozenset()  # overloads proven: an integer on floating tensors == the double
+    # `add.Tensor` -> {"via": "subtract.Tensor", "args": {via's argument: `name` or `-name`}}: aten computes the op
+    # as that overload (sub is add with -alpha), whose libtorch C shim then stands in for it; only entries proven
+    # equal on some runtime (`python -m shimgen.scalars equivalents`)
+    equivalents: dict[str, dict] = field(default_factory=dict)
 
 
 @functools.cache
@@ -76,6 +80,7 @@ def load() -> Facts:
         cells_fit={op: int(v.get("cells_fit", 0)) for op, v in (raw.get("siblings") or {}).items()},
         compositions={k: dict(v) for k, v in (raw.get("compositions") or {}).items()},
         int_as_double=frozenset(raw.get("int_as_double") or ()),
+        equivalents={op: dict(v) for op, v in (raw.get("equivalents") or {}).items() if v.get("proven")},
     )
 
 
@@ -442,6 +447,44 @@ def prove_int_as_double(schemas: dict[str, str]) -> tuple[list[str], dict[str, s
 NUMBERS = [True, False, 3, -2, 0, 2, -1, 2**53 + 1, 2.5, 0.1, -1.5, 0.5, -0.5, 2.0, -1.0, 1e300, 1 + 2j]
 
 
+def prove_equivalents(rules: dict[str, dict]) -> dict[str, dict]:
+    """Each rule (`op` -> via, args) with `proven`: the runtimes (shimgen.verify.runtimes.RELEASES found here) on
+    which aten's op equals `via` given those arguments on every sample of shimgen/probe/equivalents_worker.py
+    (floating and integral tensors, shapes with 0-dim and broadcasting, numbers incl. +-inf and 2^53, and the
+    float64 gradients); a rule differing on any runtime is proven nowhere."""
+    import json
+    import subprocess
+
+    from shimgen import history
+    from shimgen.parse import NativeYaml
+    from shimgen.verify import runtimes
+
+    from torchgen.model import FunctionSchema
+
+    texts = history.schemas_of(NativeYaml().text)
+    spec = {op: {"args": [a.name for a in FunctionSchema.parse(texts[op]).arguments.flat_all],
+                 "via": r["via"], "via_args": r["args"]} for op, r in rules.items()}
+    worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "probe", "equivalents_worker.py")
+    found, missing = runtimes.resolve(list(runtimes.RELEASES))
+    for name in missing:
+        print(f"runtime {name} not found: not proven there", file=sys.stderr)
+    proven: dict[str, list[str]] = {op: [] for op in rules}
+    failed: set[str] = set()
+    for rt in found:
+        proc = subprocess.run([rt.python, worker], input=json.dumps(spec), capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"{rt.name}: {proc.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+            continue
+        for op, r in json.loads(proc.stdout).items():
+            if r["wrong"] or not r["both_ok"]:
+                print(f"{op} != {rules[op]['via']} on {rt.name}: {r['wrong'] or 'nothing compared'}", file=sys.stderr)
+                failed.add(op)
+            else:
+                proven[op].append(rt.name)
+    return {op: {"via": r["via"], "args": dict(r["args"]), "proven": [] if op in failed else proven[op]}
+            for op, r in sorted(rules.items())}
+
+
 def prove_siblings(pairs: dict[str, tuple[str, str]]) -> dict[str, dict]:
     """For each `op -> (its schema, its sibling's schema)`: over shimgen's samples (nine dtypes, 0-dim and not) and
     NUMBERS in each position the sibling takes a tensor, aten's Scalar overload given the number vs. the sibling
@@ -639,7 +682,7 @@ def dump(raw: dict) -> str:
              "  table:  # promote(row, column); empty: torch refuses the pair"]
     empty = "''"
     lines += ["    - [" + ", ".join(x or empty for x in row) + "]" for row in p["table"]]
-    for key in ("compositions", "siblings", "int_as_double"):
+    for key in ("compositions", "equivalents", "siblings", "int_as_double"):
         value = raw.get(key)
         if value:
             lines.append(yaml.safe_dump({key: value}, sort_keys=True, default_flow_style=False, width=120).rstrip())
@@ -651,13 +694,15 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None and sys.argv[1:2] == ["_worker"]:
         _worker(sys.argv[2])
         return 0
-    ap.add_argument("what", choices=["promotion", "siblings", "int-as-double"], help="which facts to rewrite (siblings: found by "
+    ap.add_argument("what", choices=["promotion", "siblings", "int-as-double", "equivalents"], help="which facts to rewrite (siblings: found by "
                     "rule in the installed yaml; `prove` then keeps the proven ones)")
     args = ap.parse_args(argv)
     path = _path()
     raw = yaml.safe_load(open(path, encoding="utf-8")) if os.path.isfile(path) else {}
     if args.what == "promotion":
         raw["promotion"] = promotion_facts()
+    if args.what == "equivalents":
+        raw["equivalents"] = prove_equivalents(raw.get("equivalents") or {})
     if args.what == "int-as-double":
         from torchgen.model import FunctionSchema
 
