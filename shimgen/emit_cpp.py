@@ -106,6 +106,7 @@ def doc(w: Wrapper, v: Variant, plan: Plan) -> list[str]:
         "dispatcher": "the boxed dispatcher",
         "sibling": f"{lowered}, with the numbers as 0-dim tensors promoting as aten's wrapped numbers",
         "generated_shim": f"shimgen's C shim {v.shim} (link the overlay library)",
+        "equivalent": _equivalent_text(w, v),
     }[v.route]
     lines.append(f"Route: {route}.")
     if v.none_only:
@@ -117,7 +118,7 @@ def doc(w: Wrapper, v: Variant, plan: Plan) -> list[str]:
         lines.append(f"On libtorch 2.10-2.13 the dispatcher leaks 48 bytes per call converting "
                      f"{', '.join('`' + p.name + '`' for p in leaky)} (a str; fixed in 2.14): a stable route beats "
                      "none. Define SHIMGEN_NO_LEAKY_STR to refuse such routes.")
-    if v.route in ("shim", "generated_shim") and any(p.row.exact_c for p in w.kept(v)):
+    if v.route in ("shim", "generated_shim", "equivalent") and any(p.row.exact_c for p in w.kept(v)):
         if v.lowering:
             lines.append(f"Numbers the shim's double would change go to {lowered} instead, as 0-dim tensors.")
         else:
@@ -142,6 +143,40 @@ def doc(w: Wrapper, v: Variant, plan: Plan) -> list[str]:
 # torch/csrc/stable/generator.h, new in 2.13's headers
 # (tests/test_history.py compiles it against every runtime's headers it finds).
 HEADERS_FLOOR = Version(2, 13)
+
+
+def _equivalent_text(w: Wrapper, v: Variant) -> str:
+    if v.route != "equivalent":
+        return ""
+    rule = scalars.load().equivalents[w.op.name]
+    args = ", ".join(f"{k}={x}" for k, x in rule["args"].items())
+    return (f"libtorch's C shim {v.shim}, as aten computes aten::{w.op.name}: aten::{rule['via']}({args}) (proven "
+            f"equal, gradients included, on torch {', '.join(rule['proven'])}: python -m shimgen.scalars equivalents)")
+
+
+def equivalent_body(w: Wrapper, v: Variant, plan: Plan) -> str:
+    """The call of the equivalent overload's libtorch C shim, the arguments mapped (a negated number: -double)."""
+    from shimgen.sig_cpp import op_named
+
+    rule = scalars.load().equivalents[w.op.name]
+    via = op_named(rule["via"], plan)
+    assert via is not None
+    kept = {p.name: p for p in w.kept(v)}
+    lines: list[str] = []
+    args: list[str] = []
+    for a in sig_c.c_arguments(via)[: v.shim_nargs]:
+        expr = rule["args"][a.name]
+        p = kept[expr.lstrip("-")]
+        if p.row.prelude:
+            lines.append(p.row.fill(p.row.prelude, p.name))
+        values = [p.row.fill(e, p.name) for e in p.row.to_c]
+        args += [f"-{x}" for x in values] if expr.startswith("-") else values
+    locals_, addrs, ret = _returns_from_c(w, plan)
+    lines += locals_
+    lines.append(f"SHIMGEN_CHECK({v.shim}({', '.join(args + addrs)}));")
+    if ret:
+        lines.append(ret)
+    return "\n".join(lines)
 
 
 def build_time_minimum(w: Wrapper, v: Variant) -> Version:
@@ -346,7 +381,7 @@ def _composition_body(w: Wrapper, v: Variant, plan: Plan, comp: dict[str, str], 
     ])
 
 
-def scalar_body(w: Wrapper, v: Variant, plan: Plan, own: str) -> str:
+def scalar_body(w: Wrapper, v: Variant, plan: Plan, own: str, why: str | None = None) -> str:
     """A C shim variant's body with its numbers checked: the shim where it carries them exactly, else the
     lowered call, else a `shimgen:` error naming the number."""
     prelude, checks = exactness(w, v, plan)
@@ -355,8 +390,8 @@ def scalar_body(w: Wrapper, v: Variant, plan: Plan, own: str) -> str:
     if v.lowering:
         cond = " && ".join(f"({c})" for _, c in checks) if len(checks) > 1 else checks[0][1]
         return "\n".join([*prelude, f"if ({cond}) {{", own, "}", lowered_body(w, v, plan)])
-    why = ("the C shim carries it as a double, which changes what aten computes, and no Tensor overload can "
-           "stand in for it")
+    why = why or ("the C shim carries it as a double, which changes what aten computes, and no Tensor overload can "
+                  "stand in for it")
     refusals = [
         f'if (!({c})) {{\nshimgen::detail::refuse("{w.op.name}", "{name}", {name}, "{why}");\n}}'
         for name, c in checks
@@ -369,6 +404,11 @@ def render_wrapper(w: Wrapper, v: Variant, plan: Plan) -> _Rendered:
         body = dispatcher_body(w, v, plan)
     elif v.route == "sibling":
         body = lowered_body(w, v, plan)
+    elif v.route == "equivalent":
+        why = (f"aten::{w.op.name}'s numbers reach libtorch only as a double, which changes what aten computes for "
+               "non-floating tensors: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch "
+               "release) for a route that carries them")
+        body = scalar_body(w, v, plan, equivalent_body(w, v, plan), why)
     else:
         body = scalar_body(w, v, plan, shim_body(w, v, plan))
     g_open, g_close = gate(v)

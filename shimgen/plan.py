@@ -193,7 +193,8 @@ def make(
     # The overloads the selected ones lower their numbers to (scalars.py) are generated too.
     have = {op.name for op in selected}
     # (Only those this yaml has: without its sibling, a wrapper falls back to its other routes.)
-    wanted = sorted({t for op in selected for t in scalars.targets(op.name)} & present - have)
+    wanted = sorted({t for op in selected for t in (*scalars.targets(op.name), *scalars.vias(op.name))}
+                    & present - have)
     if wanted:
         extra = [replace(op, explicit=False, added=True) for op in native.select(wanted, table, notes)]
         selected = sorted([*selected, *extra], key=lambda op: op.name)

@@ -260,6 +260,12 @@ def targets(op: str) -> tuple[str, ...]:
     return (sibling,) if sibling else ()
 
 
+def vias(op: str) -> tuple[str, ...]:
+    """The overload whose libtorch C shim computes `op` as aten does (the `equivalents` facts), if any."""
+    rule = load().equivalents.get(op)
+    return (rule["via"],) if rule else ()
+
+
 # ---- the command -----------------------------------------------------------------------------------------------
 
 

@@ -30,7 +30,7 @@ from shimgen.plan import Plan, Release
 from shimgen.table import Row, Table
 from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version
 
-ROUTES = ("shim", "dispatcher", "sibling", "generated_shim")
+ROUTES = ("shim", "dispatcher", "sibling", "generated_shim", "equivalent")
 _CPP_KEYWORDS = {"and", "or", "not", "xor", "new", "delete", "bitand", "bitor", "compl", "default", "register"}
 
 
@@ -251,7 +251,10 @@ def variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[
     for route in ROUTES:
         if route == "generated_shim" and not plan.world.overlay:
             continue  # shimgen's own shims need the overlay library: only where the author opts in
-        v = _route_at(op, ps, plan, level, shims, at, route)
+        if route == "equivalent":
+            v = _equivalent_at(op, ps, plan, level)
+        else:
+            v = _route_at(op, ps, plan, level, shims, at, route)
         if v is not None and (best is None or v.kept > best.kept):
             best = v
     # Where no route takes every parameter, the dispatcher may still take an optional one it cannot carry, as
@@ -314,6 +317,38 @@ def _route_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[s
 
 
 # ---- Scalars: lowering to a Tensor sibling or a composition (shimgen/scalars.py) ---------------------------
+
+
+def op_named(name: str, plan: Plan) -> Op | None:
+    """The plan's op of that aten overload name, or the yaml's (None: neither has it)."""
+    by_name = plan.derived.get("ops_by_name")
+    if by_name is None:
+        by_name = plan.derived["ops_by_name"] = {o.name: o for o in plan.ops}
+    op = by_name.get(name)  # type: ignore[union-attr]
+    if op is None and plan.native is not None:
+        try:
+            op = plan.native.select([name], plan.table)[0]
+        except ShimgenError:
+            return None
+    return op
+
+
+def _equivalent_at(op: Op, ps: list[Param], plan: Plan, level: Version) -> Variant | None:
+    """libtorch's C shim of the overload aten computes `op` as (scalars `equivalents`: sub.Tensor is subtract.Tensor,
+    add.Tensor is subtract.Tensor with -alpha), where libtorch `level` ships it and it takes every parameter."""
+    rule = scalars.load().equivalents.get(op.name)
+    via = op_named(rule["via"], plan) if rule else None
+    if via is None:
+        return None
+    try:
+        shipped = [sv for sv in sig_c.versions(via, plan) if sv.upstream and sv.since <= level]
+    except Refusal:
+        return None
+    if not shipped or any((n := p.need("shim")) is None or n > level for p in ps):
+        return None
+    if {a.name for a in sig_c.c_arguments(via)[: shipped[-1].shim.nargs]} != set(rule["args"]):  # type: ignore[index]
+        return None
+    return Variant("equivalent", len(ps), level, shim=shipped[-1].shim.function, shim_nargs=shipped[-1].shim.nargs)
 
 
 def target_wrapper(name: str, plan: Plan) -> Wrapper | None:
