@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from shimgen import plan as plan_mod  # noqa: E402
 from shimgen import sig_cpp  # noqa: E402
 from shimgen import emit_c, emit_cpp  # noqa: E402
-from shimgen.cli import write_atomically  # noqa: E402
+from shimgen.pipeline import write as write_atomically  # noqa: E402
 from shimgen.verify import build as vbuild  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -139,7 +139,7 @@ def main() -> int:
     med = {k: [statistics.median(r[i] for r in v) for i in range(len(OPS))] for k, v in runs.items()}
     bw_med = {k: [statistics.median(r[i] for r in v) for i in range(len(BACKWARD))] for k, v in bw_runs.items()}
     plan = plan_mod.make(None)
-    routes = {w.op.name: w.variants[-1].route for w in sig_cpp.wrappers(plan)[0]}
+    routes = {w.op.name: w.variants[-1].route.name for w in sig_cpp.wrappers(plan)[0]}
     print(f"torch {torch.__version__}, 4x4 float32, {args.iters} calls x {args.rounds} rounds, medians (ns/call)")
     head = (f"{'op':<10} {'route (ours/upstream)':<27} {'at::':>8} {'upstream':>9} {'shimgen':>8} {'ours/at::':>9} "
             f"{'ours/upstream':>13} {'noise':>7}")
@@ -155,8 +155,8 @@ def main() -> int:
     print("noise: upstream built twice from the same source, second/first (the spread to expect between builds)")
     print()
     bw_plan = plan_mod.make([op for _, op in BACKWARD])
-    new_routes = {w.op.name: w.variants[-1].route for w in sig_cpp.wrappers(bw_plan)[0]}
-    old_routes = {w.op.name: w.variants[-1].route for w in sig_cpp.wrappers(without_bool_list_dispatch(bw_plan))[0]}
+    new_routes = {w.op.name: w.variants[-1].route.name for w in sig_cpp.wrappers(bw_plan)[0]}
+    old_routes = {w.op.name: w.variants[-1].route.name for w in sig_cpp.wrappers(without_bool_list_dispatch(bw_plan))[0]}
     print(f"bool[3] output_mask ops, {bw_iters} calls x {args.rounds} rounds, medians (ns/call)")
     head = (f"{'op':<14} {'route (new/old)':<27} {'at::':>9} {'dispatcher':>11} {'overlay':>9} {'new/at::':>9} "
             f"{'old/at::':>9} {'new/old':>8}")

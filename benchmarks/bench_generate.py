@@ -64,12 +64,12 @@ def compile_wall(include: str, generated: str | None) -> float:
 
 def identical(ops: list[str]) -> None:
     sys.path.insert(0, ROOT)
-    from shimgen import cli
+    from shimgen import pipeline
 
     start = time.perf_counter()
-    fast, _ = cli.generate(ops, None, None, None)
+    fast, _ = pipeline.generate(ops, None, None, None)
     mid = time.perf_counter()
-    ref, _ = cli.generate(ops, None, None, None, formatter=True)
+    ref, _ = pipeline.generate(ops, None, None, None, formatter=True)
     end = time.perf_counter()
     differ = sorted(p for p in set(fast) | set(ref) if fast.get(p) != ref.get(p))
     print(f"\nwhole yaml, fast path vs formatters: {len(ref)} files, {len(differ)} differ "

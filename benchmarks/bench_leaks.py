@@ -45,7 +45,7 @@ if ARGS is not None and ARGS.fast_backtraces:  # read by libtorch_python when to
 import torch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from shimgen import cli, sig_cpp  # noqa: E402
+from shimgen import pipeline, sig_cpp  # noqa: E402
 from shimgen import plan as plan_mod  # noqa: E402
 from shimgen.verify import build as vbuild  # noqa: E402
 from shimgen.verify import overlay, roundtrip  # noqa: E402
@@ -100,11 +100,11 @@ def compile_so(src: str, out: str, flags: list[str], libs: list[str] = ()) -> No
 
 def build(tmp: str) -> tuple[dict[str, str], plan_mod.Plan]:
     gen = os.path.join(tmp, "generated")
-    files, p = cli.generate(OPS, None, None, gen)
-    cli.write_atomically(gen, files)
+    files, p = pipeline.generate(OPS, None, None, gen)
+    pipeline.write(gen, files)
     ov_plan, _ = overlay.missing_ops(p, TORCH)
     ov_src = os.path.join(tmp, "overlay")
-    cli.write_atomically(ov_src, overlay.sources(ov_plan))
+    pipeline.write(ov_src, overlay.sources(ov_plan))
     lib_overlay = os.path.join(tmp, overlay.LIBRARY)
     compile_so(os.path.join(ov_src, "torch/csrc/inductor/aoti_torch/generated/c_shim_aten.cpp"), lib_overlay,
                TORCH.aten_flags(ov_src))
@@ -169,7 +169,7 @@ def main() -> int:
         for so in libs.values():
             torch.ops.load_library(so)
         installed = Version.parse_release(TORCH.version, "installed torch version")
-        routes = {w.op.name: (roundtrip.active_variant(w, installed) or w.variants[-1]).route
+        routes = {w.op.name: (roundtrip.active_variant(w, installed) or w.variants[-1]).route.name
                   for w in sig_cpp.wrappers(p)[0]}
         x = torch.randn(4, 4)
         fail_calls = args.fail_calls or args.calls

@@ -1,12 +1,12 @@
-"""Emit the C shim surface: c_shim_aten.h (declarations with version gates) and c_shim_aten.cpp (definitions)."""
+"""Emit the C shim surface: c_shim_aten.h (declarations with version gates) and c_shim_aten.cpp (definitions),
+for the plan's C shim set (shimgen.signatures.c_shims)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shimgen import sig_c
-from shimgen.errors import Refusal
 from shimgen.plan import Plan
+from shimgen.signatures import c_shims
 from shimgen.templates import render
 from shimgen.versions import gate_close, gate_open, macro_definitions
 
@@ -27,31 +27,8 @@ class _Decl:
     assignments: tuple[str, ...]
 
 
-def shims(plan: Plan) -> tuple[list[sig_c.ShimVersion], list[str]]:
-    """The C shims of the plan's ops in the order torchgen writes them (by shim name; an op's `_vN` versions
-    newest first, then its original), and the refusals."""
-    built: list[list[sig_c.ShimVersion]] = []
-    skipped: list[str] = []
-    for op in plan.ops:
-        if op.added and not _calls_a_shim(op, plan):
-            continue  # generated only as a lowering target of another op, and its wrapper calls no C shim
-        try:
-            built.append(sig_c.versions(op, plan))
-        except Refusal as e:
-            skipped.append(e.line())
-    built.sort(key=lambda vs: vs[0].shim.function)
-    return [sv for vs in built for sv in reversed(vs)], skipped
-
-
-def _calls_a_shim(op, plan: Plan) -> bool:
-    from shimgen.sig_cpp import wrappers  # the C++ rules decide which C shims the wrappers call
-
-    w = next((w for w in wrappers(plan)[0] if w.op.name == op.name), None)
-    return w is not None and any(v.route in ("shim", "generated_shim") for v in w.variants)
-
-
 def emit(plan: Plan) -> dict[str, str]:
-    built, skipped = shims(plan)
+    built, skipped = c_shims(plan)
     decls = []
     for sv in built:
         s = sv.shim

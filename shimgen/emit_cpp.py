@@ -6,23 +6,12 @@ call; ops.h includes them all."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 
-from shimgen import scalars, sig_c
+from shimgen import routes, scalars
 from shimgen.plan import WORLDS, Plan, World
-from shimgen.sig_cpp import (
-    active,
-    Extra,
-    Param,
-    Variant,
-    Wrapper,
-    dispatcher_call_versions,
-    extras,
-    gone,
-    stack_default,
-    target_wrapper,
-    wrappers,
-)
+from shimgen.sig_cpp import Extra, Variant, Wrapper, active, extras, gone, target_wrapper, wrappers
 from shimgen.templates import render
 from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version, macro_definitions
 
@@ -39,8 +28,6 @@ def op_header(name: str) -> str:
 
 def read_wrapper_headers(out: str) -> str:
     """ops.h, its prelude and every per-name header in the output folder out, as one text (a build's digest)."""
-    import os
-
     paths = [HEADER, PRELUDE_HEADER]
     ops_dir = os.path.join(out, OP_HEADERS)
     paths += [OP_HEADERS + n for n in sorted(os.listdir(ops_dir))] if os.path.isdir(ops_dir) else []
@@ -100,38 +87,14 @@ def doc(w: Wrapper, v: Variant, plan: Plan) -> list[str]:
     if v.start != w.since:
         every = ", with every argument," if v.kept == len(w.params) else ""
         lines.append(f"This form{every} needs PyTorch {v.start}.")
-    lowered = " and ".join(f"aten::{t}" for t in v.lowering)
-    route = {
-        "shim": f"libtorch's C shim {v.shim}",
-        "dispatcher": "the boxed dispatcher",
-        "sibling": f"{lowered}, with the numbers as 0-dim tensors promoting as aten's wrapped numbers",
-        "generated_shim": f"shimgen's C shim {v.shim} (link the overlay library)",
-        "equivalent": _equivalent_text(w, v),
-    }[v.route]
-    lines.append(f"Route: {route}.")
-    if v.none_only:
-        names = ", ".join(f"`{n}`" for n in v.none_only)
-        lines.append(f"It carries {names} only as None (no libtorch route carries a value here): a call passing a "
-                     "value raises a shimgen: error; SHIMGEN_OVERLAY gives a route that carries it.")
-    leaky = [p for p in w.kept(v) if p.row.leaks_before and v.start < p.row.leaks_before and p.name not in v.none_only]
-    if v.route == "dispatcher" and leaky:
-        lines.append(f"On libtorch 2.10-2.13 the dispatcher leaks 48 bytes per call converting "
-                     f"{', '.join('`' + p.name + '`' for p in leaky)} (a str; fixed in 2.14): a stable route beats "
-                     "none. Define SHIMGEN_NO_LEAKY_STR to refuse such routes.")
-    if v.route in ("shim", "generated_shim", "equivalent") and any(p.row.exact_c for p in w.kept(v)):
-        if v.lowering:
-            lines.append(f"Numbers the shim's double would change go to {lowered} instead, as 0-dim tensors.")
-        else:
-            lines.append("Numbers the shim's double would change raise an error (shimgen::Scalar).")
+    lines += v.route.describe(w, v)
     dropped = w.params[v.kept :]
     if dropped and v.end is not None:
         names = ", ".join(p.name for p in dropped)
         defaults = ", ".join(p.arg.default or "None" for p in dropped)
         lines.append(f"This form, for releases before {v.end}, does not take {names}: aten gets their defaults "
                      f"({defaults}).")
-    if v.route == "dispatcher" and len(v.stack) > len(w.op.schema.arguments.flat_all):
-        later = ", ".join(a.name for a in v.stack[len(w.op.schema.arguments.flat_all) :])
-        lines.append(f"The stack also carries {later} (their defaults), which newer releases read.")
+    lines += v.route.later_notes(w, v)
     end = gone(w, plan)
     if end is not None and v is w.variants[-1]:
         lines.append(f"{end[1].capitalize()} in PyTorch {end[0]}: an extension using it fails on libtorch >= "
@@ -145,40 +108,6 @@ def doc(w: Wrapper, v: Variant, plan: Plan) -> list[str]:
 HEADERS_FLOOR = Version(2, 13)
 
 
-def _equivalent_text(w: Wrapper, v: Variant) -> str:
-    if v.route != "equivalent":
-        return ""
-    rule = scalars.load().equivalents[w.op.name]
-    args = ", ".join(f"{k}={x}" for k, x in rule["args"].items())
-    return (f"libtorch's C shim {v.shim}, as aten computes aten::{w.op.name}: aten::{rule['via']}({args}) (proven "
-            f"equal, gradients included, on torch {', '.join(rule['proven'])}: python -m shimgen.scalars equivalents)")
-
-
-def equivalent_body(w: Wrapper, v: Variant, plan: Plan) -> str:
-    """The call of the equivalent overload's libtorch C shim, the arguments mapped (a negated number: -double)."""
-    from shimgen.sig_cpp import op_named
-
-    rule = scalars.load().equivalents[w.op.name]
-    via = op_named(rule["via"], plan)
-    assert via is not None
-    kept = {p.name: p for p in w.kept(v)}
-    lines: list[str] = []
-    args: list[str] = []
-    for a in sig_c.c_arguments(via)[: v.shim_nargs]:
-        expr = rule["args"][a.name]
-        p = kept[expr.lstrip("-")]
-        if p.row.prelude:
-            lines.append(p.row.fill(p.row.prelude, p.name))
-        values = [p.row.fill(e, p.name) for e in p.row.to_c]
-        args += [f"-{x}" for x in values] if expr.startswith("-") else values
-    locals_, addrs, ret = _returns_from_c(w, plan)
-    lines += locals_
-    lines.append(f"SHIMGEN_CHECK({v.shim}({', '.join(args + addrs)}));")
-    if ret:
-        lines.append(ret)
-    return "\n".join(lines)
-
-
 def build_time_minimum(w: Wrapper, v: Variant) -> Version:
     """The oldest torch whose headers compile this form: its start (the TORCH_FEATURE_VERSION it needs) and the
     headers the generated ops.h needs at all. Extensions build with a recent torch and set TORCH_TARGET_VERSION
@@ -186,231 +115,8 @@ def build_time_minimum(w: Wrapper, v: Variant) -> Version:
     return max(v.start, HEADERS_FLOOR)
 
 
-# ---- bodies --------------------------------------------------------------------------------------------------
-
-
-def _returns_from_c(w: Wrapper, plan: Plan) -> tuple[list[str], list[str], str]:
-    """(locals declared before the shim call, their &addresses, the return statement)."""
-    op = w.op
-    if op.schema.is_out_fn():
-        return [], [], _return_outs(w)
-    if op.schema.name.name.inplace:
-        return [], [], "return self;" if op.schema.returns else ""
-    locals_, addrs, values = [], [], []
-    for i, r in enumerate(op.schema.returns):
-        row = plan.table.ret(r.type, op.name, f"return {i}")
-        locals_.append(row.fill(row.c_local, f"ret{i}"))
-        addrs.append(f"&ret{i}")
-        values.append(row.fill(row.from_c, f"ret{i}"))
-    if not values:
-        return locals_, addrs, ""
-    if len(values) == 1:
-        return locals_, addrs, f"return {values[0]};"
-    return locals_, addrs, f"return std::make_tuple({', '.join(values)});"
-
-
-def _return_outs(w: Wrapper) -> str:
-    outs = [a.name for a in w.op.schema.arguments.out]
-    if w.returns == "void":
-        return ""
-    if len(outs) == 1:
-        return f"return {outs[0]};"
-    return f"return std::make_tuple({', '.join(outs)});"
-
-
-def shim_body(w: Wrapper, v: Variant, plan: Plan) -> str:
-    kept = {p.name: p for p in w.kept(v)}
-    lines: list[str] = []
-    args: list[str] = []
-    for a in sig_c.c_arguments(w.op)[: v.shim_nargs]:
-        row = plan.table.argument(a.type, w.op.name, a.name)
-        p = kept.get(a.name)
-        if p is None:  # dropped: None is a null pointer; its length / device index is 0
-            args += ["nullptr"] + ["0"] * (len(row.c) - 1)
-            continue
-        if row.prelude:
-            lines.append(row.fill(row.prelude, a.name))
-        args += [row.fill(e, a.name) for e in row.to_c]
-    locals_, addrs, ret = _returns_from_c(w, plan)
-    lines += locals_
-    call = f"{v.shim}({', '.join(args + addrs)})"
-    lines.append(f"SHIMGEN_CHECK({call});")
-    if ret:
-        lines.append(ret)
-    return "\n".join(lines)
-
-
-def dispatcher_body(w: Wrapper, v: Variant, plan: Plan) -> str:
-    op = w.op
-    kept = {p.name: p for p in w.kept(v)}
-    items = []
-    lines = []
-    for name in v.none_only:  # carried only as None (sig_cpp.Variant.none_only)
-        p = kept[name]
-        why = (f"libtorch's boxed dispatcher carries this {p.arg.type} only as None at this TORCH_TARGET_VERSION "
-               "and no other libtorch route carries the op: define SHIMGEN_OVERLAY and link libshimgen_overlay "
-               "(rebuilt for each torch release)")
-        lines.append(f'if ({name}.has_value()) {{\nshimgen::detail::refuse("{op.name}", "{name}", {name}, "{why}");\n}}')
-    for a in v.stack:  # the boxed stack follows the schema's order (see sig_cpp.stack_layout)
-        p = kept.get(a.name)
-        if p is not None and p.name in v.none_only:
-            value = "std::nullopt"
-        else:
-            value = p.row.stack_value(a.name) if p else _pushed_default(op, plan, a)
-        items.append(f"torch::stable::detail::from({value})")
-    n = max(len(items), len(op.schema.returns), 1)
-    lines.append(f"std::array<StableIValue, {n}> stack{{{', '.join(items)}}};")
-    old, new = dispatcher_call_versions(v)
-    name, overload = op.aten_name, op.overload
-    new_call = (
-        f'SHIMGEN_CHECK(torch_call_dispatcher("{name}", "{overload}", stack.data(), '
-        f"TORCH_ABI_VERSION));"
-    )
-    old_call = f'SHIMGEN_CHECK(aoti_torch_call_dispatcher("{name}", "{overload}", stack.data()));'
-    if old and new:
-        lines += [f"#if TORCH_FEATURE_VERSION >= {VERSIONED_DISPATCHER.macro}", new_call, "#else", old_call,
-                  f"#endif // TORCH_FEATURE_VERSION >= {VERSIONED_DISPATCHER.macro}"]
-    else:
-        lines.append(new_call if new else old_call)
-    lines += _returns_from_stack(w, plan)
-    return "\n".join(lines)
-
-
-def _returns_from_stack(w: Wrapper, plan: Plan) -> list[str]:
-    op = w.op
-    rets = op.schema.returns
-    if op.schema.is_out_fn():
-        # The stack holds new references to the out tensors: release them and return the caller's own.
-        lines = [f"(void)torch::stable::detail::to<torch::stable::Tensor>(stack[{i}]);" for i in range(len(rets))]
-        return lines + [r for r in [_return_outs(w)] if r]
-    types = [plan.table.ret(r.type, op.name, f"return {i}").cpp for i, r in enumerate(rets)]
-    values = [f"torch::stable::detail::to<{t}>(stack[{i}])" for i, t in enumerate(types)]
-    if not values:
-        return []
-    if len(values) == 1:
-        return [f"return {values[0]};"]
-    return [f"return std::make_tuple({', '.join(values)});"]
-
-
-def _pushed_default(op, plan: Plan, a) -> str:
-    """stack_default's value, converted as the table's `stack` column says where from() does not take the
-    wrapper's C++ type (a std::string_view default goes on the stack as a std::string)."""
-    value = stack_default(op, plan, a)
-    row = plan.table.argument(a.type, op.name, a.name)
-    return row.fill(row.stack, value) if (row.stack and value != "std::nullopt") else value
-
-
-# ---- Scalars (shimgen/scalars.py) -----------------------------------------------------------------------------
-
-
-def _tensor_operands(w: Wrapper, v: Variant) -> list[Param]:
-    """The Tensor parameters of the call (not out=): the operands of its type promotion."""
-    return [p for p in w.kept(v) if str(p.arg.type) == "Tensor" and not p.is_out]
-
-
-def exactness(w: Wrapper, v: Variant, plan: Plan) -> tuple[list[str], list[tuple[str, str]]]:
-    """(statements, [(parameter, condition)]): when the variant's C shim carries each number exactly."""
-    # The floating clause reads the Tensor arguments' dtypes: it needs at least one, and no tensor lists.
-    lists = any(str(a.type).startswith("Tensor") and "[" in str(a.type) for a in w.op.schema.arguments.flat_all)
-    proven = w.op.name in scalars.load().int_as_double and not lists and bool(_tensor_operands(w, v))
-    prelude: list[str] = []
-    checks: list[tuple[str, str]] = []
-    for p in w.kept(v):
-        row = p.row
-        if not row.exact_c:
-            continue
-        conds = [row.fill(row.exact_c, p.name)]
-        default = p.arg.default or ""
-        if v.route == "generated_shim" and row.exact_c_default and row.aten_default and default.lstrip("-").isdigit():
-            conds.append(row.fill(row.exact_c_default, p.name, default=default))
-        if proven and row.exact_c_floating:
-            conds.append(f"floating && {row.fill(row.exact_c_floating, p.name)}")
-        checks.append((p.name, " || ".join(conds)))
-    if proven and checks:
-        tensors = ", ".join(f"&{t.name}" for t in _tensor_operands(w, v))
-        n = len(_tensor_operands(w, v))
-        prelude.append(f"const bool floating = shimgen::detail::all_floating<{n}>({{{tensors}}});")
-    return prelude, checks
-
-
-def lowered_body(w: Wrapper, v: Variant, plan: Plan) -> str:
-    """The call lowered to the Tensor sibling (numbers as 0-dim tensors) or to a composition."""
-    comp = scalars.load().compositions.get(w.op.name)
-    if comp is not None:
-        return _composition_body(w, v, plan, comp, next(p for p in w.kept(v) if p.row.stand_in))
-    target = target_wrapper(v.lowering[0], plan)
-    assert target is not None
-    theirs = {p.name: str(p.arg.type) for p in target.params}
-    numbers = [p for p in w.kept(v) if p.row.stand_in and theirs.get(p.name) == p.row.stand_in]
-    operands = _tensor_operands(w, v)
-    lines = [
-        f"const auto dtypes = shimgen::detail::stand_in_dtypes<{len(operands)}, {len(numbers)}>(",
-        f'"{w.op.name}", {scalars.load().cells.get(w.op.name, 0):#x}, {scalars.load().cells_fit.get(w.op.name, 0):#x}, '
-        f'{{{", ".join(f"shimgen::detail::operand({t.name})" for t in operands)}}}, '
-        f'{{{", ".join(_number_pointer(p) for p in numbers)}}}, {{{", ".join(chr(34) + p.name + chr(34) for p in numbers)}}});',
-    ]
-    index = {p.name: i for i, p in enumerate(numbers)}
-    args = [f"shimgen::detail::number_tensor({p.name}, dtypes[{index[p.name]}])" if p.name in index else p.name
-            for p in w.kept(v)]
-    call = f"{target.name}({', '.join(args)})"
-    lines.append(f"return {call};" if w.returns != "void" else f"{call};")
-    return "\n".join(lines)
-
-
-def _number_pointer(p: Param) -> str:
-    return f"{p.name}.has_value() ? &*{p.name} : nullptr" if str(p.arg.type).endswith("?") else f"&{p.name}"
-
-
-def _composition_body(w: Wrapper, v: Variant, plan: Plan, comp: dict[str, str], number: Param) -> str:
-    create, fill = (target_wrapper(comp[k], plan) for k in ("create", "fill"))
-    assert create is not None and fill is not None
-    ours = {p.name for p in w.kept(v)}
-    args = []
-    for p in create.params:
-        if p.name not in ours:
-            break  # the rest keep their defaults
-        if p.name == "dtype" and comp.get("infer_dtype") == number.name:
-            args.append(f"{p.name}.has_value() ? {p.name} : shimgen::detail::full_dtype({number.name})")
-        else:
-            args.append(p.name)
-    # The number goes through fill_'s own Scalar wrapper, which carries it exactly or refuses it.
-    return "\n".join([
-        f"torch::stable::Tensor result = {create.name}({', '.join(args)});",
-        f"{fill.name}(result, {number.name});",
-        "return result;",
-    ])
-
-
-def scalar_body(w: Wrapper, v: Variant, plan: Plan, own: str, why: str | None = None) -> str:
-    """A C shim variant's body with its numbers checked: the shim where it carries them exactly, else the
-    lowered call, else a `shimgen:` error naming the number."""
-    prelude, checks = exactness(w, v, plan)
-    if not checks:
-        return own
-    if v.lowering:
-        cond = " && ".join(f"({c})" for _, c in checks) if len(checks) > 1 else checks[0][1]
-        return "\n".join([*prelude, f"if ({cond}) {{", own, "}", lowered_body(w, v, plan)])
-    why = why or ("the C shim carries it as a double, which changes what aten computes, and no Tensor overload can "
-                  "stand in for it")
-    refusals = [
-        f'if (!({c})) {{\nshimgen::detail::refuse("{w.op.name}", "{name}", {name}, "{why}");\n}}'
-        for name, c in checks
-    ]
-    return "\n".join([*prelude, *refusals, own])
-
-
 def render_wrapper(w: Wrapper, v: Variant, plan: Plan) -> _Rendered:
-    if v.route == "dispatcher":
-        body = dispatcher_body(w, v, plan)
-    elif v.route == "sibling":
-        body = lowered_body(w, v, plan)
-    elif v.route == "equivalent":
-        why = (f"aten::{w.op.name}'s numbers reach libtorch only as a double, which changes what aten computes for "
-               "non-floating tensors: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch "
-               "release) for a route that carries them")
-        body = scalar_body(w, v, plan, equivalent_body(w, v, plan), why)
-    else:
-        body = scalar_body(w, v, plan, shim_body(w, v, plan))
+    body = v.route.body(w, v, plan)
     g_open, g_close = gate(v)
     return _Rendered(doc(w, v, plan), g_open, g_close, signature(w, v), body, name=w.name,
                      calls=_calls(w, v, plan))
@@ -521,7 +227,7 @@ def _blocker(w: Wrapper, v: Variant, level: Version, plan: Plan) -> str:
     """Why libtorch's own routes cannot carry form `v` of `w` at `level` (for a message)."""
     leaky = plan.world.leaky_str
     for p in w.kept(v):
-        need = p.need("dispatcher", leaky)
+        need = p.need(routes.get("dispatcher"), leaky)
         if need is None:
             return f"its `{p.name}` is a {p.arg.type}, which no released boxed dispatcher carries"
         if need > level:
@@ -672,9 +378,8 @@ def emit(plan: Plan) -> dict[str, str]:
     # Refusing leaky strings changes only the names with a str parameter: the other names are computed once.
     leaky = {w.name for w in wide.values() if any(p.row.leaks_before for p in w.params)}
     for world in WORLDS:
-        if not world.leaky_str and ("world", world) not in plan.derived:
-            some = [op for op in plan.ops if op.name in wide and wide[op.name].name in leaky]
-            plan.derived[("world", world)] = replace(plan, ops=some, derived={}, world=world)  # type: ignore[index]
+        if not world.leaky_str:
+            plan.in_world(world, [op for op in plan.ops if op.name in wide and wide[op.name].name in leaky])
     worlds = {world: _render_world(plan.in_world(world), wide) for world in WORLDS}
     for world in WORLDS:
         if not world.leaky_str:

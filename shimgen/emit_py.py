@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from torchgen.model import Argument
 
 from shimgen import layout
+from shimgen.fmt import black_format, start_black
 from shimgen.errors import ShimgenError
 from shimgen.plan import Plan
 from shimgen.sig_cpp import Param, Wrapper, gone, render_default, wrappers
@@ -344,7 +345,6 @@ def black_line(line: str, is_def: bool, pyi: bool) -> str:
     """One line black-formatted on its own (the fallback for a shape shimgen.layout does not cover). A def gets
     a body, a statement enclosing blocks to its depth, so that black sees it as it is in the file; the
     `from __future__` line gives black the same target versions (trailing commas) as the whole module."""
-    from shimgen.fmt import black_format
 
     depth = (len(line) - len(line.lstrip(" "))) // 4
     opener = "".join(f"{'    ' * k}if _:\n" for k in range(depth))
@@ -359,7 +359,6 @@ def black_line(line: str, is_def: bool, pyi: bool) -> str:
 
 
 def fmt_black_expression(value: str) -> str:
-    from shimgen.fmt import black_format
 
     return black_format(f"_ = {value}\n").removeprefix("_ = ").removesuffix("\n")
 
@@ -385,7 +384,6 @@ def emit(plan: Plan, formatter: bool = False) -> dict[str, str]:
     stub = render("py_module.pyi.j2", imports=stub_imports, lay=stub_lay, **context)
     functions = "".join(render("py_group.py.j2", g=g, lay=lay) for g in gs).lstrip("\n")
     if formatter:
-        from shimgen.fmt import black_format, start_black
 
         # The functions keep the module's `from __future__` line while black formats them: black infers the
         # target Python versions from it (PY37+, as for the whole module), and they decide its trailing commas.

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from torchgen.model import Argument, FunctionSchema
 
 from shimgen.errors import ShimgenError
+from shimgen.inputs import package_text
 from shimgen.versions import Version
 
 DATA = "data/history.json"
@@ -106,8 +107,6 @@ def loads(text: str) -> History:
 
 @functools.cache
 def load() -> History:
-    from shimgen.inputs import package_text
-
     return loads(package_text(DATA))
 
 

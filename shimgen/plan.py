@@ -51,20 +51,24 @@ class Plan:
     notes: list[str] = field(default_factory=list)
     native: NativeYaml | None = field(default=None, repr=False, compare=False)  # the yaml the ops came from
     history: history_mod.History = field(default_factory=history_mod.load, repr=False, compare=False)
-    # Results derived from the plan that several emitters need (e.g. the C++ wrappers), computed once.
-    derived: dict[str, object] = field(default_factory=dict, repr=False, compare=False)
+    # Results derived from the plan that several emitters need (e.g. the C++ wrappers), computed once. Not an
+    # __init__ field: a copy (dataclasses.replace(plan, ops=...)) starts with its own empty cache, never the
+    # original's (whose wrappers are those of other ops).
+    derived: dict[str, object] = field(default_factory=dict, init=False, repr=False, compare=False)
     world: World = field(default_factory=World)
 
-    def in_world(self, world: World) -> Plan:
-        """This plan as an extension built in `world` sees it (the release facts it has computed are shared)."""
-        if world == self.world:
+    def in_world(self, world: World, ops: list[Op] | None = None) -> Plan:
+        """This plan as an extension built in `world` sees it (the release facts it has computed are shared);
+        `ops`: only those ops (the first call for a world decides)."""
+        if world == self.world and ops is None:
             return self
         key = ("world", world)
         cached = self.derived.get(key)  # type: ignore[call-overload]
         if cached is None:
-            shared = {k: v for k, v in self.derived.items()
-                      if k in ("releases", "ops_by_name") or (isinstance(k, tuple) and k[0] == "timeline")}
-            cached = self.derived[key] = replace(self, derived=shared, world=world)  # type: ignore[index]
+            cached = replace(self, world=world) if ops is None else replace(self, world=world, ops=ops)
+            cached.derived.update({k: v for k, v in self.derived.items()
+                                   if k == "releases" or (isinstance(k, tuple) and k[0] == "timeline")})
+            self.derived[key] = cached  # type: ignore[index]
         return cached  # type: ignore[return-value]
 
     @property

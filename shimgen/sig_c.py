@@ -7,8 +7,11 @@ columns: arguments in schema order (out= arguments first for out variants), one 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
+
+import yaml
 
 from torchgen.api.cpp import default_expr
 from torchgen.api.types import DispatcherSignature
@@ -17,24 +20,15 @@ from torchgen.model import FunctionSchema, Variant
 
 from shimgen import history
 from shimgen.errors import Refusal, ShimgenError
+from shimgen.inputs import package_text
 from shimgen.parse import Op
 from shimgen.table import Table
 from shimgen.versions import FIRST_STABLE, Version
 
-# Ops whose C shim may be called with null return pointers (outputs the caller does not want); torchgen's list.
-_NULLABLE_RETURNS = (
-    "_functional_sym_constrain_range",
-    "_scaled_dot_product_cudnn_attention",
-    "_scaled_dot_product_efficient_attention_backward",
-    "_scaled_dot_product_efficient_attention",
-    "_scaled_dot_product_flash_attention",
-    "_scaled_dot_product_fused_attention_overrideable",
-    "_thhn_fused_lstm_cell_backward_impl",
-    "convolution_backward",
-    "grid_sampler_2d_backward",
-    "grid_sampler_3d_backward",
-    "linear_backward",
-)
+@functools.cache
+def nullable_returns() -> tuple[str, ...]:
+    """Ops whose C shim may be called with null return pointers (data/c_shim.yaml: torchgen's list)."""
+    return tuple(yaml.safe_load(package_text("data/c_shim.yaml"))["nullable_returns"])
 
 
 @dataclass(frozen=True)
@@ -94,7 +88,7 @@ def build(op: Op, table: Table, nargs: int | None = None, version: int = 1) -> C
 
     assignments: list[str] = []
     if has_c_returns(op):
-        nullable = any(n in op.schema.name.unambiguous_name() for n in _NULLABLE_RETURNS)
+        nullable = any(n in op.schema.name.unambiguous_name() for n in nullable_returns())
         single = len(op.schema.returns) == 1
         for i, r in enumerate(op.schema.returns):
             row = table.ret(r.type, op.name, f"return {i}")

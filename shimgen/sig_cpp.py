@@ -4,11 +4,9 @@ One aten overload becomes one C++ function (`Wrapper`) with one or more `Variant
 targeted releases. The rules (README "How versions are tagged"):
 
 * Parameters follow the schema (out= arguments first, as upstream's `sum_out`); types come from the table.
-* Route, per targeted release L, in order of preference:
-    1. `shim`: libtorch L ships the op's C shim (manifest `upstream: true`, `since` <= L)   ~1.07x at::
-    2. `dispatcher`: every parameter's StableIValue conversion exists in L (table `ivalue`)   ~1.4x at::
-    3. `generated_shim`: shimgen's own C shim, tagged with the manifest/--since version (overlay library)
-  A route may drop trailing parameters that L cannot carry when their default is None (they are passed as
+* Route, per targeted release L: every route of shimgen.routes (data/routes.yaml, in order of preference:
+  libtorch's C shim, the boxed dispatcher, the Tensor sibling or composition, shimgen's overlay shim) says
+  which form it offers at L. A route may drop trailing parameters that L cannot carry when their default is None (they are passed as
   None): that is how upstream keeps `clone(self)` and `empty_like(self)` at 2.9. A route that carries every
   parameter at L still wins over a preferred one that drops some (clamp's Scalar? min/max at 2.13).
 * The variant chosen at each release from 2.9 on is computed; equal neighbours merge into one range. The
@@ -23,75 +21,15 @@ from dataclasses import dataclass, replace
 
 from torchgen.model import Argument, OptionalType
 
-from shimgen import history, overloads, scalars, sig_c
+from shimgen import history, overloads, routes, scalars, sig_c
+from shimgen.cpp_model import Param, Variant, Wrapper
 from shimgen.errors import Refusal, ShimgenError
 from shimgen.parse import Op
-from shimgen.plan import Plan, Release
+from shimgen.plan import Plan
 from shimgen.table import Row, Table
 from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version
 
-ROUTES = ("shim", "dispatcher", "sibling", "generated_shim", "equivalent")
 _CPP_KEYWORDS = {"and", "or", "not", "xor", "new", "delete", "bitand", "bitor", "compl", "default", "register"}
-
-
-@dataclass(frozen=True)
-class Param:
-    arg: Argument
-    row: Row
-    cpp_type: str
-    default: str | None  # C++ default expression
-    synthesized: bool = False  # `= std::nullopt` added to an optional with no schema default
-    is_out: bool = False
-
-    @property
-    def name(self) -> str:
-        return self.arg.name
-
-    @property
-    def none_default(self) -> bool:
-        return self.default == "std::nullopt"
-
-    def need(self, route: str, leaky: bool = False) -> Version | None:
-        """The release this parameter needs on a route; None: the route cannot carry it. `leaky`: the extension
-        accepts a dispatcher conversion that leaks (plan.World.leaky_str)."""
-        if route == "dispatcher":
-            return self.row.dispatcher_from(leaky)
-        return self.row.since if self.row.c else None
-
-
-@dataclass(frozen=True)
-class Variant:
-    route: str
-    kept: int  # how many parameters (in C++ order) the variant takes; the rest get their defaults
-    start: Version
-    end: Version | None = None  # first release it does not serve (a fuller variant, or none); None: open-ended
-    shim: str | None = None  # the C shim function called (shim routes): the newest `_vN` shipped by `start`
-    shim_nargs: int = 0  # how many arguments (C order) that shim takes
-    stack: tuple[Argument, ...] = ()  # dispatcher route: what is pushed, in stack order (see stack_layout)
-    # Scalar ops (shimgen/scalars.py): the wrappers a call is lowered to where the C shim's double would change a
-    # number (the Tensor sibling, or a composition's ops); on the `sibling` route, always.
-    lowering: tuple[str, ...] = ()
-    # dispatcher route: optional parameters it carries only as None (a value no libtorch route carries at
-    # `start`, a Scalar? or a str? the build refuses to leak): a call passing a value raises a `shimgen:` error
-    none_only: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Wrapper:
-    op: Op
-    name: str
-    params: tuple[Param, ...]
-    returns: str  # C++ return type
-    variants: tuple[Variant, ...]
-    # C++ parameter positions where a `std::nullopt_t` overload forwards to this wrapper (`_with_nullopt_forwarding`)
-    nullopt_at: tuple[int, ...] = ()
-
-    @property
-    def since(self) -> Version:
-        return self.variants[0].start
-
-    def kept(self, v: Variant) -> tuple[Param, ...]:
-        return self.params[: v.kept]
 
 
 def cpp_name(op: Op) -> str:
@@ -215,22 +153,6 @@ def return_type(op: Op, table: Table) -> str:
     return types[0] if len(types) == 1 else "std::tuple<" + ", ".join(types) + ">"
 
 
-def _returns_need(op: Op, table: Table, route: str) -> Version | None:
-    rows = [table.ret(r.type, op.name, f"return {i}") for i, r in enumerate(op.schema.returns)]
-    if route == "dispatcher":
-        types = [str(r.type) for r in op.schema.returns]
-        if table.mirrored_returns_only and types != types[::-1]:
-            return None  # libtorch would hand the returns back converted as each other's types
-        needs = [r.dispatcher_since for r in rows]
-    elif not sig_c.has_c_returns(op):
-        needs = []
-    else:
-        needs = [r.since if r.c else None for r in rows]
-    if any(n is None for n in needs):
-        return None
-    return max(needs, default=FIRST_STABLE)
-
-
 # ---- routes and variants -----------------------------------------------------------------------------------
 
 
@@ -247,73 +169,21 @@ def variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[
     at = plan.timeline(op)[level]
     if at.schema is None:
         return None
+    query = routes.Query(op, ps, plan, level, shims, at, _lowering_at(op, ps, plan, level))
     best: Variant | None = None
-    for route in ROUTES:
-        if route == "generated_shim" and not plan.world.overlay:
+    for route in routes.ordered():
+        if route.overlay and not plan.world.overlay:
             continue  # shimgen's own shims need the overlay library: only where the author opts in
-        if route == "equivalent":
-            v = _equivalent_at(op, ps, plan, level)
-        else:
-            v = _route_at(op, ps, plan, level, shims, at, route)
+        v = route.variant_at(query)
         if v is not None and (best is None or v.kept > best.kept):
             best = v
     # Where no route takes every parameter, the dispatcher may still take an optional one it cannot carry, as
     # None: the call works whenever the caller leaves it None (std(t, {1}) is std.correction, correction=None).
     if best is None or best.kept < len(ps):
-        v = _route_at(op, ps, plan, level, shims, at, "dispatcher", none_only=True)
+        v = routes.get("dispatcher").variant_at(query, none_only=True)  # type: ignore[call-arg]
         if v is not None and v.none_only and (best is None or v.kept > best.kept):
             best = v
     return best
-
-
-def _route_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[sig_c.ShimVersion],
-              at: Release, route: str, none_only: bool = False) -> Variant | None:
-    shim: sig_c.ShimVersion | None = None
-    stack: tuple[Argument, ...] = ()
-    lowering = _lowering_at(op, ps, plan, level)
-    assert at.schema is not None
-    if route == "sibling":
-        if lowering is None:
-            return None
-        return Variant(route, lowering[1], level, lowering=lowering[0])
-    if route == "dispatcher":
-        if not at.stack_compatible:
-            return None
-        cap = min(len(at.schema.arguments.flat_all), len(ps))
-        stack = stack_layout(op, plan, level)
-    else:
-        shipped = [sv for sv in shims if sv.since <= level and (sv.upstream or route == "generated_shim")]
-        if not shipped or (route == "generated_shim" and shipped[-1].upstream):
-            return None  # no shim by then, or the newest is libtorch's own (the `shim` route)
-        if not at.c_compatible:
-            return None
-        shim = shipped[-1]
-        cap = shim.shim.nargs
-    ret_need = _returns_need(op, plan.table, route)
-    if ret_need is None or ret_need > level:
-        return None
-    kept = 0
-    as_none: list[str] = []
-    while kept < cap:
-        n = ps[kept].need(route, plan.world.leaky_str)
-        if n is None or n > level:
-            # Only a type no release carries (Scalar?): one a later release carries is hidden until then instead.
-            if not (none_only and n is None and isinstance(ps[kept].arg.type, OptionalType) and not ps[kept].is_out):
-                break
-            as_none.append(ps[kept].name)
-        kept += 1
-    # Within what `level` has, a parameter the route cannot carry may only be dropped when its default is None;
-    # past it (arguments a later release added), every parameter has a schema default the callee applies.
-    if not all(p.none_default for p in ps[kept:cap]) or any(p.default is None for p in ps[cap:]):
-        return None
-    if route == "dispatcher":
-        kept_names = {p.name for p in ps[:kept]}
-        if not all(_pushable(op, plan, level, a) for a in stack if a.name not in kept_names):
-            return None
-    fallback = lowering[0] if lowering is not None and lowering[1] >= kept else ()
-    return Variant(route, kept, level, shim=shim.shim.function if shim else None,
-                   shim_nargs=shim.shim.nargs if shim else 0, stack=stack, lowering=fallback,
-                   none_only=tuple(as_none))
 
 
 # ---- Scalars: lowering to a Tensor sibling or a composition (shimgen/scalars.py) ---------------------------
@@ -331,24 +201,6 @@ def op_named(name: str, plan: Plan) -> Op | None:
         except ShimgenError:
             return None
     return op
-
-
-def _equivalent_at(op: Op, ps: list[Param], plan: Plan, level: Version) -> Variant | None:
-    """libtorch's C shim of the overload aten computes `op` as (scalars `equivalents`: sub.Tensor is subtract.Tensor,
-    add.Tensor is subtract.Tensor with -alpha), where libtorch `level` ships it and it takes every parameter."""
-    rule = scalars.load().equivalents.get(op.name)
-    via = op_named(rule["via"], plan) if rule else None
-    if via is None:
-        return None
-    try:
-        shipped = [sv for sv in sig_c.versions(via, plan) if sv.upstream and sv.since <= level]
-    except Refusal:
-        return None
-    if not shipped or any((n := p.need("shim")) is None or n > level for p in ps):
-        return None
-    if {a.name for a in sig_c.c_arguments(via)[: shipped[-1].shim.nargs]} != set(rule["args"]):  # type: ignore[index]
-        return None
-    return Variant("equivalent", len(ps), level, shim=shipped[-1].shim.function, shim_nargs=shipped[-1].shim.nargs)
 
 
 def target_wrapper(name: str, plan: Plan) -> Wrapper | None:
@@ -422,7 +274,7 @@ def stack_layout(op: Op, plan: Plan, level: Version) -> tuple[Argument, ...]:
     return own + extra
 
 
-def _pushable(op: Op, plan: Plan, level: Version, a: Argument) -> bool:
+def pushable(op: Op, plan: Plan, level: Version, a: Argument) -> bool:
     """Can the dispatcher route push this argument's default at `level`? (None always can.)"""
     if a.default is None:
         return isinstance(a.type, OptionalType)

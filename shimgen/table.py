@@ -46,6 +46,8 @@ class Row:
     exact_c_default: str | None = None
     exact_c_floating: str | None = None
     stand_in: str | None = None
+    literal: str | None = None  # how a literal default of this base type is written: int, float, number, bool, str
+    list_dtype: str | None = None  # --verify: the dtype of the tensor carrying a list of this element type
     refuse: str | None = None
     c_refuse: str | None = None
     note: str | None = None
@@ -115,6 +117,11 @@ class Table:
     # The dispatcher route carries a tuple of returns only where its types read the same backwards (the table's
     # `dispatcher` section says why).
     mirrored_returns_only: bool = False
+
+    def literal(self, base: str) -> str | None:
+        """How a literal default of schema base type `base` is written (the row's `literal`); None: no literal."""
+        row = self.arguments.get(base)
+        return row.literal if row is not None else None
 
     def argument(self, typ: Type, op: str, arg: str) -> Row:
         return self._lookup(self.arguments, typ, op, arg)

@@ -70,10 +70,6 @@ _GENERATED_LOCAL_RE = re.compile(r"stack|tmp_result|ret[0-9]+")
 # A C++ declaration in a table row's prelude: `size_t i = 0`, `const auto& t : ...`, `int32_t {name}_v = 0`.
 _DECLARED_RE = re.compile(r"(?:\bsize_t|\bauto&?|\bint(?:32|64)_t|\bdouble|AtenTensorHandle\*?)\s+([A-Za-z_]\w*)")
 
-# How a literal default of each schema base type is written (torchgen's schema language).
-_KIND = {"int": "int", "SymInt": "int", "DeviceIndex": "int", "float": "float", "Scalar": "number", "bool": "bool",
-         "str": "str"}  # fmt: skip
-
 
 # ---- the schema text ----------------------------------------------------------------------------------------
 
@@ -167,7 +163,7 @@ def _check_default(typ: Type, text: str, table: Table, op: str, arg: str) -> Non
     if isinstance(typ, (ListType, OptionalType)):
         raise bad("nested optional or list types take no default")
     assert isinstance(typ, BaseType)
-    kind = _KIND.get(typ.name.name)
+    kind = table.literal(typ.name.name)  # how a literal of this type is written (the table's `literal`)
     if kind == "str":
         _check_string(text, bad)
         return

@@ -24,7 +24,7 @@ import time
 import pytest
 import torch
 
-from shimgen import emit_c, parse, plan
+from shimgen import emit_c, parse, plan, signatures
 from shimgen import table as table_mod
 from tests.cxx import TORCH
 from tests.test_shipped_header import SHIMIFIED_2_13
@@ -234,7 +234,7 @@ def test_every_declarable_definition_compiles(compiler: str, tmp_path: str) -> N
     native = parse.NativeYaml()
     names = sorted({n.split(".")[0] for n in native.all_op_names()})
     p = plan.make(names)  # bare names: overloads the table refuses are skipped with a note
-    shims, refused = emit_c.shims(p)
+    shims, refused = signatures.c_shims(p)
     assert len(shims) > 2000 and len(refused) > 100
     root = _write(str(tmp_path), emit_c.emit(p))
     seconds = _run([compiler, "-fsyntax-only", "-I", root, *ATEN_FLAGS, os.path.join(root, emit_c.SOURCE)])

@@ -28,7 +28,7 @@ import pytest
 import yaml
 
 from shimgen import emit_c, emit_cpp, plan as plan_mod, sig_cpp
-from shimgen.cli import write_atomically
+from shimgen.pipeline import write as write_atomically
 from shimgen.overloads import resolve
 from shimgen.verify import build, overlay
 from shimgen.versions import Version

@@ -17,7 +17,7 @@ import pytest
 
 from shimgen import plan as plan_mod
 from shimgen import sig_c, sig_cpp
-from shimgen.cli import generate, write_atomically
+from shimgen.pipeline import generate, write as write_atomically
 from shimgen.versions import Version
 from tests.cxx import syntax_check
 

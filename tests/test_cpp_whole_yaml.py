@@ -12,7 +12,7 @@ import concurrent.futures
 import pytest
 
 from shimgen import emit_c, emit_cpp, plan, sig_cpp
-from shimgen.cli import write_atomically
+from shimgen.pipeline import write as write_atomically
 from shimgen.parse import NativeYaml
 from tests.cxx import syntax_check
 

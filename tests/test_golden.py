@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from shimgen import cli, emit_c
+from shimgen import cli, emit_c, pipeline
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOLDEN = os.path.join(ROOT, "tests", "golden")
@@ -29,7 +29,7 @@ def test_golden_sets_exist() -> None:
 @pytest.mark.parametrize("folder", [os.path.join(GOLDEN, d) for d in FOLDERS] + [os.path.join(ROOT, "generated")],
                          ids=FOLDERS + ["generated"])  # fmt: skip
 def test_check_is_clean(folder: str, capsys: pytest.CaptureFixture[str]) -> None:
-    assert os.path.isfile(os.path.join(folder, cli.STAMP)), f"{folder} has no {cli.STAMP}: run tests/regen_golden.sh"
+    assert os.path.isfile(os.path.join(folder, pipeline.STAMP)), f"{folder} has no {pipeline.STAMP}: run tests/regen_golden.sh"
     assert os.path.isfile(os.path.join(folder, emit_c.HEADER))
     rc = cli.main(["--check", "--out", folder])
     out, err = capsys.readouterr()
@@ -43,7 +43,7 @@ def test_generated_declares_the_manifest() -> None:
 
     with open(os.path.join(ROOT, "generated", emit_c.HEADER), encoding="utf-8") as f:
         header = f.read()
-    with open(os.path.join(ROOT, "generated", cli.STAMP), encoding="utf-8") as f:
+    with open(os.path.join(ROOT, "generated", pipeline.STAMP), encoding="utf-8") as f:
         assert "ops: [add, pad, amax]" in f.read()
     for op in [*manifest.load().default_ops, "add.Scalar", "amax.out", "pad.default"]:
         name, _, overload = op.partition(".")

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from shimgen import cli, emit_c, emit_cpp, emit_py
+from shimgen import cli, emit_c, emit_cpp, emit_py, pipeline
 from shimgen.errors import ShimgenError
 from shimgen.parse import default_yaml_path, detect_release
 from shimgen.versions import Version
@@ -304,7 +304,7 @@ def test_check_on_binary_unreadable_and_odd_files(written: str) -> None:
     os.symlink("nowhere", ops_h)  # dangling: exists, cannot be read
     assert_one_line_error(run("--check", "--out", written), "cannot read", ops_h)
     os.remove(ops_h)
-    stamp = os.path.join(written, cli.STAMP)
+    stamp = os.path.join(written, pipeline.STAMP)
     with open(stamp, "wb") as f:
         f.write(b"ops: [add]\n# \xff\n")
     assert_one_line_error(run("--check", "--out", written), "stamp", "not UTF-8")
@@ -318,7 +318,7 @@ def test_check_on_binary_unreadable_and_odd_files(written: str) -> None:
     ("ops: [add, 3]\n", "expected `ops: manifest`"),
 ])  # fmt: skip
 def test_bad_stamps(tmp_path, stamp: str, needle: str) -> None:
-    (tmp_path / cli.STAMP).write_text(stamp)
+    (tmp_path / pipeline.STAMP).write_text(stamp)
     assert_one_line_error(run("--check", "--out", str(tmp_path)), "malformed stamp" if "255" not in needle else
                           "stamp", needle)
 

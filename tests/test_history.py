@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from shimgen import cli, drift, emit_c, emit_cpp, history, plan as plan_mod, sig_c, sig_cpp
+from shimgen import drift, emit_c, emit_cpp, history, pipeline, plan as plan_mod, routes, sig_c, sig_cpp
 from shimgen.parse import NativeYaml
 from shimgen.versions import Version
 from tests.cxx import CXX, TORCH, build_so, syntax_check
@@ -103,16 +103,16 @@ def test_removed_ops_end_where_aten_removed_them(whole) -> None:
 
 def _gen(tmp_path, ops: str, *extra: str) -> str:
     out = str(tmp_path / "out")
-    files, _ = cli.generate(ops.split(","), None, None, out)
-    cli.write_atomically(out, files)
+    files, _ = pipeline.generate(ops.split(","), None, None, out)
+    pipeline.write(out, files)
     return out
 
 
 @pytest.fixture(scope="module")
 def drifted(tmp_path_factory) -> str:
     out = str(tmp_path_factory.mktemp("drifted") / "out")
-    files, _ = cli.generate(["numel", "dim", "is_contiguous", "cholesky", "add.Tensor"], None, None, out)
-    cli.write_atomically(out, files)
+    files, _ = pipeline.generate(["numel", "dim", "is_contiguous", "cholesky", "add.Tensor"], None, None, out)
+    pipeline.write(out, files)
     return out
 
 
@@ -168,7 +168,7 @@ def test_flash_attention_forms_and_stack() -> None:
     the two new arguments' defaults where the newer dispatcher reads them (an older one ignores them)."""
     p = plan_mod.make(["_flash_attention_forward.default"])
     (w,), _ = sig_cpp.wrappers(p)
-    assert [(v.start, v.end, v.kept, len(v.stack), v.route) for v in w.variants] == [
+    assert [(v.start, v.end, v.kept, len(v.stack), v.route.name) for v in w.variants] == [
         (V("2.9"), V("2.12"), 15, 17, "dispatcher"), (V("2.12"), None, 17, 17, "dispatcher")]
     text = emit_cpp.wrapper_texts(emit_cpp.emit(p))
     old_form = text[: text.index("#endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_12_0")]
@@ -209,8 +209,8 @@ print([(tuple(t.shape), t.dtype) for t in want] == [(tuple(t.shape), t.dtype) fo
 def test_flash_attention_call_reaches_aten_on_this_runtime(tmp_path, target: str | None) -> None:
     """Built for 2.10 (15-argument form) or for the installed release, and run on the installed libtorch (2.13,
     whose schema has 17 arguments): the dispatcher gets a well-formed stack and returns what aten returns."""
-    files, _ = cli.generate(["_flash_attention_forward.default"], None, None, str(tmp_path / "gen"))
-    cli.write_atomically(str(tmp_path / "gen"), files)
+    files, _ = pipeline.generate(["_flash_attention_forward.default"], None, None, str(tmp_path / "gen"))
+    pipeline.write(str(tmp_path / "gen"), files)
     src = tmp_path / "ext.cpp"
     src.write_text(STACK_EXT)
     lib = str(tmp_path / "ext.so")
@@ -279,7 +279,7 @@ def test_vN_definitions_pass_defaults_and_compile(tmp_path) -> None:
     assert versions[0].shim.aten_args[-2:] == ("{}", "::std::nullopt")  # torchgen's default_expr for None
     files = emit_c.emit(p)
     out = tmp_path / "gen"
-    cli.write_atomically(str(out), files)
+    pipeline.write(str(out), files)
     proc = subprocess.run([CXX, *TORCH.aten_flags(str(out)), "-fsyntax-only", str(out / emit_c.SOURCE)],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -289,10 +289,12 @@ def test_wrappers_pick_the_newest_shim_a_release_has() -> None:
     p = plan_mod.make(["_flash_attention_forward.default"], since="2.9")
     (w,), _ = sig_cpp.wrappers(p)
     # the dispatcher is preferred; shimgen's shims serve where it cannot (here it can everywhere)
-    assert {v.route for v in w.variants} == {"dispatcher"}
+    assert {v.route.name for v in w.variants} == {"dispatcher"}
     versions = sig_c.versions(p.ops[0], p)
-    forced = [sig_cpp._route_at(p.ops[0], list(w.params), p, V(r), versions, p.timeline(p.ops[0])[V(r)],
-                                "generated_shim") for r in ("2.10", "2.12")]
+    op = p.ops[0]
+    forced = [routes.get("generated_shim").variant_at(routes.Query(op, list(w.params), p, V(r), versions,
+                                                                   p.timeline(op)[V(r)], None))
+              for r in ("2.10", "2.12")]
     assert [(v.shim, v.kept) for v in forced] == [("aoti_torch_aten__flash_attention_forward", 15),
                                                  ("aoti_torch_aten__flash_attention_forward_v2", 17)]
 
@@ -370,8 +372,8 @@ def test_check_names_schema_changes(tmp_path) -> None:
     out = str(tmp_path / "out")
     old_yaml = os.path.join(DRIFT, "2.13.0", "native_functions.yaml")
     new_yaml = os.path.join(DRIFT, "2.14.0", "native_functions.yaml")
-    files, _ = cli.generate(["_cdist_backward", "add.Tensor"], old_yaml, None, out)
-    cli.write_atomically(out, files)
+    files, _ = pipeline.generate(["_cdist_backward", "add.Tensor"], old_yaml, None, out)
+    pipeline.write(out, files)
     proc = subprocess.run([sys.executable, "-m", "shimgen", "--check", "--out", out, "--yaml", new_yaml,
                            "--ops", "_cdist_backward,add.Tensor"], capture_output=True, text=True)
     assert proc.returncode == 1

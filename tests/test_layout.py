@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from shimgen import cli, layout
+from shimgen import layout, pipeline, stamp
 from shimgen.parse import NativeYaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -22,8 +22,8 @@ def _outputs() -> list[str]:
 
 
 def _same(ops, yaml_path, since, out, only) -> None:
-    fast, _ = cli.generate(ops, yaml_path, since, out, only)
-    ref, _ = cli.generate(ops, yaml_path, since, out, only, formatter=True)
+    fast, _ = pipeline.generate(ops, yaml_path, since, out, only)
+    ref, _ = pipeline.generate(ops, yaml_path, since, out, only, formatter=True)
     assert sorted(fast) == sorted(ref)
     differ = [path for path in ref if fast[path] != ref[path]]
     assert not differ, differ
@@ -31,7 +31,7 @@ def _same(ops, yaml_path, since, out, only) -> None:
 
 @pytest.mark.parametrize("out", _outputs(), ids=os.path.basename)
 def test_golden_fast_path_is_the_formatters_output(out: str) -> None:
-    ops, since, yaml_path, only = cli._read_stamp(out)
+    ops, since, yaml_path, only = stamp.read(out)
     _same(ops, yaml_path, since, out, only)
 
 

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from shimgen import emit_c, emit_cpp, plan as plan_mod, sig_cpp
-from shimgen.cli import write_atomically
+from shimgen.pipeline import write as write_atomically
 from shimgen.verify import build, overlay
 from tests.cxx import CXX, TORCH
 
@@ -57,7 +57,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.Compl
     write_atomically(gen, {**emit_c.emit(p), **emit_cpp.emit(p)})
     # The overlay: the C shims libtorch lacks, of the wrappers these calls can reach through them.
     ws, _ = sig_cpp.wrappers(p)
-    shimmed = {w.op.name for w in ws if w.variants[-1].route == "generated_shim"}
+    shimmed = {w.op.name for w in ws if w.variants[-1].route.overlay}
     ov_plan, _ = overlay.missing_ops(plan_mod.make(sorted(shimmed)), TORCH)
     ov_src = str(root / "overlay")
     write_atomically(ov_src, overlay.sources(ov_plan))

@@ -15,7 +15,7 @@ import re
 import pytest
 
 from shimgen import overloads, plan as plan_mod, sig_cpp
-from shimgen.cli import generate, write_atomically
+from shimgen.pipeline import generate, write as write_atomically
 from shimgen.overloads import Candidate, Rank, resolve
 from shimgen.versions import Version
 from tests.cxx import syntax_check

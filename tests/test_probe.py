@@ -138,7 +138,7 @@ def test_bool_mask_ops_take_the_dispatcher_route_from_the_probed_release() -> No
     ws = {w.op.name: w for w in sig_cpp.wrappers(plan_mod.make(BOOL_MASK_OPS))[0]}
     for op in BOOL_MASK_OPS:
         v = ws[op].variants
-        assert v[0].start == first and all(x.route == "dispatcher" for x in v), (op, v)
+        assert v[0].start == first and all(x.route.name == "dispatcher" for x in v), (op, v)
 
 
 def test_bool_mask_ops_verify_without_an_overlay(tmp_path) -> None:

@@ -26,7 +26,7 @@ import black
 import pytest
 import torch
 
-from shimgen import cli, emit_py, plan, sig_cpp
+from shimgen import emit_py, pipeline, plan, sig_cpp
 
 TYPED_USAGE = Path(__file__).parent / "typed_usage"
 SMALL = ["add", "pad", "amax"]
@@ -51,7 +51,7 @@ class Generated:
 
 def _generate(name: str, ops: list[str] | None, root: Path) -> Generated:
     files = emit_py.emit(plan.make(ops))
-    cli.write_atomically(str(root), files)
+    pipeline.write(str(root), files)
     init = root / emit_py.MODULE
     spec = importlib.util.spec_from_file_location(f"torch_stable_ops_{name}", init)
     assert spec is not None and spec.loader is not None
@@ -118,7 +118,7 @@ def _errors(output: str) -> list[str]:
 
 
 def test_every_run_writes_the_package(tmp_path: Path) -> None:
-    files, _ = cli.generate(SMALL, None, None)
+    files, _ = pipeline.generate(SMALL, None, None)
     for rel in (emit_py.MODULE, emit_py.STUB, emit_py.MARKER):
         assert rel in files
         assert rel.startswith("python/torch_stable_ops/")

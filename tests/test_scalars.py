@@ -20,7 +20,8 @@ import sys
 import pytest
 import torch
 
-from shimgen import cli, scalars
+from shimgen import pipeline, scalars
+from shimgen.provers import scalars as scalar_prover
 from tests.cxx import build_so
 
 OPS = "mul,mul_,div,remainder,pow,bitwise_and,eq,lt,clamp,clamp_,where,fill_,masked_fill,full,lerp,to.dtype"
@@ -120,8 +121,8 @@ NUMBERS = [True, 3, -2, 2**53 + 1, 2.5, 0.1, 1e300, 1 + 2j]
 def ext(tmp_path_factory) -> str:
     root = tmp_path_factory.mktemp("scalars")
     out = str(root / "gen")
-    files, _ = cli.generate(OPS.split(",") + ["gt.Scalar"], None, None, out)
-    cli.write_atomically(out, files)
+    files, _ = pipeline.generate(OPS.split(",") + ["gt.Scalar"], None, None, out)
+    pipeline.write(out, files)
     src = root / "calls.cpp"
     src.write_text(CALLS)
     lib = str(root / "calls.so")
@@ -231,7 +232,7 @@ def test_no_overlay_is_needed(ext: str) -> None:
 
 def test_promotion_facts_are_torchs() -> None:
     facts = scalars.load()
-    measured = scalars.promotion_facts()
+    measured = scalar_prover.promotion_facts()
     assert list(facts.dtypes) == measured["dtypes"]
     for i, a in enumerate(facts.dtypes):
         for j, b in enumerate(facts.dtypes):
@@ -247,7 +248,7 @@ def test_siblings_are_the_rules() -> None:
     rows = table.load().arguments
     stand_in = {k: r.stand_in for k, r in rows.items() if r.stand_in}
     texts = history.schemas_of(NativeYaml().text)
-    found = scalars.discover_siblings({op: FunctionSchema.parse(t) for op, t in texts.items()}, stand_in)
+    found = scalar_prover.discover_siblings({op: FunctionSchema.parse(t) for op, t in texts.items()}, stand_in)
     import yaml
 
     from shimgen.inputs import package_text
@@ -264,13 +265,13 @@ SPOT = ["add.Tensor", "subtract.Tensor", "hardtanh.default", "softplus.default",
 
 
 def test_int_as_double_spot_check() -> None:
-    """The prover, rerun on a few ops, agrees with the committed list (the whole run: `python -m shimgen.scalars
+    """The prover, rerun on a few ops, agrees with the committed list (the whole run: `python -m shimgen.provers.scalars
     int-as-double`, ~35 s)."""
     from shimgen import history
     from shimgen.parse import NativeYaml
 
     texts = history.schemas_of(NativeYaml().text)
-    proven, why = scalars.prove_int_as_double({op: texts[op] for op in SPOT})
+    proven, why = scalar_prover.prove_int_as_double({op: texts[op] for op in SPOT})
     facts = scalars.load().int_as_double
     for op in SPOT:
         assert (op in proven) == (op in facts), (op, why.get(op))

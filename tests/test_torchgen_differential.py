@@ -188,3 +188,14 @@ def test_installed_shims_need_no_fix(outcome: Outcome) -> None:
         f, shim, _ = outcome.pairs[name]
         assert shim.backend_call == aoti.gen_static_dispatch_backend_call(f), name
         assert re.fullmatch(r"at::[\w:<>]+", shim.backend_call)
+
+
+def test_nullable_returns_are_torchgens_list() -> None:
+    """data/c_shim.yaml's nullable_returns is the list torchgen's gen_aoti_c_shim matches (read from its source:
+    torchgen keeps it inline in a function)."""
+    import inspect
+
+    source = inspect.getsource(aoti)
+    block = source[source.index("ret_pointer_can_be_null = False"):]
+    block = block[block.index("for name in (") : block.index("):")]
+    assert set(re.findall(r'"(\w+)"', block)) == set(sig_c.nullable_returns())

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from shimgen import manifest
-from shimgen.cli import generate, write_atomically
+from shimgen.pipeline import generate, write as write_atomically
 from tests.cxx import build_so, syntax_check
 
 HERE = os.path.dirname(__file__)

@@ -14,6 +14,7 @@ from importlib import resources
 
 import yaml
 
+from shimgen import table as table_mod
 from shimgen.table import Table
 from shimgen.versions import Version
 
@@ -122,8 +123,6 @@ _ORDER: dict[str, int] = {}
 def row_order(rid: str) -> tuple[int, str]:
     """Table order (arguments, then returns, as in conversion_table.yaml); unknown rows last."""
     if not _ORDER:
-        from shimgen import table as table_mod
-
         t = table_mod.load()
         keys = [f"{kind}:{key}" for kind, section in SECTIONS.items() for key in getattr(t, section)]
         _ORDER.update((k, i) for i, k in enumerate(keys))

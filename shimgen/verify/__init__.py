@@ -20,9 +20,11 @@ import time
 import zlib
 from dataclasses import replace
 
+from shimgen import emit_c, emit_cpp
 from shimgen import plan as plan_mod
 from shimgen.errors import ShimgenError
 from shimgen.parse import NativeYaml
+from shimgen.templates import render
 from shimgen.verify import build, overlay, record, report, roundtrip
 from shimgen.verify.runner_client import RunnerFailed, run_samples
 from shimgen.versions import Version
@@ -67,9 +69,6 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
             plan: plan_mod.Plan | None = None):
     """Generate the overlay, round-trip and helper sources into build_dir; return (compile steps, link steps,
     spec, notes). `plan` is the one the CLI generated DIR from (made again from ops/yaml/since when absent)."""
-    from shimgen import emit_c, emit_cpp
-    from shimgen.templates import render
-
     torch = build.find_torch()
     installed = Version.parse_release(torch.version, "installed torch version")
     plan = plan or plan_mod.make(ops, yaml_path, since)
@@ -85,7 +84,7 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
     if not kernels:
         raise ShimgenError("--verify: no wrapper to verify")
     # Only wrappers on the generated-shim route call the overlay (the dispatcher and libtorch's shims need none).
-    on_generated = {k.op.name for k in kernels if k.variant.route == "generated_shim"}
+    on_generated = {k.op.name for k in kernels if k.variant.route.overlay}
     ov_plan, ov_notes = overlay.missing_ops(replace(plan, ops=[op for op in plan.ops if op.name in on_generated]),
                                             torch)
     notes += ov_notes

@@ -28,11 +28,14 @@ import sys
 import tempfile
 from dataclasses import dataclass, replace
 
-from shimgen import sig_c
+from shimgen import emit_c, pipeline, sig_c
+from shimgen.emit_cpp import read_wrapper_headers
 from shimgen.errors import Refusal, ShimgenError
 from shimgen.parse import NativeYaml
 from shimgen.plan import Plan
+from shimgen.signatures import wrappers
 from shimgen.verify import ROUNDTRIP_LIBRARY, build, overlay, roundtrip, runtimes
+from shimgen.verify.report import verdict
 from shimgen.verify.runner_client import RunnerFailed, run_samples
 from shimgen.versions import Version
 
@@ -112,8 +115,6 @@ def roundtrip_steps(plan: Plan, out: str, t: Target, bdir: str, torch: build.Tor
     src = os.path.join(bdir, f"target-{t.release}", roundtrip.SOURCE)
     _write(src, roundtrip.source(plan, t.kernels))
     obj = src[: -len(".cpp")] + ".o"
-    from shimgen.emit_cpp import read_wrapper_headers
-
     headers = [read_wrapper_headers(out), _read(os.path.join(out, "torch/csrc/inductor/aoti_torch/generated/c_shim_aten.h"))]
     compile_cmd = [cxx, "-O1", "-fPIC", *torch.stable_flags(out), f"-DTORCH_TARGET_VERSION={t.release.hex}", "-c",
                    src, "-o", obj]
@@ -138,8 +139,6 @@ def _stubs(plan: Plan, ops: list, reason: str) -> str:
     """Definitions that only return an error, for shims that did not compile against this runtime."""
     if not ops:
         return ""
-    from shimgen import emit_c
-
     header = emit_c.emit(replace(plan, ops=ops, notes=[]))[emit_c.HEADER]
     lines = ["", "// Stubs: these shims do not compile against this runtime's ATen headers (" + reason + ").",
              'extern "C" {']
@@ -183,8 +182,6 @@ def build_overlay(plan: Plan, runtime: runtimes.Runtime, needed: list, bdir: str
                   jobs: int) -> Overlay:
     """The overlay for one runtime: the needed ops' generated shims its libtorch lacks, built against its headers.
     Ops whose shim does not compile there are dropped (one retry per batch of errors) and stubbed."""
-    from shimgen import emit_c
-
     exported = exported_shims(runtime.torch)
     ops = []
     for op in needed:
@@ -229,8 +226,6 @@ def build_overlay(plan: Plan, runtime: runtimes.Runtime, needed: list, bdir: str
 
 def classify(result: dict | None, yaml_release: Version | None, runtime: runtimes.Runtime) -> Cell:
     """One cell from the samples runner's result for an op (as `shimgen --verify` judges it: report.verdict)."""
-    from shimgen.verify.report import verdict
-
     if result is None:
         return Cell("CRASH", "no result")
     status, reason = verdict(result)
@@ -292,8 +287,6 @@ def render(m: Matrix) -> str:
 def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: list[str], bdir: str,
                yaml_path: str | None = None, since: str | None = None, jobs: int = 2,
                log=sys.stderr) -> Matrix:
-    from shimgen.cli import generate, write_atomically
-
     found, missing = runtimes.resolve(runtime_names)
     if missing:
         raise ShimgenError(runtimes.missing_reason(missing))
@@ -304,10 +297,8 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
             raise ShimgenError(f"target {t} is newer than the installed torch's headers ({headers})")
     bdir = os.path.abspath(bdir)
     out = os.path.join(bdir, "generated")
-    files, plan = generate(ops, yaml_path, since, out)
-    write_atomically(out, files)
-    from shimgen.sig_cpp import wrappers
-
+    files, plan = pipeline.generate(ops, yaml_path, since, out)
+    pipeline.write(out, files)
     ws, _ = wrappers(plan)
     names = [w.op.name for w in ws]
     cxx = build.compiler()
@@ -336,7 +327,7 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
     overlays: dict[str, Overlay] = {}
     for r in found:
         needed = sorted({k.op.name for t in tgts if t.release <= r.release for k in t.kernels
-                         if k.variant.route == "generated_shim"})
+                         if k.variant.route.overlay})
         if needed:
             print(f"shimgen: matrix: building the overlay for torch {r.name} ({len(needed)} ops)", file=log)
         overlays[r.name] = build_overlay(plan, r, [by_name[n] for n in needed], bdir, cxx, cxx_id, jobs)

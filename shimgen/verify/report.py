@@ -22,6 +22,7 @@ from collections import Counter
 from typing import Any
 
 from shimgen.verify.build import Step
+from shimgen.verify.runner_client import new_result
 
 FAILING = ("WRONG", "WRONG (Scalar)", "WRONG (mixed returns)", "ERROR")  # explained ones are still failures
 
@@ -93,8 +94,6 @@ def rows(spec: dict, results: dict[str, dict]) -> list[dict]:
     for op in spec["ops"]:
         r = results.get(op["op"])
         if r is None:
-            from shimgen.verify.runner_client import new_result
-
             r = new_result(op["op"])
             r["status"], r["reason"] = "error", "no result"
         status, reason = verdict(r)

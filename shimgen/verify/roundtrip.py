@@ -148,9 +148,6 @@ def active_variant(w: Wrapper, target: Version) -> Variant | None:
     return None
 
 
-_ENCODED_DTYPES = {"int": "int64", "SymInt": "int64", "float": "float64", "bool": "bool", "Scalar": "float64"}
-
-
 def encoding(row: Row, table: Table, target: Version | None, op: str, arg: str) -> dict | None:
     """How the kernel receives an argument whose boxed type the target's dispatcher cannot carry (a list as a
     tensor of its elements, a string as its UTF-8 bytes), or None when it can. Refusal when neither works."""
@@ -165,8 +162,9 @@ def encoding(row: Row, table: Table, target: Version | None, op: str, arg: str) 
     box = row.fill(row.box) if row.box else re.sub(r"^const |&$", "", row.fill(row.cpp or "")).strip()
     if base == "str" and not box_schema.rstrip("?").endswith("]"):
         return {"dtype": "str", "optional": optional, "box": box}
-    if base in _ENCODED_DTYPES and "[" in box_schema:
-        return {"dtype": _ENCODED_DTYPES[base], "size": row.size, "optional": optional, "box": box}
+    element = table.arguments.get(base)
+    if element is not None and element.list_dtype and "[" in box_schema:
+        return {"dtype": element.list_dtype, "size": row.size, "optional": optional, "box": box}
     raise Refusal(f"the round-trip kernel cannot receive {box_schema} through the {target} dispatcher", op, arg)
 
 
@@ -299,7 +297,7 @@ def op_spec(k: Kernel, plan: Plan, native: NativeYaml) -> dict:
         "overload": s.name.overload_name or "default",
         "kind": s.kind().name,
         "functional": _functional(op, native),
-        "route": k.variant.route,
+        "route": k.variant.route.name,
         "error_text": k.target is None or k.target >= ERROR_TEXT_SINCE,
         "since": str(k.wrapper.since),
         "wrapper": k.wrapper.name,

@@ -138,7 +138,7 @@ def unbox_returns(op: dict, result: Any) -> Any:
 
 def bind(op: dict, values: dict[str, Any], boxed: bool) -> tuple[list, dict, dict[str, Any]]:
     """(args, kwargs, the values passed by name): positional while none is omitted, the rest by keyword."""
-    from shimgen.verify.samples import OMIT
+    from shimgen.verify.samples import OMIT  # start-up order: samples imports torch, which main() imports late
 
     passed: dict[str, Any] = {}
     args: list[Any] = []
@@ -412,7 +412,7 @@ def _attempt(fn: Callable, op: dict, make: Callable[[], dict], boxed: bool) -> t
 
 def _boxing_changes(op: dict, values: dict[str, Any]) -> bool:
     """Whether the round-trip boxing hands the wrapper something other than what the caller wrote."""
-    from shimgen.verify.samples import OMIT
+    from shimgen.verify.samples import OMIT  # start-up order: samples imports torch, which main() imports late
 
     for a in op["args"]:
         if values.get(a["name"], OMIT) is not OMIT:
@@ -515,7 +515,7 @@ def _scribble_heap(pattern: float = 1234.5678) -> None:
 def _as_wrapper_sees(op: dict, values: dict[str, Any], integral: bool) -> dict[str, Any]:
     """The values as boxed for the wrapper; with `integral`, a boxed Scalar that is a whole number as an int
     (shimgen's C shims pass a double equal to an integral schema default as that integer)."""
-    from shimgen.verify.samples import OMIT
+    from shimgen.verify.samples import OMIT  # start-up order: samples imports torch, which main() imports late
 
     out = dict(values)
     for a in op["args"]:
@@ -598,7 +598,7 @@ def aten_alone(op: dict, aten: Callable, s: Any, k: int, child: Child) -> None:
 
 def run_op(spec: dict, index: int, start: int, exact_before: int, child: Child, recorded: dict,
            aten_only: int | None = None) -> None:
-    from shimgen.verify import samples, targeted
+    from shimgen.verify import samples, targeted  # start-up order: they import torch (see main)
 
     op = spec["ops"][index]
     child.at(-1, SETUP)
@@ -745,7 +745,7 @@ def _wait(pid: int, page: mmap.mmap, sample_limit: float, op_limit: float) -> tu
 def load_recorded(path: str | None) -> dict:
     if not path:
         return {}
-    from shimgen.verify import serial
+    from shimgen.verify import serial  # start-up order: imported where the recorded calls are read (see main)
 
     with open(path, "rb") as f:
         data = serial.loads(f.read())
@@ -774,6 +774,8 @@ def main(argv: list[str] | None = None) -> int:
     if spec.get("roundtrip"):
         torch.ops.load_library(spec["roundtrip"])
     recorded = load_recorded(spec.get("recorded"))
+    # Start-up order: samples imports torch, which this process imports only after silencing warnings and
+    # redirecting stdout (above); the module's other functions import it where they run, for the same reason.
     from shimgen.verify import samples
 
     samples.overrides()  # read once here, not in every child

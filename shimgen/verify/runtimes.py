@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from shimgen.errors import ShimgenError
 from shimgen.verify.build import Torch, find_torch
-from shimgen.versions import Version
+from shimgen.versions import FIRST_STABLE, Version
 
 ENV = "SHIMGEN_RUNTIMES"
 DEFAULT_BASE = os.path.join("~", ".cache", "shimgen", "runtimes")
@@ -92,6 +92,4 @@ RELEASES = ("2.9.1", "2.10.0", "2.11.0", "2.12.1", "2.13.0", "2.14.1", "2.15.0")
 
 def targets(up_to: Version) -> list[Version]:
     """The releases an extension can target, from the first stable one up to `up_to` (the headers' release)."""
-    from shimgen.versions import FIRST_STABLE
-
     return [Version(FIRST_STABLE.major, m) for m in range(FIRST_STABLE.minor, up_to.minor + 1)]

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import yaml
 
-from shimgen import cli
+from shimgen import pipeline
 from shimgen.verify import build, runtimes
 from shimgen.versions import Version
 
@@ -62,8 +62,8 @@ def names(calls: list[Call]) -> list[str]:
 
 
 def generate(out: str, calls: list[Call], defines: tuple[str, ...] = ()) -> None:
-    files, _ = cli.generate(names(calls), None, None, out)
-    cli.write_atomically(out, files)
+    files, _ = pipeline.generate(names(calls), None, None, out)
+    pipeline.write(out, files)
 
 
 _HEAD = """#include <torch/csrc/stable/library.h>

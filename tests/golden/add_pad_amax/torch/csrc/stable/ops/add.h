@@ -19,9 +19,8 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Route: libtorch's C shim aoti_torch_aten_subtract_Tensor, as aten computes
 /// aten::add.Tensor: aten::subtract.Tensor(alpha=-alpha, other=other,
 /// self=self) (proven equal, gradients included, on
-/// torch 2.9.1, 2.10.0, 2.11.0, 2.12.1, 2.13.0, 2.14.1, 2.15.0: python -m
-/// shimgen.scalars equivalents). Numbers the shim's double would change raise
-/// an error (shimgen::Scalar).
+/// torch 2.9.1, 2.10.0, 2.11.0, 2.12.1, 2.13.0, 2.14.1, 2.15.0). Numbers the
+/// shim's double would change raise an error (shimgen::Scalar).
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0 && \
     TORCH_FEATURE_VERSION < TORCH_VERSION_2_13_0
 inline torch::stable::Tensor add(
@@ -139,9 +138,8 @@ inline torch::stable::Tensor add(
 /// Route: libtorch's C shim aoti_torch_aten_subtract_Tensor, as aten computes
 /// aten::add.Tensor: aten::subtract.Tensor(alpha=-alpha, other=other,
 /// self=self) (proven equal, gradients included, on
-/// torch 2.9.1, 2.10.0, 2.11.0, 2.12.1, 2.13.0, 2.14.1, 2.15.0: python -m
-/// shimgen.scalars equivalents). Numbers the shim's double would change raise
-/// an error (shimgen::Scalar).
+/// torch 2.9.1, 2.10.0, 2.11.0, 2.12.1, 2.13.0, 2.14.1, 2.15.0). Numbers the
+/// shim's double would change raise an error (shimgen::Scalar).
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor add(
     const torch::stable::Tensor& self,

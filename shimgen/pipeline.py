@@ -1,0 +1,158 @@
+"""The generation pipeline: plan -> signatures -> emitters -> files. The command line, `--verify`, the release
+matrix and a build integration all call it; none of them assembles the steps itself.
+
+    files, plan = generate(["add", "pad"], yaml_path=None, since=None)   # in memory: path -> text
+    write("generated", files)                                            # the output folder, one transaction
+    differences = compare("generated", files, plan)                      # what --check reports
+
+1. plan (shimgen.plan): which ops, from which yaml, with which version tags;
+2. signatures (shimgen.signatures): the wrappers, each form through one route (shimgen.routes), and the C shim
+   set those need;
+3. emitters (emit_c, emit_cpp, emit_py) render them into files; C++ is formatted by fmt, the stamp records the
+   invocation (shimgen.stamp).
+Errors are ShimgenError (one line); nothing is written until `write`."""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import os
+import re
+from dataclasses import dataclass, field
+
+from shimgen import drift, emit_c, emit_cpp, emit_py, fmt, output, plan as plan_mod, stamp
+from shimgen.errors import ShimgenError
+from shimgen.inputs import NotText, read_text
+from shimgen.plan import Plan
+from shimgen.signatures import c_shims, wrappers
+from shimgen.sig_cpp import gone_notes
+
+STAMP = stamp.STAMP
+
+
+def generate(ops: list[str] | None, yaml_path: str | None, since: str | None, out: str | None = None,
+             only: bool = False, formatter: bool = False) -> tuple[dict[str, str], Plan]:
+    """(every output file: path relative to the output folder -> text, the Plan).
+
+    `ops` None: the manifest's default set; otherwise those ops and (unless `only`) the manifest's. `out` is
+    only used to record the yaml's path relative to the folder in the stamp. The Python files are written in
+    their formatted layout directly (shimgen.layout), the C++ files formatted by a few batched clang-format runs;
+    `formatter` instead runs black over the generated Python as a whole and clang-format over each C++ file
+    alone: the reference that tests/test_layout.py compares the fast path with."""
+    p = plan_mod.make(ops, yaml_path, since, additive=not only)
+    wrapped, refusals = wrappers(p)
+    have = {w.op.name for w in wrapped}
+    for op in p.ops:  # a wrapper the user named explicitly must exist; others are skipped with a note
+        if op.explicit and op.name not in have:
+            raise ShimgenError(next(r for r in refusals if r.startswith(f"op {op.name}")))
+    shims, _ = c_shims(p)
+    made = {n.partition(".")[0] for n in have | {s.shim.op.name for s in shims}}
+    bare = [name for name in ops or [] if "." not in name]
+    if bare and len(bare) == len(ops or []) and not made.intersection(bare):  # the manifest's ops aside
+        why = next((r for r in refusals if r.startswith(f"op {bare[0]}.")), "")
+        raise ShimgenError(f"nothing to generate for {', '.join(bare)}: every overload was skipped ({why})")
+    if not wrapped and not shims:  # never an empty surface: one rule for every way of selecting ops
+        raise ShimgenError(f"nothing to generate: every selected overload was skipped ({refusals[0]})")
+    files: dict[str, str] = {}
+    files.update(emit_c.emit(p))
+    files.update(emit_cpp.emit(p))
+    formatted = fmt.start_formatting(files, per_file=formatter)  # in parallel with the Python emitter
+    files.update(emit_py.emit(p, formatter))
+    files.update(formatted.result())
+    yaml_rel = os.path.relpath(yaml_path, out).replace(os.sep, "/") if (yaml_path and out) else yaml_path
+    files[STAMP] = stamp.text(ops, since, yaml_rel, only)
+    return dict(sorted(files.items())), p
+
+
+def notes(p: Plan) -> list[str]:
+    """What the user is told about a plan: ops skipped, and wrappers a later release removes or breaks."""
+    return [*p.notes, *wrappers(p)[1], *gone_notes(p)]
+
+
+def write(out: str, files: dict[str, str], before_switch=None) -> list[str]:
+    """Write every file into out as one transaction (shimgen.output): all or nothing, locked, across signals.
+    Per-op headers of ops no longer generated are removed in the same switch."""
+    return output.write(out, files, before_switch, owned=(emit_cpp.OP_HEADERS,))
+
+
+# ---- comparing an output folder with what would be generated (--check) ------------------------------------
+
+
+_DECL_RE = re.compile(r"AOTITorchError (aoti_torch_\w+)\((.*)\);")
+
+
+def describe_changes(old: str, new: str) -> list[str]:
+    """Summarise a C shim header change: new ops, removed ops and changed signatures (ABI breaks)."""
+    before = dict(_DECL_RE.findall(old))
+    after = dict(_DECL_RE.findall(new))
+    lines = [f"new op: {n}" for n in sorted(after.keys() - before.keys())]
+    lines += [f"ABI break: {n} removed" for n in sorted(before.keys() - after.keys())]
+    lines += [
+        f"ABI break: signature of {n} changed ({before[n]} -> {after[n]})"
+        for n in sorted(before.keys() & after.keys())
+        if before[n] != after[n]
+    ]
+    return lines
+
+
+def _on_disk(path: str) -> tuple[str | None, str | None]:
+    """(the file's text or None if absent, why it differs regardless of content: not a file / not text)."""
+    if not os.path.lexists(path):
+        return None, None
+    if os.path.isdir(path):
+        return None, "a directory"
+    try:
+        return read_text(path, path), None
+    except NotText as e:
+        return None, e.reason.removeprefix(f"{path} is ")
+
+
+@dataclass
+class Differences:
+    """How an output folder differs from what would be generated: a unified diff, and a summary naming each
+    changed file, C shim ABI change and schema change. Both empty: in sync."""
+
+    diff: list[str] = field(default_factory=list)
+    summary: list[str] = field(default_factory=list)
+
+
+def compare(out: str, files: dict[str, str], manifest_ops: frozenset[str] = frozenset()) -> Differences:
+    """Compare out with `files` under a shared lock. The summary names the schema changes too, as --drift does
+    (read from the headers' schema comments)."""
+    diffs: list[str] = []
+    summary: list[str] = []
+    on_disk: dict[str, str] = {}
+    lock = output.locked(out, exclusive=False) if os.path.isdir(out) else contextlib.nullcontext()
+    with lock:
+        if output.pending_journal(out):
+            summary.append(f"an interrupted write: {os.path.join(out, output.JOURNAL)} (the next run completes it)")
+        for path in output.stale_files(out, list(files)) if os.path.isdir(out) else []:
+            summary.append(f"stale staging file of an interrupted run: {path} (the next run removes it)")
+        for rel, text in files.items():
+            path = os.path.join(out, rel)
+            old, odd = _on_disk(path)
+            on_disk[rel] = old or ""
+            if odd is None and old == text:
+                continue
+            if odd is not None:
+                summary.append(f"changed: {path} ({odd})")
+                continue
+            summary.append(f"{'changed' if old is not None else 'missing'}: {path}")
+            old = old or ""
+            if rel == emit_c.HEADER:
+                summary += ["  " + s for s in describe_changes(old, text)]
+            diffs += difflib.unified_diff(old.splitlines(True), text.splitlines(True), f"{path} (on disk)",
+                                          f"{path} (generated)")
+        for rel in output.unwritten(out, (emit_cpp.OP_HEADERS,), set(files)) if os.path.isdir(out) else []:
+            summary.append(f"not generated any more: {os.path.join(out, rel)} (the next run removes it)")
+    if summary:  # which schemas changed, and what that means for the stable surface
+        ops_dir = os.path.join(out, emit_cpp.OP_HEADERS)
+        for name in sorted(os.listdir(ops_dir)) if os.path.isdir(ops_dir) else []:  # headers no longer generated
+            rel = emit_cpp.OP_HEADERS + name
+            if rel not in on_disk and name.endswith(".h"):
+                on_disk[rel] = _on_disk(os.path.join(out, rel))[0] or ""
+        before = drift.schemas_in_output(emit_cpp.wrapper_texts(on_disk), on_disk.get(emit_c.HEADER, ""))
+        after = drift.schemas_in_output(emit_cpp.wrapper_texts(files), files.get(emit_c.HEADER, ""))
+        summary += ["schema " + f.line() for f in drift.compare(before, after, default_set=manifest_ops)]
+    return Differences(diffs, summary)
+
