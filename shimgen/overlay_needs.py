@@ -1,7 +1,7 @@
 """Which wrappers need shimgen's overlay: those an extension targeting a release can call only with SHIMGEN_OVERLAY
 defined (and libshimgen_overlay linked), each with the reason no libtorch route carries it.
 
-    python -m shimgen.overlay_needs [--ops all|LIST] [--target 2.13] [--readme README.md]
+    python -m shimgen.overlay_needs [--ops LIST] [--target 2.13] [--readme README.md]
 
 Without --readme it prints the list and the count; with it, it rewrites the README's section between the
 `<!-- overlay-needs -->` markers (the list is generated, never typed)."""
@@ -13,6 +13,7 @@ import re
 import sys
 
 from shimgen import emit_cpp, plan as plan_mod, sig_cpp
+from shimgen.parse import NativeYaml
 from shimgen.plan import DEFAULT_WORLD, WORLDS
 from shimgen.versions import Version
 
@@ -35,9 +36,7 @@ def needs(plan: plan_mod.Plan, level: Version) -> list[tuple[str, str]]:
     return sorted(result)
 
 
-def _all_ops() -> list[str]:
-    from shimgen.parse import NativeYaml
-
+def _every_op() -> list[str]:
     return sorted(NativeYaml().by_name)
 
 
@@ -53,15 +52,15 @@ def section(rows: list[tuple[str, str]], level: Version, what: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ops", default="all", help="`all` (every op of the installed torch's yaml) or a list")
+    ap.add_argument("--ops", help="a list (default: every op of the installed torch's yaml)")
     ap.add_argument("--target", default="2.13")
     ap.add_argument("--readme", help="rewrite this file's generated section")
     args = ap.parse_args(argv)
     level = Version.parse(args.target)
-    ops = _all_ops() if args.ops == "all" else args.ops.split(",")
+    ops = args.ops.split(",") if args.ops else _every_op()
     plan = plan_mod.make(ops, additive=True)
     rows = needs(plan, level)
-    what = "the whole yaml" if args.ops == "all" else args.ops
+    what = args.ops or "the whole yaml"
     if args.readme:
         with open(args.readme, encoding="utf-8") as f:
             text = f.read()

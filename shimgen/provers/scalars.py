@@ -208,7 +208,8 @@ def prove_equivalents(rules: dict[str, dict]) -> dict[str, dict]:
     which aten's op equals `via` given those arguments on every sample of shimgen/probe/equivalents_worker.py
     (floating and integral tensors, shapes with 0-dim and broadcasting, numbers incl. +-inf and 2^53, and the
     float64 gradients); a rule differing on any runtime is proven nowhere."""
-    from shimgen.verify import runtimes  # the runtimes' venvs: only this command runs other interpreters
+    # lazily: only this command runs the runtimes' interpreters (and their venvs need finding)
+    from shimgen.verify import runtimes
 
     texts = history.schemas_of(NativeYaml().text)
     spec = {op: {"args": [a.name for a in FunctionSchema.parse(texts[op]).arguments.flat_all],

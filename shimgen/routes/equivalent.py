@@ -25,7 +25,7 @@ class Equivalent(CShimRoute):
     calls_c_shim = False  # it calls the equivalent overload's shim, which the plan generates for that op
 
     def variant_at(self, q: Query) -> Variant | None:
-        from shimgen.sig_cpp import op_named
+        from shimgen.sig_cpp import op_named  # a cycle: sig_cpp asks the routes, which are loaded lazily
 
         rule = scalars.load().equivalents.get(q.op.name)
         via = op_named(rule["via"], q.plan) if rule else None
@@ -63,7 +63,7 @@ class Equivalent(CShimRoute):
 
 def _call(w: Wrapper, v: Variant, plan: Plan) -> str:
     """The equivalent overload's C shim call, its arguments mapped from the wrapper's (`-name`: the double negated)."""
-    from shimgen.sig_cpp import op_named
+    from shimgen.sig_cpp import op_named  # a cycle: sig_cpp asks the routes, which are loaded lazily
 
     rule = scalars.load().equivalents[w.op.name]
     via: Op | None = op_named(rule["via"], plan)
