@@ -103,8 +103,8 @@ def build(tmp: str) -> dict[str, str]:
         "upstream": ([*TORCH.stable_flags(), "-DBENCH_NS=bench_upstream"], []),
         # the same source built again: the spread between two builds of identical code is the noise floor
         "upstream2": ([*TORCH.stable_flags(), "-DBENCH_NS=bench_upstream2"], []),
-        "generated": ([*TORCH.stable_flags(gen), "-DBENCH_NS=bench_generated", "-DBENCH_BACKWARD"], [overlay]),
-        "overlay_route": ([*TORCH.stable_flags(gen_old), "-DBENCH_NS=bench_overlay_route", "-DBENCH_BACKWARD"],
+        "generated": ([*TORCH.stable_flags(gen, overlay=True), "-DBENCH_NS=bench_generated", "-DBENCH_BACKWARD"], [overlay]),
+        "overlay_route": ([*TORCH.stable_flags(gen_old, overlay=True), "-DBENCH_NS=bench_overlay_route", "-DBENCH_BACKWARD"],
                           [overlay]),
     }
     out = {}

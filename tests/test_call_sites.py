@@ -226,7 +226,7 @@ def corpus_run(tmp_path_factory: pytest.TempPathFactory):
             f.write(text)
         sources[side] = (path, where)
     os.symlink(os.path.join(HERE, "main.cpp"), root / "main.cpp")
-    flags = {"aten": TORCH.aten_flags(), "stable": TORCH.stable_flags(gen)}
+    flags = {"aten": TORCH.aten_flags(), "stable": TORCH.stable_flags(gen, overlay=True)}
     objs = {side: str(root / f"{side}_calls.o") for side in sources}
 
     def overlay_build() -> None:

@@ -116,7 +116,7 @@ def roundtrip_steps(plan: Plan, out: str, t: Target, bdir: str, torch: build.Tor
     _write(src, roundtrip.source(plan, t.kernels))
     obj = src[: -len(".cpp")] + ".o"
     headers = [read_wrapper_headers(out), _read(os.path.join(out, "torch/csrc/inductor/aoti_torch/generated/c_shim_aten.h"))]
-    compile_cmd = [cxx, "-O1", "-fPIC", *torch.stable_flags(out), f"-DTORCH_TARGET_VERSION={t.release.hex}", "-c",
+    compile_cmd = [cxx, "-O1", "-fPIC", *torch.stable_flags(out, overlay=True), f"-DTORCH_TARGET_VERSION={t.release.hex}", "-c",
                    src, "-o", obj]
     compile_step = build.Step(f"round-trip extension at {t.release} (compile)", obj, compile_cmd,
                               [_read(src), *headers, torch.version, cxx_id])
