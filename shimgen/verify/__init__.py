@@ -94,7 +94,7 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
         objects = []
         for i, group in enumerate(groups):
             src_root = os.path.join(b, "overlay", str(i))
-            files = overlay.sources(replace(ov_plan, ops=group))
+            files = overlay.sources(replace(ov_plan, ops=group), torch.version)
             for rel, text in files.items():
                 _write(os.path.join(src_root, rel), text)
             obj = os.path.join(b, "overlay", f"{i}.o")

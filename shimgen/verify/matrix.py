@@ -199,7 +199,7 @@ def build_overlay(plan: Plan, runtime: runtimes.Runtime, needed: list, bdir: str
     dropped: dict[str, str] = {}
     while True:
         kept = [op for op in ops if op.name not in dropped]
-        files = overlay.sources(replace(plan, ops=kept, notes=[])) if kept else {
+        files = overlay.sources(replace(plan, ops=kept, notes=[]), runtime.torch.version) if kept else {
             emit_c.HEADER: "", emit_c.SOURCE: "#include <torch/csrc/inductor/aoti_torch/c/shim.h>\n"}
         stub_ops = [op for op in ops if op.name in dropped]
         source = files[emit_c.SOURCE] + _stubs(plan, stub_ops, f"torch {runtime.name}")
