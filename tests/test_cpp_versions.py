@@ -110,6 +110,8 @@ def test_target_version_hides_exactly_what_it_lacks(tmp_path, target):
     ok = syntax_check(_tu(present), gen, target.hex, overlay)
     assert ok.returncode == 0, ok.stderr[-3000:]
     for line in absent:
+        if line in present:  # another form of the same wrapper (another route) has this very signature there
+            continue
         res = syntax_check(_tu([line]), gen, target.hex, overlay)
         assert res.returncode != 0, f"{line} compiles at {target}, but that variant's range excludes it"
         assert re.search(r"is not a member of|no matches converting function|invalid .static_cast.|"
