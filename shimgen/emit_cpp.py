@@ -116,10 +116,49 @@ def build_time_minimum(w: Wrapper, v: Variant) -> Version:
 
 
 def render_wrapper(w: Wrapper, v: Variant, plan: Plan) -> _Rendered:
-    body = v.route.body(w, v, plan)
+    rules = _number_rules(w, v, plan)
+    body = "\n".join([*(text for _, text in rules), v.route.body(w, v, plan)])
     g_open, g_close = gate(v)
-    return _Rendered(doc(w, v, plan), g_open, g_close, signature(w, v), body, name=w.name,
-                     calls=_calls(w, v, plan))
+    lines = doc(w, v, plan)
+    for rule, _ in rules:
+        lines.append(f"{rule['argument']} = {rule['value']} goes to aten::{rule['via']}, as aten's Scalar kernel "
+                     f"computes it (proven equal, gradients included, on torch {', '.join(rule['proven'])}).")
+    return _Rendered(lines, g_open, g_close, signature(w, v), body, name=w.name,
+                     calls=tuple(dict.fromkeys([*_calls(w, v, plan), *(t for _, t in _rule_targets(rules, plan))])))
+
+
+def _number_rules(w: Wrapper, v: Variant, plan: Plan) -> list[tuple[dict, str]]:
+    """(rule, the statement taking it) for each number rule (scalar facts' number_rules) the form can use: the
+    number is among its parameters and the rule's target wrapper serves the form's releases in this build."""
+    result = []
+    kept = {p.name for p in w.kept(v)}
+    operands = [p.name for p in w.kept(v) if str(p.arg.type) == "Tensor" and not p.is_out]
+    for rule in scalars.load().number_rules.get(w.op.name, []):
+        target = target_wrapper(rule["via"], plan)
+        tv = active(target, v.start) if target is not None else None
+        if tv is None or rule["argument"] not in kept or not operands or (tv.end and (v.end is None or tv.end < v.end)):
+            continue
+        a, value = rule["argument"], rule["value"]
+        conds = []
+        for kind, cats in sorted(rule["cells"].items()):
+            number = {"int": f"{a}.is_integral() && {a}.to_int64() == {int(value)}",
+                      "double": f"{a}.is_floating_point() && {a}.to_double() == {float(value)!r}"}[kind]
+            tensors = " && ".join(
+                "(" + " || ".join(f"{t}.scalar_type() == torch::headeronly::ScalarType::{c}" for c in cats) + ")"
+                for t in operands)
+            conds.append(f"({number} && {tensors})")
+        args = ", ".join(rule["args"][p.name] for p in target.kept(tv))  # type: ignore[union-attr]
+        result.append((rule, f"if ({' || '.join(conds)}) {{\nreturn {target.name}({args});\n}}"))  # type: ignore[union-attr]
+    return result
+
+
+def _rule_targets(rules: list[tuple[dict, str]], plan: Plan) -> list[tuple[dict, str]]:
+    out = []
+    for rule, _ in rules:
+        t = target_wrapper(rule["via"], plan)
+        if t is not None:
+            out.append((rule, t.name))
+    return out
 
 
 def _calls(w: Wrapper, v: Variant, plan: Plan) -> tuple[str, ...]:

@@ -65,6 +65,10 @@ class Facts:
     # (shimgen.routes.equivalent); only entries proven equal on some runtime
     # (`python -m shimgen.provers.scalars equivalents`)
     equivalents: dict[str, dict] = field(default_factory=dict)
+    # `pow.Tensor_Scalar` -> [{"argument", "value", "cells": {number kind: [tensor dtypes]}, "via", "args",
+    # "proven"}]: for that very number aten's Scalar kernel computes the op as `via` (pow(x, 2) is x * x), so a call
+    # passing it takes `via`'s wrapper (emit_cpp.number_rules_prelude); proven per runtime, gradients included
+    number_rules: dict[str, list[dict]] = field(default_factory=dict)
 
 
 @functools.cache
@@ -84,6 +88,8 @@ def load() -> Facts:
         compositions={k: dict(v) for k, v in (raw.get("compositions") or {}).items()},
         int_as_double=frozenset(raw.get("int_as_double") or ()),
         equivalents={op: dict(v) for op, v in (raw.get("equivalents") or {}).items() if v.get("proven")},
+        number_rules={op: [dict(r) for r in rules if r.get("proven")]
+                      for op, rules in (raw.get("number_rules") or {}).items()},
     )
 
 
@@ -117,6 +123,7 @@ def targets(op: str) -> tuple[str, ...]:
 
 
 def vias(op: str) -> tuple[str, ...]:
-    """The overload whose libtorch C shim computes `op` as aten does (the `equivalents` facts), if any."""
-    rule = load().equivalents.get(op)
-    return (rule["via"],) if rule else ()
+    """The overloads `op`'s wrapper calls by the `equivalents` and `number_rules` facts (generated with it)."""
+    facts = load()
+    rule = facts.equivalents.get(op)
+    return ((rule["via"],) if rule else ()) + tuple(r["via"] for r in facts.number_rules.get(op, []))
