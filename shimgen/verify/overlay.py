@@ -14,12 +14,17 @@ versions, to run on another libtorch (checked at the first call; loading it neve
 
 from __future__ import annotations
 
+import argparse
 import ctypes
+import json
 import os
+import sys
 from dataclasses import replace
 
-from shimgen import emit_c, sig_c
-from shimgen.errors import Refusal
+from shimgen import emit_c, pipeline, sig_c, sig_cpp
+from shimgen.errors import Refusal, ShimgenError
+from shimgen.plan import WORLDS
+from shimgen.verify import build
 from shimgen.fmt import clang_format
 from shimgen.plan import Plan
 from shimgen.verify.build import Torch
@@ -119,15 +124,6 @@ def guarded(source: str, built_for: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    import argparse
-    import json
-    import sys
-
-    from shimgen import pipeline, sig_cpp
-    from shimgen.errors import ShimgenError
-    from shimgen.plan import WORLDS
-    from shimgen.verify import build
-
     ap = argparse.ArgumentParser(prog="python -m shimgen.verify.overlay_build", description=__doc__.split("\n\n")[0])
     ap.add_argument("--ops", help="the ops shimgen generated for (as `shimgen --ops`); default: the manifest's")
     ap.add_argument("--out", required=True, help="folder for libshimgen_overlay.so and its record")
