@@ -54,7 +54,7 @@ REPRESENTATIVE = [
 ROUTES = {"shim", "dispatcher", "generated_shim", "sibling"}
 # Ops the plan adds because a wrapper above lowers to them (full.out's numbers fill through fill_.Scalar, whose
 # integers beyond a double's reach go through fill_.Tensor): generated and verified like the rest.
-LOWERING_TARGETS = ["fill_.Tensor"]
+LOWERING_TARGETS = ["fill_.Tensor", "subtract.Tensor"]  # added by the plan: a lowering target, an equivalent's via
 TYPE_CLASSES = {"Tensor", "Tensor?", "Tensor[]", "int", "int[]", "int?", "float", "float?", "Scalar", "bool",
                 "bool?", "str", "Scalar?", "ScalarType?", "Device?", "Layout?", "MemoryFormat", "MemoryFormat?", "SymInt",
                 "SymInt[]"}
