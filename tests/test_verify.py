@@ -64,7 +64,8 @@ _ROW_RE = re.compile(r"^(\S+)\s+(shim|dispatcher|generated_shim|sibling)\s+(\d+\
 # Overloads with a Scalar: a number the wrapper's route cannot carry exactly (an integer beyond 2^53 for a
 # C shim's double, a float for an integer tensor's sibling where aten would compute otherwise) is refused with a
 # `shimgen:` error while aten returns: counted as refused, never wrong.
-SCALAR_OPS = {"add.Tensor", "add.out", "add_.Tensor", "clamp.default", "fill_.Scalar", "full.out"}
+SCALAR_OPS = {"add.Tensor", "add.out", "add_.Tensor", "clamp.default", "fill_.Scalar", "full.out",
+              "subtract.Tensor"}  # libtorch's shim carries alpha as a double: refused for integers
 
 
 @dataclass
