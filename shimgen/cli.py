@@ -144,20 +144,13 @@ def _verify_setup(out: str, build_dir: str | None) -> str:
 
 
 def _drift(old_yaml: str, new_yaml: str | None, ops: list[str] | None) -> int:
-    """`--drift OLD_YAML`: the schema changes of the selected (or the manifest's) ops from OLD_YAML to --yaml."""
-    from shimgen import drift, history, manifest  # start-up (see the top)
-    from shimgen.parse import NativeYaml  # start-up
+    """`--drift OLD_YAML`: print the schema changes pipeline.drift finds; 1 on an error finding."""
+    from shimgen import pipeline  # start-up (see the top)
 
-    old, new = NativeYaml(old_yaml), NativeYaml(new_yaml)
-    before, after = history.schemas_of(old.text), history.schemas_of(new.text)
-    default_set = frozenset(manifest.load().default_ops)
-    chosen = drift.select(ops, before, after) if ops else set(default_set)
-    if ops and not chosen:
-        raise ShimgenError("no op of --ops is in either yaml")
-    findings = drift.compare(before, after, chosen, default_set)
+    findings, compared = pipeline.drift(old_yaml, new_yaml, ops)
     _out([f"shimgen: drift: {f.line()}" for f in findings])
     errors = sum(f.severity == "error" for f in findings)
-    _err([f"shimgen: drift: {len(chosen)} ops compared, {len(findings)} changed, {errors} errors"])
+    _err([f"shimgen: drift: {compared} ops compared, {len(findings)} changed, {errors} errors"])
     return 1 if errors else 0
 
 

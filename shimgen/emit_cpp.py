@@ -9,7 +9,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 
-from shimgen import routes, scalars
+from shimgen import releases, routes, scalars
+from shimgen.inputs import package_text
 from shimgen.plan import WORLDS, Plan, World
 from shimgen.sig_cpp import Extra, Variant, Wrapper, active, extras, gone, target_wrapper, wrappers
 from shimgen.templates import render
@@ -102,10 +103,8 @@ def doc(w: Wrapper, v: Variant, plan: Plan) -> list[str]:
     return lines
 
 
-# The oldest torch whose stable headers compile the generated ops.h at all: it includes
-# torch/csrc/stable/generator.h, new in 2.13's headers
-# (tests/test_history.py compiles it against every runtime's headers it finds).
-HEADERS_FLOOR = Version(2, 13)
+# The oldest torch whose stable headers compile the generated ops.h at all (data/releases.yaml).
+HEADERS_FLOOR = releases.load().headers_floor
 
 
 def build_time_minimum(w: Wrapper, v: Variant) -> Version:
@@ -452,10 +451,21 @@ def emit(plan: Plan) -> dict[str, str]:
             blocks.append({"open": opener, "close": closer, "wrappers": units})
         deps = sorted({c for _, units in groups for r in units for c in r.calls if c != name})
         files[op_header(name)] = render("ops_op.h.j2", banner=plan.banner, op_name=name, deps=deps, blocks=blocks)
+    files[SCALAR_HEADER] = scalar_header(plan.banner)
+    return files
+
+
+_TABLE_MARKER = "// @shimgen: promotion table (templates/scalar_table.h.j2, from data/scalar_facts.yaml)\n"
+
+
+def scalar_header(banner: str) -> str:
+    """torch/csrc/stable/shimgen/scalar.h: the plain C++ header templates/scalar.h, with the banner on top and the
+    promotion table of the Scalar facts (a small template) where its marker line is."""
+    head, marker, tail = package_text("templates/scalar.h").partition(_TABLE_MARKER)
+    assert marker, "templates/scalar.h lost its promotion table marker"
     facts = scalars.load()
     index = {d: k for k, d in enumerate(facts.dtypes)}
     table = [[index[facts.promote[a, b]] if facts.promote[a, b] else -2 for b in facts.dtypes] for a in facts.dtypes]
-    scalar_h = render("scalar.h.j2", banner=plan.banner, dtypes=facts.dtypes,
-                      categories=[facts.category[d] for d in facts.dtypes], table=table)
-    files[SCALAR_HEADER] = scalar_h
-    return files
+    rows = render("scalar_table.h.j2", dtypes=facts.dtypes, categories=[facts.category[d] for d in facts.dtypes],
+                  table=table)
+    return f"// {banner}\n{head}{rows}{tail}"

@@ -20,9 +20,11 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from shimgen import drift, emit_c, emit_cpp, emit_py, fmt, output, plan as plan_mod, stamp
+from shimgen import drift as drift_mod
+from shimgen import emit_c, emit_cpp, emit_py, fmt, history, manifest, output, plan as plan_mod, stamp
 from shimgen.errors import ShimgenError
 from shimgen.inputs import NotText, read_text
+from shimgen.parse import NativeYaml
 from shimgen.plan import Plan
 from shimgen.signatures import c_shims, wrappers
 from shimgen.sig_cpp import gone_notes
@@ -73,6 +75,18 @@ def write(out: str, files: dict[str, str], before_switch=None) -> list[str]:
     """Write every file into out as one transaction (shimgen.output): all or nothing, locked, across signals.
     Per-op headers of ops no longer generated are removed in the same switch."""
     return output.write(out, files, before_switch, owned=(emit_cpp.OP_HEADERS,))
+
+
+def drift(old_yaml: str, new_yaml: str | None, ops: list[str] | None) -> tuple[list[drift_mod.Finding], int]:
+    """`--drift OLD_YAML`: the schema changes of the selected ops (default: the manifest's) from OLD_YAML to
+    new_yaml (default: the installed torch's), and how many ops were compared."""
+    old, new = NativeYaml(old_yaml), NativeYaml(new_yaml)
+    before, after = history.schemas_of(old.text), history.schemas_of(new.text)
+    default_set = frozenset(manifest.load().default_ops)
+    chosen = drift_mod.select(ops, before, after) if ops else set(default_set)
+    if ops and not chosen:
+        raise ShimgenError("no op of --ops is in either yaml")
+    return drift_mod.compare(before, after, chosen, default_set), len(chosen)
 
 
 # ---- comparing an output folder with what would be generated (--check) ------------------------------------
@@ -151,8 +165,8 @@ def compare(out: str, files: dict[str, str], manifest_ops: frozenset[str] = froz
             rel = emit_cpp.OP_HEADERS + name
             if rel not in on_disk and name.endswith(".h"):
                 on_disk[rel] = _on_disk(os.path.join(out, rel))[0] or ""
-        before = drift.schemas_in_output(emit_cpp.wrapper_texts(on_disk), on_disk.get(emit_c.HEADER, ""))
-        after = drift.schemas_in_output(emit_cpp.wrapper_texts(files), files.get(emit_c.HEADER, ""))
-        summary += ["schema " + f.line() for f in drift.compare(before, after, default_set=manifest_ops)]
+        before = drift_mod.schemas_in_output(emit_cpp.wrapper_texts(on_disk), on_disk.get(emit_c.HEADER, ""))
+        after = drift_mod.schemas_in_output(emit_cpp.wrapper_texts(files), files.get(emit_c.HEADER, ""))
+        summary += ["schema " + f.line() for f in drift_mod.compare(before, after, default_set=manifest_ops)]
     return Differences(diffs, summary)
 

@@ -2,7 +2,9 @@
 later, narrower older forms, dispatcher stack layouts, `_vN` C shims, and the drift check.
 
 The history is package data built from the release yaml files by `python -m shimgen.history`; the first test
-proves the committed file is exactly what that command makes of ../shared/torch-schemas.
+proves the committed file is exactly what that command makes of the release yaml files, read from their
+compressed copies in tests/fixtures/releases (cut by tests/fixtures/make_release_yamls.py), so it runs from a
+fresh clone.
 """
 
 from __future__ import annotations
@@ -21,26 +23,24 @@ from tests.cxx import CXX, TORCH, build_so, syntax_check
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-SHARED = os.path.join(ROOT, "..", "shared", "torch-schemas")
 DRIFT = os.path.join(HERE, "fixtures", "drift")
 V = Version.parse
 
 
-def _shared_or_skip() -> str:
-    if os.path.isdir(SHARED):
-        return SHARED
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"CI must have the release yaml files at {SHARED}")
-    pytest.skip(f"the release yaml files ({SHARED}) are not beside this checkout")
+def test_committed_history_is_what_the_command_builds(tmp_path) -> None:
+    """Through the command itself, on the committed copies of the seven release yaml files."""
+    from tests.fixtures import make_release_yamls as fixture
 
-
-def test_committed_history_is_what_the_command_builds() -> None:
-    folder = _shared_or_skip()
-    schemas = {r: history.schemas_of(open(p, encoding="utf-8").read()) for r, p in
-               history.releases_under(folder).items()}
-    built = history.dumps(history.build(schemas))
+    released = fixture.releases()
+    assert len(released) >= 7, released  # 2.9.0 ... 2.15.0
+    for r in released:
+        (tmp_path / r).mkdir()
+        (tmp_path / r / "native_functions.yaml").write_text(fixture.read(r, "native_functions.yaml"), encoding="utf-8")
+    out = tmp_path / "history.json"
+    assert history.main([str(tmp_path), "--out", str(out)]) == 0
     with open(history.data_path(), encoding="utf-8") as f:
-        assert f.read() == built, "run `python -m shimgen.history ../shared/torch-schemas` and commit the result"
+        assert f.read() == out.read_text(encoding="utf-8"), (
+            "run `python -m shimgen.history DIR` on the release yaml files and commit the result")
 
 
 def test_history_command_adds_one_release(tmp_path) -> None:

@@ -13,8 +13,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PKG = os.path.join(ROOT, "shimgen")
 
 # The generation stack (README "Layout"): what the command line, a build integration and --verify call.
-STACK = ["parse", "table", "manifest", "history", "versions", "plan", "scalars", "cpp_model", "routes",
-         "routes.aten_shim", "routes.dispatcher", "routes.sibling", "routes.overlay_shim", "routes.equivalent", "sig_c", "sig_cpp",
+STACK = ["parse", "table", "manifest", "history", "versions", "releases", "plan", "scalars", "cpp_model", "routes",
+         "routes.aten_shim", "routes.dispatcher", "routes.sibling", "routes.overlay_shim", "routes.equivalent", "sig_c",
+         "sig_cpp",
          "signatures", "overloads", "emit_c", "emit_cpp", "emit_py", "layout", "fmt", "templates", "validate",
          "drift", "output", "stamp", "inputs", "errors", "pipeline"]
 FORBIDDEN = ("shimgen.verify", "shimgen.probe", "shimgen.provers", "shimgen.cli")

@@ -196,8 +196,9 @@ def test_grid_is_exact_or_refused(ext: str) -> None:
     print(f"\nscalar grid: {counts['exact']} exact, {counts['refused']} refused ({counts['refused_aten_ok']} where "
           f"aten returned), {counts['wrong']} wrong")
     assert counts["wrong"] == 0, "\n".join(counts["details"][:30])  # type: ignore[index]
-    # Coverage floor (1490 exact since pow's floating exponents left the proven sibling cells: ±0.5 differ).
-    assert counts["exact"] > 1450 and counts["refused_aten_ok"] < counts["exact"] / 4
+    # Coverage floor: the measured figure, 1,490 exact (2026-11-23, torch 2.13: it fell from above 1,500 when pow's
+    # floating exponents left the proven sibling cells, ±0.5 differ). A lower count is a finding, not a new floor.
+    assert counts["exact"] >= 1490 and counts["refused_aten_ok"] < counts["exact"] / 4
 
 
 # The table on int64 tensors, through libtorch alone (no overlay): these must be exact ...

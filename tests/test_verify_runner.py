@@ -25,7 +25,8 @@ def _arg(name: str, type_: str, box_schema: str | None = None) -> dict:
 
 def _op(name: str, args: list[dict]) -> dict:
     return {"op": f"{name}.default", "name": name, "overload": "default", "kind": "functional",
-            "functional": None, "route": "dispatcher", "since": "2.9", "wrapper": name, "tags": [],
+            "functional": None, "route": "dispatcher", "overlay": False, "boxed": True, "lowers": False,
+            "since": "2.9", "wrapper": name, "tags": [],
             "args": args, "returns": [{"type": "Tensor", "name": "", "is_write": False, "box_schema": "Tensor"}]}
 
 

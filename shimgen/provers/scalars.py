@@ -25,7 +25,7 @@ from torchgen.model import FunctionSchema
 from shimgen import history, table
 from shimgen.parse import NativeYaml
 from shimgen.scalar_model import Model, in_range, kind_of
-from shimgen.scalars import DATA, DTYPES, cell, class_of, load
+from shimgen.scalars import DATA, DTYPES, cell, load
 from shimgen.verify import samples
 
 

@@ -10,7 +10,8 @@ A route is a kind of thing, not a string. Each one knows
   wins) and `cost`, the per-call overhead measured against at:: (benchmarks/bench_calls.py);
 - whether it needs more than libtorch: `overlay` (shimgen's overlay library, compiled against one libtorch's
   internals, so not ABI-stable); the default surface prefers routes that need libtorch alone;
-- whether its calls go through a C shim the plan must generate (`calls_c_shim`; shimgen.signatures.c_shims);
+- whether its calls go through a C shim the plan must generate (`calls_c_shim`; shimgen.signatures.c_shims),
+  through the boxed dispatcher (`boxed`) or through another overload (`lowers`): what --verify needs to know;
 - how a call through it is emitted: `describe(w, v)` (the "Route: ..." lines of the wrapper's comment),
   `later_notes(w, v)` (lines after the dropped-argument note) and `body(w, v, plan)` (the C++ statements).
 
@@ -71,6 +72,8 @@ class Route:
     cost: str
     overlay: bool  # needs shimgen's overlay library besides libtorch
     calls_c_shim = False  # a call through it goes to a C shim the plan generates
+    boxed = False  # a call through it goes through libtorch's boxed dispatcher, which converts the returns itself
+    lowers = False  # a call through it calls another overload (whose own checks word aten's errors otherwise)
     exact_integral_defaults = False  # its C shim rebuilds an integral schema default exactly (table aten_default)
 
     def __str__(self) -> str:

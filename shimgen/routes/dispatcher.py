@@ -21,6 +21,8 @@ from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version
 
 
 class Dispatcher(Route):
+    boxed = True
+
     def carries(self, row: Row, leaky: bool = False) -> Version | None:
         return row.dispatcher_from(leaky)
 

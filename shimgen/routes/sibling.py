@@ -19,6 +19,8 @@ from shimgen.versions import Version
 
 
 class Sibling(Route):
+    lowers = True
+
     def carries(self, row: Row, leaky: bool = False) -> Version | None:
         return None  # the targets' wrappers carry the values
 

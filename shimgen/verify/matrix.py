@@ -349,7 +349,7 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
                     cells[key(op)] = Cell(".", "") if why.startswith("hidden") else Cell("n/t", why)
                 elif t.library is None:
                     cells[key(op)] = Cell("build!", t.error[-600:])
-                elif specs[op]["route"] == "generated_shim" and op in ov.missing:
+                elif specs[op]["overlay"] and op in ov.missing:
                     cells[key(op)] = Cell("no-ovl", ov.missing[op])
                 else:
                     run_ops.append(specs[op])

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from torchgen.model import Argument, Return, SchemaKind
 
+from shimgen import releases
 from shimgen.errors import Refusal
 from shimgen.fmt import clang_format
 from shimgen.parse import NativeYaml, Op
@@ -35,7 +36,7 @@ NAMESPACE = "shimgen_roundtrip"
 SOURCE = "shimgen_roundtrip.cpp"
 # From this target on, STABLE_TORCH_ERROR_CODE_CHECK throws libtorch's own message (torch/csrc/stable/macros.h);
 # before it, an extension only learns that the call failed.
-ERROR_TEXT_SINCE = Version(2, 13)
+ERROR_TEXT_SINCE = releases.load().error_text_since  # data/releases.yaml
 
 
 @dataclass(frozen=True)
@@ -298,6 +299,10 @@ def op_spec(k: Kernel, plan: Plan, native: NativeYaml) -> dict:
         "kind": s.kind().name,
         "functional": _functional(op, native),
         "route": k.variant.route.name,
+        # what the runner and the matrix need to know of the route (shimgen.routes)
+        "overlay": k.variant.route.overlay,
+        "boxed": k.variant.route.boxed,
+        "lowers": k.variant.route.lowers,
         "error_text": k.target is None or k.target >= ERROR_TEXT_SINCE,
         "since": str(k.wrapper.since),
         "wrapper": k.wrapper.name,

@@ -437,7 +437,7 @@ def check(op: dict, aten: Callable, rt: Callable, make: Callable[[], dict], valu
     outcome, message = _outcome(exp, act, values)
     if outcome == "wrong" and exp[2] is not None and act[2] is not None and not op.get("error_text", True):
         outcome, message = "error", None  # built for a release before 2.13: the extension cannot read the text
-    if outcome == "wrong" and exp[2] is not None and act[2] is not None and op.get("route") == "sibling":
+    if outcome == "wrong" and exp[2] is not None and act[2] is not None and op.get("lowers"):
         # Both raised; the wrapper called the Tensor sibling, whose own check words the same error otherwise
         # (clamp.out's "Found dtype Long but expected Float" is clamp.Tensor_out's "result type Float can't be
         # cast to the desired output type Long"): an error path reproduced, not a value.
@@ -479,7 +479,7 @@ def _mixed_dispatcher_returns(op: dict, exp: tuple, act: tuple) -> bool:
     (Tensor, Tensor[]), (Tensor, ..., int)) and torch_call_dispatcher raised a type error converting them (every
     such overload fails so on 2.13, every all-Tensor tuple passes)."""
     kinds = {re.sub(r"\(\w!?\)", "", r["type"]) for r in op["returns"]}
-    return (op["route"] == "dispatcher" and len(kinds) > 1 and exp[2] is None and act[2] is not None
+    return (op.get("boxed", False) and len(kinds) > 1 and exp[2] is None and act[2] is not None
             and "torch_call_dispatcher" in str(act[2])
             and re.search(r"Expected \w+ but got \w+|expected (double|int|bool)", str(act[2])) is not None)
 

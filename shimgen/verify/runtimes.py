@@ -17,6 +17,7 @@ import re
 import sys
 from dataclasses import dataclass
 
+from shimgen import releases
 from shimgen.errors import ShimgenError
 from shimgen.verify.build import Torch, find_torch
 from shimgen.versions import FIRST_STABLE, Version
@@ -87,7 +88,7 @@ def missing_reason(missing: list[str], base: str | None = None) -> str:
 
 
 # The release matrix (issue "Release history"): one patch release per minor release of the stable ABI.
-RELEASES = ("2.9.1", "2.10.0", "2.11.0", "2.12.1", "2.13.0", "2.14.1", "2.15.0")
+RELEASES = releases.load().runtimes  # data/releases.yaml
 
 
 def targets(up_to: Version) -> list[Version]:

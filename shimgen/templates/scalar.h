@@ -1,4 +1,3 @@
-// {{ banner }}
 //
 // shimgen::Scalar, the number type of the generated torch::stable wrappers, and
 // the run-time rules that pass it to aten without changing the answer
@@ -167,19 +166,7 @@ using torch::headeronly::ScalarType;
 // kUndefined: no operand yet, kRefused: torch refuses to promote the pair.
 constexpr int kUndefined = -1;
 constexpr int kRefused = -2;
-constexpr int kDtypes = {{ dtypes | length }};
-constexpr std::array<ScalarType, kDtypes> kType = {
-{% for d in dtypes %}
-    ScalarType::{{ d }},
-{% endfor %}
-};
-// 0 bool, 1 integral, 2 floating point, 3 complex
-constexpr std::array<int8_t, kDtypes> kCategory = { {{- categories | join(", ") -}} };
-constexpr std::array<std::array<int8_t, kDtypes>, kDtypes> kPromote = {{ '{{' }}
-{% for row in table %}
-    { {{- row | join(", ") -}} },
-{% endfor %}
-{{ '}}' }};
+// @shimgen: promotion table (templates/scalar_table.h.j2, from data/scalar_facts.yaml)
 
 inline int position(ScalarType t) {
   for (int k = 0; k < kDtypes; ++k) {

@@ -1,0 +1,240 @@
+"""Add a torch release to shimgen, end to end: `python -m shimgen.provers.release add X.Y.Z`.
+
+A release touches these facts, each in its one home; this command updates the ones it can derive from the release's
+files and names the measurements that need the release's runtime (a venv with its torch):
+
+  1. tests/fixtures/releases/X.Y.Z/   compressed copies of its native_functions.yaml, tags.yaml and the
+                                      c_shim_aten.h its wheel ships (the history and golden checks read them)
+  2. shimgen/data/history.json        its schemas (python -m shimgen.history --add X.Y YAML)
+  3. shimgen/data/manifest.yaml       the C shims its libtorch ships that the manifest does not know yet
+                                      (`upstream: true, since: X.Y`; a new `_vN` of a known shim: `vN: X.Y`)
+  4. shimgen/data/releases.yaml       X.Y.Z among the runtimes (replacing an older patch of X.Y); .ci/run, the
+                                      matrix, the probe and verify.runtimes read it
+  then, with the runtime venv ($SHIMGEN_RUNTIMES/torch-X.Y.Z, which `--venv` creates):
+  5. shimgen/data/probe.yaml          python -m shimgen.probe --write (the dispatcher probe on every runtime)
+  6. shimgen/data/scalar_facts.yaml   only when the installed torch moves to X.Y.Z (releases.yaml `installed`,
+                                      README's pin): python -m shimgen.provers.scalars promotion|siblings|int-as-double
+  7. tests/golden/, generated/        tests/regen_golden.sh, then review the diff (new shims are new declarations)
+
+The files come from a folder laid out like ../shared (`--shared DIR`: torch-schemas/X.Y.Z/native_functions.yaml,
+tags.yaml; torch-shims/X.Y.Z/c_shim_aten.h) or from an installed torch (`--torch DIR`: a torch package folder,
+whose torchgen carries the yaml files and whose include/ the header). `--dry-run` computes every change and prints
+it, writing nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import lzma
+import os
+import re
+import sys
+import tempfile
+
+import yaml
+
+from shimgen import history, manifest
+from shimgen.errors import ShimgenError
+from shimgen.versions import Version
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DATA = os.path.join(ROOT, "shimgen", "data")
+FIXTURES = os.path.join(ROOT, "tests", "fixtures", "releases")
+_DECL = re.compile(r"^AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_(\w+)\(", re.M)
+_VN = re.compile(r"^(\w+)_v(\d+)$")
+
+
+def sources(release: str, shared: str | None, torch_dir: str | None) -> dict[str, str]:
+    """name -> path of the release's native_functions.yaml, tags.yaml and c_shim_aten.h."""
+    if torch_dir:
+        found = {
+            "native_functions.yaml": os.path.join(torch_dir, "..", "torchgen", "packaged", "ATen", "native",
+                                                  "native_functions.yaml"),
+            "tags.yaml": os.path.join(torch_dir, "..", "torchgen", "packaged", "ATen", "native", "tags.yaml"),
+            "c_shim_aten.h": os.path.join(torch_dir, "include", "torch", "csrc", "inductor", "aoti_torch",
+                                          "generated", "c_shim_aten.h"),
+        }
+    else:  # the yaml files of X.Y.0 and the header of the wheel X.Y.Z: the same minor release, any patch
+        base = shared or os.path.join(ROOT, "..", "shared")
+        found = {name: os.path.join(_same_minor(os.path.join(base, "torch-schemas"), release), name)
+                 for name in ("native_functions.yaml", "tags.yaml")}
+        found["c_shim_aten.h"] = os.path.join(_same_minor(os.path.join(base, "torch-shims"), release), "c_shim_aten.h")
+    missing = [p for p in found.values() if not os.path.isfile(p)]
+    if missing:
+        raise ShimgenError(f"release {release}: missing {', '.join(os.path.normpath(p) for p in missing)}")
+    return {k: os.path.normpath(v) for k, v in found.items()}
+
+
+def _same_minor(folder: str, release: str) -> str:
+    """folder/release, else folder/<the newest patch of release's minor release>."""
+    exact = os.path.join(folder, release)
+    if os.path.isdir(exact) or not os.path.isdir(folder):
+        return exact
+    minor = release.rsplit(".", 1)[0]
+    patches = sorted((d for d in os.listdir(folder) if d.rsplit(".", 1)[0] == minor and re.fullmatch(r"[\d.]+", d)),
+                     key=lambda r: tuple(int(x) for x in r.split(".")))
+    return os.path.join(folder, patches[-1]) if patches else exact
+
+
+def _read(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def _unambiguous(op: str) -> str:
+    """torchgen's OperatorName.unambiguous_name of `name.overload` (`fill_.Scalar` -> `fill__Scalar`)."""
+    name, _, overload = op.partition(".")
+    return name if overload in ("", "default") else f"{name}_{overload}"
+
+
+def shipped_shims(header: str, schemas: dict[str, str]) -> dict[str, int]:
+    """op (`fill_.Scalar`) -> the newest `_vN` the header declares for it (1: the original name only)."""
+    by_shim = {_unambiguous(op): op for op in schemas}
+    found: dict[str, int] = {}
+    for name in _DECL.findall(header):
+        m = _VN.match(name)
+        base, n = (m.group(1), int(m.group(2))) if m and m.group(1) in by_shim else (name, 1)
+        op = by_shim.get(base)
+        if op is None:
+            raise ShimgenError(f"the header declares aoti_torch_aten_{name}, which no schema of the release names")
+        found[op] = max(found.get(op, 1), n)
+    return found
+
+
+def manifest_changes(shims: dict[str, int], minor: Version, text: str) -> tuple[str, list[str]]:
+    """(the manifest's new text, one line per change): new libtorch shims, shimgen shims libtorch adopted, new _vN."""
+    current = manifest.load()
+    raw = yaml.safe_load(text)
+    ops = raw["ops"]
+    changes = []
+    for op, newest in sorted(shims.items()):
+        entry = current.entries.get(op)
+        if entry is None:
+            ops[op] = {"since": str(minor), "upstream": True}
+            changes.append(f"+ {op}: libtorch {minor} ships its C shim")
+        elif not entry.upstream:
+            ops[op] = {"since": str(minor), "upstream": True}
+            changes.append(f"~ {op}: libtorch {minor} adopts the C shim shimgen generated (was shimgen's own)")
+        for n in range(2, newest + 1):
+            if n not in current.entries.get(op, entry or manifest.Entry(minor, True)).versions and \
+                    f"v{n}" not in ops[op]:
+                ops[op][f"v{n}"] = str(minor)
+                changes.append(f"+ {op}: libtorch {minor} ships aoti_torch_aten_..._v{n}")
+    head = text[: text.index("\nops:") + 1]
+    lines = ["ops:"]
+    for op in sorted(ops):
+        fields = ", ".join(f'{k}: "{v}"' if isinstance(v, str) else f"{k}: {str(v).lower()}"
+                           for k, v in ops[op].items())
+        lines.append(f"  {op}: {{{fields}}}")
+    return head + "\n".join(lines) + "\n", changes
+
+
+def releases_changes(release: str, text: str) -> tuple[str, list[str]]:
+    """releases.yaml with `release` among the runtimes (an older patch of its minor release replaced)."""
+    raw = yaml.safe_load(text)
+    minor = release.rsplit(".", 1)[0]
+    old = [r for r in raw["runtimes"] if r.rsplit(".", 1)[0] == minor]
+    if old == [release]:
+        return text, []
+    runtimes = sorted([r for r in raw["runtimes"] if r not in old] + [release],
+                      key=lambda r: tuple(int(x) for x in r.split(".")))
+    line = "runtimes: [" + ", ".join(f'"{r}"' for r in runtimes) + "]"
+    new = re.sub(r"^runtimes: \[.*\]$", line, text, flags=re.M)
+    return new, [f"runtimes: {', '.join(old) or '(none of ' + minor + ')'} -> {release}"]
+
+
+def _fixture(files: dict[str, str]) -> dict[str, bytes]:
+    """Compressed copies, each under the release folder it came from (as make_release_yamls.py lays them out)."""
+    out = {}
+    for name, path in files.items():
+        data = lzma.compress(open(path, "rb").read(), format=lzma.FORMAT_XZ, check=lzma.CHECK_CRC64, preset=9)
+        dst = os.path.join(FIXTURES, os.path.basename(os.path.dirname(path)), name + ".xz")
+        if not (os.path.isfile(dst) and open(dst, "rb").read() == data):
+            out[dst] = data
+    return out
+
+
+def add(release: str, shared: str | None, torch_dir: str | None, dry_run: bool, out=sys.stdout) -> int:
+    if not re.fullmatch(r"\d+\.\d+\.\d+", release):
+        raise ShimgenError(f"bad release {release!r}: expected X.Y.Z such as 2.16.0")
+    minor = Version.parse(release)
+    files = sources(release, shared, torch_dir)
+    schemas = history.schemas_of(_read(files["native_functions.yaml"]))
+    writes: dict[str, str | bytes] = dict(_fixture(files))
+    say = [f"release {release} from " + ", ".join(sorted({os.path.dirname(p) for p in files.values()})),
+           f"1. fixtures: {len(writes)} new or changed files under {os.path.relpath(FIXTURES, ROOT)}"]
+
+    hist_path = history.data_path()
+    with tempfile.TemporaryDirectory() as tmp:
+        out_path = os.path.join(tmp, "history.json")
+        with open(out_path, "w", encoding="utf-8") as f:
+            f.write(_read(hist_path))
+        with open(os.devnull, "w") as null:
+            sys_stdout, sys.stdout = sys.stdout, null
+            try:
+                status = history.main(["--add", str(minor), files["native_functions.yaml"], "--out", out_path])
+            finally:
+                sys.stdout = sys_stdout
+        if status != 0:
+            raise ShimgenError(f"python -m shimgen.history --add {minor} failed")
+        new_history = _read(out_path)
+    before, after = history.loads(_read(hist_path)), history.loads(new_history)
+    changed = sum(1 for op, pts in after.changes.items() if before.changes.get(op) != pts)
+    say.append(f"2. history: {len(after.changes)} overloads over {', '.join(map(str, after.releases))}; "
+               f"{changed} overloads' entries change")
+    if new_history != _read(hist_path):
+        writes[hist_path] = new_history
+
+    man_path = os.path.join(DATA, "manifest.yaml")
+    man_text, man_changes = manifest_changes(shipped_shims(_read(files["c_shim_aten.h"]), schemas), minor,
+                                             _read(man_path))
+    say.append(f"3. manifest: {len(man_changes)} changes" + "".join(f"\n     {c}" for c in man_changes))
+    if man_changes:
+        writes[man_path] = man_text
+
+    rel_path = os.path.join(DATA, "releases.yaml")
+    rel_text, rel_changes = releases_changes(release, _read(rel_path))
+    say.append(f"4. releases.yaml: {'; '.join(rel_changes) or 'already listed'}")
+    if rel_changes:
+        writes[rel_path] = rel_text
+
+    venv = os.path.join(os.path.expanduser(os.environ.get("SHIMGEN_RUNTIMES") or "~/.cache/shimgen/runtimes"),
+                        f"torch-{release}")
+    say += [
+        f"then (the runtime {venv}: python -m venv {venv} && {venv}/bin/python -m pip install torch=={release} "
+        "pyyaml numpy):",
+        "5. python -m shimgen.probe --write          # data/probe.yaml gets the new runtime's column (~20 min)",
+        "6. only if CI's torch moves to this release (releases.yaml `installed`, README's pip pin): "
+        "python -m shimgen.provers.scalars promotion; ... siblings; ... int-as-double",
+        "7. tests/regen_golden.sh, review `git diff tests/golden generated`, then python -m pytest -q",
+    ]
+    for path, data in sorted(writes.items()):
+        rel = os.path.relpath(path, ROOT)
+        if dry_run:
+            say.append(f"dry run: would write {rel}")
+            continue
+        with open(path, "wb") as f:
+            f.write(data if isinstance(data, bytes) else data.encode("utf-8"))
+        say.append(f"wrote {rel}")
+    print("\n".join(say), file=out)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m shimgen.provers.release", description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    a = sub.add_parser("add", help="add a torch release X.Y.Z")
+    a.add_argument("release", metavar="X.Y.Z")
+    a.add_argument("--shared", metavar="DIR", help="folder laid out like ../shared (default: ../shared)")
+    a.add_argument("--torch", metavar="DIR", help="an installed torch package folder to read the files from")
+    a.add_argument("--dry-run", action="store_true", help="print every change, write nothing")
+    args = ap.parse_args(argv)
+    try:
+        return add(args.release, args.shared, args.torch, args.dry_run)
+    except ShimgenError as e:
+        print(f"shimgen.release: error: {e.line()}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
