@@ -117,12 +117,13 @@ def build(tmp: str) -> dict[str, str]:
         "upstream": ([*TORCH.stable_flags(), "-DBENCH_NS=bench_upstream"], []),
         # the same source built again: the spread between two builds of identical code is the noise floor
         "upstream2": ([*TORCH.stable_flags(), "-DBENCH_NS=bench_upstream2"], []),
-        "generated": ([*TORCH.stable_flags(gen), "-DBENCH_NS=bench_generated", "-DBENCH_BACKWARD",
+        "generated": ([*TORCH.stable_flags(gen, overlay=True), "-DBENCH_NS=bench_generated", "-DBENCH_BACKWARD",
                        "-DBENCH_DEVICE_CALLS"], [overlay]),
         # the device route (its calls need libtorch alone; this file's bench() also calls the overlay's add)
-        "device": ([*TORCH.stable_flags(gen), "-DBENCH_NS=bench_device", "-DBENCH_DEVICE", "-DBENCH_DEVICE_CALLS"],
-                   [overlay]),
-        "overlay_route": ([*TORCH.stable_flags(gen_old), "-DBENCH_NS=bench_overlay_route", "-DBENCH_BACKWARD"],
+        "device": ([*TORCH.stable_flags(gen, overlay=True), "-DBENCH_NS=bench_device", "-DBENCH_DEVICE",
+                    "-DBENCH_DEVICE_CALLS"], [overlay]),
+        "overlay_route": ([*TORCH.stable_flags(gen_old, overlay=True), "-DBENCH_NS=bench_overlay_route",
+                           "-DBENCH_BACKWARD"],
                           [overlay]),
     }
     out = {}

@@ -111,7 +111,7 @@ def build(tmp: str) -> tuple[dict[str, str], plan_mod.Plan]:
     src = os.path.join(HERE, "bench_leaks.cpp")
     libs = {}
     for name, flags, extra in [("aten", [*TORCH.aten_flags(), "-DLEAKS_NS=leaks_aten", "-DLEAKS_ATEN"], []),
-                               ("shimgen", [*TORCH.stable_flags(gen), "-DLEAKS_NS=leaks_shimgen"], [lib_overlay])]:
+                               ("shimgen", [*TORCH.stable_flags(gen, overlay=True), "-DLEAKS_NS=leaks_shimgen"], [lib_overlay])]:
         libs[name] = os.path.join(tmp, f"libleaks_{name}.so")
         compile_so(src, libs[name], flags, extra)
     # the round-trip kernels of the string-taking ops, exactly as --verify generates them
@@ -124,7 +124,7 @@ def build(tmp: str) -> tuple[dict[str, str], plan_mod.Plan]:
     with open(rt_src, "w", encoding="utf-8") as f:
         f.write(roundtrip.source(p, kernels))
     libs["roundtrip"] = os.path.join(tmp, "libleaks_roundtrip.so")
-    compile_so(rt_src, libs["roundtrip"], TORCH.stable_flags(gen), [lib_overlay])
+    compile_so(rt_src, libs["roundtrip"], TORCH.stable_flags(gen, overlay=True), [lib_overlay])
     return libs, p
 
 

@@ -63,9 +63,9 @@ def build(tmp: str) -> dict[str, str]:
     src = os.path.join(HERE, "bench_scalars.cpp")
     libs = {
         "aten": ([*TORCH.aten_flags(), "-DBENCH_NS=bench_scalars_aten", "-DBENCH_ATEN"], []),
-        "generated": ([*TORCH.stable_flags(gen), "-DBENCH_NS=bench_scalars_generated"], [overlay]),
+        "generated": ([*TORCH.stable_flags(gen, overlay=True), "-DBENCH_NS=bench_scalars_generated"], [overlay]),
         # the same source built again: the spread between two builds of identical code is the noise floor
-        "generated2": ([*TORCH.stable_flags(gen), "-DBENCH_NS=bench_scalars_generated2"], [overlay]),
+        "generated2": ([*TORCH.stable_flags(gen, overlay=True), "-DBENCH_NS=bench_scalars_generated2"], [overlay]),
         "upstream": ([*TORCH.stable_flags(), "-DBENCH_NS=bench_scalars_upstream"], []),
     }
     out = {}

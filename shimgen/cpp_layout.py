@@ -608,6 +608,8 @@ def chunk(text: str) -> str:
             continue
         if "//" in _strip_strings(stmt) or "/*" in stmt or "[](" in stmt or "[&" in stmt or "[=" in stmt:
             raise Unsure(stmt)
+        if stmt.startswith("template"):  # AlwaysBreakTemplateDeclarations: left to clang-format
+            raise Unsure(stmt)
         inline_block = stmt.endswith("; }") and re.fullmatch(r"((?:if|for|while) \(.*\)) \{ ([^{};]*;) \}", stmt)
         if inline_block:  # `if (c) { s; }`: clang-format never keeps a block on one line here
             pad = " " * (2 * depth)

@@ -36,9 +36,10 @@ class Param:
     def none_default(self) -> bool:
         return self.default == "std::nullopt"
 
-    def need(self, route: Route) -> Version | None:
-        """The release this parameter needs on a route; None: the route cannot carry it."""
-        return route.carries(self.row)
+    def need(self, route: Route, leaky: bool = False) -> Version | None:
+        """The release this parameter needs on a route; None: the route cannot carry it. `leaky`: the extension
+        accepts a dispatcher conversion that leaks (plan.World.leaky_str)."""
+        return route.carries(self.row, leaky)
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,9 @@ class Variant:
     # Scalar ops (shimgen/scalars.py): the wrappers a call is lowered to where the C shim's double would change a
     # number (the Tensor sibling, or a composition's ops); on the `sibling` route, always.
     lowering: tuple[str, ...] = ()
+    # dispatcher route: optional parameters it carries only as None (a type no release's dispatcher carries,
+    # Scalar?): a call passing a value raises a `shimgen:` error
+    none_only: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

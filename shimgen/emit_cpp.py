@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 
-from shimgen import releases, scalars
+from shimgen import releases, routes, scalars
 from shimgen.inputs import package_text
-from shimgen.plan import Plan
-from shimgen.sig_cpp import Extra, Variant, Wrapper, extras, gone, target_wrapper, wrappers
+from shimgen.plan import WORLDS, Plan, World
+from shimgen.sig_cpp import Extra, Variant, Wrapper, active, extras, gone, target_wrapper, wrappers
 from shimgen.templates import render
 from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version, macro_definitions
 
@@ -56,6 +56,7 @@ class _Rendered:
     signature: str
     body: str
     deleted: bool = False  # `signature = delete;`, no body
+    hidden: str | None = None  # a form this build cannot call: a template whose static_assert says why
     name: str = ""  # the C++ name: which torch/csrc/stable/ops/<name>.h holds it
     calls: tuple[str, ...] = ()  # the other wrapper names its body calls (their headers come first)
 
@@ -114,10 +115,49 @@ def build_time_minimum(w: Wrapper, v: Variant) -> Version:
 
 
 def render_wrapper(w: Wrapper, v: Variant, plan: Plan) -> _Rendered:
-    body = v.route.body(w, v, plan)
+    rules = _number_rules(w, v, plan)
+    body = "\n".join([*(text for _, text in rules), v.route.body(w, v, plan)])
     g_open, g_close = gate(v)
-    return _Rendered(doc(w, v, plan), g_open, g_close, signature(w, v), body, name=w.name,
-                     calls=_calls(w, v, plan))
+    lines = doc(w, v, plan)
+    for rule, _ in rules:
+        lines.append(f"{rule['argument']} = {rule['value']} goes to aten::{rule['via']}, as aten's Scalar kernel "
+                     f"computes it (proven equal, gradients included, on torch {', '.join(rule['proven'])}).")
+    return _Rendered(lines, g_open, g_close, signature(w, v), body, name=w.name,
+                     calls=tuple(dict.fromkeys([*_calls(w, v, plan), *(t for _, t in _rule_targets(rules, plan))])))
+
+
+def _number_rules(w: Wrapper, v: Variant, plan: Plan) -> list[tuple[dict, str]]:
+    """(rule, the statement taking it) for each number rule (scalar facts' number_rules) the form can use: the
+    number is among its parameters and the rule's target wrapper serves the form's releases in this build."""
+    result = []
+    kept = {p.name for p in w.kept(v)}
+    operands = [p.name for p in w.kept(v) if str(p.arg.type) == "Tensor" and not p.is_out]
+    for rule in scalars.load().number_rules.get(w.op.name, []):
+        target = target_wrapper(rule["via"], plan)
+        tv = active(target, v.start) if target is not None else None
+        if tv is None or rule["argument"] not in kept or not operands or (tv.end and (v.end is None or tv.end < v.end)):
+            continue
+        a, value = rule["argument"], rule["value"]
+        conds = []
+        for kind, cats in sorted(rule["cells"].items()):
+            number = {"int": f"{a}.is_integral() && {a}.to_int64() == {int(value)}",
+                      "double": f"{a}.is_floating_point() && {a}.to_double() == {float(value)!r}"}[kind]
+            tensors = " && ".join(
+                "(" + " || ".join(f"{t}.scalar_type() == torch::headeronly::ScalarType::{c}" for c in cats) + ")"
+                for t in operands)
+            conds.append(f"({number} && {tensors})")
+        args = ", ".join(rule["args"][p.name] for p in target.kept(tv))  # type: ignore[union-attr]
+        result.append((rule, f"if ({' || '.join(conds)}) {{\nreturn {target.name}({args});\n}}"))  # type: ignore[union-attr]
+    return result
+
+
+def _rule_targets(rules: list[tuple[dict, str]], plan: Plan) -> list[tuple[dict, str]]:
+    out = []
+    for rule, _ in rules:
+        t = target_wrapper(rule["via"], plan)
+        if t is not None:
+            out.append((rule, t.name))
+    return out
 
 
 def _calls(w: Wrapper, v: Variant, plan: Plan) -> tuple[str, ...]:
@@ -167,23 +207,27 @@ def render_outf(w: Wrapper, v: Variant) -> _Rendered:
     return _Rendered(doc, g_open, g_close, f"inline {w.returns} {w.name}f({params})", body, name=w.name)
 
 
-def render_extra(e: Extra) -> list[_Rendered]:
+def render_extra(e: Extra, reason: str | None = None, returns: str | None = None) -> list[_Rendered]:
     """A hand-written overload (data/extra_overloads.yaml): forwarding to its target wrapper from the release
     that has it; before that, and where the target is not generated, deleted or left out."""
     params = ", ".join(f"{t} {n}" + (f" = {d}" if d is not None else "") for t, n, d in e.params)
     w = e.target
     what = "ATen's C++-only overload" if e.source.startswith("ATen") else "Upstream's convenience overload"
     intro = f"{what} of {e.name} ({e.source}), for aten::{e.target_op}"
-    returns = w.returns if w is not None else "void"
+    returns = w.returns if w is not None else (returns or "void")
+    why = (f"torch::stable::{e.name}({', '.join(t for t, _, _ in e.params)}) calls aten::{e.target_op}, which "
+           f"this build cannot call: {reason}" if reason else
+           f"torch::stable::{e.name}({', '.join(t for t, _, _ in e.params)}) calls aten::{e.target_op}, which is "
+           "not generated (add it to --ops)")
     deleted = _Rendered(
-        [f"{intro}, which is not available here: deleted, so that such a call does not reach another",
-         f"overload of {e.name}."],
-        None, None, f"{returns} {e.name}({params}) = delete;", "", deleted=True, name=e.name,
+        [f"{intro}, which is not available here: a compile error saying why, so that such a call does not",
+         f"reach another overload of {e.name}."],
+        None, None, f"inline {returns} {e.name}({params})", "", name=e.name, hidden=why,
     )
     if w is None:
         return [deleted]
     doc = [f"{intro}, its other arguments defaulted.", "", f"Minimum compatible version: PyTorch {w.since}."]
-    g_open, g_close = gate(Variant(w.variants[0].route, 0, w.since))
+    g_open, g_close = gate(Variant(w.variants[0].route, 0, w.since, w.variants[-1].end))
     body = f"return {w.name}({', '.join(e.call)});"
     result = [_Rendered(doc, g_open, g_close, f"inline {returns} {e.name}({params})", body, name=e.name,
                         calls=(w.name,))]
@@ -214,30 +258,199 @@ def _in_dependency_order(ws: list[Wrapper]) -> list[Wrapper]:
     return ordered
 
 
-def emit(plan: Plan) -> dict[str, str]:
-    ws, notes = wrappers(plan)
+# ---- what a build cannot call: hidden forms (README "Stable means libtorch alone") ------------------------------
+
+
+def _blocker(w: Wrapper, v: Variant, level: Version, plan: Plan) -> str:
+    """Why libtorch's own routes cannot carry form `v` of `w` at `level` (for a message)."""
+    leaky = plan.world.leaky_str
+    for p in w.kept(v):
+        need = p.need(routes.get("dispatcher"), leaky)
+        if need is None:
+            return f"its `{p.name}` is a {p.arg.type}, which no released boxed dispatcher carries"
+        if need > level:
+            return f"its boxed dispatcher carries its `{p.name}` ({p.arg.type}) only from {need}"
+    return "its boxed dispatcher cannot call it"
+
+
+def why_hidden(op_name: str, level: Version, here: Wrapper | None, wide: Wrapper | None, plan: Plan) -> str:
+    """Why an extension built in plan.world at `level` cannot call the op, and what to do (a compile error's
+    message: the op, the reason, the remedy)."""
+    op = (here or wide).op  # type: ignore[union-attr]
+    later = next((v.start for v in (here.variants if here else ()) if v.start > level), None)
+    at = plan.timeline(op)[level]
+    if at.schema is None:
+        timeline = sorted(plan.timeline(op).items())
+        arrived = next((r for r, x in timeline if r > level and x.schema is not None), None)
+        if arrived is not None:
+            return (f"aten::{op_name} needs TORCH_TARGET_VERSION >= {later or arrived} (aten::{op_name} arrived in "
+                    f"{arrived})")
+        gone_in = next((r for r, x in reversed(timeline) if r <= level and x.schema is not None), None)
+        return f"aten::{op_name} is not in libtorch {level} (removed after {gone_in})"
+    wv = (active(wide, level) or next((v for v in wide.variants if v.start > level), None)) if wide else None
+    or_later = f", or target TORCH_TARGET_VERSION >= {later}" if later else ""
+    if wv is None:
+        return f"aten::{op_name}: no route carries it at this TORCH_TARGET_VERSION"
+    if later is not None and later <= wv.start:
+        return f"aten::{op_name} needs TORCH_TARGET_VERSION >= {later} (no libtorch route carries it before)"
+    at_level = max(level, wv.start)
+    with_overlay = plan.in_world(World(overlay=True, leaky_str=plan.world.leaky_str))
+    if not plan.world.overlay and active_in(op_name, with_overlay, at_level):
+        from_ = f" with TORCH_TARGET_VERSION >= {wv.start}" if wv.start > level else ""
+        return (f"aten::{op_name} has no libtorch route at this TORCH_TARGET_VERSION: libtorch ships no C shim for "
+                f"it and {_blocker(wide, wv, at_level, plan)}. Define SHIMGEN_OVERLAY{from_} and link "  # type: ignore[arg-type]
+                f"libshimgen_overlay (rebuilt for each torch release){or_later}")
+    leaks = next((p for p in wide.kept(wv) if p.row.leaks_before and p.row.leaks_before > at_level), None)  # type: ignore[union-attr]
+    if plan.world.leaky_str or leaks is None:
+        return f"aten::{op_name} needs TORCH_TARGET_VERSION >= {later or wv.start} (no libtorch route carries it before)"
+    return (f"aten::{op_name} reaches libtorch before 2.14 only through its boxed dispatcher, which leaks 48 bytes "
+            f"per call converting its `{leaks.name}` ({leaks.arg.type}), and SHIMGEN_NO_LEAKY_STR refuses that "
+            f"route: undefine it{or_later}")
+
+
+def active_in(op_name: str, plan: Plan, level: Version) -> Variant | None:
+    """The variant of op `op_name` serving `level` in plan's world (None: hidden there)."""
+    by_op = plan.derived.get("wrappers_by_op")
+    if by_op is None:
+        by_op = plan.derived["wrappers_by_op"] = {x.op.name: x for x in wrappers(plan)[0]}
+    w = by_op.get(op_name)  # type: ignore[union-attr]
+    return active(w, level) if w is not None else None
+
+
+def hidden_ranges(here: Wrapper | None, wide: Wrapper, plan: Plan) -> list[tuple[Version, Version | None, str]]:
+    """[start, end) ranges of targeted releases where this world cannot call the op although it exists in some
+    release, each with its message: before its first form (an op added later, a route that arrives later), in
+    builds without an opt-in route (SHIMGEN_OVERLAY, leaky strings), after aten removed it."""
+    levels = sorted({*plan.releases(), *(x for v in wide.variants for x in (v.start, v.end) if x),
+                     *(x for v in (here.variants if here else ()) for x in (v.start, v.end) if x)})
+    levels = [lv for lv in levels if lv >= FIRST_STABLE]
+    ranges: list[tuple[Version, Version | None, str]] = []
+    for lv in levels:
+        if here is not None and active(here, lv) is not None:
+            if ranges and ranges[-1][1] is None:
+                ranges[-1] = (ranges[-1][0], lv, ranges[-1][2])
+            continue
+        if plan.timeline(wide.op)[lv].schema is None and not any(v.start > lv for v in wide.variants):
+            msg = why_hidden(wide.op.name, lv, here, wide, plan)  # removed: say so
+        else:
+            msg = why_hidden(wide.op.name, lv, here, wide, plan)
+        if ranges and ranges[-1][1] is None and ranges[-1][2] == msg:
+            continue
+        if ranges and ranges[-1][1] is None:
+            ranges[-1] = (ranges[-1][0], lv, ranges[-1][2])
+        ranges.append((lv, None, msg))
+    return ranges
+
+
+def render_hidden(w: Wrapper, v: Variant, start: Version, end: Version | None, message: str) -> _Rendered:
+    """A form this build cannot call, as the caller would write it: a template whose static_assert fires only
+    when a call reaches it (overload resolution among the forms that do exist is unchanged: a call they serve
+    as well or better never instantiates it), printing the op, the reason and the remedy at the call site."""
+    g_open, g_close = gate(Variant(v.route, 0, start, end))
+    doc = [f"Not available in this build: {message}."]
+    return _Rendered(doc, g_open, g_close, signature(w, v), "", name=w.name,
+                     hidden=f"torch::stable::{w.name}: {message}")
+
+
+def _render_world(plan: Plan, wide: dict[str, Wrapper]) -> tuple[dict[str, list[_Rendered]], set[Version]]:
+    """Every form of every name as an extension built in plan.world sees it (hidden forms included)."""
+    ws, _ = wrappers(plan)
     ws = _in_dependency_order(ws)
-    rendered = []
-    for w in ws:
-        for v in w.variants:
-            rendered.append(render_wrapper(w, v, plan))
-            rendered += [render_nullopt_overload(w, v, k) for k in w.nullopt_at if k < v.kept]
+    here = {w.op.name: w for w in ws}
+    planned = {op.name for op in plan.ops}
+    wide = {name: w for name, w in wide.items() if name in planned}
+    rendered: list[_Rendered] = []
+    versions: set[Version] = set()
+    hidden: dict[str, list[tuple[Version, Version | None, str]]] = {}
+    order = [*ws, *(w for name, w in wide.items() if name not in here)]
+    for w in order:
+        mine = here.get(w.op.name)
+        for v in (mine.variants if mine else ()):
+            rendered.append(render_wrapper(mine, v, plan))  # type: ignore[arg-type]
+            rendered += [render_nullopt_overload(mine, v, k) for k in mine.nullopt_at if k < v.kept]  # type: ignore[union-attr]
             if w.op.schema.is_out_fn():
-                rendered.append(render_outf(w, v))
-    rendered += [r for e in extras(ws) for r in render_extra(e)]
-    versions: set[Version] = {VERSIONED_DISPATCHER, Version(2, 11)}
-    for w in ws:
-        for v in w.variants:
+                rendered.append(render_outf(mine, v))  # type: ignore[arg-type]
             versions |= {x for x in (v.start, v.end) if x is not None}
+        full = wide.get(w.op.name)
+        if full is None:
+            continue
+        ranges = hidden[w.op.name] = hidden_ranges(mine, full, plan)
+        for start, end, message in ranges:
+            form = mine or full
+            v = active(full, start) or next((x for x in form.variants if x.start > start), form.variants[0])
+            rendered.append(render_hidden(replace(full, name=form.name), v, start, end, _cpp_message(message)))
+            versions |= {x for x in (start, end) if x is not None}
+    mine = extras(ws)
+    seen = {(e.target_op, e.params) for e in mine}
+    mine += [e for e in extras(list(wide.values())) if (e.target_op, e.params) not in seen]
+    for e in mine:
+        reason = next((m for a, b, m in hidden.get(e.target_op, []) if a <= FIRST_STABLE), None)
+        known = e.target or wide.get(e.target_op)
+        returns = known.returns if known else None
+        if e.target is not None and e.target.op.name not in here:
+            e = replace(e, target=None)
+        rendered += render_extra(e, _cpp_message(reason) if reason else None, returns)
     by_name: dict[str, list[_Rendered]] = {}
     for r in rendered:
         by_name.setdefault(r.name, []).append(r)
-    files = {HEADER: render("ops.h.j2", banner=plan.banner, names=sorted(by_name),
-                            skipped=[*sorted(plan.notes), *notes], helper_names=set(by_name))}
+    return by_name, versions
+
+
+def _cpp_message(text: str) -> str:
+    """A message for a static_assert's string literal (quotes and backslashes escaped)."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _world_condition(group: list[World]) -> str:
+    """The preprocessor condition selecting exactly the worlds of `group` (among WORLDS)."""
+    for attr, macro, positive in (("overlay", "SHIMGEN_OVERLAY", True), ("leaky_str", "SHIMGEN_NO_LEAKY_STR", False)):
+        for value in (True, False):
+            if set(group) == {w for w in WORLDS if getattr(w, attr) == value}:
+                return f"defined({macro})" if value == positive else f"!defined({macro})"
+    return " || ".join(f"({w.condition})" for w in group)
+
+
+def emit(plan: Plan) -> dict[str, str]:
+    ws, notes = wrappers(plan)
+    wide = {w.op.name: w for w in wrappers(plan.in_world(WORLDS[0]))[0]}
+    # Refusing leaky strings changes only the names with a str parameter: the other names are computed once.
+    leaky = {w.name for w in wide.values() if any(p.row.leaks_before for p in w.params)}
+    for world in WORLDS:
+        if not world.leaky_str:
+            plan.in_world(world, [op for op in plan.ops if op.name in wide and wide[op.name].name in leaky])
+    worlds = {world: _render_world(plan.in_world(world), wide) for world in WORLDS}
+    for world in WORLDS:
+        if not world.leaky_str:
+            same = worlds[World(world.overlay, True)][0]
+            worlds[world][0].update({n: units for n, units in same.items() if n not in leaky})
+    versions: set[Version] = {VERSIONED_DISPATCHER, Version(2, 11)}
+    for _, vs in worlds.values():
+        versions |= vs
+    names = sorted({n for by_name, _ in worlds.values() for n in by_name})
+    files = {HEADER: render("ops.h.j2", banner=plan.banner, names=names,
+                            skipped=[*sorted(plan.notes), *notes], helper_names=set(names))}
     files[PRELUDE_HEADER] = render("ops_prelude.h.j2", banner=plan.banner, macros=macro_definitions(versions))
-    for name, units in sorted(by_name.items()):
-        deps = sorted({c for r in units for c in r.calls if c != name})
-        files[op_header(name)] = render("ops_op.h.j2", banner=plan.banner, op_name=name, deps=deps, wrappers=units)
+    for name in names:
+        groups: list[tuple[list[World], list[_Rendered]]] = []
+        for world, (by_name, _) in worlds.items():
+            units = by_name.get(name, [])
+            same = next((g for g in groups if g[1] == units), None)
+            if same is None:
+                groups.append(([world], units))
+            else:
+                same[0].append(world)
+        blocks = []
+        for k, (group, units) in enumerate(groups):
+            if len(groups) == 1:
+                blocks.append({"open": None, "close": None, "wrappers": units})
+                continue
+            cond = _world_condition(group)
+            head = "#if" if k == 0 else "#elif"
+            opener = "#else" if k == len(groups) - 1 else f"{head} {cond}"
+            closer = "#endif" if k == len(groups) - 1 else None
+            blocks.append({"open": opener, "close": closer, "wrappers": units})
+        deps = sorted({c for _, units in groups for r in units for c in r.calls if c != name})
+        files[op_header(name)] = render("ops_op.h.j2", banner=plan.banner, op_name=name, deps=deps, blocks=blocks)
     files[SCALAR_HEADER] = scalar_header(plan.banner)
     return files
 

@@ -15,6 +15,32 @@ from shimgen.parse import NativeYaml, Op
 from shimgen.versions import FIRST_STABLE, Version
 
 
+@dataclass(frozen=True)
+class World:
+    """What an extension's build lets its wrappers call besides libtorch's stable routes (README "Stable means
+    libtorch alone"). `overlay`: shimgen's own C shims, which libtorch does not export (the author defines
+    SHIMGEN_OVERLAY and links libshimgen_overlay, rebuilt for each torch release). `leaky_str`: `str` arguments
+    through the boxed dispatcher of libtorch 2.10-2.13, which leaks 48 bytes per call converting them (on unless
+    the author defines SHIMGEN_NO_LEAKY_STR: a stable route beats none for an author who chose the stable ABI)."""
+
+    overlay: bool = True
+    leaky_str: bool = True
+
+    @property
+    def condition(self) -> str:
+        """The preprocessor condition under which an extension's build is this world."""
+        return " && ".join([
+            "defined(SHIMGEN_OVERLAY)" if self.overlay else "!defined(SHIMGEN_OVERLAY)",
+            "!defined(SHIMGEN_NO_LEAKY_STR)" if self.leaky_str else "defined(SHIMGEN_NO_LEAKY_STR)",
+        ])
+
+
+# Every world an extension can build in; the first is the widest (what --verify, the Python stubs and the docs
+# describe), the default build (no macro) is DEFAULT_WORLD.
+WORLDS = (World(True, True), World(True, False), World(False, True), World(False, False))
+DEFAULT_WORLD = World(overlay=False, leaky_str=True)
+
+
 @dataclass
 class Plan:
     ops: list[Op]
@@ -29,6 +55,21 @@ class Plan:
     # __init__ field: a copy (dataclasses.replace(plan, ops=...)) starts with its own empty cache, never the
     # original's (whose wrappers are those of other ops).
     derived: dict[str, object] = field(default_factory=dict, init=False, repr=False, compare=False)
+    world: World = field(default_factory=World)
+
+    def in_world(self, world: World, ops: list[Op] | None = None) -> Plan:
+        """This plan as an extension built in `world` sees it (the release facts it has computed are shared);
+        `ops`: only those ops (the first call for a world decides)."""
+        if world == self.world and ops is None:
+            return self
+        key = ("world", world)
+        cached = self.derived.get(key)  # type: ignore[call-overload]
+        if cached is None:
+            cached = replace(self, world=world) if ops is None else replace(self, world=world, ops=ops)
+            cached.derived.update({k: v for k, v in self.derived.items()
+                                   if k == "releases" or (isinstance(k, tuple) and k[0] == "timeline")})
+            self.derived[key] = cached  # type: ignore[index]
+        return cached  # type: ignore[return-value]
 
     @property
     def banner(self) -> str:
@@ -156,7 +197,8 @@ def make(
     # The overloads the selected ones lower their numbers to (scalars.py) are generated too.
     have = {op.name for op in selected}
     # (Only those this yaml has: without its sibling, a wrapper falls back to its other routes.)
-    wanted = sorted({t for op in selected for t in scalars.targets(op.name)} & present - have)
+    wanted = sorted({t for op in selected for t in (*scalars.targets(op.name), *scalars.vias(op.name))}
+                    & present - have)
     if wanted:
         extra = [replace(op, explicit=False, added=True) for op in native.select(wanted, table, notes)]
         selected = sorted([*selected, *extra], key=lambda op: op.name)

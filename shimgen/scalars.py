@@ -61,6 +61,15 @@ class Facts:
     cells_fit: dict[str, int] = field(default_factory=dict)  # ... proven for numbers that fit the result dtype
     compositions: dict[str, dict[str, str]] = field(default_factory=dict)
     int_as_double: frozenset[str] = frozenset()  # overloads proven: an integer on floating tensors == the double
+    # `add.Tensor` -> {"via": "subtract.Tensor", "args": {via's argument: `name` or `-name`}, "proven": [...]}:
+    # aten computes the op as that overload (sub is add with -alpha), whose libtorch C shim then stands in for it
+    # (shimgen.routes.equivalent); only entries proven equal on some runtime
+    # (`python -m shimgen.provers.scalars equivalents`)
+    equivalents: dict[str, dict] = field(default_factory=dict)
+    # `pow.Tensor_Scalar` -> [{"argument", "value", "cells": {number kind: [tensor dtypes]}, "via", "args",
+    # "proven"}]: for that very number aten's Scalar kernel computes the op as `via` (pow(x, 2) is x * x), so a call
+    # passing it takes `via`'s wrapper (emit_cpp.number_rules_prelude); proven per runtime, gradients included
+    number_rules: dict[str, list[dict]] = field(default_factory=dict)
 
 
 @functools.cache
@@ -84,6 +93,9 @@ def _facts(text: str) -> Facts:
         cells_fit={op: int(v.get("cells_fit", 0)) for op, v in (raw.get("siblings") or {}).items()},
         compositions={k: dict(v) for k, v in (raw.get("compositions") or {}).items()},
         int_as_double=frozenset(raw.get("int_as_double") or ()),
+        equivalents={op: dict(v) for op, v in (raw.get("equivalents") or {}).items() if v.get("proven")},
+        number_rules={op: [dict(r) for r in rules if r.get("proven")]
+                      for op, rules in (raw.get("number_rules") or {}).items()},
     )
 
 
@@ -114,3 +126,10 @@ def targets(op: str) -> tuple[str, ...]:
         return (comp["create"], comp["fill"])
     sibling = facts.siblings.get(op)
     return (sibling,) if sibling else ()
+
+
+def vias(op: str) -> tuple[str, ...]:
+    """The overloads `op`'s wrapper calls by the `equivalents` and `number_rules` facts (generated with it)."""
+    facts = load()
+    rule = facts.equivalents.get(op)
+    return ((rule["via"],) if rule else ()) + tuple(r["via"] for r in facts.number_rules.get(op, []))

@@ -172,13 +172,35 @@ def variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[
     query = routes.Query(op, ps, plan, level, shims, at, _lowering_at(op, ps, plan, level))
     best: Variant | None = None
     for route in routes.ordered():
+        if route.overlay and not plan.world.overlay:
+            continue  # shimgen's own shims need the overlay library: only where the author opts in
         v = route.variant_at(query)
         if v is not None and (best is None or v.kept > best.kept):
+            best = v
+    # Where no route takes every parameter, the dispatcher may still take an optional one it cannot carry, as
+    # None: the call works whenever the caller leaves it None (std(t, {1}) is std.correction, correction=None).
+    if best is None or best.kept < len(ps):
+        v = routes.get("dispatcher").variant_at(query, none_only=True)  # type: ignore[call-arg]
+        if v is not None and v.none_only and (best is None or v.kept > best.kept):
             best = v
     return best
 
 
 # ---- Scalars: lowering to a Tensor sibling or a composition (shimgen/scalars.py) ---------------------------
+
+
+def op_named(name: str, plan: Plan) -> Op | None:
+    """The plan's op of that aten overload name, or the yaml's (None: neither has it)."""
+    by_name = plan.derived.get("ops_by_name")
+    if by_name is None:
+        by_name = plan.derived["ops_by_name"] = {o.name: o for o in plan.ops}
+    op = by_name.get(name)  # type: ignore[union-attr]
+    if op is None and plan.native is not None:
+        try:
+            op = plan.native.select([name], plan.table)[0]
+        except ShimgenError:
+            return None
+    return op
 
 
 def target_wrapper(name: str, plan: Plan) -> Wrapper | None:
@@ -263,7 +285,8 @@ def pushable(op: Op, plan: Plan, level: Version, a: Argument) -> bool:
         render_default(a.default, row, plan.table)
     except Refusal:
         return False
-    return row.dispatcher_since is not None and row.dispatcher_since <= level
+    since = row.dispatcher_from(plan.world.leaky_str)
+    return since is not None and since <= level
 
 
 def stack_default(op: Op, plan: Plan, a: Argument) -> str:
@@ -279,7 +302,8 @@ def stack_default(op: Op, plan: Plan, a: Argument) -> str:
 
 
 def _same_variant(a: Variant, b: Variant) -> bool:
-    return (a.route, a.kept, a.shim, a.stack, a.lowering) == (b.route, b.kept, b.shim, b.stack, b.lowering)
+    return (a.route, a.kept, a.shim, a.stack, a.lowering, a.none_only) == (
+        b.route, b.kept, b.shim, b.stack, b.lowering, b.none_only)
 
 
 def variants(op: Op, ps: list[Param], plan: Plan) -> list[Variant]:
@@ -291,7 +315,7 @@ def variants(op: Op, ps: list[Param], plan: Plan) -> list[Variant]:
         shims = []
     levels = set(plan.releases()) | {plan.shim_since(op)} | {sv.since for sv in shims}
     for p in ps:
-        levels |= {v for v in (p.row.since, p.row.dispatcher_since) if v is not None}
+        levels |= {v for v in (p.row.since, p.row.dispatcher_since, p.row.ivalue) if v is not None}
     for r in op.schema.returns:
         row = plan.table.ret(r.type, op.name, "return")
         levels |= {v for v in (row.since, row.dispatcher_since) if v is not None}

@@ -68,6 +68,19 @@ class Row:
             return None
         return max(self.ivalue, self.leak_free) if self.leak_free is not None else self.ivalue
 
+    def dispatcher_from(self, leaky: bool) -> Version | None:
+        """dispatcher_since, or, where the author accepts a leaking conversion (`leaky`), the first release that
+        converts this type at all (ivalue)."""
+        return self.ivalue if leaky else self.dispatcher_since
+
+    @property
+    def leaks_before(self) -> Version | None:
+        """The release from which libtorch converts this type on the dispatcher without leaking, if an earlier
+        one converts it leaking (str: 2.14); None if no release leaks it."""
+        if self.ivalue is None or self.leak_free is None or self.leak_free <= self.ivalue:
+            return None
+        return self.leak_free
+
     def stack_value(self, name: str) -> str:
         """What the dispatcher route passes to torch::stable::detail::from() for this argument."""
         return self.fill(self.stack or "{name}", name)

@@ -10,9 +10,11 @@ TORCH = build.find_torch()
 CXX = build.compiler()
 
 
-def syntax_check(source: str, generated: str | None, target: str | None = None) -> subprocess.CompletedProcess:
+def syntax_check(source: str, generated: str | None, target: str | None = None,
+                 defines: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
     """g++ -fsyntax-only over `source`, stable headers only; `generated` (a shimgen output) shadows torch's."""
     define = [f"-DTORCH_TARGET_VERSION={target}"] if target else []
+    define += [f"-D{d}" for d in defines]
     return subprocess.run(
         [CXX, *TORCH.stable_flags(generated), *define, "-fsyntax-only", "-x", "c++", "-"],
         input=source,

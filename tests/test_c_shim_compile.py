@@ -96,7 +96,7 @@ def built(compiler: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
         os.path.join(overlay_dir, emit_c.SOURCE), "-o", overlay, *LINK_TORCH,
     ]  # fmt: skip
     ext_cmd = [
-        compiler, "-O1", "-c", "-fPIC", *TORCH.stable_flags(header_dir),
+        compiler, "-O1", "-c", "-fPIC", *TORCH.stable_flags(header_dir, overlay=True),
         EXT_SOURCE, "-o", ext_obj,
     ]  # fmt: skip
     with concurrent.futures.ThreadPoolExecutor(2) as pool:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import pytest
 import yaml
 
-from shimgen import emit_c, emit_cpp, plan as plan_mod, sig_cpp
+from shimgen import emit_c, emit_cpp, plan as plan_mod, scalars, sig_cpp
 from shimgen.pipeline import write as write_atomically
 from shimgen.overloads import resolve
 from shimgen.verify import build, overlay
@@ -226,7 +226,7 @@ def corpus_run(tmp_path_factory: pytest.TempPathFactory):
             f.write(text)
         sources[side] = (path, where)
     os.symlink(os.path.join(HERE, "main.cpp"), root / "main.cpp")
-    flags = {"aten": TORCH.aten_flags(), "stable": TORCH.stable_flags(gen)}
+    flags = {"aten": TORCH.aten_flags(), "stable": TORCH.stable_flags(gen, overlay=True)}
     objs = {side: str(root / f"{side}_calls.o") for side in sources}
 
     def overlay_build() -> None:
@@ -264,8 +264,10 @@ def corpus_run(tmp_path_factory: pytest.TempPathFactory):
     assert not missing, f"calls that neither ran nor failed to compile: {missing}"
     ws, _ = sig_cpp.wrappers(p)
     level = Version.parse_release(TORCH.version)
+    # what a wrapper may dispatch instead of its own overload: the Tensor sibling or composition its numbers lower
+    # to, and the overloads its number rules and equivalents call (pow(t, 2) is mul(t, t): scalar facts)
     lowered = {w.op.name: {t for v in w.variants if v.start <= level and (v.end is None or level < v.end)
-                           for t in v.lowering} for w in ws}  # fmt: skip
+                           for t in v.lowering} | set(scalars.vias(w.op.name)) for w in ws}  # fmt: skip
     return outcomes, ws, lowered
 
 

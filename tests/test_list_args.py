@@ -70,7 +70,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.Compl
 
     exes = {level: str(root / f"calls{level}") for level in LEVELS}
     cmds = [ov] + [
-        [CXX, *TORCH.stable_flags(gen), level, *SANITIZE, "-c", os.path.join(HERE, "calls.cpp"), "-o", f"{exe}.o"]
+        [CXX, *TORCH.stable_flags(gen, overlay=True), level, *SANITIZE, "-c", os.path.join(HERE, "calls.cpp"), "-o", f"{exe}.o"]
         for level, exe in exes.items()
     ]  # fmt: skip
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:

@@ -41,7 +41,8 @@ def test_each_route_is_taken_where_its_facts_say():
 def test_c_shim_set_is_a_product_of_the_plan():
     p = plan_mod.make(["add.Tensor", "split.Tensor"])
     shims, refused = signatures.c_shims(p)
-    assert [s.shim.function for s in shims] == ["aoti_torch_aten_add_Tensor"]
+    # add.Tensor's and libtorch's subtract.Tensor, which its `equivalent` route calls (declared for it)
+    assert [s.shim.function for s in shims] == ["aoti_torch_aten_add_Tensor", "aoti_torch_aten_subtract_Tensor"]
     assert any("split.Tensor" in r for r in refused)
     assert "aoti_torch_aten_add_Tensor(" in emit_c.emit(p)[emit_c.HEADER]
 
@@ -52,7 +53,9 @@ def test_a_copy_of_a_plan_has_its_own_derived_cache():
     full = plan_mod.make(["add.Tensor", "sort.default", "amax.default"], additive=False)
     one = replace(full, ops=[op for op in full.ops if op.name == "sort.default"])
     assert [w.op.name for w in sig_cpp.wrappers(one)[0]] == ["sort.default"]
-    assert sorted(w.op.name for w in sig_cpp.wrappers(full)[0]) == ["add.Tensor", "amax.default", "sort.default"]
+    # subtract.Tensor comes with add.Tensor: its `equivalent` route calls libtorch's subtract.Tensor shim
+    assert sorted(w.op.name for w in sig_cpp.wrappers(full)[0]) == ["add.Tensor", "amax.default", "sort.default",
+                                                                     "subtract.Tensor"]
     assert one.derived is not full.derived
     assert [s.shim.op.name for s in signatures.c_shims(one)[0]] == ["sort.default"]
-    assert len(signatures.c_shims(full)[0]) == 3
+    assert len(signatures.c_shims(full)[0]) == 4

@@ -54,7 +54,7 @@ REPRESENTATIVE = [
 ROUTES = {"shim", "dispatcher", "generated_shim", "sibling"}
 # Ops the plan adds because a wrapper above lowers to them (full.out's numbers fill through fill_.Scalar, whose
 # integers beyond a double's reach go through fill_.Tensor): generated and verified like the rest.
-LOWERING_TARGETS = ["fill_.Tensor"]
+LOWERING_TARGETS = ["fill_.Tensor", "subtract.Tensor"]  # added by the plan: a lowering target, an equivalent's via
 TYPE_CLASSES = {"Tensor", "Tensor?", "Tensor[]", "int", "int[]", "int?", "float", "float?", "Scalar", "bool",
                 "bool?", "str", "Scalar?", "ScalarType?", "Device?", "Layout?", "MemoryFormat", "MemoryFormat?", "SymInt",
                 "SymInt[]"}
@@ -64,7 +64,8 @@ _ROW_RE = re.compile(r"^(\S+)\s+(shim|dispatcher|generated_shim|sibling)\s+(\d+\
 # Overloads with a Scalar: a number the wrapper's route cannot carry exactly (an integer beyond 2^53 for a
 # C shim's double, a float for an integer tensor's sibling where aten would compute otherwise) is refused with a
 # `shimgen:` error while aten returns: counted as refused, never wrong.
-SCALAR_OPS = {"add.Tensor", "add.out", "add_.Tensor", "clamp.default", "fill_.Scalar", "full.out"}
+SCALAR_OPS = {"add.Tensor", "add.out", "add_.Tensor", "clamp.default", "fill_.Scalar", "full.out",
+              "subtract.Tensor"}  # libtorch's shim carries alpha as a double: refused for integers
 
 
 @dataclass

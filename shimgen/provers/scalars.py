@@ -203,6 +203,74 @@ def prove_int_as_double(schemas: dict[str, str]) -> tuple[list[str], dict[str, s
 NUMBERS = [True, False, 3, -2, 0, 2, -1, 2**53 + 1, 2.5, 0.1, -1.5, 0.5, -0.5, 2.0, -1.0, 1e300, 1 + 2j]
 
 
+def prove_equivalents(rules: dict[str, dict]) -> dict[str, dict]:
+    """Each rule (`op` -> via, args) with `proven`: the runtimes (shimgen.verify.runtimes.RELEASES found here) on
+    which aten's op equals `via` given those arguments on every sample of shimgen/probe/equivalents_worker.py
+    (floating and integral tensors, shapes with 0-dim and broadcasting, numbers incl. +-inf and 2^53, and the
+    float64 gradients); a rule differing on any runtime is proven nowhere."""
+    # lazily: only this command runs the runtimes' interpreters (and their venvs need finding)
+    from shimgen.verify import runtimes
+
+    texts = history.schemas_of(NativeYaml().text)
+    spec = {op: {"args": [a.name for a in FunctionSchema.parse(texts[op]).arguments.flat_all],
+                 "via": r["via"], "via_args": r["args"]} for op, r in rules.items()}
+    worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "equivalents_worker.py")
+    found, missing = runtimes.resolve(list(runtimes.RELEASES))
+    for name in missing:
+        print(f"runtime {name} not found: not proven there", file=sys.stderr)
+    proven: dict[str, list[str]] = {op: [] for op in rules}
+    failed: set[str] = set()
+    for rt in found:
+        proc = subprocess.run([rt.python, worker], input=json.dumps(spec), capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"{rt.name}: {proc.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+            continue
+        for op, r in json.loads(proc.stdout).items():
+            if r["wrong"] or not r["both_ok"]:
+                print(f"{op} != {rules[op]['via']} on {rt.name}: {r['wrong'] or 'nothing compared'}", file=sys.stderr)
+                failed.add(op)
+            else:
+                proven[op].append(rt.name)
+    return {op: {"via": r["via"], "args": dict(r["args"]), "proven": [] if op in failed else proven[op]}
+            for op, r in sorted(rules.items())}
+
+
+def prove_number_rules(rules: dict[str, list[dict]]) -> dict[str, list[dict]]:
+    """Each number rule with `proven`: the runtimes on which aten's op given that very number equals `via` on
+    every sample of shimgen/provers/number_rules_worker.py (each claimed tensor category x number kind, shapes with
+    0-dim and empty, inf/nan/-0.0 among the values, float64 gradients); a rule differing anywhere is proven
+    nowhere."""
+    texts = history.schemas_of(NativeYaml().text)
+    spec = {op: [{"args": [a.name for a in FunctionSchema.parse(texts[op]).arguments.flat_all],
+                  "argument": r["argument"], "value": r["value"], "cells": r["cells"], "via": r["via"],
+                  "via_args": r["args"]} for r in rs] for op, rs in rules.items()}
+    worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "number_rules_worker.py")
+    # lazily: only this command runs the runtimes' interpreters (and their venvs need finding)
+    from shimgen.verify import runtimes
+
+    found, missing = runtimes.resolve(list(runtimes.RELEASES))
+    for name in missing:
+        print(f"runtime {name} not found: not proven there", file=sys.stderr)
+    proven = {op: [[] for _ in rs] for op, rs in rules.items()}
+    failed: set[tuple[str, int]] = set()
+    for rt in found:
+        proc = subprocess.run([rt.python, worker], input=json.dumps(spec), capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"{rt.name}: {proc.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+            continue
+        for op, results in json.loads(proc.stdout).items():
+            for k, r in enumerate(results):
+                if r["wrong"] or not r["both_ok"]:
+                    print(f"{op} {rules[op][k]['argument']}={rules[op][k]['value']} != {rules[op][k]['via']} on "
+                          f"{rt.name}: {r['wrong'] or 'nothing compared'}", file=sys.stderr)
+                    failed.add((op, k))
+                else:
+                    proven[op][k].append(rt.name)
+    return {op: [{**{key: r[key] for key in ("argument", "value", "cells", "via", "args")},
+                  "proven": [] if (op, k) in failed else proven[op][k]} for k, r in enumerate(rs)]
+            for op, rs in sorted(rules.items())}
+
+
 def prove_siblings(pairs: dict[str, tuple[str, str]]) -> dict[str, dict]:
     """For each `op -> (its schema, its sibling's schema)`: over shimgen's samples (nine dtypes, 0-dim and not) and
     NUMBERS in each position the sibling takes a tensor, aten's Scalar overload given the number vs. the sibling
@@ -391,7 +459,7 @@ def dump(raw: dict) -> str:
              "  table:  # promote(row, column); empty: torch refuses the pair"]
     empty = "''"
     lines += ["    - [" + ", ".join(x or empty for x in row) + "]" for row in p["table"]]
-    for key in ("compositions", "siblings", "int_as_double"):
+    for key in ("compositions", "equivalents", "number_rules", "siblings", "int_as_double"):
         value = raw.get(key)
         if value:
             lines.append(yaml.safe_dump({key: value}, sort_keys=True, default_flow_style=False, width=120).rstrip())
@@ -403,13 +471,17 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None and sys.argv[1:2] == ["_worker"]:
         _worker(sys.argv[2])
         return 0
-    ap.add_argument("what", choices=["promotion", "siblings", "int-as-double"], help="which facts to rewrite (siblings: found by "
+    ap.add_argument("what", choices=["promotion", "siblings", "int-as-double", "equivalents", "number-rules"], help="which facts to rewrite (siblings: found by "
                     "rule in the installed yaml; `prove` then keeps the proven ones)")
     args = ap.parse_args(argv)
     path = _path()
     raw = yaml.safe_load(open(path, encoding="utf-8")) if os.path.isfile(path) else {}
     if args.what == "promotion":
         raw["promotion"] = promotion_facts()
+    if args.what == "number-rules":
+        raw["number_rules"] = prove_number_rules(raw.get("number_rules") or {})
+    if args.what == "equivalents":
+        raw["equivalents"] = prove_equivalents(raw.get("equivalents") or {})
     if args.what == "int-as-double":
         texts = history.schemas_of(NativeYaml().text)
         with_numbers = {}

@@ -89,8 +89,9 @@ class Route:
 
     # ---- what it can carry --------------------------------------------------------------------------------
 
-    def carries(self, row: Row) -> Version | None:
-        """The first release from which this route carries a value of `row`'s type; None: never."""
+    def carries(self, row: Row, leaky: bool = False) -> Version | None:
+        """The first release from which this route carries a value of `row`'s type; None: never. `leaky`: the
+        extension accepts a conversion that leaks (plan.World.leaky_str)."""
         raise NotImplementedError
 
     def returns_need(self, op: Op, table: Table) -> Version | None:
@@ -110,7 +111,7 @@ class Route:
             return None
         ps = q.params
         kept = 0
-        while kept < cap and (n := ps[kept].need(self)) is not None and n <= q.level:
+        while kept < cap and (n := ps[kept].need(self, q.plan.world.leaky_str)) is not None and n <= q.level:
             kept += 1
         if not all(p.none_default for p in ps[kept:cap]) or any(p.default is None for p in ps[cap:]):
             return None

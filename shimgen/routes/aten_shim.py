@@ -23,7 +23,7 @@ class CShimRoute(Route):
 
     calls_c_shim = True
 
-    def carries(self, row: Row) -> Version | None:
+    def carries(self, row: Row, leaky: bool = False) -> Version | None:
         return row.since if row.c else None
 
     def returns_need(self, op: Op, table: Table) -> Version | None:

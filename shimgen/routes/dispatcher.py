@@ -9,6 +9,8 @@ pushed as their defaults."""
 
 from __future__ import annotations
 
+from torchgen.model import OptionalType
+
 from shimgen.cpp_model import Variant, Wrapper
 from shimgen.parse import Op
 from shimgen.plan import Plan
@@ -21,8 +23,8 @@ from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version
 class Dispatcher(Route):
     boxed = True
 
-    def carries(self, row: Row) -> Version | None:
-        return row.dispatcher_since
+    def carries(self, row: Row, leaky: bool = False) -> Version | None:
+        return row.dispatcher_from(leaky)
 
     def returns_need(self, op: Op, table: Table) -> Version | None:
         rows = [table.ret(r.type, op.name, f"return {i}") for i, r in enumerate(op.schema.returns)]
@@ -34,40 +36,81 @@ class Dispatcher(Route):
             return None
         return max(needs, default=FIRST_STABLE)  # type: ignore[type-var]
 
-    def variant_at(self, q: Query) -> Variant | None:
+    def variant_at(self, q: Query, none_only: bool = False) -> Variant | None:
+        """`none_only`: also take the optional parameters of a type no release's dispatcher carries (Scalar?),
+        pushed as None; a call passing a value raises (sig_cpp asks so where no route takes every parameter:
+        std(t, {1}) is std.correction with correction=None)."""
         if not q.at.stack_compatible:
             return None
         assert q.at.schema is not None
         cap = min(len(q.at.schema.arguments.flat_all), len(q.params))
         stack = stack_layout(q.op, q.plan, q.level)
-        kept = self.fit(q, cap)
+        as_none: list[str] = []
+        if none_only:
+            kept = 0
+            leaky = q.plan.world.leaky_str
+            ret_need = self.returns_need(q.op, q.plan.table)
+            if ret_need is None or ret_need > q.level:
+                return None
+            while kept < cap:
+                p = q.params[kept]
+                n = p.need(self, leaky)
+                if n is None and isinstance(p.arg.type, OptionalType) and not p.is_out:
+                    as_none.append(p.name)  # one a later release carries is hidden until then instead
+                elif n is None or n > q.level:
+                    break
+                kept += 1
+            if not all(p.none_default for p in q.params[kept:cap]) or any(p.default is None for p in q.params[cap:]):
+                return None
+        else:
+            kept = self.fit(q, cap)
         if kept is None:
             return None
         kept_names = {p.name for p in q.params[:kept]}
         if not all(pushable(q.op, q.plan, q.level, a) for a in stack if a.name not in kept_names):
             return None
-        return Variant(self, kept, q.level, stack=stack, lowering=self.fallback(q, kept))
+        return Variant(self, kept, q.level, stack=stack, lowering=self.fallback(q, kept), none_only=tuple(as_none))
 
     def describe(self, w: Wrapper, v: Variant) -> list[str]:
         return ["Route: the boxed dispatcher."]
 
     def later_notes(self, w: Wrapper, v: Variant) -> list[str]:
         own = len(w.op.schema.arguments.flat_all)
+        lines = []
         if len(v.stack) > own:
             later = ", ".join(a.name for a in v.stack[own:])
-            return [f"The stack also carries {later} (their defaults), which newer releases read."]
-        return []
+            lines.append(f"The stack also carries {later} (their defaults), which newer releases read.")
+        if v.none_only:
+            names = ", ".join(f"`{n}`" for n in v.none_only)
+            lines.append(f"It carries {names} only as None (no libtorch route carries a value here): a call passing "
+                         "a value raises a shimgen: error; SHIMGEN_OVERLAY gives a route that carries it.")
+        leaky = [p for p in w.kept(v) if p.row.leaks_before and v.start < p.row.leaks_before]
+        if leaky:
+            lines.append(f"On libtorch 2.10-2.13 the dispatcher leaks 48 bytes per call converting "
+                         f"{', '.join('`' + p.name + '`' for p in leaky)} (a str; fixed in 2.14): a stable route "
+                         "beats none. Define SHIMGEN_NO_LEAKY_STR to refuse such routes.")
+        return lines
 
     def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
         op = w.op
         kept = {p.name: p for p in w.kept(v)}
         items = []
+        lines = []
+        for name in v.none_only:  # carried only as None (Variant.none_only)
+            why = (f"libtorch's boxed dispatcher carries this {kept[name].arg.type} only as None and no other "
+                   "libtorch route carries the op: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for "
+                   "each torch release)")
+            lines.append(f'if ({name}.has_value()) {{\nshimgen::detail::refuse("{op.name}", "{name}", {name}, '
+                         f'"{why}");\n}}')
         for a in v.stack:  # the boxed stack follows the schema's order (see sig_cpp.stack_layout)
             p = kept.get(a.name)
-            value = p.row.stack_value(a.name) if p else _pushed_default(op, plan, a)
+            if p is not None and p.name in v.none_only:
+                value = "std::nullopt"
+            else:
+                value = p.row.stack_value(a.name) if p else _pushed_default(op, plan, a)
             items.append(f"torch::stable::detail::from({value})")
         n = max(len(items), len(op.schema.returns), 1)
-        lines = [f"std::array<StableIValue, {n}> stack{{{', '.join(items)}}};"]
+        lines.append(f"std::array<StableIValue, {n}> stack{{{', '.join(items)}}};")
         old, new = dispatcher_call_versions(v)
         name, overload = op.aten_name, op.overload
         new_call = (

@@ -21,7 +21,7 @@ from shimgen.versions import Version
 class Sibling(Route):
     lowers = True
 
-    def carries(self, row: Row) -> Version | None:
+    def carries(self, row: Row, leaky: bool = False) -> Version | None:
         return None  # the targets' wrappers carry the values
 
     def returns_need(self, op: Op, table: Table) -> Version | None:
@@ -123,7 +123,7 @@ def _composition_body(w: Wrapper, v: Variant, plan: Plan, comp: dict[str, str], 
     ])
 
 
-def scalar_body(w: Wrapper, v: Variant, plan: Plan, own: str) -> str:
+def scalar_body(w: Wrapper, v: Variant, plan: Plan, own: str, why: str | None = None) -> str:
     """A C shim variant's body with its numbers checked: the shim where it carries them exactly, else the
     lowered call, else a `shimgen:` error naming the number."""
     prelude, checks = exactness(w, v, plan)
@@ -132,8 +132,8 @@ def scalar_body(w: Wrapper, v: Variant, plan: Plan, own: str) -> str:
     if v.lowering:
         cond = " && ".join(f"({c})" for _, c in checks) if len(checks) > 1 else checks[0][1]
         return "\n".join([*prelude, f"if ({cond}) {{", own, "}", lowered_body(w, v, plan)])
-    why = ("the C shim carries it as a double, which changes what aten computes, and no Tensor overload can "
-           "stand in for it")
+    why = why or ("the C shim carries it as a double, which changes what aten computes, and no Tensor overload can "
+                  "stand in for it")
     refusals = [
         f'if (!({c})) {{\nshimgen::detail::refuse("{w.op.name}", "{name}", {name}, "{why}");\n}}'
         for name, c in checks

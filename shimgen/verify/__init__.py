@@ -96,7 +96,7 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
         objects = []
         for i, group in enumerate(groups):
             src_root = os.path.join(b, "overlay", str(i))
-            files = overlay.sources(replace(ov_plan, ops=group))
+            files = overlay.sources(replace(ov_plan, ops=group), torch.version)
             for rel, text in files.items():
                 _write(os.path.join(src_root, rel), text)
             obj = os.path.join(b, "overlay", f"{i}.o")
@@ -118,7 +118,7 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
         src = os.path.join(b, "roundtrip", f"{i}.cpp")
         _write(src, roundtrip.source(plan, group))
         obj = src[: -len(".cpp")] + ".o"
-        cmd = [cxx, *build.OBJECT_FLAGS, *torch.stable_flags(out_abs), "-c", src, "-o", obj]
+        cmd = [cxx, *build.OBJECT_FLAGS, *torch.stable_flags(out_abs, overlay=True), "-c", src, "-o", obj]
         rt_steps.append(build.Step(f"round-trip extension {i + 1}/{len(groups)}", obj, cmd,
                                    [_read(src), *headers, torch.version, cxx_id]))
     device_ops: dict[str, list] = {}

@@ -37,9 +37,11 @@ class Torch:
     def lib_dir(self) -> str:
         return os.path.join(self.root, "lib")
 
-    def stable_flags(self, generated: str | None = None) -> list[str]:
-        """Compile flags for a stable-ABI TU; a shimgen output folder goes first so its headers shadow torch's."""
-        return [*STABLE_FLAGS, *([f"-I{generated}"] if generated else []), f"-I{self.include_dirs[0]}"]
+    def stable_flags(self, generated: str | None = None, overlay: bool = False) -> list[str]:
+        """Compile flags for a stable-ABI TU; a shimgen output folder goes first so its headers shadow torch's.
+        `overlay`: the TU opts in to shimgen's overlay routes (-DSHIMGEN_OVERLAY; it links libshimgen_overlay)."""
+        return [*STABLE_FLAGS, *(["-DSHIMGEN_OVERLAY"] if overlay else []),
+                *([f"-I{generated}"] if generated else []), f"-I{self.include_dirs[0]}"]
 
     def aten_flags(self, generated: str | None = None) -> list[str]:
         """Compile flags for code that uses ATen (the C shim definitions libtorch would carry)."""

@@ -119,7 +119,7 @@ def roundtrip_steps(plan: Plan, out: str, t: Target, bdir: str, torch: build.Tor
         _write(src, roundtrip.source(plan, t.kernels, device_namespace(device), (routes.get(device).header,)))
     obj = src[: -len(".cpp")] + ".o"
     headers = [read_wrapper_headers(out), _read(os.path.join(out, "torch/csrc/inductor/aoti_torch/generated/c_shim_aten.h"))]
-    compile_cmd = [cxx, "-O1", "-fPIC", *torch.stable_flags(out), f"-DTORCH_TARGET_VERSION={t.release.hex}", "-c",
+    compile_cmd = [cxx, "-O1", "-fPIC", *torch.stable_flags(out, overlay=True), f"-DTORCH_TARGET_VERSION={t.release.hex}", "-c",
                    src, "-o", obj]
     compile_step = build.Step(f"round-trip extension at {t.release} (compile)", obj, compile_cmd,
                               [_read(src), *headers, torch.version, cxx_id])
@@ -221,7 +221,7 @@ def build_overlay(plan: Plan, runtime: runtimes.Runtime, needed: list, bdir: str
     dropped: dict[str, str] = {}
     while True:
         kept = [op for op in ops if op.name not in dropped]
-        files = overlay.sources(replace(plan, ops=kept, notes=[])) if kept else {
+        files = overlay.sources(replace(plan, ops=kept, notes=[]), runtime.torch.version) if kept else {
             emit_c.HEADER: "", emit_c.SOURCE: "#include <torch/csrc/inductor/aoti_torch/c/shim.h>\n"}
         stub_ops = [op for op in ops if op.name in dropped]
         source = files[emit_c.SOURCE] + _stubs(plan, stub_ops, f"torch {runtime.name}")

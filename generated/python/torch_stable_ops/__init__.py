@@ -74,8 +74,8 @@ __all__ = [
 ]
 
 VERSIONS: dict[str, str] = {
-    "add.Scalar": "2.13",
-    "add.Tensor": "2.13",
+    "add.Scalar": "2.10",
+    "add.Tensor": "2.10",
     "add.out": "2.13",
     "amax.default": "2.9",
     "amax.out": "2.10",
@@ -189,10 +189,10 @@ def _add__Scalar(
 ) -> Tensor:
     """aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
-    Minimum compatible version: PyTorch 2.13.
+    Minimum compatible version: PyTorch 2.10.
     """
-    if _RUNNING < (2, 13):
-        _too_new("add", "add.Scalar", "2.13")
+    if _RUNNING < (2, 10):
+        _too_new("add", "add.Scalar", "2.10")
     result: Tensor = torch.ops.aten.add.Scalar(self, other, alpha)
     return result
 
@@ -202,10 +202,10 @@ def _add__Tensor(
 ) -> Tensor:
     """aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    Minimum compatible version: PyTorch 2.13.
+    Minimum compatible version: PyTorch 2.10.
     """
-    if _RUNNING < (2, 13):
-        _too_new("add", "add.Tensor", "2.13")
+    if _RUNNING < (2, 10):
+        _too_new("add", "add.Tensor", "2.10")
     result: Tensor = torch.ops.aten.add.Tensor(self, other, alpha=alpha)
     return result
 
@@ -228,9 +228,9 @@ def add(*args: Any, **kwargs: Any) -> Any:
     """Overloads, tried in this order (the first that accepts the arguments is called):
 
     aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
-        Minimum compatible version: PyTorch 2.13.
+        Minimum compatible version: PyTorch 2.10.
     aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
-        Minimum compatible version: PyTorch 2.13.
+        Minimum compatible version: PyTorch 2.10.
     """
     return _pick("add", (_add__Scalar, _add__Tensor), args, kwargs)(*args, **kwargs)
 

@@ -29,4 +29,19 @@ inline torch::stable::Tensor contiguous(
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 
+/// Not available in this build: aten::contiguous.default needs
+/// TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before).
+#if TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
+template <typename ShimgenHidden = void>
+inline torch::stable::Tensor contiguous(
+    const torch::stable::Tensor& self,
+    torch::headeronly::MemoryFormat memory_format =
+        torch::headeronly::MemoryFormat::Contiguous) {
+  static_assert(
+      shimgen::detail::hidden<ShimgenHidden>,
+      "torch::stable::contiguous: aten::contiguous.default needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  throw std::logic_error("unreachable");
+}
+#endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
+
 HIDDEN_NAMESPACE_END(torch, stable)

@@ -26,4 +26,18 @@ inline torch::stable::Tensor reshape(
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 
+/// Not available in this build: aten::reshape.default needs
+/// TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before).
+#if TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
+template <typename ShimgenHidden = void>
+inline torch::stable::Tensor reshape(
+    const torch::stable::Tensor& self,
+    torch::headeronly::IntHeaderOnlyArrayRef shape) {
+  static_assert(
+      shimgen::detail::hidden<ShimgenHidden>,
+      "torch::stable::reshape: aten::reshape.default needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  throw std::logic_error("unreachable");
+}
+#endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
+
 HIDDEN_NAMESPACE_END(torch, stable)

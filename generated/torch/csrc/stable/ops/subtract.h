@@ -37,4 +37,19 @@ inline torch::stable::Tensor subtract(
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 
+/// Not available in this build: aten::subtract.Tensor needs
+/// TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before).
+#if TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
+template <typename ShimgenHidden = void>
+inline torch::stable::Tensor subtract(
+    const torch::stable::Tensor& self,
+    const torch::stable::Tensor& other,
+    const shimgen::Scalar& alpha = 1) {
+  static_assert(
+      shimgen::detail::hidden<ShimgenHidden>,
+      "torch::stable::subtract: aten::subtract.Tensor needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  throw std::logic_error("unreachable");
+}
+#endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
+
 HIDDEN_NAMESPACE_END(torch, stable)

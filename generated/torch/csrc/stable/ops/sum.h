@@ -32,4 +32,20 @@ inline torch::stable::Tensor sum(
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 
+/// Not available in this build: aten::sum.dim_IntList needs
+/// TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before).
+#if TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
+template <typename ShimgenHidden = void>
+inline torch::stable::Tensor sum(
+    const torch::stable::Tensor& self,
+    torch::stable::OptionalIntHeaderOnlyArrayRef dim = std::nullopt,
+    bool keepdim = false,
+    std::optional<torch::headeronly::ScalarType> dtype = std::nullopt) {
+  static_assert(
+      shimgen::detail::hidden<ShimgenHidden>,
+      "torch::stable::sum: aten::sum.dim_IntList needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  throw std::logic_error("unreachable");
+}
+#endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
+
 HIDDEN_NAMESPACE_END(torch, stable)

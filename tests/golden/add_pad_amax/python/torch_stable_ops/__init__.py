@@ -48,15 +48,17 @@ __all__ = [
     "amax",
     "amax_out",
     "pad",
+    "subtract",
 ]
 
 VERSIONS: dict[str, str] = {
-    "add.Scalar": "2.13",
-    "add.Tensor": "2.13",
+    "add.Scalar": "2.10",
+    "add.Tensor": "2.10",
     "add.out": "2.13",
     "amax.default": "2.9",
     "amax.out": "2.10",
     "pad.default": "2.9",
+    "subtract.Tensor": "2.10",
 }
 """The minimum PyTorch release of each aten overload's function (the C++ wrapper's version tag)."""
 
@@ -142,10 +144,10 @@ def _add__Scalar(
 ) -> Tensor:
     """aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
 
-    Minimum compatible version: PyTorch 2.13.
+    Minimum compatible version: PyTorch 2.10.
     """
-    if _RUNNING < (2, 13):
-        _too_new("add", "add.Scalar", "2.13")
+    if _RUNNING < (2, 10):
+        _too_new("add", "add.Scalar", "2.10")
     result: Tensor = torch.ops.aten.add.Scalar(self, other, alpha)
     return result
 
@@ -155,10 +157,10 @@ def _add__Tensor(
 ) -> Tensor:
     """aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
 
-    Minimum compatible version: PyTorch 2.13.
+    Minimum compatible version: PyTorch 2.10.
     """
-    if _RUNNING < (2, 13):
-        _too_new("add", "add.Tensor", "2.13")
+    if _RUNNING < (2, 10):
+        _too_new("add", "add.Tensor", "2.10")
     result: Tensor = torch.ops.aten.add.Tensor(self, other, alpha=alpha)
     return result
 
@@ -181,9 +183,9 @@ def add(*args: Any, **kwargs: Any) -> Any:
     """Overloads, tried in this order (the first that accepts the arguments is called):
 
     aten::add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
-        Minimum compatible version: PyTorch 2.13.
+        Minimum compatible version: PyTorch 2.10.
     aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
-        Minimum compatible version: PyTorch 2.13.
+        Minimum compatible version: PyTorch 2.10.
     """
     return _pick("add", (_add__Scalar, _add__Tensor), args, kwargs)(*args, **kwargs)
 
@@ -235,4 +237,17 @@ def pad(
     if _RUNNING < (2, 9):
         _too_new("pad", "pad.default", "2.9")
     result: Tensor = torch.ops.aten.pad.default(self, pad, mode, value)
+    return result
+
+
+def subtract(
+    self: Tensor, other: Tensor, *, alpha: int | float | bool | complex = 1
+) -> Tensor:
+    """aten::subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+
+    Minimum compatible version: PyTorch 2.10.
+    """
+    if _RUNNING < (2, 10):
+        _too_new("subtract", "subtract.Tensor", "2.10")
+    result: Tensor = torch.ops.aten.subtract.Tensor(self, other, alpha=alpha)
     return result

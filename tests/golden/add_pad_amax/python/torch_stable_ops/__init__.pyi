@@ -13,6 +13,7 @@ __all__ = [
     "amax",
     "amax_out",
     "pad",
+    "subtract",
 ]
 
 VERSIONS: dict[str, str]
@@ -38,4 +39,7 @@ def amax_out(
 ) -> Tensor: ...
 def pad(
     self: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None
+) -> Tensor: ...
+def subtract(
+    self: Tensor, other: Tensor, *, alpha: int | float | bool | complex = 1
 ) -> Tensor: ...

@@ -20,6 +20,7 @@
 #include <torch/csrc/stable/ops/amax.h>
 #include <torch/csrc/stable/ops/amax_out.h>
 #include <torch/csrc/stable/ops/pad.h>
+#include <torch/csrc/stable/ops/subtract.h>
 
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
 

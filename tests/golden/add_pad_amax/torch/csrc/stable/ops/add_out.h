@@ -9,6 +9,8 @@
 
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
 
+#if defined(SHIMGEN_OVERLAY)
+
 /// Stable wrapper of aten::add.out(Tensor self, Tensor other, *, Scalar
 /// alpha=1, Tensor(a!) out) -> Tensor(a!)
 ///
@@ -49,5 +51,62 @@ inline torch::stable::Tensor& add_outf(
   return add_out(out, self, other, alpha);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+
+/// Not available in this build: aten::add.out needs TORCH_TARGET_VERSION
+/// >= 2.13 (no libtorch route carries it before).
+#if TORCH_FEATURE_VERSION < TORCH_VERSION_2_13_0
+template <typename ShimgenHidden = void>
+inline torch::stable::Tensor& add_out(
+    torch::stable::Tensor& out,
+    const torch::stable::Tensor& self,
+    const torch::stable::Tensor& other,
+    const shimgen::Scalar& alpha = 1) {
+  static_assert(
+      shimgen::detail::hidden<ShimgenHidden>,
+      "torch::stable::add_out: aten::add.out needs TORCH_TARGET_VERSION >= 2.13 (no libtorch route carries it before)");
+  throw std::logic_error("unreachable");
+}
+#endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_13_0
+
+#else
+
+/// Not available in this build: aten::add.out has no libtorch route at this
+/// TORCH_TARGET_VERSION: libtorch ships no C shim for it and its `alpha` is a
+/// Scalar, which no released boxed dispatcher carries. Define SHIMGEN_OVERLAY
+/// with TORCH_TARGET_VERSION >= 2.13 and link libshimgen_overlay (rebuilt for
+/// each torch release).
+#if TORCH_FEATURE_VERSION < TORCH_VERSION_2_13_0
+template <typename ShimgenHidden = void>
+inline torch::stable::Tensor& add_out(
+    torch::stable::Tensor& out,
+    const torch::stable::Tensor& self,
+    const torch::stable::Tensor& other,
+    const shimgen::Scalar& alpha = 1) {
+  static_assert(
+      shimgen::detail::hidden<ShimgenHidden>,
+      "torch::stable::add_out: aten::add.out has no libtorch route at this TORCH_TARGET_VERSION: libtorch ships no C shim for it and its `alpha` is a Scalar, which no released boxed dispatcher carries. Define SHIMGEN_OVERLAY with TORCH_TARGET_VERSION >= 2.13 and link libshimgen_overlay (rebuilt for each torch release)");
+  throw std::logic_error("unreachable");
+}
+#endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_13_0
+
+/// Not available in this build: aten::add.out has no libtorch route at this
+/// TORCH_TARGET_VERSION: libtorch ships no C shim for it and its `alpha` is a
+/// Scalar, which no released boxed dispatcher carries. Define SHIMGEN_OVERLAY
+/// and link libshimgen_overlay (rebuilt for each torch release).
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+template <typename ShimgenHidden = void>
+inline torch::stable::Tensor& add_out(
+    torch::stable::Tensor& out,
+    const torch::stable::Tensor& self,
+    const torch::stable::Tensor& other,
+    const shimgen::Scalar& alpha = 1) {
+  static_assert(
+      shimgen::detail::hidden<ShimgenHidden>,
+      "torch::stable::add_out: aten::add.out has no libtorch route at this TORCH_TARGET_VERSION: libtorch ships no C shim for it and its `alpha` is a Scalar, which no released boxed dispatcher carries. Define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch release)");
+  throw std::logic_error("unreachable");
+}
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+
+#endif
 
 HIDDEN_NAMESPACE_END(torch, stable)

@@ -45,4 +45,20 @@ inline torch::stable::Tensor& amax_outf(
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 
+/// Not available in this build: aten::amax.out needs TORCH_TARGET_VERSION
+/// >= 2.10 (no libtorch route carries it before).
+#if TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
+template <typename ShimgenHidden = void>
+inline torch::stable::Tensor& amax_out(
+    torch::stable::Tensor& out,
+    const torch::stable::Tensor& self,
+    torch::headeronly::IntHeaderOnlyArrayRef dim = {},
+    bool keepdim = false) {
+  static_assert(
+      shimgen::detail::hidden<ShimgenHidden>,
+      "torch::stable::amax_out: aten::amax.out needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  throw std::logic_error("unreachable");
+}
+#endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
+
 HIDDEN_NAMESPACE_END(torch, stable)

@@ -494,6 +494,16 @@ inline bool stands_in_exactly(const Scalar& s, int t) {
   refuse(op, arg, *s, why); // only called for a number that is there
 }
 
+[[noreturn]] inline void refuse(
+    const char* op,
+    const char* arg,
+    const std::optional<std::string_view>& s,
+    const std::string& why) {
+  throw std::runtime_error(
+      std::string("shimgen: ") + op + ": " + arg + "=\"" + std::string(*s) +
+      "\": " + why);
+}
+
 /// The dtypes of the 0-dim tensors that stand in for `numbers` when `op`'s
 /// Tensor overload is called instead of its Scalar one, so that type promotion
 /// equals ATen's with the numbers as wrapped numbers: the numbers' own dtypes

@@ -31,4 +31,19 @@ inline std::vector<torch::stable::Tensor> split(
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 
+/// Not available in this build: aten::split.Tensor needs TORCH_TARGET_VERSION
+/// >= 2.10 (no libtorch route carries it before).
+#if TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
+template <typename ShimgenHidden = void>
+inline std::vector<torch::stable::Tensor> split(
+    const torch::stable::Tensor& self,
+    int64_t split_size,
+    int64_t dim = 0) {
+  static_assert(
+      shimgen::detail::hidden<ShimgenHidden>,
+      "torch::stable::split: aten::split.Tensor needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  throw std::logic_error("unreachable");
+}
+#endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
+
 HIDDEN_NAMESPACE_END(torch, stable)

@@ -74,6 +74,14 @@ HIDDEN_NAMESPACE_END(torch, stable, shimgen_detail)
   } while (0)
 #endif // SHIMGEN_CHECK
 
+namespace shimgen::detail {
+/// Always false: the static_assert of a form a build cannot call depends on
+/// its template parameter, so it fires only where a call reaches that form
+/// (the forms documented "Not available in this build").
+template <typename>
+inline constexpr bool hidden = false;
+} // namespace shimgen::detail
+
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
 
 // ---- Parameter types of the wrappers below ----

@@ -28,4 +28,19 @@ inline torch::stable::Tensor index(
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 
+/// Not available in this build: aten::index.Tensor needs TORCH_TARGET_VERSION
+/// >= 2.10 (no libtorch route carries it before).
+#if TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
+template <typename ShimgenHidden = void>
+inline torch::stable::Tensor index(
+    const torch::stable::Tensor& self,
+    torch::headeronly::HeaderOnlyArrayRef<std::optional<torch::stable::Tensor>>
+        indices) {
+  static_assert(
+      shimgen::detail::hidden<ShimgenHidden>,
+      "torch::stable::index: aten::index.Tensor needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  throw std::logic_error("unreachable");
+}
+#endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
+
 HIDDEN_NAMESPACE_END(torch, stable)

@@ -14,6 +14,7 @@
 #include <ATen/ops/add.h>
 #include <ATen/ops/amax.h>
 #include <ATen/ops/pad.h>
+#include <ATen/ops/subtract.h>
 #endif // AT_PER_OPERATOR_HEADERS
 
 using namespace torch::aot_inductor;
@@ -114,6 +115,21 @@ AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_pad(
         pointer_to_list<c10::SymInt>(pad, pad_len_),
         mode,
         pointer_to_optional<double>(value));
+    *ret0 = new_tensor_handle(std::move(tmp_result));
+  });
+}
+
+// aten::subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_subtract_Tensor(
+    AtenTensorHandle self,
+    AtenTensorHandle other,
+    double alpha,
+    AtenTensorHandle* ret0) {
+  AOTI_TORCH_CONVERT_EXCEPTION_TO_ERROR_CODE({
+    auto tmp_result = at::subtract(
+        resolve_tensor_dispatch_flags(self),
+        resolve_tensor_dispatch_flags(other),
+        alpha == 1 ? c10::Scalar(static_cast<int64_t>(1)) : c10::Scalar(alpha));
     *ret0 = new_tensor_handle(std::move(tmp_result));
   });
 }

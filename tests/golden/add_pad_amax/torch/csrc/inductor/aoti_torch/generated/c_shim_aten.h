@@ -9,6 +9,9 @@
 
 #include <torch/csrc/inductor/aoti_torch/c/shim.h>
 
+#ifndef TORCH_VERSION_2_10_0
+#define TORCH_VERSION_2_10_0 (((0ULL + 2) << 56) | ((0ULL + 10) << 48))
+#endif
 #ifndef TORCH_VERSION_2_13_0
 #define TORCH_VERSION_2_13_0 (((0ULL + 2) << 56) | ((0ULL + 13) << 48))
 #endif
@@ -43,6 +46,11 @@ AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_amax_out(AtenTensorHandle out, 
 // aten::pad(Tensor self, SymInt[] pad, str mode="constant", float? value=None) -> Tensor
 // Minimum compatible version: PyTorch 2.9.
 AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_pad(AtenTensorHandle self, const int64_t* pad, int64_t pad_len_, const char* mode, double* value, AtenTensorHandle* ret0);
+// aten::subtract.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
+// Minimum compatible version: PyTorch 2.10.
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_subtract_Tensor(AtenTensorHandle self, AtenTensorHandle other, double alpha, AtenTensorHandle* ret0);
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 
 #ifdef __cplusplus
 } // extern "C"

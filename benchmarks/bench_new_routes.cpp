@@ -1,0 +1,64 @@
+// Per-call cost of the libtorch-only routes of issue 16 on small CPU tensors.
+// Built three times by bench_new_routes.py: with BENCH_ATEN (at::), against the
+// generated headers as an extension builds by default (libtorch alone), and
+// with -DSHIMGEN_OVERLAY (the overlay routes they replace). Each build
+// registers BENCH_NS::bench(Tensor x, int iters) -> float[]: nanoseconds per
+// call for add(x, y) (equivalent route), pow(x, 2) (number rule: mul),
+// std(x, {1}) (dispatcher, correction None) and gelu(x, "tanh") (dispatcher,
+// a str).
+
+#include <torch/csrc/stable/library.h>
+#include <torch/csrc/stable/tensor.h>
+
+#include <chrono>
+#include <vector>
+
+#ifdef BENCH_ATEN
+#include <ATen/ops/add.h>
+#include <ATen/ops/gelu.h>
+#include <ATen/ops/pow.h>
+#include <ATen/ops/std.h>
+#include <torch/csrc/inductor/aoti_torch/utils.h>
+#else
+#include <torch/csrc/stable/ops.h>
+#endif
+
+using torch::stable::Tensor;
+
+template <class F>
+static double ns_per_call(int64_t iters, F&& f) {
+  f(); // warm up
+  auto t0 = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < iters; ++i) {
+    f();
+  }
+  auto t1 = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(t1 - t0).count() / iters;
+}
+
+namespace BENCH_NS {
+std::vector<double> bench(Tensor x, int64_t iters) {
+  std::vector<double> ns;
+#ifdef BENCH_ATEN
+  at::Tensor t = *torch::aot_inductor::tensor_handle_to_tensor_pointer(x.get());
+  ns.push_back(ns_per_call(iters, [&] { return at::add(t, t); }));
+  ns.push_back(ns_per_call(iters, [&] { return at::pow(t, 2); }));
+  ns.push_back(ns_per_call(iters, [&] { return at::std(t, {1}); }));
+  ns.push_back(ns_per_call(iters, [&] { return at::gelu(t, "tanh"); }));
+#else
+  namespace ts = torch::stable;
+  ns.push_back(ns_per_call(iters, [&] { return ts::add(x, x); }));
+  ns.push_back(ns_per_call(iters, [&] { return ts::pow(x, 2); }));
+  ns.push_back(ns_per_call(iters, [&] { return ts::std(x, {1}); }));
+  ns.push_back(ns_per_call(iters, [&] { return ts::gelu(x, "tanh"); }));
+#endif
+  return ns;
+}
+} // namespace BENCH_NS
+
+STABLE_TORCH_LIBRARY(BENCH_NS, m) {
+  m.def("bench(Tensor x, int iters) -> float[]");
+}
+STABLE_TORCH_LIBRARY_IMPL(BENCH_NS, CompositeExplicitAutograd, m) {
+  m.impl("bench", TORCH_BOX(&BENCH_NS::bench));
+}

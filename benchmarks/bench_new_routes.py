@@ -1,0 +1,93 @@
+"""Per-call cost of the libtorch-only routes of issue 16 beside at:: and beside the overlay route each replaces,
+measured side by side in one run (medians of interleaved rounds, 4x4 float32, one thread).
+
+    python benchmarks/bench_new_routes.py [--iters 20000] [--rounds 7]
+
+| call | new route (default build, libtorch alone) | replaced (with SHIMGEN_OVERLAY) |
+|---|---|---|
+| add(x, y) | equivalent: libtorch's aoti_torch_aten_subtract_Tensor with -alpha | shimgen's add.Tensor shim |
+| pow(x, 2) | number rule: mul(x, x) through its wrapper | shimgen's pow.Tensor_Scalar shim |
+| std(x, {1}) | dispatcher, correction pushed as None | shimgen's std.correction shim |
+| gelu(x, "tanh") | dispatcher with a str (leaks 48 B/call on 2.10-2.13) | shimgen's gelu shim |
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from shimgen import pipeline  # noqa: E402
+from shimgen.verify import build as vbuild  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CALLS = ["add(x, y)", "pow(x, 2)", "std(x, {1})", 'gelu(x, "tanh")']
+OPS = ["add", "pow", "std", "gelu", "mul"]
+TORCH = vbuild.find_torch()
+
+
+def compile_so(src: str, out: str, flags: list[str], libs: list[str] = ()) -> float:
+    t0 = time.perf_counter()
+    cmd = [vbuild.compiler(), "-O2", "-shared", "-fPIC", *flags, src, "-o", out, "-Wl,--no-as-needed", *libs]
+    subprocess.run([*cmd, *TORCH.link_flags()], check=True)
+    return time.perf_counter() - t0
+
+
+def build(tmp: str) -> dict[str, str]:
+    gen = os.path.join(tmp, "gen")
+    files, _ = pipeline.generate(OPS, None, None)
+    pipeline.write(gen, files)
+    lib_dir = os.path.join(tmp, "overlay")
+    subprocess.run([sys.executable, "-m", "shimgen.verify.overlay_build", "--ops", ",".join(OPS), "--out", lib_dir],
+                   check=True, stdout=subprocess.DEVNULL)
+    src = os.path.join(HERE, "bench_new_routes.cpp")
+    builds = {
+        "aten": ([*TORCH.aten_flags(), "-DBENCH_NS=bench_new_aten", "-DBENCH_ATEN"], []),
+        "libtorch": ([*TORCH.stable_flags(gen), "-DBENCH_NS=bench_new_libtorch"], []),
+        # the routes before issue 16: the overlay, and no str through the leaking dispatcher
+        "overlay": ([*TORCH.stable_flags(gen, overlay=True), "-DSHIMGEN_NO_LEAKY_STR", "-DBENCH_NS=bench_new_overlay"],
+                    [f"-L{lib_dir}", "-lshimgen_overlay", f"-Wl,-rpath,{lib_dir}"]),
+    }
+    out = {}
+    for name, (flags, libs) in builds.items():
+        so = os.path.join(tmp, f"libbench_new_{name}.so")
+        print(f"built {name} in {compile_so(src, so, flags, libs):.1f}s", file=sys.stderr)
+        out[name] = so
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--iters", type=int, default=20000)
+    ap.add_argument("--rounds", type=int, default=7)
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        libs = build(tmp)
+        for so in libs.values():
+            torch.ops.load_library(so)
+        x = torch.randn(4, 4)
+        runs: dict[str, list[list[float]]] = {k: [] for k in libs}
+        for _ in range(args.rounds):
+            for name in libs:  # interleaved: every round measures all the builds
+                runs[name].append(getattr(torch.ops, f"bench_new_{name}").bench(x, args.iters))
+    med = {k: [statistics.median(r[i] for r in v) for i in range(len(CALLS))] for k, v in runs.items()}
+    print(f"torch {torch.__version__}, 4x4 float32, {args.iters} calls x {args.rounds} rounds, medians (ns/call)")
+    head = f"{'call':<16} {'at::':>8} {'new':>8} {'overlay':>8} {'new/at::':>9} {'overlay/at::':>13} {'new/overlay':>12}"
+    print(head)
+    print("-" * len(head))
+    for i, call in enumerate(CALLS):
+        a, n, o = med["aten"][i], med["libtorch"][i], med["overlay"][i]
+        print(f"{call:<16} {a:>8.0f} {n:>8.0f} {o:>8.0f} {n / a:>8.2f}x {o / a:>12.2f}x {n / o:>11.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

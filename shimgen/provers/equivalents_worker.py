@@ -1,0 +1,94 @@
+"""Run by each runtime's own interpreter (imports torch only): is aten's `op` exactly `via` with the arguments the
+equivalence names, on floating tensors (the only ones the route takes integers for) and on every tensor for
+floating numbers? Reads {op: {"args": [op's argument names], "via": name, "via_args": {via's argument name: expr}}}
+on stdin, writes {op: {"compared": n, "both_ok": n, "wrong": example or ""}} as JSON (arguments go by name). An expression is an argument name, or `-name` (the
+number negated as the double the C shim carries)."""
+
+import json
+import sys
+
+import torch
+
+DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int64, torch.int32, torch.uint8,
+          torch.bool, torch.complex64]
+SHAPES = [((2, 3), (2, 3)), ((2, 3), ()), ((), (3,)), ((), ())]
+NUMBERS = [1, 2, -1, 0, 3, 2**53, 0.5, -2.5, 1e-3, 3.0, -1.0, 1e300, float("inf")]
+
+
+def aten(name):
+    op, _, overload = name.partition(".")
+    return getattr(getattr(torch.ops.aten, op), overload or "default")
+
+
+def run(fn):
+    try:
+        return "ok", fn()
+    except Exception as e:  # noqa: BLE001 - an error is an outcome to compare
+        return "error", str(e).split("\n")[0]
+
+
+def same(a, b):
+    if a[0] != b[0]:
+        return False
+    if a[0] == "error":
+        return True
+    x, y = a[1], b[1]
+    if x.dtype != y.dtype or x.shape != y.shape:
+        return False
+    if x.is_complex():
+        x, y = torch.view_as_real(x), torch.view_as_real(y)
+    if x.is_floating_point():
+        return torch.equal(x.isnan(), y.isnan()) and torch.equal(x.nan_to_num(), y.nan_to_num())
+    return torch.equal(x, y)
+
+
+def tensor(shape, dtype, seed):
+    g = torch.Generator().manual_seed(seed)
+    t = torch.randn(shape, generator=g, dtype=torch.float64) * 4
+    return t.to(dtype) if dtype != torch.bool else t > 0
+
+
+def main():
+    spec = json.load(sys.stdin)
+    out = {}
+    for op, e in spec.items():
+        f, via = aten(op), aten(e["via"])
+        compared, both_ok, wrong = 0, 0, ""
+        for dtype in DTYPES:
+            for k, (sa, sb) in enumerate(SHAPES):
+                for n in NUMBERS:
+                    floating = dtype.is_floating_point
+                    if not (isinstance(n, float) or floating):
+                        continue  # the route refuses an integer on non-floating tensors
+                    values = {e["args"][0]: tensor(sa, dtype, k), e["args"][1]: tensor(sb, dtype, k + 7)}
+                    values[e["args"][2]] = n
+
+                    def pick(x):
+                        return -float(values[x[1:]]) if x.startswith("-") else values[x]
+
+                    want = run(lambda: f(**{a: values[a] for a in e["args"]}))
+                    got = run(lambda: via(**{a: pick(x) for a, x in e["via_args"].items()}))
+                    compared += 1
+                    both_ok += want[0] == got[0] == "ok"
+                    if not same(want, got) and not wrong:
+                        wrong = f"{dtype} {sa} {sb} {n!r}: {want[0]} vs {got[0]}"
+                    if dtype == torch.float64 and want[0] == got[0] == "ok":  # gradients too
+                        grads = []
+                        for fn, mine in ((f, True), (via, False)):
+                            leaves = {a: values[a].clone().requires_grad_() for a in e["args"][:2]}
+                            vals = dict(values, **leaves)
+                            call = {a: vals[a] for a in e["args"]} if mine else {
+                                a: -float(vals[x[1:]]) if x.startswith("-") else vals[x]
+                                for a, x in e["via_args"].items()}
+                            r = fn(**call)
+                            r.sum().backward()
+                            grads.append([leaves[a].grad for a in e["args"][:2]])
+                        for ga, gb in zip(*grads):
+                            if not same(("ok", ga), ("ok", gb)) and not wrong:
+                                wrong = f"gradient {dtype} {sa} {sb} {n!r}"
+        out[op] = {"compared": compared, "both_ok": both_ok, "wrong": wrong}
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+"""Route `equivalent`: libtorch's own C shim of the overload aten computes the op as (the scalar facts'
+`equivalents`: sub.Tensor is subtract.Tensor; add.Tensor is subtract.Tensor with -alpha, as ATen's sub is add
+with -alpha; rsub.Tensor is subtract.Tensor with self and other swapped), each proven equal, gradients included,
+on every runtime (`python -m shimgen.provers.scalars equivalents`) before it enters the data. libtorch 2.10+ exports
+aoti_torch_aten_subtract_Tensor, a dispatching call (autograd and every other key see it): ~1.05x at::.
+
+It takes every parameter or none. Numbers travel as the shim's double: checked per call as on the `shim` route
+(routes.sibling.scalar_body); where the double would change what aten computes (an integer on integer tensors)
+the call raises naming SHIMGEN_OVERLAY. Ranks after shimgen's own shim, which carries those numbers exactly:
+a build that opts in to the overlay keeps it."""
+
+from __future__ import annotations
+
+from shimgen import scalars, sig_c
+from shimgen.cpp_model import Variant, Wrapper
+from shimgen.errors import Refusal
+from shimgen.parse import Op
+from shimgen.plan import Plan
+from shimgen.routes import Query
+from shimgen.routes.aten_shim import CShimRoute, _returns_from_c
+from shimgen.routes.sibling import scalar_body
+
+
+class Equivalent(CShimRoute):
+    calls_c_shim = False  # it calls the equivalent overload's shim, which the plan generates for that op
+
+    def variant_at(self, q: Query) -> Variant | None:
+        from shimgen.sig_cpp import op_named  # a cycle: sig_cpp asks the routes, which are loaded lazily
+
+        rule = scalars.load().equivalents.get(q.op.name)
+        via = op_named(rule["via"], q.plan) if rule else None
+        if via is None or not q.at.c_compatible:
+            return None
+        try:
+            shipped = [sv for sv in sig_c.versions(via, q.plan) if sv.upstream and sv.since <= q.level]
+        except Refusal:
+            return None
+        if not shipped or any((n := p.need(self)) is None or n > q.level for p in q.params):
+            return None
+        sv = shipped[-1]
+        if {a.name for a in sig_c.c_arguments(via)[: sv.shim.nargs]} != set(rule["args"]):  # type: ignore[index]
+            return None
+        if self.returns_need(q.op, q.plan.table) is None:
+            return None
+        return Variant(self, len(q.params), q.level, shim=sv.shim.function, shim_nargs=sv.shim.nargs)
+
+    def whose(self, v: Variant) -> str:
+        return f"libtorch's C shim {v.shim}"
+
+    def describe(self, w: Wrapper, v: Variant) -> list[str]:
+        rule = scalars.load().equivalents[w.op.name]
+        args = ", ".join(f"{k}={x}" for k, x in rule["args"].items())
+        return [f"Route: libtorch's C shim {v.shim}, as aten computes aten::{w.op.name}: aten::{rule['via']}({args}) "
+                f"(proven equal, gradients included, on torch {', '.join(rule['proven'])}).",
+                "Numbers the shim's double would change raise an error (shimgen::Scalar)."]
+
+    def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
+        why = (f"aten::{w.op.name}'s numbers reach libtorch only as a double, which changes what aten computes for "
+               "non-floating tensors: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch "
+               "release) for a route that carries them")
+        return scalar_body(w, v, plan, _call(w, v, plan), why)
+
+
+def _call(w: Wrapper, v: Variant, plan: Plan) -> str:
+    """The equivalent overload's C shim call, its arguments mapped from the wrapper's (`-name`: the double negated)."""
+    from shimgen.sig_cpp import op_named  # a cycle: sig_cpp asks the routes, which are loaded lazily
+
+    rule = scalars.load().equivalents[w.op.name]
+    via: Op | None = op_named(rule["via"], plan)
+    assert via is not None
+    kept = {p.name: p for p in w.kept(v)}
+    lines: list[str] = []
+    args: list[str] = []
+    for a in sig_c.c_arguments(via)[: v.shim_nargs]:
+        expr = rule["args"][a.name]
+        p = kept[expr.lstrip("-")]
+        if p.row.prelude:
+            lines.append(p.row.fill(p.row.prelude, p.name))
+        values = [p.row.fill(e, p.name) for e in p.row.to_c]
+        args += [f"-{x}" for x in values] if expr.startswith("-") else values
+    locals_, addrs, ret = _returns_from_c(w, plan)
+    lines += locals_
+    lines.append(f"SHIMGEN_CHECK({v.shim}({', '.join(args + addrs)}));")
+    if ret:
+        lines.append(ret)
+    return "\n".join(lines)
+
+
+ROUTE_CLASS = Equivalent
