@@ -608,8 +608,12 @@ def chunk(text: str) -> str:
             continue
         if "//" in _strip_strings(stmt) or "/*" in stmt or "[](" in stmt or "[&" in stmt or "[=" in stmt:
             raise Unsure(stmt)
-        if stmt.startswith("template"):  # AlwaysBreakTemplateDeclarations: left to clang-format
-            raise Unsure(stmt)
+        if stmt.startswith("template"):  # AlwaysBreakTemplateDeclarations: the header on a line of its own
+            head = re.match(r"template <[^<>]*> ", stmt)
+            if not head or len(head.group(0)) + 2 * depth > 81 or stmt[head.end():].startswith("template"):
+                raise Unsure(stmt)
+            out.append(" " * (2 * depth) + head.group(0).rstrip())
+            stmt = stmt[head.end():]
         inline_block = stmt.endswith("; }") and re.fullmatch(r"((?:if|for|while) \(.*\)) \{ ([^{};]*;) \}", stmt)
         if inline_block:  # `if (c) { s; }`: clang-format never keeps a block on one line here
             pad = " " * (2 * depth)

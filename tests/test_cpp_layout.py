@@ -21,7 +21,10 @@ GOLDEN = os.path.join(ROOT, "tests", "golden")
 # golden / generated/. A lower figure is progress: lower the pin with it; never raise it to pass.
 # Most of an output's are the fixed template text (the prelude, scalar.h, upstream's helpers: 22 chunks), whose
 # clang-format output shimgen.fmt caches, so a repeated run starts no clang-format process.
-WHOLE_YAML_FALLBACK = 138  # the default surface (ops.h, per-op headers, prelude, C shims)
+# the default surface (ops.h, per-op headers, prelude, C shims). 138 when measured on issue 20's branch; 186 after
+# issue 16's per-build forms (with/without SHIMGEN_OVERLAY, SHIMGEN_NO_LEAKY_STR) repeat wrappers: 143 of them
+# are two-element tuple declarations whose first line overflows (94 before), a shape the rules leave to clang-format
+WHOLE_YAML_FALLBACK = 186
 # the device route's torch::stable::cpu::/cuda:: headers (issue 16), measured when that route was merged: 13
 # chunks each the rules leave to clang-format
 DEVICE_FALLBACK = 26
