@@ -108,21 +108,29 @@ def _link_flags(torch: build.Torch) -> list[str]:
 
 
 def roundtrip_steps(plan: Plan, out: str, t: Target, bdir: str, torch: build.Torch, cxx: str,
-                    cxx_id: str) -> tuple[build.Step, build.Step]:
-    src = os.path.join(bdir, f"target-{t.release}", roundtrip.SOURCE)
-    _write(src, roundtrip.source(plan, t.kernels))
-    obj = src[: -len(".cpp")] + ".o"
+                    cxx_id: str) -> tuple[list[build.Step], build.Step]:
+    """The compile steps (one per chunk of kernels, as `shimgen --verify` splits them: a whole-yaml surface
+    compiles in parallel) and the link step of the round-trip extension at target t."""
     from shimgen.emit_cpp import read_wrapper_headers
+    from shimgen.verify import CHUNK_KERNELS, chunks
 
     headers = [read_wrapper_headers(out), _read(os.path.join(out, "torch/csrc/inductor/aoti_torch/generated/c_shim_aten.h"))]
-    compile_cmd = [cxx, "-O1", "-fPIC", *torch.stable_flags(out), f"-DTORCH_TARGET_VERSION={t.release.hex}", "-c",
-                   src, "-o", obj]
-    compile_step = build.Step(f"round-trip extension at {t.release} (compile)", obj, compile_cmd,
-                              [_read(src), *headers, torch.version, cxx_id])
-    lib = os.path.join(os.path.dirname(src), ROUNDTRIP_LIBRARY)
-    link_cmd = [cxx, *build.CXX_FLAGS, obj, "-o", lib, *_link_flags(torch)]
-    link_step = build.Step(f"round-trip extension at {t.release} (link)", lib, link_cmd, [compile_step.digest])
-    return compile_step, link_step
+    groups = chunks(t.kernels, CHUNK_KERNELS, lambda k: k.op.name)
+    compile_steps = []
+    for i, group in enumerate(groups):
+        name = roundtrip.SOURCE if len(groups) == 1 else roundtrip.SOURCE.replace(".cpp", f"-{i}.cpp")
+        src = os.path.join(bdir, f"target-{t.release}", name)
+        _write(src, roundtrip.source(plan, group))
+        obj = src[: -len(".cpp")] + ".o"
+        compile_cmd = [cxx, "-O1", "-fPIC", *torch.stable_flags(out), f"-DTORCH_TARGET_VERSION={t.release.hex}",
+                       "-c", src, "-o", obj]
+        what = f"round-trip extension at {t.release} (compile" + (f" {i + 1}/{len(groups)})" if len(groups) > 1 else ")")
+        compile_steps.append(build.Step(what, obj, compile_cmd, [_read(src), *headers, torch.version, cxx_id]))
+    lib = os.path.join(bdir, f"target-{t.release}", ROUNDTRIP_LIBRARY)
+    link_cmd = [cxx, *build.CXX_FLAGS, *(s.output for s in compile_steps), "-o", lib, *_link_flags(torch)]
+    link_step = build.Step(f"round-trip extension at {t.release} (link)", lib, link_cmd,
+                           [s.digest for s in compile_steps])
+    return compile_steps, link_step
 
 
 def exported_shims(torch: build.Torch) -> set[str]:
@@ -291,7 +299,9 @@ def render(m: Matrix) -> str:
 
 def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: list[str], bdir: str,
                yaml_path: str | None = None, since: str | None = None, jobs: int = 2,
-               log=sys.stderr) -> Matrix:
+               log=sys.stderr, recorded: str | None = None) -> Matrix:
+    """`recorded`: a recording of PyTorch's test corpora (shimgen.verify.record) whose calls every runtime also
+    runs, before shimgen's own samples (aten of each runtime is still the reference)."""
     from shimgen.cli import generate, write_atomically
 
     found, missing = runtimes.resolve(runtime_names)
@@ -319,13 +329,14 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
         tgts.append(Target(t, ks, {op: why for op, why in skipped}))
     steps = {t.release: roundtrip_steps(plan, out, t, bdir, torch, cxx, cxx_id) for t in tgts if t.kernels}
     print(f"shimgen: matrix: building the round-trip extension for {len(steps)} targets in {bdir}", file=log)
-    failed = build.run_steps([s for pair in steps.values() for s in pair[:1]], jobs=jobs, check=False)
+    failed = build.run_steps([s for compiles, _ in steps.values() for s in compiles], jobs=jobs, check=False)
     for t in tgts:
         if t.release not in steps:
             continue
-        compile_step, link_step = steps[t.release]
-        if compile_step in failed:
-            t.error = "\n".join(compile_step.log.strip().splitlines()[-20:])
+        compile_steps, link_step = steps[t.release]
+        broken = [s for s in compile_steps if s in failed]
+        if broken:
+            t.error = "\n".join(broken[0].log.strip().splitlines()[-20:])
             continue
         if build.run_steps([link_step], check=False):
             t.error = link_step.log.strip()[-2000:]
@@ -364,7 +375,8 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
                     run_ops.append(specs[op])
             if not run_ops:
                 continue
-            spec = {"overlay": ov.library, "roundtrip": t.library, "ops": run_ops, "skipped": []}
+            spec = {"overlay": ov.library, "roundtrip": t.library, "ops": run_ops, "skipped": [],
+                    "recorded": recorded}
             work = os.path.join(bdir, f"run-{t.release}-on-{r.name}")
             os.makedirs(work, exist_ok=True)
             spec_path = os.path.join(work, "verify_ops.json")
@@ -392,13 +404,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--yaml", metavar="PATH")
     ap.add_argument("--since", metavar="X.Y")
     ap.add_argument("--json", metavar="PATH", help="also write the cells as JSON")
+    ap.add_argument("--recorded", default="auto", metavar="PATH",
+                    help="recorded OpInfo/common_nn calls each runtime also runs: a recording file, `none`, or "
+                         "`auto` (the installed torch's cached recording, when there is one)")
     ap.add_argument("-j", "--jobs", type=int, default=2, help="parallel compiles (default 2)")
     args = ap.parse_args(argv)
     try:
         ops = [o.strip() for o in args.ops.split(",") if o.strip()] if args.ops else None
         targets = [Version.parse(t, "--targets entry") for t in args.targets.split(",") if t.strip()]
         names = [n.strip() for n in args.runtimes.split(",") if n.strip()]
-        m = run_matrix(ops, targets, names, args.build_dir, args.yaml, args.since, args.jobs)
+        recorded = None if args.recorded == "none" else args.recorded
+        if args.recorded == "auto":
+            from shimgen.verify import record
+
+            path = record.cache_path(build.find_torch().version)
+            recorded = path if record.load(path) is not None else None
+        m = run_matrix(ops, targets, names, args.build_dir, args.yaml, args.since, args.jobs, recorded=recorded)
     except ShimgenError as e:
         print(f"shimgen: error: {e.line()}", file=sys.stderr)
         return 2
