@@ -19,6 +19,7 @@ $XDG_CACHE_HOME/shimgen, or ~/.cache/shimgen). OpInfo is test-only code inside t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -29,7 +30,7 @@ from typing import Any
 
 from shimgen.verify import serial
 
-FORMAT = 3  # bump when what is recorded or how it is encoded changes
+FORMAT = 4  # bump when what is recorded or how it is encoded changes
 FORWARD_DTYPES = ("float32", "int64", "bool", "complex64", "float64", "int32", "uint8", "bfloat16")
 BACKWARD_DTYPE = "float64"
 SAMPLES_PER_DTYPE = 12  # OpInfo sample inputs run per (OpInfo, dtype): the first ones cover most overloads
@@ -172,7 +173,6 @@ def _outputs(result: Any) -> list:
 
 def _run_opinfo(info: Any, rec: Recorder, mode_cls: Any) -> None:
     import torch
-    from torch._dispatch.python import enable_python_dispatcher
 
     supported = info.supported_dtypes("cpu")
     passes = [(d, False) for d in FORWARD_DTYPES if getattr(torch, d) in supported]
@@ -185,36 +185,32 @@ def _run_opinfo(info: Any, rec: Recorder, mode_cls: Any) -> None:
             samples = list(info.sample_inputs("cpu", getattr(torch, dtype_name), requires_grad=grad))
         except Exception:  # noqa: BLE001 - an OpInfo whose samples cannot be made here
             continue
-        rec.source = f"OpInfo {name} {dtype_name} {'backward' if grad else 'forward'}"
+        source = f"OpInfo {name} {dtype_name} {'backward' if grad else 'forward'}"
         for sample in samples[:SAMPLES_PER_DTYPE]:
-            torch.manual_seed(0)
-            try:
-                with enable_python_dispatcher(), mode_cls():
-                    result = info.op(sample.input, *sample.args, **sample.kwargs)
-                    if grad:
-                        outs = [o for o in _outputs(result) if o.requires_grad and o.grad_fn is not None]
-                        if outs:
-                            torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
-            except Exception:  # noqa: BLE001 - calls made before an error are still valid recordings
-                pass
+            # forward passes also run without the Python dispatcher (ops with a Python decomposition, _watch)
+            _watch(rec, mode_cls, source, lambda s=sample: info.op(s.input, *s.args, **s.kwargs), grad,
+                   direct=not grad and dtype_name in ("float32", "float64"))
 
 
-def _watch(rec: Recorder, mode_cls: Any, source: str, call: Any, grad: bool = False) -> None:
-    """Run call() under both recorders (and its backward when `grad`), keeping what it reached before any error."""
+def _watch(rec: Recorder, mode_cls: Any, source: str, call: Any, grad: bool = False, direct: bool = True) -> None:
+    """Run call() under both recorders (and its backward when `grad`), keeping what it reached before any error.
+    With `direct`, also once without the Python dispatcher: under it, an op with a Python decomposition
+    (multi_margin_loss, upsample_nearest2d.vec, ...) reaches the mode only as its decomposition's ops."""
     import torch
     from torch._dispatch.python import enable_python_dispatcher
 
     rec.source = source
-    torch.manual_seed(0)
-    try:
-        with enable_python_dispatcher(), mode_cls():
-            result = call()
-            if grad:
-                outs = [o for o in _outputs(result) if o.requires_grad and o.grad_fn is not None]
-                if outs:
-                    torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
-    except Exception:  # noqa: BLE001 - calls made before an error are still valid recordings
-        pass
+    for python_dispatcher in (True, False) if direct else (True,):
+        torch.manual_seed(0)
+        try:
+            with enable_python_dispatcher() if python_dispatcher else contextlib.nullcontext(), mode_cls():
+                result = call()
+                if grad:
+                    outs = [o for o in _outputs(result) if o.requires_grad and o.grad_fn is not None]
+                    if outs:
+                        torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
+        except Exception:  # noqa: BLE001 - calls made before an error are still valid recordings
+            pass
 
 
 SPARSE_LAYOUTS = ("sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc")
@@ -257,7 +253,7 @@ def _run_opinfo_variants(info: Any, rec: Recorder, mode_cls: Any) -> None:
                        lambda s=s: info.op(s.input, *s.args, **s.kwargs))
 
 
-def _nn_test_call(test: dict) -> Any:
+def _nn_test_call(test: dict, grad: bool = False) -> Any:
     """A common_nn test dict (module_tests, get_new_module_tests(), criterion_tests) as a call: the module built
     from its constructor arguments, applied to its input (and target, for a criterion), in float64 as the tests
     run them."""
@@ -281,7 +277,8 @@ def _nn_test_call(test: dict) -> Any:
     if any(k in test for k in ("target", "target_fn", "target_size")):
         inputs.append(arg("target"))
     extra = test.get("extra_args", ())
-    inputs = [t.double() if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in inputs]
+    inputs = [t.double().requires_grad_(grad) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
+              for t in inputs]
     module = module.double() if isinstance(module, torch.nn.Module) else module
 
     def call() -> Any:
@@ -300,7 +297,7 @@ def _run_nn_tests(rec: Recorder, mode_cls: Any) -> None:
     for test in tests:
         name = test.get("fullname") or test.get("module_name", "?") + ("_" + test["desc"] if test.get("desc") else "")
         try:
-            call = _nn_test_call(test)
+            call = _nn_test_call(test, grad=True)
         except Exception:  # noqa: BLE001 - a test whose inputs cannot be made here (CUDA-only, ...)
             continue
         _watch(rec, mode_cls, f"common_nn {name}", call, grad=True)
@@ -331,7 +328,6 @@ def _run_nn_functional(rec: Recorder, mode_cls: Any) -> None:
 def _run_module(info: Any, rec: Recorder, mode_cls: Any) -> None:
     """A ModuleInfo's modules (common_modules.module_db): float32 forward, float64 forward and backward."""
     import torch
-    from torch._dispatch.python import enable_python_dispatcher
 
     for dtype_name, grad in (("float32", False), (BACKWARD_DTYPE, True)):
         dtype = getattr(torch, dtype_name)
@@ -343,20 +339,15 @@ def _run_module(info: Any, rec: Recorder, mode_cls: Any) -> None:
                                                   training=True))
         except Exception:  # noqa: BLE001
             continue
-        rec.source = f"ModuleInfo {info.name} {dtype_name} {'backward' if grad else 'forward'}"
+        source = f"ModuleInfo {info.name} {dtype_name} {'backward' if grad else 'forward'}"
         for mi in inputs[:SAMPLES_PER_DTYPE]:
-            torch.manual_seed(0)
+            c, f = mi.constructor_input, mi.forward_input
             try:
-                c, f = mi.constructor_input, mi.forward_input
+                torch.manual_seed(0)
                 module = info.module_cls(*c.args, **c.kwargs).to(dtype)
-                with enable_python_dispatcher(), mode_cls():
-                    result = module(*f.args, **f.kwargs)
-                    if grad:
-                        outs = [o for o in _outputs(result) if o.requires_grad and o.grad_fn is not None]
-                        if outs:
-                            torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
             except Exception:  # noqa: BLE001
-                pass
+                continue
+            _watch(rec, mode_cls, source, lambda m=module, f=f: m(*f.args, **f.kwargs), grad, direct=not grad)
 
 
 def work(out_path: str, names: list[str] | None, part: int, parts: int, skip: set[str]) -> int:
