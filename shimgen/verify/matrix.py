@@ -291,10 +291,26 @@ def render(m: Matrix) -> str:
         lines += ["", "details:"]
         for op, t, r, c in sorted(details, key=lambda x: (not x[3].blames_shimgen, x[0], Version.parse(x[1]))):
             lines.append(f"  {op} at {t} on {r}: {c.code}: {c.detail}")
+    lines += ["", *counts(m)]
     n_fail = len(m.failures())
     n_cells = sum(1 for c in m.cells.values() if c.code != ".")
     lines += ["", f"{n_cells} cells, {n_fail} failures caused by shimgen"]
     return "\n".join(lines)
+
+
+def counts(m: Matrix) -> list[str]:
+    """How many wrappers each cell code has per (target, runtime) column: the whole-surface run's summary."""
+    head = ["cell \\ target/runtime"] + [f"{t}/{r.name}" for t, r in m.pairs] + ["shimgen's fault"]
+    table = [head]
+    for code, (_, blame) in LEGEND.items():
+        row = [sum(1 for op in m.ops if m.cells.get((op, str(t), r.name), Cell(".")).code == code) for t, r in m.pairs]
+        if any(row):
+            table.append([code, *map(str, row), "yes" if blame else "no"])
+    table.append(["total", *(str(len(m.ops)) for _ in m.pairs), ""])
+    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |" for row in table]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return lines
 
 
 def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: list[str], bdir: str,

@@ -380,7 +380,7 @@ def _outcome(exp: tuple, act: tuple, values: bool) -> tuple[str, str | None]:
             return "refused", _message(rt_error)
         if not _same_error(aten_error, rt_error):
             return "wrong", f"error message {_message(rt_error)!r} lacks aten's {_message(aten_error)!r}"
-        return "error", None
+        return "error", _message(aten_error)[:300]  # aten's reason: the report groups unproven ops by it
     if rt_error is not None:
         if isinstance(rt_error, NotBoxable):
             return "refused", f"cannot be passed: {rt_error}"

@@ -187,6 +187,8 @@ class Pool:
                     _add_detail(r["notes"], "undefined values: aten disagrees with itself on some samples "
                                             "(uninitialised or nondeterministic results): compared dtype, shape, "
                                             "strides and aliasing there")
+            elif o == "error" and ev.get("m") and "aten_error" not in r:
+                r["aten_error"] = f"{ev.get('l', '')[:120]}: {ev['m']}"  # the first: what aten said it lacks
             elif o in ("refused", "aten-fails", "unreached"):
                 _add_detail(r["notes"], f"{o}: {ev.get('l', '')}: {ev.get('m', '')}")
         elif kind == "note":
