@@ -120,3 +120,26 @@ def test_an_opinfo_alias_is_recorded_at_its_own_name() -> None:
     record._run_opinfo_variants(info, rec, mode)
     assert "det.default" in rec.calls
     assert rec.calls["det.default"][0]["source"] == "OpInfo linalg.det alias det float32"
+
+
+def test_unproven_overloads_fall_into_reason_groups() -> None:
+    """data/verify_reasons.yaml sorts every unproven overload into a group with an action; the last group takes
+    what no other does, and a failure is never a reason."""
+    from shimgen.verify import report
+
+    def row(op: str, status: str, category: str, error: str = "", notes: list[str] | None = None) -> dict:
+        return {"op": op, "status": status, "category": category, "aten_error": error, "notes": notes or [],
+                "reason": "", "kernels": ["CPU"]}
+
+    groups = {g["group"] for g in report.reason_groups()}
+    assert all(g.get("action") for g in report.reason_groups())
+    cuda = row("_foo.default", "unproven", "unproven: not runnable on this machine")
+    hook = row("convolution_overrideable.default", "unproven", "unproven: aten raised on every sample",
+               "(2, 3): x: convolution_overrideable not implemented. You are likely triggering this with tensor "
+               "backend other than CPU/CUDA/MKLDNN")
+    other = row("_bar.default", "unproven", "unproven: aten raised on every sample", "shapes do not match")
+    wrong = row("_baz.default", "WRONG", "WRONG")
+    got = [report.reason_group(r) for r in (cuda, hook, other, wrong)]
+    assert got[0].startswith("not runnable") and got[1].startswith("backend hooks")
+    assert got[2] == report.reason_groups()[-1]["group"] and got[3] == "FAILING: WRONG"
+    assert set(got[:3]) <= groups
