@@ -274,8 +274,9 @@ def _parts(t: Any) -> tuple[list[tuple[str, Any]], str]:
     return [("", t)], ""
 
 
-def diff(expected: Any, actual: Any, path: str, values: bool = True) -> str | None:
-    """None when equal: same type, tensors with equal dtype, shape, strides, device, layout and values."""
+def diff(expected: Any, actual: Any, path: str, values: bool | frozenset = True) -> str | None:
+    """None when equal: same type, tensors with equal dtype, shape, strides, device, layout and values (all of
+    them, none, or all but those at the paths in a frozenset)."""
     import torch
 
     if isinstance(expected, torch.Tensor):
@@ -296,7 +297,9 @@ def diff(expected: Any, actual: Any, path: str, values: bool = True) -> str | No
         if len(e_parts) != len(a_parts):
             return f"{path}: {len(a_parts)} components != aten's {len(e_parts)}"
         if len(e_parts) == 1 and e_parts[0][1] is expected:  # a plain strided tensor: its values
-            return None if _same(expected, actual, values) else f"{path}: values differ from aten's"
+            # `values` may name the paths whose values aten leaves undefined (verify_samples.yaml `undefined`)
+            compare = values if isinstance(values, bool) else path not in values
+            return None if _same(expected, actual, compare) else f"{path}: values differ from aten's"
         for (name, e), (_, a) in zip(e_parts, a_parts):
             d = diff(e, a, path + name, values)
             if d:
@@ -632,7 +635,8 @@ def run_op(spec: dict, index: int, start: int, exact_before: int, child: Child, 
     functional = reference({**op, "name": op["functional"].partition(".")[0],
                             "overload": op["functional"].partition(".")[2]}, "aten") if op.get("functional") else None
     ov = samples.override_for(op)
-    compare_values = ov.get("values", True)
+    # values compared: all, none (`values: false`), or all but the results aten leaves undefined (`undefined`)
+    compare_values = frozenset(ov["undefined"]) if ov.get("undefined") else ov.get("values", True)
     cases = samples.recorded_samples(op, recorded, functional)
     is_aten = spec.get("reference", "aten") == "aten"
     child.emit(e="plan", n=len(cases), recorded=len(cases), keys=kernel_keys(op) if is_aten else [])
@@ -665,7 +669,7 @@ def run_op(spec: dict, index: int, start: int, exact_before: int, child: Child, 
         elif k >= start:
             child.at(k, SETUP)
             try:
-                outcome, message, cause = check(op, aten, rt, s.make, compare_values and s.values,
+                outcome, message, cause = check(op, aten, rt, s.make, compare_values if s.values else False,
                                                 lambda phase, k=k: child.at(k, phase))
             except Exception as e:  # noqa: BLE001 - making the values or comparing failed
                 outcome, message, cause = "wrong", f"comparing the results failed: {type(e).__name__}: " \
