@@ -391,6 +391,9 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
                     run_ops.append(specs[op])
             if not run_ops:
                 continue
+            if recorded and not os.path.isfile(recorded):
+                print(f"shimgen: matrix: note: no recording at {recorded}: shimgen's own samples only", file=log)
+                recorded = None
             spec = {"overlay": ov.library, "roundtrip": t.library, "ops": run_ops, "skipped": [],
                     "recorded": recorded}
             work = os.path.join(bdir, f"run-{t.release}-on-{r.name}")
