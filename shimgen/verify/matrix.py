@@ -423,9 +423,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--yaml", metavar="PATH")
     ap.add_argument("--since", metavar="X.Y")
     ap.add_argument("--json", metavar="PATH", help="also write the cells as JSON")
-    ap.add_argument("--recorded", default="auto", metavar="PATH",
-                    help="recorded OpInfo/common_nn calls each runtime also runs: a recording file, `none`, or "
-                         "`auto` (the installed torch's cached recording, when there is one)")
+    ap.add_argument("--recorded", default="none", metavar="PATH",
+                    help="recorded OpInfo/common_nn calls each runtime also runs before shimgen's own samples: a "
+                         "recording file, `auto` (the installed torch's cached recording, made by `shimgen "
+                         "--verify`, when there is one) or `none` (default)")
     ap.add_argument("-j", "--jobs", type=int, default=2, help="parallel compiles (default 2)")
     args = ap.parse_args(argv)
     try:
