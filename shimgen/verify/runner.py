@@ -336,7 +336,8 @@ def _message(e: BaseException) -> str:
 
 _FIXED_LIST = re.compile(r"expected a list of \d+ elements, got \d+")
 _UNREACHED = re.compile(r"Could not run 'shimgen_roundtrip::")
-_PY_TYPE = re.compile(r"\btorch\.(cuda\.)?(sparse\.)?(\w+)Tensor\b")
+# no \b before `torch`: the translation also rewrites inside a longer name (MkldnnCPUFloatType -> Mkldnntorch.FloatTensor)
+_PY_TYPE = re.compile(r"torch\.(cuda\.)?(sparse\.)?(\w+)Tensor\b")
 _CPP_TYPE = re.compile(r"\b(?:Variable\[)?(Sparse)?(CPU|CUDA)(\w+)Type\]?")
 
 
@@ -357,8 +358,15 @@ def _same_error(want: BaseException, got: BaseException) -> bool:
 LIBTORCH_FAILED = "shimgen: libtorch call failed"
 
 
+# The stable ABI's own refusal of a value it cannot carry (torch/csrc/stable/stableivalue_conversions.h): a
+# ScalarType outside its list (the quantized dtypes quint8, qint8, qint32, ...) raises this, naming the value.
+_ABI_REFUSAL = re.compile(r"Not yet supported ScalarType \w+")
+
+
 def _refusal(error: BaseException) -> bool:
     text = str(error).lstrip()
+    if isinstance(error, RuntimeError) and _ABI_REFUSAL.search(text):
+        return True
     return isinstance(error, RuntimeError) and text.startswith(REFUSAL_PREFIX) and not text.startswith(LIBTORCH_FAILED)
 
 
