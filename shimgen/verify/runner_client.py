@@ -298,7 +298,8 @@ class RunnerFailed(Exception):
 
 
 def _source_kind(source: str) -> str:
-    return "OpInfo" if source.startswith("OpInfo") else source
+    """The corpus a sample came from: OpInfo, ModuleInfo, common_nn, nn.functional (recorded) or shimgen."""
+    return source.split(" ", 1)[0]
 
 
 def run_samples(spec_path: str, spec: dict, log_path: str, jobs: int = 2, python: str | None = None) -> dict:
