@@ -52,6 +52,7 @@ class Row:
     refuse: str | None = None
     c_refuse: str | None = None
     note: str | None = None
+    sample: dict | None = field(default=None, compare=False)  # --verify's sample rule (verify/samples.py)
     size: int | None = field(default=None, compare=False)
 
     def fill(self, text: str, name: str = "", value: str = "", default: str = "") -> str:

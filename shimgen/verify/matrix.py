@@ -34,7 +34,7 @@ from shimgen.errors import Refusal, ShimgenError
 from shimgen.parse import NativeYaml
 from shimgen.plan import Plan
 from shimgen.signatures import wrappers
-from shimgen.verify import ROUNDTRIP_LIBRARY, build, overlay, roundtrip, runtimes
+from shimgen.verify import CHUNK_KERNELS, ROUNDTRIP_LIBRARY, build, chunks, overlay, roundtrip, runtimes
 from shimgen.verify.report import verdict
 from shimgen.verify.runner_client import RunnerFailed, run_samples
 from shimgen.versions import Version
@@ -111,22 +111,30 @@ def _link_flags(torch: build.Torch) -> list[str]:
 
 
 def roundtrip_steps(plan: Plan, out: str, t: Target, bdir: str, torch: build.Torch, cxx: str,
-                    cxx_id: str, device: str | None = None) -> tuple[build.Step, build.Step]:
-    src = os.path.join(bdir, f"target-{t.release}", roundtrip.SOURCE)
-    if device is None:
-        _write(src, roundtrip.source(plan, t.kernels))
-    else:  # the device route's wrappers, torch::stable::<device>::
-        _write(src, roundtrip.source(plan, t.kernels, device_namespace(device), (routes.get(device).header,)))
-    obj = src[: -len(".cpp")] + ".o"
+                    cxx_id: str, device: str | None = None) -> tuple[list[build.Step], build.Step]:
+    """The compile steps (one per chunk of kernels, as `shimgen --verify` splits them: a whole-yaml surface
+    compiles in parallel) and the link step of the round-trip extension at target t; with `device`, of the
+    device route's wrappers, torch::stable::<device>::."""
     headers = [read_wrapper_headers(out), _read(os.path.join(out, "torch/csrc/inductor/aoti_torch/generated/c_shim_aten.h"))]
-    compile_cmd = [cxx, "-O1", "-fPIC", *torch.stable_flags(out, overlay=True), f"-DTORCH_TARGET_VERSION={t.release.hex}", "-c",
-                   src, "-o", obj]
-    compile_step = build.Step(f"round-trip extension at {t.release} (compile)", obj, compile_cmd,
-                              [_read(src), *headers, torch.version, cxx_id])
-    lib = os.path.join(os.path.dirname(src), ROUNDTRIP_LIBRARY)
-    link_cmd = [cxx, *build.CXX_FLAGS, obj, "-o", lib, *_link_flags(torch)]
-    link_step = build.Step(f"round-trip extension at {t.release} (link)", lib, link_cmd, [compile_step.digest])
-    return compile_step, link_step
+    groups = chunks(t.kernels, CHUNK_KERNELS, lambda k: k.op.name)
+    compile_steps = []
+    for i, group in enumerate(groups):
+        name = roundtrip.SOURCE if len(groups) == 1 else roundtrip.SOURCE.replace(".cpp", f"-{i}.cpp")
+        src = os.path.join(bdir, f"target-{t.release}", name)
+        if device is None:
+            _write(src, roundtrip.source(plan, group))
+        else:
+            _write(src, roundtrip.source(plan, group, device_namespace(device), (routes.get(device).header,)))
+        obj = src[: -len(".cpp")] + ".o"
+        compile_cmd = [cxx, "-O1", "-fPIC", *torch.stable_flags(out, overlay=True),
+                       f"-DTORCH_TARGET_VERSION={t.release.hex}", "-c", src, "-o", obj]
+        what = f"round-trip extension at {t.release} (compile" + (f" {i + 1}/{len(groups)})" if len(groups) > 1 else ")")
+        compile_steps.append(build.Step(what, obj, compile_cmd, [_read(src), *headers, torch.version, cxx_id]))
+    lib = os.path.join(bdir, f"target-{t.release}", ROUNDTRIP_LIBRARY)
+    link_cmd = [cxx, *build.CXX_FLAGS, *(s.output for s in compile_steps), "-o", lib, *_link_flags(torch)]
+    link_step = build.Step(f"round-trip extension at {t.release} (link)", lib, link_cmd,
+                           [s.digest for s in compile_steps])
+    return compile_steps, link_step
 
 
 def device_namespace(device: str) -> str:
@@ -300,16 +308,34 @@ def render(m: Matrix) -> str:
         lines += ["", "details:"]
         for op, t, r, c in sorted(details, key=lambda x: (not x[3].blames_shimgen, x[0], Version.parse(x[1]))):
             lines.append(f"  {op} at {t} on {r}: {c.code}: {c.detail}")
+    lines += ["", *counts(m)]
     n_fail = len(m.failures())
     n_cells = sum(1 for c in m.cells.values() if c.code != ".")
     lines += ["", f"{n_cells} cells, {n_fail} failures caused by shimgen"]
     return "\n".join(lines)
 
 
+def counts(m: Matrix) -> list[str]:
+    """How many wrappers each cell code has per (target, runtime) column: the whole-surface run's summary."""
+    head = ["cell \\ target/runtime"] + [f"{t}/{r.name}" for t, r in m.pairs] + ["shimgen's fault"]
+    table = [head]
+    for code, (_, blame) in LEGEND.items():
+        row = [sum(1 for op in m.ops if m.cells.get((op, str(t), r.name), Cell(".")).code == code) for t, r in m.pairs]
+        if any(row):
+            table.append([code, *map(str, row), "yes" if blame else "no"])
+    table.append(["total", *(str(len(m.ops)) for _ in m.pairs), ""])
+    widths = [max(len(row[i]) for row in table) for i in range(len(head))]
+    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(row, widths)) + " |" for row in table]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return lines
+
+
 def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: list[str], bdir: str,
                yaml_path: str | None = None, since: str | None = None, jobs: int = 2,
-               log=sys.stderr, device: str | None = None) -> Matrix:
-    """`device`: run the torch::stable::<device>:: wrappers (the device route) instead of the default ones."""
+               log=sys.stderr, device: str | None = None, recorded: str | None = None) -> Matrix:
+    """`device`: run the torch::stable::<device>:: wrappers (the device route) instead of the default ones.
+    `recorded`: a recording of PyTorch's test corpora (shimgen.verify.record) whose calls every runtime also
+    runs, before shimgen's own samples (aten of each runtime is still the reference)."""
     found, missing = runtimes.resolve(runtime_names)
     if missing:
         raise ShimgenError(runtimes.missing_reason(missing))
@@ -333,13 +359,14 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
         tgts.append(Target(t, ks, {op: why for op, why in skipped}))
     steps = {t.release: roundtrip_steps(plan, out, t, bdir, torch, cxx, cxx_id, device) for t in tgts if t.kernels}
     print(f"shimgen: matrix: building the round-trip extension for {len(steps)} targets in {bdir}", file=log)
-    failed = build.run_steps([s for pair in steps.values() for s in pair[:1]], jobs=jobs, check=False)
+    failed = build.run_steps([s for compiles, _ in steps.values() for s in compiles], jobs=jobs, check=False)
     for t in tgts:
         if t.release not in steps:
             continue
-        compile_step, link_step = steps[t.release]
-        if compile_step in failed:
-            t.error = "\n".join(compile_step.log.strip().splitlines()[-20:])
+        compile_steps, link_step = steps[t.release]
+        broken = [s for s in compile_steps if s in failed]
+        if broken:
+            t.error = "\n".join(broken[0].log.strip().splitlines()[-20:])
             continue
         if build.run_steps([link_step], check=False):
             t.error = link_step.log.strip()[-2000:]
@@ -378,7 +405,11 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
                     run_ops.append(specs[op])
             if not run_ops:
                 continue
-            spec = {"overlay": ov.library, "roundtrip": t.library, "ops": run_ops, "skipped": []}
+            if recorded and not os.path.isfile(recorded):
+                print(f"shimgen: matrix: note: no recording at {recorded}: shimgen's own samples only", file=log)
+                recorded = None
+            spec = {"overlay": ov.library, "roundtrip": t.library, "ops": run_ops, "skipped": [],
+                    "recorded": recorded}
             if device:
                 spec["roundtrip_ns"] = device_namespace(device)
             work = os.path.join(bdir, f"run-{t.release}-on-{r.name}")
@@ -410,13 +441,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", metavar="PATH", help="also write the cells as JSON")
     ap.add_argument("--device", choices=["cpu"],
                     help="run the device route's torch::stable::<device>:: wrappers instead of the default ones")
+    ap.add_argument("--recorded", default="none", metavar="PATH",
+                    help="recorded OpInfo/common_nn calls each runtime also runs before shimgen's own samples: a "
+                         "recording file, `auto` (the installed torch's cached recording, made by `shimgen "
+                         "--verify`, when there is one) or `none` (default)")
     ap.add_argument("-j", "--jobs", type=int, default=2, help="parallel compiles (default 2)")
     args = ap.parse_args(argv)
     try:
         ops = [o.strip() for o in args.ops.split(",") if o.strip()] if args.ops else None
         targets = [Version.parse(t, "--targets entry") for t in args.targets.split(",") if t.strip()]
         names = [n.strip() for n in args.runtimes.split(",") if n.strip()]
-        m = run_matrix(ops, targets, names, args.build_dir, args.yaml, args.since, args.jobs, device=args.device)
+        recorded = None if args.recorded == "none" else args.recorded
+        if args.recorded == "auto":
+            from shimgen.verify import record  # start-up: the recorder imports torch's test corpora
+
+            path = record.cache_path(build.find_torch().version)
+            recorded = path if record.load(path) is not None else None
+        m = run_matrix(ops, targets, names, args.build_dir, args.yaml, args.since, args.jobs, device=args.device,
+                       recorded=recorded)
     except ShimgenError as e:
         print(f"shimgen: error: {e.line()}", file=sys.stderr)
         return 2

@@ -19,6 +19,7 @@ $XDG_CACHE_HOME/shimgen, or ~/.cache/shimgen). OpInfo is test-only code inside t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -29,7 +30,7 @@ from typing import Any
 
 from shimgen.verify import serial
 
-FORMAT = 2  # bump when what is recorded or how it is encoded changes
+FORMAT = 4  # bump when what is recorded or how it is encoded changes
 FORWARD_DTYPES = ("float32", "int64", "bool", "complex64", "float64", "int32", "uint8", "bfloat16")
 BACKWARD_DTYPE = "float64"
 SAMPLES_PER_DTYPE = 12  # OpInfo sample inputs run per (OpInfo, dtype): the first ones cover most overloads
@@ -172,7 +173,6 @@ def _outputs(result: Any) -> list:
 
 def _run_opinfo(info: Any, rec: Recorder, mode_cls: Any) -> None:
     import torch
-    from torch._dispatch.python import enable_python_dispatcher
 
     supported = info.supported_dtypes("cpu")
     passes = [(d, False) for d in FORWARD_DTYPES if getattr(torch, d) in supported]
@@ -185,24 +185,149 @@ def _run_opinfo(info: Any, rec: Recorder, mode_cls: Any) -> None:
             samples = list(info.sample_inputs("cpu", getattr(torch, dtype_name), requires_grad=grad))
         except Exception:  # noqa: BLE001 - an OpInfo whose samples cannot be made here
             continue
-        rec.source = f"OpInfo {name} {dtype_name} {'backward' if grad else 'forward'}"
+        source = f"OpInfo {name} {dtype_name} {'backward' if grad else 'forward'}"
         for sample in samples[:SAMPLES_PER_DTYPE]:
-            torch.manual_seed(0)
+            # forward passes also run without the Python dispatcher (ops with a Python decomposition, _watch)
+            _watch(rec, mode_cls, source, lambda s=sample: info.op(s.input, *s.args, **s.kwargs), grad,
+                   direct=not grad and dtype_name in ("float32", "float64"))
+
+
+def _watch(rec: Recorder, mode_cls: Any, source: str, call: Any, grad: bool = False, direct: bool = True) -> None:
+    """Run call() under both recorders (and its backward when `grad`), keeping what it reached before any error.
+    With `direct`, also once without the Python dispatcher: under it, an op with a Python decomposition
+    (multi_margin_loss, upsample_nearest2d.vec, ...) reaches the mode only as its decomposition's ops."""
+    import torch
+    from torch._dispatch.python import enable_python_dispatcher
+
+    rec.source = source
+    for python_dispatcher in (True, False) if direct else (True,):
+        torch.manual_seed(0)
+        try:
+            with enable_python_dispatcher() if python_dispatcher else contextlib.nullcontext(), mode_cls():
+                result = call()
+                if grad:
+                    outs = [o for o in _outputs(result) if o.requires_grad and o.grad_fn is not None]
+                    if outs:
+                        torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
+        except Exception:  # noqa: BLE001 - calls made before an error are still valid recordings
+            pass
+
+
+SPARSE_LAYOUTS = ("sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc")
+
+
+def _run_opinfo_variants(info: Any, rec: Recorder, mode_cls: Any) -> None:
+    """What an OpInfo's own call does not reach: its aliases (`det` for linalg.det: a composite alias decomposes
+    before any mode sees it, so only calling it records it at its own name), its in-place variant, and its sparse
+    sample inputs (OpInfo.sample_inputs_sparse, for the layouts it supports)."""
+    import torch
+
+    supported = info.supported_dtypes("cpu")
+    dtypes = [d for d in ("float32", "float64") if getattr(torch, d) in supported]
+    name = info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
+    for dtype_name in dtypes[:1]:
+        dtype = getattr(torch, dtype_name)
+        try:
+            samples = list(info.sample_inputs("cpu", dtype))[:SAMPLES_PER_DTYPE]
+        except Exception:  # noqa: BLE001
+            samples = []
+        variants = [(f"alias {a.name}", a.op) for a in getattr(info, "aliases", ()) or () if a.op is not None]
+        if info.inplace_variant is not None:
+            variants.append(("in-place", info.inplace_variant))
+        for what, fn in variants:
+            for s in samples:
+                _watch(rec, mode_cls, f"OpInfo {name} {what} {dtype_name}",
+                       lambda fn=fn, s=s: fn(s.input.clone() if isinstance(s.input, torch.Tensor) else s.input,
+                                             *s.args, **s.kwargs))
+    for layout_name in SPARSE_LAYOUTS:
+        attr = "supports_sparse" if layout_name == "sparse_coo" else f"supports_{layout_name}"
+        if not getattr(info, attr, False):
+            continue
+        for dtype_name in dtypes:
             try:
-                with enable_python_dispatcher(), mode_cls():
-                    result = info.op(sample.input, *sample.args, **sample.kwargs)
-                    if grad:
-                        outs = [o for o in _outputs(result) if o.requires_grad and o.grad_fn is not None]
-                        if outs:
-                            torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
-            except Exception:  # noqa: BLE001 - calls made before an error are still valid recordings
-                pass
+                samples = list(info.sample_inputs_sparse(getattr(torch, layout_name), "cpu", getattr(torch, dtype_name)))
+            except Exception:  # noqa: BLE001
+                continue
+            for s in samples[:SAMPLES_PER_DTYPE]:
+                _watch(rec, mode_cls, f"OpInfo {name} {layout_name} {dtype_name}",
+                       lambda s=s: info.op(s.input, *s.args, **s.kwargs))
+
+
+def _nn_test_call(test: dict, grad: bool = False) -> Any:
+    """A common_nn test dict (module_tests, get_new_module_tests(), criterion_tests) as a call: the module built
+    from its constructor arguments, applied to its input (and target, for a criterion), in float64 as the tests
+    run them."""
+    import torch
+
+    def arg(name: str) -> Any:
+        if name in test:
+            return test[name]
+        if name + "_fn" in test:
+            return test[name + "_fn"]()
+        if name + "_size" in test:
+            size = test[name + "_size"]
+            return [torch.randn(s) for s in size] if isinstance(size, list) else torch.randn(size)
+        return ()
+
+    ctor = test.get("constructor") or getattr(torch.nn, test["module_name"])
+    args = test.get("constructor_args", ())
+    module = ctor(*args) if isinstance(args, tuple) else ctor(args)
+    inp = arg("input")
+    inputs = list(inp) if isinstance(inp, (list, tuple)) else [inp]
+    if any(k in test for k in ("target", "target_fn", "target_size")):
+        inputs.append(arg("target"))
+    extra = test.get("extra_args", ())
+    inputs = [t.double().requires_grad_(grad) if isinstance(t, torch.Tensor) and t.is_floating_point() else t
+              for t in inputs]
+    module = module.double() if isinstance(module, torch.nn.Module) else module
+
+    def call() -> Any:
+        return module(*inputs, *extra)
+
+    return call
+
+
+def _run_nn_tests(rec: Recorder, mode_cls: Any) -> None:
+    """common_nn's module and criterion tests (module_tests, get_new_module_tests(), criterion_tests): losses with
+    their valid targets and reductions, modules with their documented constructor arguments; forward and
+    backward."""
+    from torch.testing._internal import common_nn
+
+    tests = [*common_nn.module_tests, *common_nn.get_new_module_tests(), *common_nn.criterion_tests]
+    for test in tests:
+        name = test.get("fullname") or test.get("module_name", "?") + ("_" + test["desc"] if test.get("desc") else "")
+        try:
+            call = _nn_test_call(test, grad=True)
+        except Exception:  # noqa: BLE001 - a test whose inputs cannot be made here (CUDA-only, ...)
+            continue
+        _watch(rec, mode_cls, f"common_nn {name}", call, grad=True)
+
+
+def _run_nn_functional(rec: Recorder, mode_cls: Any) -> None:
+    """jit_metaprogramming_utils.get_nn_functional_tests(): torch.nn.functional calls with the arguments the JIT
+    tests pass (interpolate's sizes and scale factors, pools, unpools, losses)."""
+    import torch
+    from torch.testing._internal.jit_metaprogramming_utils import create_input, get_nn_functional_tests
+
+    for entry in get_nn_functional_tests():
+        name, self_size, args = entry[:3]
+        variant = entry[3] if len(entry) > 3 else ""
+        kwargs = entry[7] if len(entry) > 7 else {}
+        fn = getattr(torch.nn.functional, name, None)
+        if fn is None:
+            continue
+        for dtype, grad in ((torch.float32, False), (torch.float64, True)):
+            try:
+                inputs, kw = create_input((self_size, *args), requires_grad=grad, call_kwargs=kwargs, dtype=dtype)
+            except Exception:  # noqa: BLE001
+                continue
+            _watch(rec, mode_cls, f"nn.functional {name} {variant} {dtype}".replace("  ", " "),
+                   lambda fn=fn, inputs=inputs, kw=kw: fn(*inputs, **kw), grad=grad)
 
 
 def _run_module(info: Any, rec: Recorder, mode_cls: Any) -> None:
     """A ModuleInfo's modules (common_modules.module_db): float32 forward, float64 forward and backward."""
     import torch
-    from torch._dispatch.python import enable_python_dispatcher
 
     for dtype_name, grad in (("float32", False), (BACKWARD_DTYPE, True)):
         dtype = getattr(torch, dtype_name)
@@ -214,20 +339,15 @@ def _run_module(info: Any, rec: Recorder, mode_cls: Any) -> None:
                                                   training=True))
         except Exception:  # noqa: BLE001
             continue
-        rec.source = f"ModuleInfo {info.name} {dtype_name} {'backward' if grad else 'forward'}"
+        source = f"ModuleInfo {info.name} {dtype_name} {'backward' if grad else 'forward'}"
         for mi in inputs[:SAMPLES_PER_DTYPE]:
-            torch.manual_seed(0)
+            c, f = mi.constructor_input, mi.forward_input
             try:
-                c, f = mi.constructor_input, mi.forward_input
+                torch.manual_seed(0)
                 module = info.module_cls(*c.args, **c.kwargs).to(dtype)
-                with enable_python_dispatcher(), mode_cls():
-                    result = module(*f.args, **f.kwargs)
-                    if grad:
-                        outs = [o for o in _outputs(result) if o.requires_grad and o.grad_fn is not None]
-                        if outs:
-                            torch.autograd.backward(outs, [torch.ones_like(o) for o in outs])
             except Exception:  # noqa: BLE001
-                pass
+                continue
+            _watch(rec, mode_cls, source, lambda m=module, f=f: m(*f.args, **f.kwargs), grad, direct=not grad)
 
 
 def work(out_path: str, names: list[str] | None, part: int, parts: int, skip: set[str]) -> int:
@@ -254,6 +374,7 @@ def work(out_path: str, names: list[str] | None, part: int, parts: int, skip: se
     _install_composite_recorders(rec)
     entries = [(i, _run_opinfo, i.name + (f".{i.variant_test_name}" if i.variant_test_name else ""))
                for i in op_db if names is None or i.name in names]
+    entries += [(i, _run_opinfo_variants, "variants of " + key) for i, _, key in list(entries)]
     if names is None:  # the whole recording also runs the nn modules' inputs (common_modules.module_db)
         try:
             from torch.testing._internal.common_modules import module_db
@@ -261,6 +382,9 @@ def work(out_path: str, names: list[str] | None, part: int, parts: int, skip: se
             entries += [(m, _run_module, "module " + m.name) for m in module_db]
         except Exception:  # noqa: BLE001 - OpInfo alone still records most of the surface
             pass
+        # common_nn's module/criterion tests and the JIT's nn.functional calls: no info object, one entry each
+        entries += [(None, lambda _i, r, m: _run_nn_tests(r, m), "common_nn tests"),
+                    (None, lambda _i, r, m: _run_nn_functional(r, m), "nn.functional tests")]
     with open(out_path, "ab") as out:
         for info, run, key in entries[part::parts]:
             if key in skip:

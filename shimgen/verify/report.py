@@ -15,8 +15,10 @@ Each overload gets one status:
 
 from __future__ import annotations
 
+import functools
 import json
 import os
+import re
 import sys
 from collections import Counter
 from typing import Any
@@ -103,8 +105,41 @@ def rows(spec: dict, results: dict[str, dict]) -> list[dict]:
                                                                         r["counts"].items()},
             "scalar_wrong": r["scalar_wrong"], "seconds": r["seconds"], "status": status, "reason": reason,
             "category": category(status, reason), "failures": r["failures"], "notes": r["notes"],
+            "aten_error": r.get("aten_error", ""),
         })
+        out[-1]["group"] = reason_group(out[-1]) if status not in ("proven", "absent") else ""
     return out
+
+
+@functools.cache
+def reason_groups() -> list[dict]:
+    """data/verify_reasons.yaml: the groups the report sorts unproven overloads into, in order."""
+    import yaml
+
+    from shimgen.inputs import package_text
+
+    return yaml.safe_load(package_text("data/verify_reasons.yaml")) or []
+
+
+def _matches(when: dict, row: dict) -> bool:
+    checks = {
+        "category": lambda v: row["category"] == v,
+        "op": lambda v: re.search(v, row["op"]) is not None,
+        "error": lambda v: re.search(v, row.get("aten_error") or "") is not None,
+        "notes": lambda v: any(re.search(v, n) for n in row["notes"]) or re.search(v, row["reason"]) is not None,
+        "kernels": lambda v: bool(set(v) & set(row.get("kernels", []))),
+    }
+    return all(checks[k](v) for k, v in when.items())
+
+
+def reason_group(row: dict) -> str:
+    """The group of an overload not proven (a WRONG one is a failure, not a reason: its own group)."""
+    if row["status"] in FAILING:
+        return "FAILING: " + row["status"]
+    for g in reason_groups():
+        if _matches(g.get("when") or {}, row):
+            return g["group"]
+    return "other"
 
 
 def summary(table: list[dict]) -> dict[str, Any]:
@@ -124,6 +159,8 @@ def summary(table: list[dict]) -> dict[str, Any]:
         "from_opinfo": sum(1 for row in table if "OpInfo" in row["source"]),
         "samples": dict(samples),
         "failing": sum(1 for row in table if row["status"] in FAILING),
+        "reason_groups": dict(sorted(Counter(reason_group(row) for row in table if row["status"] != "proven"
+                                             and row["status"] != "absent").items(), key=lambda kv: -kv[1])),
     }
 
 
@@ -184,8 +221,15 @@ def markdown(table: list[dict], info: dict[str, Any]) -> str:
         counts = Counter(row["category"] for row in table if row["route"] == route)
         out.append(f"| {route} | " + " | ".join(str(counts.get(c, 0)) for c in cats) + " |")
     unproven = [row for row in table if row["status"] != "proven"]
-    out += ["", "## Not proven", "", "| op | route | status | reason |", "|---|---|---|---|"]
-    out += [f"| {row['op']} | {row['route']} | {row['status']} | {_md_escape(row['reason'])} |" for row in unproven]
+    actions = {g["group"]: g.get("action", "") for g in reason_groups()}
+    out += ["", "## Not proven, by reason", "", "| reason | overloads | what a maintainer can do |", "|---|---|---|"]
+    out += [f"| {g} | {n} | {_md_escape(actions.get(g, ''))} |" for g, n in s["reason_groups"].items()]
+    for g in s["reason_groups"]:
+        members = [row for row in unproven if row.get("group") == g]
+        out += ["", f"### {g} ({len(members)})", "", "| op | route | status | reason | aten's first error |",
+                "|---|---|---|---|---|"]
+        out += [f"| {row['op']} | {row['route']} | {row['status']} | {_md_escape(row['reason'][:200])} | "
+                f"{_md_escape(row.get('aten_error', '')[:200])} |" for row in members]
     out += ["", "## Every overload", "",
             "| op | route | since | tags | source | exact | refused | wrong | errors | aten fails | time | status |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|"]

@@ -187,6 +187,8 @@ class Pool:
                     _add_detail(r["notes"], "undefined values: aten disagrees with itself on some samples "
                                             "(uninitialised or nondeterministic results): compared dtype, shape, "
                                             "strides and aliasing there")
+            elif o == "error" and ev.get("m") and "aten_error" not in r:
+                r["aten_error"] = f"{ev.get('l', '')[:120]}: {ev['m']}"  # the first: what aten said it lacks
             elif o in ("refused", "aten-fails", "unreached"):
                 _add_detail(r["notes"], f"{o}: {ev.get('l', '')}: {ev.get('m', '')}")
         elif kind == "note":
@@ -296,7 +298,8 @@ class RunnerFailed(Exception):
 
 
 def _source_kind(source: str) -> str:
-    return "OpInfo" if source.startswith("OpInfo") else source
+    """The corpus a sample came from: OpInfo, ModuleInfo, common_nn, nn.functional (recorded) or shimgen."""
+    return source.split(" ", 1)[0]
 
 
 def run_samples(spec_path: str, spec: dict, log_path: str, jobs: int = 2, python: str | None = None) -> dict:

@@ -189,36 +189,17 @@ def _tensor_list_errors(ctx: Ctx, arg: dict) -> list:
     return [[]]
 
 
-def _scalar(ctx: Ctx, arg: dict) -> list:
-    """A floating, an integer and a bool Scalar (aten gets each as written: issue 8)."""
-    return [2.0, 3, True, 0.5]
-
-
-def _memory_format(ctx: Ctx, arg: dict) -> list:
-    return [torch.contiguous_format, torch.preserve_format, torch.channels_last]
-
-
-RULES: dict[str, tuple[Rule, Rule | None]] = {
-    "Tensor": (_tensor, _tensor_errors),
-    "Tensor[]": (_tensor_list, _tensor_list_errors),
-    "Tensor?[]": (lambda c, a: [[c.index(c.dim_size())]], None),
-    "int": (_int, _int_errors),
-    "SymInt": (_int, _int_errors),
-    "int[]": (_int_list, _int_list_errors),
-    "SymInt[]": (_int_list, _int_list_errors),
-    "float": (lambda c, a: [1.5, 0.25], None),
-    "float[]": (lambda c, a: [[1.0, 2.0]], None),
-    "Scalar": (_scalar, None),
-    "Scalar[]": (lambda c, a: [[2.0, 0.5]], None),
-    "bool": (lambda c, a: [False, True], None),
-    "bool[]": (lambda c, a: [[True, False, True]], None),
-    "str": (lambda c, a: [], None),
-    "ScalarType": (lambda c, a: [torch.float64, torch.int64], None),
-    "Layout": (lambda c, a: [torch.strided], None),
-    "Device": (lambda c, a: [torch.device("cpu")], None),
-    "DeviceIndex": (lambda c, a: [0], None),
-    "MemoryFormat": (_memory_format, None),
-    "Generator": (lambda c, a: [torch.Generator().manual_seed(7)], None),  # made afresh: same draws on both
+# Rules by name: the conversion table's `sample` column names the one each schema type uses (a new type is a
+# table row; a rule here only where a list of expressions cannot say it).
+RULES: dict[str, Rule] = {
+    "tensor": _tensor,
+    "tensor_errors": _tensor_errors,
+    "tensor_list": _tensor_list,
+    "tensor_list_errors": _tensor_list_errors,
+    "int": _int,
+    "int_errors": _int_errors,
+    "int_list": _int_list,
+    "int_list_errors": _int_list_errors,
 }
 
 
@@ -229,6 +210,45 @@ def rule_key(schema_type: str) -> tuple[str, bool]:
     if "[" in base:
         base = base[: base.index("[")] + "[]"
     return base, optional
+
+
+def _table_key(schema_type: str) -> str:
+    """The conversion table row that says how to sample a type: `int[2]?` -> `int[N]`, `Tensor?` -> `Tensor`."""
+    import re
+
+    return re.sub(r"\[\d+\]", "[N]", schema_type.removesuffix("?"))
+
+
+@functools.cache
+def sample_spec(schema_type: str) -> dict:
+    """The table's `sample` column for this type ({} when the type has no row or no column)."""
+    from shimgen import table
+
+    row = table.load().arguments.get(_table_key(schema_type))
+    return dict(row.sample or {}) if row is not None else {}
+
+
+def _apply(spec: Any, suffix: str, ctx: Ctx, arg: dict) -> list:
+    if spec is None:
+        return []
+    if isinstance(spec, str):
+        return RULES[spec + suffix](ctx, arg)
+    return [ctx.eval(e) for e in spec]
+
+
+def type_values(ctx: Ctx, arg: dict) -> list:
+    """Valid values for an argument from its type's table row (`values`)."""
+    return _apply(sample_spec(arg["type"]).get("values"), "", ctx, arg)
+
+
+def type_errors(ctx: Ctx, arg: dict) -> list:
+    """Error values from its type's table row (`errors`: a rule whose `<name>_errors` makes them)."""
+    return _apply(sample_spec(arg["type"]).get("errors"), "_errors", ctx, arg)
+
+
+def grid(schema_type: str) -> bool:
+    """Whether every value of this type is tried on every dtype and shape (the table's `grid`: Scalars)."""
+    return bool(sample_spec(schema_type).get("grid"))
 
 
 # ---- overrides -------------------------------------------------------------------------------------------
@@ -277,17 +297,15 @@ def _sized(values: list, n: int | None) -> list:
 def candidates(arg: dict, ctx: Ctx, ov: dict) -> tuple[list, list]:
     """(valid values, error values) for one argument, given the arguments built so far."""
     name = arg["name"]
-    base, optional = rule_key(arg["type"])
+    optional = arg["type"].endswith("?")
     if name in ov.get("args", {}):
         valid = [ctx.eval(e) for e in ov["args"][name]]
     else:
-        rule = RULES.get(base, (lambda c, a: [], None))[0]
-        valid = _sized(rule(ctx, arg), _fixed_size(arg["type"]))
+        valid = _sized(type_values(ctx, arg), _fixed_size(arg["type"]))
     if name in ov.get("errors", {}):
         errors = [ctx.eval(e) for e in ov["errors"][name]]
     else:
-        err_rule = RULES.get(base, (None, None))[1]
-        errors = err_rule(ctx, arg) if err_rule else []
+        errors = type_errors(ctx, arg)
     if optional and arg["default"] is None and name not in ov.get("not_none", ()):
         valid = [*valid, None] if valid else [None]  # `T? x` without default: None is a value the caller passes
     return valid, errors
@@ -430,7 +448,7 @@ def _plan(op: dict, groups: list[tuple[torch.dtype, tuple[int, ...], int, list[d
     """Which (group, choice) pairs to run: every group's base sample; every valid value of a Scalar argument in
     every group (integer, bool and floating Scalars on each dtype and shape: issue 8's grid); then the other
     values and the error values, each once, the groups taking turns, up to `limit` of them."""
-    scalars = {a["name"] for a in op["args"] if rule_key(a["type"])[0] == "Scalar"}
+    scalars = {a["name"] for a in op["args"] if grid(a["type"])}
     picked = [(g, {}) for g in range(len(groups))]
     for g, (_, _, _, choices) in enumerate(groups):
         picked += [(g, c) for c in choices if next(iter(c)) in scalars and c[next(iter(c))][0] == "valid"]
@@ -527,35 +545,34 @@ def _tag(v: Any) -> str:
     return type(v).__name__
 
 
+def _is_tensor(v: Any) -> bool:
+    return _tag(v) in ("@tensor", "@qtensor", "@qtensor_pc", "@sparse")
+
+
+# What a recorded (encoded) value is, by kind; the table's `recorded` column lists the kinds a type accepts.
+KINDS: dict[str, Callable[[Any], bool]] = {
+    "tensor": _is_tensor,
+    "number": lambda v: _tag(v) in ("bool", "int", "float", "complex"),
+    "bool": lambda v: _tag(v) == "bool",
+    "int": lambda v: _tag(v) == "int",
+    "float": lambda v: _tag(v) == "float",
+    "str": lambda v: _tag(v) == "str",
+    "dtype": lambda v: _tag(v) == "@dtype",
+    "tensors": lambda v: _tag(v) in ("@list", "@tuple") and all(x is None or _is_tensor(x) for x in v[1]),
+    "ints": lambda v: _tag(v) in ("@list", "@tuple") and all(_tag(x) == "int" for x in v[1]),
+}
+
+
 def fits(schema_type: str, v: Any) -> bool:
     """Whether a recorded (encoded) value can be passed for an argument of this schema type: used to borrow a
-    related overload's calls (aten still decides; this only skips calls that cannot bind)."""
-    base, optional = rule_key(schema_type)
+    related overload's calls (aten still decides; this only skips calls that cannot bind). The type's table row
+    says which kinds it accepts (`sample: recorded`); a type that does not say accepts any value."""
     if v is None:
-        return optional
-    tag = _tag(v)
-    tensor = tag in ("@tensor", "@qtensor", "@qtensor_pc", "@sparse")
-    number = tag in ("bool", "int", "float", "complex")
-    if base == "Tensor":
-        return tensor or number
-    if base in ("Tensor[]", "Tensor?[]"):
-        return tag in ("@list", "@tuple") and all(x is None or _tag(x).startswith("@") and "tensor" in _tag(x)
-                                                  or _tag(x) == "@sparse" for x in v[1])
-    if base == "Scalar":
-        return number
-    if base in ("int", "SymInt"):
-        return tag == "int"
-    if base == "float":
-        return tag in ("int", "float")
-    if base == "bool":
-        return tag == "bool"
-    if base in ("int[]", "SymInt[]"):
-        return tag == "int" or tag in ("@list", "@tuple") and all(_tag(x) == "int" for x in v[1])
-    if base == "str":
-        return tag == "str"
-    if base == "ScalarType":
-        return tag == "@dtype"
-    return True
+        return schema_type.endswith("?")
+    kinds = sample_spec(schema_type).get("recorded")
+    if kinds is None:
+        return True
+    return any(KINDS[k](v) for k in kinds)
 
 
 def _related(op: dict, recorded: dict[str, list[dict]]) -> tuple[list[dict], str | None]:
