@@ -375,7 +375,11 @@ def _render_world(plan: Plan, wide: dict[str, Wrapper]) -> tuple[dict[str, list[
         if full is None:
             continue
         ranges = hidden[w.op.name] = hidden_ranges(mine, full, plan)
+        declared = max((p.row.header for p in full.params if p.row.header), default=FIRST_STABLE)
         for start, end, message in ranges:
+            if end is not None and end <= declared:
+                continue  # its parameter types do not exist in headers of those releases (table `header`)
+            start = max(start, declared)
             form = mine or full
             v = active(full, start) or next((x for x in form.variants if x.start > start), form.variants[0])
             rendered.append(render_hidden(replace(full, name=form.name), v, start, end, _cpp_message(message)))

@@ -183,6 +183,8 @@ class Surface:
         if ok:
             self.plan = plan_mod.make(ok, yaml_path, additive=False)
             ws, refusals = sig_cpp.wrappers(self.plan)
+            # what a build without SHIMGEN_OVERLAY calls (libtorch alone): the answer, where it has a form
+            self.plain = {w.op.name: w for w in sig_cpp.wrappers(self.plan.in_world(plan_mod.DEFAULT_WORLD))[0]}
             for w in ws:
                 if w.op.added:
                     continue
@@ -232,7 +234,7 @@ class Surface:
         if not ws:
             why = self.refused.get(schema) or self.reasons.get(schema) or f"no wrapper for {cpp}"
             return Answer("no", f"no: {_short(why)}"), []
-        answers = {_answer_one(w, target) for w in ws}
+        answers = {_answer_one(w, target, self.plain.get(w.op.name)) for w in ws}
         names = [w.op.name for w in ws]
         if len(answers) == 1:
             return answers.pop(), names
@@ -241,7 +243,8 @@ class Surface:
             if len(head) == 1:
                 routes = sorted({a.text.partition(" (")[2].rstrip(")") for a in answers})
                 return Answer(answers.pop().status, f"{head.pop()} ({' or '.join(routes)})"), names
-        return Answer("varies", "varies: " + "; ".join(f"{w.op.name} {_answer_one(w, target).text}" for w in ws)), names
+        return Answer("varies", "varies: " + "; ".join(f"{w.op.name} {_answer_one(w, target, self.plain.get(w.op.name)).text}"
+                                               for w in ws)), names
 
 
 def _is_method(w) -> bool:
@@ -254,13 +257,19 @@ def _short(reason: str) -> str:
     return reason.removeprefix("shimgen: ").split(" (see ")[0]
 
 
-def _answer_one(w, target) -> Answer:
+def _answer_one(w, target, plain=None) -> Answer:
+    """`w` as a build with the overlay sees it; `plain`: the same op's wrapper in a default build (libtorch
+    alone), whose form, where it has one at `target`, is the answer."""
+    mine = plain.variants if plain is not None else ()
+    v = sig_cpp.active(plain, target) if plain is not None else None
+    if v is not None:
+        return Answer("yes", f"yes ({v.route.name})")
     v = sig_cpp.active(w, target)
     if v is not None:
         if v.route.overlay:
             return Answer("overlay", "overlay (shimgen's C shim)")
         return Answer("yes", f"yes ({v.route.name})")
-    later = [x for x in w.variants if x.start > target]
+    later = sorted([x for x in (*mine, *w.variants) if x.start > target], key=lambda x: (x.start, x.route.overlay))
     if later:
         first = later[0]
         route = "overlay" if first.route.overlay else first.route.name

@@ -20,9 +20,11 @@ shadows the installed torch's. The generation is shimgen's own (`shimgen.pipelin
 installed torch's native_functions.yaml: no network. Build without isolation (`pip wheel --no-build-isolation
 .`) so the extension compiles against the torch installed in the environment.
 
-After linking, each stable extension is checked for `aoti_torch_*` symbols the installed libtorch does not export
-(a wrapper on the generated_shim route): unless the table says `overlay = true`, that is a build error naming the
-shims, never an extension that fails to load.
+A wrapper with no libtorch route at the target is a compile error naming the op, the reason and the remedy
+unless the table says `overlay = true`, which adds `-DSHIMGEN_OVERLAY` (the author then links shimgen's overlay
+library, rebuilt for each torch release). As a safety net, after linking each stable extension is checked for
+`aoti_torch_*` symbols the installed libtorch does not export: without `overlay = true` that is a build error
+naming the shims, never an extension that fails to load.
 """
 
 from __future__ import annotations
@@ -57,10 +59,12 @@ def stable_flags(target: str | None) -> list[str]:
 def StableExtension(name: str, sources: list[str], *args, target: str | None = None, cuda: bool = False, **kwargs):
     """torch.utils.cpp_extension.CppExtension (CUDAExtension with cuda=True) for a stable-ABI, abi3 extension:
     `target` (X.Y, default: [tool.shimgen]'s `target`) becomes -DTORCH_TARGET_VERSION."""
+    found = _project()
     if target is None:
-        found = _project()
         target = str(found.target) if found.target else None
     flags = stable_flags(target)
+    if found.overlay:  # the overlay routes exist only in builds that opt in (compile errors otherwise)
+        flags.append("-DSHIMGEN_OVERLAY")
     extra = kwargs.pop("extra_compile_args", None)
     if isinstance(extra, dict):
         extra = {k: [*flags, *v] for k, v in extra.items()}

@@ -39,6 +39,7 @@ class Row:
     stack: str | None = None
     ivalue: Version | None = None
     leak_free: Version | None = None
+    header: Version | None = None  # the release whose stable headers first declare the C++ type (None: every one)
     since: Version | None = None
     box: str | None = None
     box_schema: str | None = None
@@ -101,7 +102,7 @@ def _row(key: str, raw: dict, section: dict) -> Row:
     unknown = set(data) - _FIELDS
     if unknown:
         raise ShimgenError(f"conversion table row {key!r} has unknown fields {sorted(unknown)}")
-    for vkey in ("ivalue", "since", "leak_free"):
+    for vkey in ("ivalue", "since", "leak_free", "header"):
         if data.get(vkey) is not None:
             data[vkey] = Version.parse(data[vkey], f"{vkey} of table row {key!r}")
     for lkey in ("c", "to_c"):

@@ -23,6 +23,9 @@ import sys
 from collections import Counter
 from typing import Any
 
+import yaml
+
+from shimgen.inputs import package_text
 from shimgen.verify.build import Step
 from shimgen.verify.runner_client import new_result
 
@@ -114,10 +117,6 @@ def rows(spec: dict, results: dict[str, dict]) -> list[dict]:
 @functools.cache
 def reason_groups() -> list[dict]:
     """data/verify_reasons.yaml: the groups the report sorts unproven overloads into, in order."""
-    import yaml
-
-    from shimgen.inputs import package_text
-
     return yaml.safe_load(package_text("data/verify_reasons.yaml")) or []
 
 

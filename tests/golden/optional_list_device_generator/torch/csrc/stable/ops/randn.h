@@ -65,17 +65,4 @@ inline torch::stable::Tensor randn(
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
 
-/// Not available in this build: aten::randn.generator needs
-/// TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before).
-#if TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
-template <typename ShimgenHidden = void>
-inline torch::stable::Tensor randn(
-    torch::headeronly::IntHeaderOnlyArrayRef size) {
-  static_assert(
-      shimgen::detail::hidden<ShimgenHidden>,
-      "torch::stable::randn: aten::randn.generator needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
-  throw std::logic_error("unreachable");
-}
-#endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
-
 HIDDEN_NAMESPACE_END(torch, stable)
