@@ -206,3 +206,66 @@ def test_recorded_values_are_passed_as_a_cpp_caller_writes_them() -> None:
     got = samples.as_written(op, {"x": 2.5, "dims": 1, "s": 3})
     assert isinstance(got["x"], torch.Tensor) and got["x"].dim() == 0 and got["x"].item() == 2.5
     assert got["dims"] == [1] and got["s"] == 3
+
+
+def _flaky_op() -> dict:
+    return {"name": "flaky", "overload": "default", "args": [
+        {"name": "self", "type": "Tensor", "box_schema": "Tensor", "default": None, "is_out": False,
+         "kwarg_only": False}], "returns": [{"type": "Tensor", "box_schema": "Tensor"}]}
+
+
+def test_aten_disagreeing_with_itself_is_its_own_outcome_never_exact_nor_wrong() -> None:
+    """MKL's gelsy (linalg_lstsq driver='gelsy', float32 2x3) returns last-bit different values in about half of
+    its calls: a sample where aten's reruns disagree is `nondeterministic`, the overload unproven in its own
+    reason group; where aten agrees with itself a differing wrapper stays wrong."""
+    from shimgen.verify import runner
+
+    calls = {"n": 0}
+
+    def flaky(t):  # aten: its first run differs from the later ones (as gelsy's does, by buffer address)
+        calls["n"] += 1
+        return t + (1e-7 if calls["n"] % 3 == 1 else 0.0)
+
+    def make():
+        return {"self": torch.ones(2, 3)}
+
+    def steady_wrapper(t):
+        return t + 0.5
+
+    op = _flaky_op()
+    outcome, message, _ = runner.check(op, flaky, steady_wrapper, make, True, lambda phase: None)
+    assert outcome == "nondeterministic" and message.startswith("aten is not deterministic here")
+    # a wrapper whose properties differ is still wrong, nondeterministic aten or not
+    calls["n"] = 0
+    outcome, _, _ = runner.check(op, flaky, lambda t: t.double(), make, True, lambda phase: None)
+    assert outcome == "wrong"
+    # aten deterministic: the differing wrapper is wrong
+    outcome, _, _ = runner.check(op, lambda t: t + 0.0, steady_wrapper, make, True, lambda phase: None)
+    assert outcome == "wrong"
+    # the verdict: unproven in its own reason group, never proven, never WRONG
+    r = {"op": "flaky.default", "counts": {"exact": 0, "refused": 0, "wrong": 0, "error": 0, "aten-fails": 0,
+                                           "unreached": 0, "nondeterministic": 1},
+         "notes": ["nondeterministic: x: aten is not deterministic here"], "failures": [], "scalar_wrong": 0}
+    status, reason = report.verdict(r)
+    assert status == "unproven" and report.category(status, reason) == "unproven: aten is not deterministic here"
+
+
+@pytest.mark.skipif(not torch.backends.mkl.is_available(), reason="needs torch's MKL LAPACK (gelsy)")
+def test_linalg_lstsq_gelsy_float32_is_caught_as_nondeterministic() -> None:
+    """The recorded case: aten's own gelsy on a float32 2x3 system against a wrapper returning aten's first
+    values: whatever the wrapper returns, the sample is never `wrong` (and never `exact` when aten disagrees)."""
+    from shimgen.verify import runner
+
+    torch.manual_seed(0)
+    a, b = torch.randn(2, 3), torch.randn(2, 2)
+    op = {"name": "linalg_lstsq", "overload": "default", "args": [
+        {"name": n, "type": t, "box_schema": t, "default": None, "is_out": False, "kwarg_only": kw}
+        for n, t, kw in (("self", "Tensor", False), ("b", "Tensor", False), ("rcond", "float?", True),
+                         ("driver", "str?", True))], "returns": [{"type": "Tensor", "box_schema": "Tensor"}] * 4}
+    aten = torch.ops.aten.linalg_lstsq.default
+    seen = set()
+    for _ in range(20):
+        outcome, _, _ = runner.check(op, aten, aten, lambda: {"self": a, "b": b, "driver": "gelsy"}, True,
+                                     lambda phase: None)
+        seen.add(outcome)
+    assert seen <= {"exact", "nondeterministic"}
