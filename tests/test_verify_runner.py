@@ -270,3 +270,37 @@ def test_linalg_lstsq_gelsy_float32_is_caught_as_nondeterministic() -> None:
                                      lambda phase: None)
         seen.add(outcome)
     assert seen <= {"exact", "nondeterministic"}
+
+
+def test_aten_writing_past_an_overlapping_out_is_aten_failing_not_a_corrupted_comparison() -> None:
+    """adaptive_max_pool3d_backward.grad_input writes numel elements from an expanded (one-element) out=
+    tensor's data pointer: with a bare `zeros(1).expand(...)` it overwrote the runner's heap, and the comparison
+    then failed at random (std::bad_alloc, a TypeError in torch.frombuffer, SIGABRT). The sample's out= tensor
+    sits in a guard buffer: the write lands there and the sample is aten's failure; the wrapper is not run."""
+    from shimgen.verify import runner, samples
+
+    x = torch.randn(1, 4, 4, 3, 5, dtype=torch.float64)
+    o, idx = torch.ops.aten.adaptive_max_pool3d(x, (2, 2, 2))
+    go = torch.randn_like(o)
+    op = {"name": "adaptive_max_pool3d_backward", "overload": "grad_input", "args": [
+        {"name": n, "type": "Tensor", "box_schema": "Tensor", "default": None, "is_out": n == "grad_input",
+         "kwarg_only": n == "grad_input"} for n in ("grad_output", "self", "indices", "grad_input")],
+        "returns": [{"type": "Tensor(a!)", "box_schema": "Tensor(a!)"}]}
+
+    def make():
+        return {"grad_output": go, "self": x, "indices": idx,
+                "grad_input": samples.guarded_overlapping(torch.float64, tuple(x.shape))}
+
+    def wrapper(*a, **k):
+        raise AssertionError("the wrapper must not run after aten wrote past the tensor")
+
+    aten = torch.ops.aten.adaptive_max_pool3d_backward.grad_input
+    outcome, message, _ = runner.check(op, aten, wrapper, make, False, lambda phase: None)
+    assert outcome == "aten-fails" and "grad_input" in message
+    # a kernel that respects the overlap leaves the guard alone; one that writes past it is caught on either side
+    t = samples.guarded_overlapping(torch.float32, (2, 3))
+    with pytest.raises(RuntimeError, match="more than one element"):
+        torch.mul(torch.ones(2, 3), 2, out=t)
+    assert runner.guard_breach({"out": t}) is None
+    t.untyped_storage()[0] = 1  # a byte before the shared element
+    assert runner.guard_breach({"out": t}) == "out"

@@ -417,6 +417,25 @@ def _outcome(exp: tuple, act: tuple, values: bool) -> tuple[str, str | None]:
     return "exact", None
 
 
+def guard_breach(passed: dict[str, Any]) -> str | None:
+    """The argument whose guard values (samples.guarded_overlapping: the buffer around an overlapping out=
+    tensor's memory) a call overwrote, or None."""
+    from shimgen.verify.samples import GUARD_ATTR  # start-up order: samples imports torch (see main)
+
+    for name, v in passed.items():
+        for path, t in _flat_tensors(v, name):
+            n = getattr(t, GUARD_ATTR, None)
+            if n is None:
+                continue
+            import torch
+
+            whole = torch.empty(0, dtype=t.dtype).set_(t.untyped_storage(), 0, (2 * n + 1,), (1,))
+            guard = torch.cat([whole[:n], whole[n + 1:]])
+            if not bool((guard == torch.full_like(guard, 7)).all()):
+                return path
+    return None
+
+
 def _attempt(fn: Callable, op: dict, make: Callable[[], dict], boxed: bool) -> tuple:
     try:
         result, passed = call(fn, op, make(), boxed)
@@ -489,9 +508,15 @@ def check(op: dict, aten: Callable, rt: Callable, make: Callable[[], dict], valu
     """Run one sample on both sides; (outcome, message, cause)."""
     at(ATEN)
     exp = _attempt(aten, op, make, boxed=False)
+    breach = guard_breach(exp[1])
+    if breach:  # aten wrote outside the caller's tensor: the wrapper would corrupt the heap the same way
+        return "aten-fails", f"aten writes past the memory of {breach} (it ignores the out= tensor's strides)", None
     at(WRAPPER if exp[2] is None else WRAPPER_AFTER_ERROR)
     act = _attempt(rt, op, make, boxed=True)
     at(COMPARE)
+    breach = guard_breach(act[1])
+    if breach:
+        return "wrong", f"the wrapper writes past the memory of {breach}; aten does not", None
     outcome, message = _outcome(exp, act, values)
     if outcome == "wrong" and exp[2] is not None and act[2] is not None and not op.get("error_text", True):
         outcome, message = "error", None  # built for a release before 2.13: the extension cannot read the text

@@ -404,8 +404,25 @@ def out_tensors(op: dict, values: dict[str, Any], functional: Callable | None, d
         other = each(lambda d, s: torch.empty(0, dtype=torch.float32 if d in (torch.long, torch.bool) else torch.long))
         variants.append(("out=other dtype", other))
         if shapes and all(_numel(s) > 1 for s in shapes):  # elements sharing memory: aten refuses to write them
-            variants.append(("out=overlapping", each(lambda d, s: torch.zeros((1,) * len(s), dtype=d).expand(s))))
+            variants.append(("out=overlapping", each(guarded_overlapping)))
     return variants
+
+
+GUARD_ATTR = "_shimgen_guard"
+
+
+def guarded_overlapping(dtype: torch.dtype, shape: tuple[int, ...]) -> torch.Tensor:
+    """An out= tensor of `shape` whose elements all share one zero (an expanded single element), as a caller
+    writes `torch.zeros(1).expand(shape)`, but taken from the middle of a buffer of guard values as long as the
+    shape on each side: a kernel that ignores the strides and writes `numel` elements from the data pointer
+    (adaptive_max_pool3d_backward.grad_input does) then writes into the guard, not into the allocator's heap,
+    and the runner sees it (runner.guard_breach)."""
+    n = _numel(shape)
+    base = torch.full((2 * n + 1,), 7, dtype=dtype)
+    base[n] = 0
+    t = base[n:n + 1].view((1,) * len(shape)).expand(shape)
+    setattr(t, GUARD_ATTR, n)
+    return t
 
 
 # An op whose only CPU kernels take another layout (SparseCPU, QuantizedCPU, ...) gets its first tensor
