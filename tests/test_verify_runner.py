@@ -304,3 +304,19 @@ def test_aten_writing_past_an_overlapping_out_is_aten_failing_not_a_corrupted_co
     assert runner.guard_breach({"out": t}) is None
     t.untyped_storage()[0] = 1  # a byte before the shared element
     assert runner.guard_breach({"out": t}) == "out"
+
+
+def test_a_key_given_twice_in_the_samples_file_is_an_error() -> None:
+    """verify_samples.yaml had two `convolution_backward` entries; yaml kept the second silently. The loader
+    refuses a duplicate key (naming both lines), still merges anchors, and the shipped file loads."""
+    from shimgen.verify import samples
+
+    with pytest.raises(samples.DuplicateKey, match=r"f.yaml: duplicate key 'conv' \(line 3, first on line 1\)"):
+        samples.load_unique("conv:\n  dtypes: [float32]\nconv:\n  dtypes: [float64]\n", "f.yaml")
+    with pytest.raises(samples.DuplicateKey, match="'dtypes'"):
+        samples.load_unique("conv:\n  dtypes: [float32]\n  dtypes: [float64]\n", "f.yaml")
+    merged = samples.load_unique("a: &x {k: 1}\nb:\n  <<: *x\n  j: 2\n", "f.yaml")
+    assert merged["b"] == {"k": 1, "j": 2}
+    samples.overrides.cache_clear()
+    data = samples.overrides()
+    assert data["convolution_backward"]["shapes"] == [[1, 2, 4, 5], [2, 2, 3, 3]]

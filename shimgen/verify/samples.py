@@ -256,8 +256,39 @@ def grid(schema_type: str) -> bool:
 
 @functools.cache
 def overrides() -> dict:
-    text = package_text("data/verify_samples.yaml")
-    return yaml.safe_load(text) or {}
+    return load_unique(package_text("data/verify_samples.yaml"), "data/verify_samples.yaml") or {}
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """yaml's safe loader, refusing a key given twice in one mapping (plain yaml keeps the last silently)."""
+
+
+def _construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *anchor` merges are not duplicates
+            continue
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise DuplicateKey(f"duplicate key {key!r} (line {key_node.start_mark.line + 1}, first on line "
+                               f"{seen[key] + 1}): the later entry would silently replace the earlier one")
+        seen[key] = key_node.start_mark.line
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+class DuplicateKey(ValueError):
+    pass
+
+
+def load_unique(text: str, name: str) -> Any:
+    """YAML text as data; a key given twice in one mapping is an error naming the file and both lines."""
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except DuplicateKey as e:
+        raise DuplicateKey(f"{name}: {e}") from None
 
 
 def override_for(op: dict) -> dict:
