@@ -64,7 +64,8 @@ def test_hangs_and_crashes_cost_one_sample_and_the_run_goes_on(spin_run) -> None
     results, seconds = spin_run
     r = results["spin.default"]
     assert r["samples"] == 10, r
-    assert r["counts"] == {"exact": 1, "refused": 1, "wrong": 4, "error": 1, "aten-fails": 3, "unreached": 0}, r
+    assert r["counts"] == {"exact": 1, "refused": 1, "wrong": 4, "error": 1, "aten-fails": 3, "unreached": 0,
+                           "nondeterministic": 0}, r
     assert results["scale.default"]["samples"] == 2  # the next op ran
     # Two hangs, each killed at the 2 s sample limit: far from the fixture's 3,600 s sleep (a loose bound: the
     # machine may be busy; this is not a timing test).
@@ -206,3 +207,116 @@ def test_recorded_values_are_passed_as_a_cpp_caller_writes_them() -> None:
     got = samples.as_written(op, {"x": 2.5, "dims": 1, "s": 3})
     assert isinstance(got["x"], torch.Tensor) and got["x"].dim() == 0 and got["x"].item() == 2.5
     assert got["dims"] == [1] and got["s"] == 3
+
+
+def _flaky_op() -> dict:
+    return {"name": "flaky", "overload": "default", "args": [
+        {"name": "self", "type": "Tensor", "box_schema": "Tensor", "default": None, "is_out": False,
+         "kwarg_only": False}], "returns": [{"type": "Tensor", "box_schema": "Tensor"}]}
+
+
+def test_aten_disagreeing_with_itself_is_its_own_outcome_never_exact_nor_wrong() -> None:
+    """MKL's gelsy (linalg_lstsq driver='gelsy', float32 2x3) returns last-bit different values in about half of
+    its calls: a sample where aten's reruns disagree is `nondeterministic`, the overload unproven in its own
+    reason group; where aten agrees with itself a differing wrapper stays wrong."""
+    from shimgen.verify import runner
+
+    calls = {"n": 0}
+
+    def flaky(t):  # aten: its first run differs from the later ones (as gelsy's does, by buffer address)
+        calls["n"] += 1
+        return t + (1e-7 if calls["n"] % 3 == 1 else 0.0)
+
+    def make():
+        return {"self": torch.ones(2, 3)}
+
+    def steady_wrapper(t):
+        return t + 0.5
+
+    op = _flaky_op()
+    outcome, message, _ = runner.check(op, flaky, steady_wrapper, make, True, lambda phase: None)
+    assert outcome == "nondeterministic" and message.startswith("aten is not deterministic here")
+    # a wrapper whose properties differ is still wrong, nondeterministic aten or not
+    calls["n"] = 0
+    outcome, _, _ = runner.check(op, flaky, lambda t: t.double(), make, True, lambda phase: None)
+    assert outcome == "wrong"
+    # aten deterministic: the differing wrapper is wrong
+    outcome, _, _ = runner.check(op, lambda t: t + 0.0, steady_wrapper, make, True, lambda phase: None)
+    assert outcome == "wrong"
+    # the verdict: unproven in its own reason group, never proven, never WRONG
+    r = {"op": "flaky.default", "counts": {"exact": 0, "refused": 0, "wrong": 0, "error": 0, "aten-fails": 0,
+                                           "unreached": 0, "nondeterministic": 1},
+         "notes": ["nondeterministic: x: aten is not deterministic here"], "failures": [], "scalar_wrong": 0}
+    status, reason = report.verdict(r)
+    assert status == "unproven" and report.category(status, reason) == "unproven: aten is not deterministic here"
+
+
+@pytest.mark.skipif(not torch.backends.mkl.is_available(), reason="needs torch's MKL LAPACK (gelsy)")
+def test_linalg_lstsq_gelsy_float32_is_caught_as_nondeterministic() -> None:
+    """The recorded case: aten's own gelsy on a float32 2x3 system against a wrapper returning aten's first
+    values: whatever the wrapper returns, the sample is never `wrong` (and never `exact` when aten disagrees)."""
+    from shimgen.verify import runner
+
+    torch.manual_seed(0)
+    a, b = torch.randn(2, 3), torch.randn(2, 2)
+    op = {"name": "linalg_lstsq", "overload": "default", "args": [
+        {"name": n, "type": t, "box_schema": t, "default": None, "is_out": False, "kwarg_only": kw}
+        for n, t, kw in (("self", "Tensor", False), ("b", "Tensor", False), ("rcond", "float?", True),
+                         ("driver", "str?", True))], "returns": [{"type": "Tensor", "box_schema": "Tensor"}] * 4}
+    aten = torch.ops.aten.linalg_lstsq.default
+    seen = set()
+    for _ in range(20):
+        outcome, _, _ = runner.check(op, aten, aten, lambda: {"self": a, "b": b, "driver": "gelsy"}, True,
+                                     lambda phase: None)
+        seen.add(outcome)
+    assert seen <= {"exact", "nondeterministic"}
+
+
+def test_aten_writing_past_an_overlapping_out_is_aten_failing_not_a_corrupted_comparison() -> None:
+    """adaptive_max_pool3d_backward.grad_input writes numel elements from an expanded (one-element) out=
+    tensor's data pointer: with a bare `zeros(1).expand(...)` it overwrote the runner's heap, and the comparison
+    then failed at random (std::bad_alloc, a TypeError in torch.frombuffer, SIGABRT). The sample's out= tensor
+    sits in a guard buffer: the write lands there and the sample is aten's failure; the wrapper is not run."""
+    from shimgen.verify import runner, samples
+
+    x = torch.randn(1, 4, 4, 3, 5, dtype=torch.float64)
+    o, idx = torch.ops.aten.adaptive_max_pool3d(x, (2, 2, 2))
+    go = torch.randn_like(o)
+    op = {"name": "adaptive_max_pool3d_backward", "overload": "grad_input", "args": [
+        {"name": n, "type": "Tensor", "box_schema": "Tensor", "default": None, "is_out": n == "grad_input",
+         "kwarg_only": n == "grad_input"} for n in ("grad_output", "self", "indices", "grad_input")],
+        "returns": [{"type": "Tensor(a!)", "box_schema": "Tensor(a!)"}]}
+
+    def make():
+        return {"grad_output": go, "self": x, "indices": idx,
+                "grad_input": samples.guarded_overlapping(torch.float64, tuple(x.shape))}
+
+    def wrapper(*a, **k):
+        raise AssertionError("the wrapper must not run after aten wrote past the tensor")
+
+    aten = torch.ops.aten.adaptive_max_pool3d_backward.grad_input
+    outcome, message, _ = runner.check(op, aten, wrapper, make, False, lambda phase: None)
+    assert outcome == "aten-fails" and "grad_input" in message
+    # a kernel that respects the overlap leaves the guard alone; one that writes past it is caught on either side
+    t = samples.guarded_overlapping(torch.float32, (2, 3))
+    with pytest.raises(RuntimeError, match="more than one element"):
+        torch.mul(torch.ones(2, 3), 2, out=t)
+    assert runner.guard_breach({"out": t}) is None
+    t.untyped_storage()[0] = 1  # a byte before the shared element
+    assert runner.guard_breach({"out": t}) == "out"
+
+
+def test_a_key_given_twice_in_the_samples_file_is_an_error() -> None:
+    """verify_samples.yaml had two `convolution_backward` entries; yaml kept the second silently. The loader
+    refuses a duplicate key (naming both lines), still merges anchors, and the shipped file loads."""
+    from shimgen.verify import samples
+
+    with pytest.raises(samples.DuplicateKey, match=r"f.yaml: duplicate key 'conv' \(line 3, first on line 1\)"):
+        samples.load_unique("conv:\n  dtypes: [float32]\nconv:\n  dtypes: [float64]\n", "f.yaml")
+    with pytest.raises(samples.DuplicateKey, match="'dtypes'"):
+        samples.load_unique("conv:\n  dtypes: [float32]\n  dtypes: [float64]\n", "f.yaml")
+    merged = samples.load_unique("a: &x {k: 1}\nb:\n  <<: *x\n  j: 2\n", "f.yaml")
+    assert merged["b"] == {"k": 1, "j": 2}
+    samples.overrides.cache_clear()
+    data = samples.overrides()
+    assert data["convolution_backward"]["shapes"] == [[1, 2, 4, 5], [2, 2, 3, 3]]

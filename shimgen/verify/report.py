@@ -53,6 +53,9 @@ def verdict(r: dict) -> tuple[str, str]:
         return "proven", ""
     if c["refused"]:
         return "refused", _first(r["notes"], "refused") or "the wrapper refused every sample aten ran"
+    if c.get("nondeterministic"):
+        return "unproven", ("aten is not deterministic here: its values differ between runs on the same input "
+                            f"({_first(r['notes'], 'nondeterministic')[:160]})")
     if status == "nosample":
         return "unproven", f"no sample: {r['reason']}"
     if c.get("unreached") and not c["error"]:
@@ -84,6 +87,8 @@ def category(status: str, reason: str) -> str:
         return "unproven: aten itself crashes or hangs"
     if reason.startswith("aten raised"):
         return "unproven: aten raised on every sample"
+    if reason.startswith("aten is not deterministic"):
+        return "unproven: aten is not deterministic here"
     if reason.startswith("round-trip op unreachable"):
         return "unproven: the round-trip op cannot take this input (nested)"
     return "unproven: " + reason
@@ -147,7 +152,7 @@ def summary(table: list[dict]) -> dict[str, Any]:
            and row["status"] != "absent"]
     samples = Counter()
     for row in table:
-        for k in ("exact", "refused", "wrong", "error", "aten_fails", "unreached"):
+        for k in ("exact", "refused", "wrong", "error", "aten_fails", "unreached", "nondeterministic"):
             samples[k] += row.get(k, 0)
     return {
         "overloads": len(table),

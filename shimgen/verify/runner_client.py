@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 LOG_TAIL = 15  # lines of the runner's stderr kept with a runner failure
 MAX_DETAILS = 5  # messages kept per op and kind
-OUTCOMES = ("exact", "refused", "wrong", "error", "aten-fails", "unreached")
+OUTCOMES = ("exact", "refused", "wrong", "error", "aten-fails", "unreached", "nondeterministic")
 CAUSES = {  # what a wrong sample's cause adds to its message
     "scalar": " [Scalar boxing (issue 8): aten given the wrapper's double agrees with the wrapper]",
     "mixed returns": " [libtorch: torch_call_dispatcher cannot return this mix of types; the dispatcher route is the"
@@ -181,12 +181,9 @@ class Pool:
                 if cause == "scalar":
                     r["scalar_wrong"] += 1
                 _add_detail(r["failures"], f"{ev.get('l', '')}: {ev.get('m', '')}" + CAUSES.get(cause, ""))
-            elif o == "exact" and ev.get("cause") == "undefined values":
-                r["undefined"] = r.get("undefined", 0) + 1
-                if r["undefined"] == 1:
-                    _add_detail(r["notes"], "undefined values: aten disagrees with itself on some samples "
-                                            "(uninitialised or nondeterministic results): compared dtype, shape, "
-                                            "strides and aliasing there")
+            elif o == "nondeterministic":
+                _add_detail(r["notes"], f"nondeterministic: {ev.get('l', '')}: {ev.get('m', '')} (compared dtype, "
+                                        "shape, strides and aliasing there)")
             elif o == "error" and ev.get("m") and "aten_error" not in r:
                 r["aten_error"] = f"{ev.get('l', '')[:120]}: {ev['m']}"  # the first: what aten said it lacks
             elif o in ("refused", "aten-fails", "unreached"):

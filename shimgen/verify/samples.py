@@ -256,8 +256,39 @@ def grid(schema_type: str) -> bool:
 
 @functools.cache
 def overrides() -> dict:
-    text = package_text("data/verify_samples.yaml")
-    return yaml.safe_load(text) or {}
+    return load_unique(package_text("data/verify_samples.yaml"), "data/verify_samples.yaml") or {}
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """yaml's safe loader, refusing a key given twice in one mapping (plain yaml keeps the last silently)."""
+
+
+def _construct_unique_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode, deep: bool = False) -> dict:
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *anchor` merges are not duplicates
+            continue
+        key = loader.construct_object(key_node, deep=deep)
+        if key in seen:
+            raise DuplicateKey(f"duplicate key {key!r} (line {key_node.start_mark.line + 1}, first on line "
+                               f"{seen[key] + 1}): the later entry would silently replace the earlier one")
+        seen[key] = key_node.start_mark.line
+    return yaml.SafeLoader.construct_mapping(loader, node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_unique_mapping)
+
+
+class DuplicateKey(ValueError):
+    pass
+
+
+def load_unique(text: str, name: str) -> Any:
+    """YAML text as data; a key given twice in one mapping is an error naming the file and both lines."""
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except DuplicateKey as e:
+        raise DuplicateKey(f"{name}: {e}") from None
 
 
 def override_for(op: dict) -> dict:
@@ -404,8 +435,25 @@ def out_tensors(op: dict, values: dict[str, Any], functional: Callable | None, d
         other = each(lambda d, s: torch.empty(0, dtype=torch.float32 if d in (torch.long, torch.bool) else torch.long))
         variants.append(("out=other dtype", other))
         if shapes and all(_numel(s) > 1 for s in shapes):  # elements sharing memory: aten refuses to write them
-            variants.append(("out=overlapping", each(lambda d, s: torch.zeros((1,) * len(s), dtype=d).expand(s))))
+            variants.append(("out=overlapping", each(guarded_overlapping)))
     return variants
+
+
+GUARD_ATTR = "_shimgen_guard"
+
+
+def guarded_overlapping(dtype: torch.dtype, shape: tuple[int, ...]) -> torch.Tensor:
+    """An out= tensor of `shape` whose elements all share one zero (an expanded single element), as a caller
+    writes `torch.zeros(1).expand(shape)`, but taken from the middle of a buffer of guard values as long as the
+    shape on each side: a kernel that ignores the strides and writes `numel` elements from the data pointer
+    (adaptive_max_pool3d_backward.grad_input does) then writes into the guard, not into the allocator's heap,
+    and the runner sees it (runner.guard_breach)."""
+    n = _numel(shape)
+    base = torch.full((2 * n + 1,), 7, dtype=dtype)
+    base[n] = 0
+    t = base[n:n + 1].view((1,) * len(shape)).expand(shape)
+    setattr(t, GUARD_ATTR, n)
+    return t
 
 
 # An op whose only CPU kernels take another layout (SparseCPU, QuantizedCPU, ...) gets its first tensor
