@@ -9,37 +9,13 @@ import sys
 
 import torch
 
+# beside this script: the comparison both provers' workers share (the script's folder is on sys.path)
+from worker_common import aten, run, same
+
 DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int64, torch.int32, torch.uint8,
           torch.bool, torch.complex64]
 SHAPES = [((2, 3), (2, 3)), ((2, 3), ()), ((), (3,)), ((), ())]
 NUMBERS = [1, 2, -1, 0, 3, 2**53, 0.5, -2.5, 1e-3, 3.0, -1.0, 1e300, float("inf")]
-
-
-def aten(name):
-    op, _, overload = name.partition(".")
-    return getattr(getattr(torch.ops.aten, op), overload or "default")
-
-
-def run(fn):
-    try:
-        return "ok", fn()
-    except Exception as e:  # noqa: BLE001 - an error is an outcome to compare
-        return "error", str(e).split("\n")[0]
-
-
-def same(a, b):
-    if a[0] != b[0]:
-        return False
-    if a[0] == "error":
-        return True
-    x, y = a[1], b[1]
-    if x.dtype != y.dtype or x.shape != y.shape:
-        return False
-    if x.is_complex():
-        x, y = torch.view_as_real(x), torch.view_as_real(y)
-    if x.is_floating_point():
-        return torch.equal(x.isnan(), y.isnan()) and torch.equal(x.nan_to_num(), y.nan_to_num())
-    return torch.equal(x, y)
 
 
 def tensor(shape, dtype, seed):

@@ -8,39 +8,15 @@ import sys
 
 import torch
 
+# beside this script: the comparison both provers' workers share (the script's folder is on sys.path)
+from worker_common import aten, run, same
+
 # ScalarType enumerator -> torch dtype
 DTYPES = {"Bool": torch.bool, "Byte": torch.uint8, "Char": torch.int8, "Short": torch.int16, "Int": torch.int32,
           "Long": torch.int64, "Half": torch.float16, "BFloat16": torch.bfloat16, "Float": torch.float32,
           "Double": torch.float64, "ComplexFloat": torch.complex64, "UInt16": torch.uint16, "UInt32": torch.uint32,
           "UInt64": torch.uint64}
 SHAPES = [(5, 7), (), (0,), (3, 1)]
-
-
-def aten(name):
-    op, _, overload = name.partition(".")
-    return getattr(getattr(torch.ops.aten, op), overload or "default")
-
-
-def run(fn):
-    try:
-        return "ok", fn()
-    except Exception as e:  # noqa: BLE001 - an error is an outcome to compare
-        return "error", str(e).split("\n")[0]
-
-
-def same(a, b):
-    if a[0] != b[0]:
-        return False
-    if a[0] == "error":
-        return True
-    x, y = a[1], b[1]
-    if x.dtype != y.dtype or x.shape != y.shape:
-        return False
-    if x.is_complex():
-        x, y = torch.view_as_real(x), torch.view_as_real(y)
-    if x.is_floating_point():
-        return torch.equal(x.isnan(), y.isnan()) and torch.equal(x.nan_to_num(), y.nan_to_num())
-    return torch.equal(x, y)
 
 
 def sample(shape, dtype, seed):

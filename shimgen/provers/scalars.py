@@ -205,7 +205,7 @@ NUMBERS = [True, False, 3, -2, 0, 2, -1, 2**53 + 1, 2.5, 0.1, -1.5, 0.5, -0.5, 2
 
 def prove_equivalents(rules: dict[str, dict]) -> dict[str, dict]:
     """Each rule (`op` -> via, args) with `proven`: the runtimes (shimgen.verify.runtimes.RELEASES found here) on
-    which aten's op equals `via` given those arguments on every sample of shimgen/probe/equivalents_worker.py
+    which aten's op equals `via` given those arguments on every sample of shimgen/provers/equivalents_worker.py
     (floating and integral tensors, shapes with 0-dim and broadcasting, numbers incl. +-inf and 2^53, and the
     float64 gradients); a rule differing on any runtime is proven nowhere."""
     # lazily: only this command runs the runtimes' interpreters (and their venvs need finding)
