@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from shimgen import history
 from shimgen.errors import ShimgenError
-from shimgen.inputs import package_text
+from shimgen.inputs import package_text, read_text
 from shimgen.versions import Version
 
 DATA = "data/device_shims.json"
@@ -206,17 +206,9 @@ def known_ops() -> set[str]:
     return set(history.load().changes)
 
 
-def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError) as e:
-        raise ShimgenError(f"cannot read {path}: {getattr(e, 'strerror', None) or e}") from None
-
-
 def from_headers(folder: str) -> DeviceShims:
     ops = known_ops()
-    headers = {r: {dev: parse_header(_read(p), ops, p) for dev, p in paths.items()}
+    headers = {r: {dev: parse_header(read_text(p), ops, p) for dev, p in paths.items()}
                for r, paths in header_releases(folder).items()}
     return build(headers)
 
@@ -281,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         data = from_headers(args.folder)
-        old = loads(_read(args.out)) if os.path.isfile(args.out) else None
+        old = loads(read_text(args.out)) if os.path.isfile(args.out) else None
         libs = {rt: lib for folder in args.runtimes for rt, lib in runtime_libs(folder).items()}
         libs.update(dict(args.torch_lib))
         exports = dict(old.exports) if old else {}

@@ -36,7 +36,6 @@ class Row:
     stack: str | None = None
     c_local: str | None = None
     from_c: str | None = None
-    stack: str | None = None
     ivalue: Version | None = None
     leak_free: Version | None = None
     header: Version | None = None  # the release whose stable headers first declare the C++ type (None: every one)

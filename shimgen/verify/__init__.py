@@ -22,7 +22,7 @@ from dataclasses import replace
 
 from shimgen import emit_c, emit_cpp, routes
 from shimgen import plan as plan_mod
-from shimgen.errors import Refusal, ShimgenError
+from shimgen.errors import ShimgenError
 from shimgen.parse import NativeYaml
 from shimgen.templates import render
 from shimgen.verify import build, overlay, record, report, roundtrip
@@ -124,20 +124,12 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
     device_ops: dict[str, list] = {}
     for device in RUN_DEVICES:  # the device route's wrappers (torch::stable::cpu::), in the same library
         route = routes.get(device)
-        dks = []
-        for dw in route.wrappers(plan):
-            v = roundtrip.active_variant(dw, installed)
-            if v is None:
-                skipped.append((dw.op.name, f"{device}:: hidden at torch {installed}, the installed one"))
-                continue
-            try:
-                dks.append(roundtrip.kernel(replace(dw, name=f"{device}::{dw.name}"), plan, None, v))
-            except Refusal as e:
-                skipped.append((dw.op.name, f"{device}:: {e.line()}"))
+        dks, left_out = roundtrip.kernels(plan, installed, device=device)
+        skipped += left_out
         if not dks:
             continue
         src = os.path.join(b, "roundtrip", f"device_{device}.cpp")
-        _write(src, roundtrip.source(plan, dks, f"{roundtrip.NAMESPACE}_{device}", (route.header,)))
+        _write(src, roundtrip.source(plan, dks, roundtrip.device_namespace(device), (route.header,)))
         obj = src[: -len(".cpp")] + ".o"
         cmd = [cxx, *build.OBJECT_FLAGS, *torch.stable_flags(out_abs), "-c", src, "-o", obj]
         rt_steps.append(build.Step(f"round-trip extension ({device}::)", obj, cmd,
@@ -168,7 +160,7 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
         "ops": [roundtrip.op_spec(k, plan, native) for k in kernels],
         "skipped": skipped,
         "devices": {
-            device: {"roundtrip_ns": f"{roundtrip.NAMESPACE}_{device}",
+            device: {"roundtrip_ns": roundtrip.device_namespace(device),
                      "ops": [{**roundtrip.op_spec(k, plan, native), "wrapper": k.wrapper.name} for k in dks]}
             for device, dks in device_ops.items()
         },

@@ -124,7 +124,7 @@ def roundtrip_steps(plan: Plan, out: str, t: Target, bdir: str, torch: build.Tor
         if device is None:
             _write(src, roundtrip.source(plan, group))
         else:
-            _write(src, roundtrip.source(plan, group, device_namespace(device), (routes.get(device).header,)))
+            _write(src, roundtrip.source(plan, group, roundtrip.device_namespace(device), (routes.get(device).header,)))
         obj = src[: -len(".cpp")] + ".o"
         compile_cmd = [cxx, "-O1", "-fPIC", *torch.stable_flags(out, overlay=True),
                        f"-DTORCH_TARGET_VERSION={t.release.hex}", "-c", src, "-o", obj]
@@ -135,25 +135,6 @@ def roundtrip_steps(plan: Plan, out: str, t: Target, bdir: str, torch: build.Tor
     link_step = build.Step(f"round-trip extension at {t.release} (link)", lib, link_cmd,
                            [s.digest for s in compile_steps])
     return compile_steps, link_step
-
-
-def device_namespace(device: str) -> str:
-    return f"{roundtrip.NAMESPACE}_{device}"
-
-
-def device_kernels(plan: Plan, device: str, t: Version) -> tuple[list[roundtrip.Kernel], list[tuple[str, str]]]:
-    """Round-trip kernels of the `device`:: wrappers an extension targeting `t` compiles; (op, why) for the rest."""
-    ks, skipped = [], []
-    for dw in routes.get(device).wrappers(plan):
-        v = roundtrip.active_variant(dw, t)
-        if v is None:
-            skipped.append((dw.op.name, f"hidden at {t}: no {device}:: variant serves it"))
-            continue
-        try:
-            ks.append(roundtrip.kernel(replace(dw, name=f"{device}::{dw.name}"), plan, t, v))
-        except Refusal as e:
-            skipped.append((dw.op.name, e.line()))
-    return ks, skipped
 
 
 def exported_shims(torch: build.Torch) -> set[str]:
@@ -355,7 +336,7 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
 
     tgts = []
     for t in targets:
-        ks, skipped = device_kernels(plan, device, t) if device else roundtrip.kernels(plan, headers, t)
+        ks, skipped = roundtrip.kernels(plan, headers, t, device)
         tgts.append(Target(t, ks, {op: why for op, why in skipped}))
     steps = {t.release: roundtrip_steps(plan, out, t, bdir, torch, cxx, cxx_id, device) for t in tgts if t.kernels}
     print(f"shimgen: matrix: building the round-trip extension for {len(steps)} targets in {bdir}", file=log)
@@ -411,7 +392,7 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
             spec = {"overlay": ov.library, "roundtrip": t.library, "ops": run_ops, "skipped": [],
                     "recorded": recorded}
             if device:
-                spec["roundtrip_ns"] = device_namespace(device)
+                spec["roundtrip_ns"] = roundtrip.device_namespace(device)
             work = os.path.join(bdir, f"run-{t.release}-on-{r.name}")
             os.makedirs(work, exist_ok=True)
             spec_path = os.path.join(work, "verify_ops.json")

@@ -18,11 +18,11 @@ kernel as a tensor of its elements, decoded by shimgen_rt::decode (shimgen/verif
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from torchgen.model import Argument, Return, SchemaKind
 
-from shimgen import releases
+from shimgen import releases, routes
 from shimgen.errors import Refusal
 from shimgen.fmt import clang_format
 from shimgen.parse import NativeYaml, Op
@@ -219,26 +219,36 @@ def kernel(w: Wrapper, plan: Plan, target: Version | None = None, v: Variant | N
     )
 
 
-def kernels(plan: Plan, installed: Version,
-            target: Version | None = None) -> tuple[list[Kernel], list[tuple[str, str]]]:
+def kernels(plan: Plan, installed: Version, target: Version | None = None,
+            device: str | None = None) -> tuple[list[Kernel], list[tuple[str, str]]]:
     """Kernels for every wrapper the installed torch compiles (or, with `target`, every wrapper an extension
-    targeting that release compiles); (op, reason) for the wrappers left out."""
-    ws, notes = wrappers(plan)
-    skipped = [("?", n) for n in notes]
+    targeting that release compiles); (op, reason) for the wrappers left out. `device`: the device route's
+    `torch::stable::<device>::` wrappers instead of the default ones."""
+    if device is None:
+        ws, notes = wrappers(plan)
+        skipped = [("?", n) for n in notes]
+    else:
+        ws, skipped = routes.get(device).wrappers(plan), []
+    form = f"{device}:: variant" if device else "variant"
     result = []
     for w in ws:
         level = target if target is not None else installed
         v = active_variant(w, level)
         if v is None:
-            why = f"hidden at {target}: no variant serves it" if target is not None else \
-                f"no variant of its wrapper serves torch {installed}, the installed one"
+            why = f"hidden at {target}: no {form} serves it" if target is not None else \
+                f"no {form} of its wrapper serves torch {installed}, the installed one"
             skipped.append((w.op.name, why))
             continue
         try:
-            result.append(kernel(w, plan, target, v))
+            result.append(kernel(replace(w, name=f"{device}::{w.name}") if device else w, plan, target, v))
         except Refusal as e:
-            skipped.append((w.op.name, e.line()))
+            skipped.append((w.op.name, f"{device}:: {e.line()}" if device else e.line()))
     return result, skipped
+
+
+def device_namespace(device: str) -> str:
+    """The namespace the round-trip kernels of the device route's `device`:: wrappers register in."""
+    return f"{NAMESPACE}_{device}"
 
 
 def source(plan: Plan, ks: list[Kernel], namespace: str = NAMESPACE, includes: tuple[str, ...] = ()) -> str:
