@@ -184,6 +184,40 @@ def build(headers: dict[Version, dict[str, list[Declared]]]) -> DeviceShims:
     return DeviceShims(releases, shims)
 
 
+def extend(data: DeviceShims, release: Version, declared: dict[str, list[Declared]]) -> DeviceShims:
+    """The data with one newer release's parsed headers (device -> declarations) added: what `build` gives over
+    every release's headers, from the committed data and the new release's headers alone (how
+    `python -m shimgen.provers.release add` keeps the data current). A device whose header is absent keeps its
+    shims. Re-adding a covered release changes nothing when its headers agree with the data."""
+    if release in data.releases:
+        live = {fn for fn, s in data.shims.items()
+                if s.device in declared and s.since <= release and (s.removed is None or s.removed > release)}
+        if live != {d.function for decls in declared.values() for d in decls}:
+            raise ShimgenError(f"the c_shim_{{cpu,cuda}}.h of {release} differ from data/device_shims.json: rebuild "
+                               "it from every release's headers (python -m shimgen.device_shims <folder>)")
+        return data
+    if data.releases and release < max(data.releases):
+        raise ShimgenError(f"{release} is older than the newest release of data/device_shims.json: rebuild it from "
+                           "every release's headers (python -m shimgen.device_shims <folder>)")
+    shims = dict(data.shims)
+    for device, decls in declared.items():
+        names = {d.function for d in decls}
+        for fn, s in data.shims.items():
+            if s.device == device and s.removed is None and fn not in names:
+                shims[fn] = Shim(s.function, s.device, s.op, s.version, s.since, s.gate, s.params, release)
+        for d in decls:
+            old = shims.get(d.function)
+            if old is None:
+                shims[d.function] = Shim(d.function, device, d.op, d.version, release, d.gate, d.params)
+            elif _types(old.params) == _types(d.params):  # as `build`: a removal stays the first release without it
+                shims[d.function] = Shim(d.function, device, d.op, d.version, old.since, d.gate or old.gate, d.params,
+                                         old.removed)
+            else:
+                raise ShimgenError(f"{d.function}: its C signature changed in {release} (an ABI break): "
+                                   f"({', '.join(old.params)}) -> ({', '.join(d.params)})")
+    return DeviceShims(tuple(sorted((*data.releases, release))), shims, data.exports)
+
+
 def _types(params: tuple[str, ...]) -> tuple[str, ...]:
     """The C types of parameters (names dropped: a renamed parameter keeps the ABI)."""
     return tuple(re.sub(r"\s*[A-Za-z_][A-Za-z0-9_]*$", "", p) for p in params)

@@ -92,3 +92,22 @@ def test_committed_data_is_what_the_command_builds_from_the_shipped_headers() ->
     r = subprocess.run([sys.executable, "-m", "shimgen.device_shims", SHARED, "--check"], capture_output=True,
                        text=True)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+def test_extending_release_by_release_builds_what_every_header_builds() -> None:
+    """`python -m shimgen.provers.release add` extends the data one release at a time (ds.extend); from any
+    release on, that gives byte for byte what the command builds from every release's headers."""
+    if not os.path.isdir(SHARED):
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI must have the release headers at {SHARED}")
+        pytest.skip(f"the release headers ({SHARED}) are not beside this checkout")
+    ops = ds.known_ops()
+    headers = {r: {dev: ds.parse_header(open(p, encoding="utf-8").read(), ops, p) for dev, p in paths.items()}
+               for r, paths in ds.header_releases(SHARED).items()}
+    full = ds.dumps(ds.build(headers))
+    releases = sorted(headers)
+    for cut in range(1, len(releases)):
+        data = ds.build({r: headers[r] for r in releases[:cut]})
+        for r in releases[cut:]:
+            data = ds.extend(data, r, headers[r])
+        assert ds.dumps(data) == full, f"extended from {releases[cut]}"

@@ -8,14 +8,16 @@ import io
 import os
 import subprocess
 
+from shimgen import device_shims
 from shimgen.provers import release
+from shimgen.versions import Version
 from tests.fixtures import make_release_yamls as fixture
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def _shared(tmp_path, as_release: str, extra_decls: str = "") -> str:
-    """A ../shared-like folder holding 2.15.0's files as `as_release`."""
+def _shared(tmp_path, as_release: str, extra_decls: str = "", cpu_header: str | None = None) -> str:
+    """A ../shared-like folder holding 2.15.0's files as `as_release` (and `cpu_header` as its c_shim_cpu.h)."""
     for folder, names in (("torch-schemas", ("native_functions.yaml", "tags.yaml")), ("torch-shims", ("c_shim_aten.h",))):
         d = tmp_path / folder / as_release
         d.mkdir(parents=True)
@@ -24,6 +26,8 @@ def _shared(tmp_path, as_release: str, extra_decls: str = "") -> str:
             if n == "c_shim_aten.h":
                 text = text.replace('#ifdef __cplusplus\n}', extra_decls + '#ifdef __cplusplus\n}')
             (d / n).write_text(text, encoding="utf-8")
+    if cpu_header is not None:
+        (tmp_path / "torch-shims" / as_release / "c_shim_cpu.h").write_text(cpu_header, encoding="utf-8")
     return str(tmp_path)
 
 
@@ -64,3 +68,36 @@ def test_a_newer_patch_replaces_the_runtime_of_its_minor_release() -> None:
     new, changes = release.releases_changes("2.14.2", text)
     assert changes == ["runtimes: 2.14.1 -> 2.14.2"]
     assert '"2.13.0", "2.14.2", "2.15.0"' in new and "2.14.1\"" not in new.split("runtimes:")[1].split("\n")[0]
+
+
+def _cpu_header(release: Version, extra: str) -> str:
+    """The c_shim_cpu.h the committed data says `release` declares, plus `extra` declarations."""
+    data = device_shims.load()
+    live = sorted(fn for fn, s in data.shims.items() if s.device == "cpu" and s.since <= release
+                  and (s.removed is None or s.removed > release))
+    decls = [f"AOTI_TORCH_EXPORT AOTITorchError {fn}({', '.join(data.shims[fn].params)});" for fn in live]
+    return "\n".join(decls + [extra]) + "\n"
+
+
+def test_a_new_release_adds_its_device_shims_and_nothing_else(tmp_path) -> None:
+    new = "AOTI_TORCH_EXPORT AOTITorchError aoti_torch_cpu_amax_v9(AtenTensorHandle self, AtenTensorHandle* ret0);"
+    shared = _shared(tmp_path, "2.16.0", cpu_header=_cpu_header(Version(2, 15), new))
+    out = io.StringIO()
+    assert release.add("2.16.0", shared, None, dry_run=True, out=out) == 0
+    text = out.getvalue()
+    assert "4. device shims: 1 changes\n     + aoti_torch_cpu_amax_v9\n" in text, text
+    assert "dry run: would write shimgen/data/device_shims.json" in text
+    assert "c_shim_cpu.h.xz" not in text  # the device headers are package data's source, not test fixtures
+
+
+def test_device_shims_extended_release_by_release_equal_those_built_from_every_header() -> None:
+    data = device_shims.load()
+    last = max(data.releases)
+    declared = {"cpu": [device_shims.Declared(fn, "cpu", s.op, s.version, s.gate, s.params)
+                        for fn, s in data.shims.items() if s.device == "cpu" and s.since <= last and s.removed is None]}
+    assert device_shims.extend(data, last, declared) is data  # re-adding the newest release changes nothing
+    gone = declared["cpu"][0].function
+    later = device_shims.extend(data, Version(last.major, last.minor + 1),
+                                {"cpu": [d for d in declared["cpu"] if d.function != gone]})
+    assert later.shims[gone].removed == Version(last.major, last.minor + 1)
+    assert all(s == data.shims[fn] for fn, s in later.shims.items() if fn != gone)

@@ -8,16 +8,19 @@ files and names the measurements that need the release's runtime (a venv with it
   2. shimgen/data/history.json        its schemas (python -m shimgen.history --add X.Y YAML)
   3. shimgen/data/manifest.yaml       the C shims its libtorch ships that the manifest does not know yet
                                       (`upstream: true, since: X.Y`; a new `_vN` of a known shim: `vN: X.Y`)
-  4. shimgen/data/releases.yaml       X.Y.Z among the runtimes (replacing an older patch of X.Y); .ci/run, the
+  4. shimgen/data/device_shims.json  its c_shim_cpu.h / c_shim_cuda.h declarations (device_shims.extend); which
+                                      of them its libtorch exports is measured with the runtime (step 5)
+  5. shimgen/data/releases.yaml       X.Y.Z among the runtimes (replacing an older patch of X.Y); .ci/run, the
                                       matrix, the probe and verify.runtimes read it
   then, with the runtime venv ($SHIMGEN_RUNTIMES/torch-X.Y.Z, which `--venv` creates):
-  5. shimgen/data/probe.yaml          python -m shimgen.probe --write (the dispatcher probe on every runtime)
-  6. shimgen/data/scalar_facts.yaml   only when the installed torch moves to X.Y.Z (releases.yaml `installed`,
+  6. shimgen/data/probe.yaml          python -m shimgen.probe --write (the dispatcher probe on every runtime), and
+                                      python -m shimgen.device_shims ../shared/torch-shims --runtimes DIR (exports)
+  7. shimgen/data/scalar_facts.yaml   only when the installed torch moves to X.Y.Z (releases.yaml `installed`,
                                       README's pin): python -m shimgen.provers.scalars promotion|siblings|int-as-double
-  7. tests/golden/, generated/        tests/regen_golden.sh, then review the diff (new shims are new declarations)
+  8. tests/golden/, generated/        tests/regen_golden.sh, then review the diff (new shims are new declarations)
 
 The files come from a folder laid out like ../shared (`--shared DIR`: torch-schemas/X.Y.Z/native_functions.yaml,
-tags.yaml; torch-shims/X.Y.Z/c_shim_aten.h) or from an installed torch (`--torch DIR`: a torch package folder,
+tags.yaml; torch-shims/X.Y.Z/c_shim_{aten,cpu,cuda}.h) or from an installed torch (`--torch DIR`: a torch package folder,
 whose torchgen carries the yaml files and whose include/ the header). `--dry-run` computes every change and prints
 it, writing nothing.
 """
@@ -33,19 +36,21 @@ import tempfile
 
 import yaml
 
-from shimgen import history, manifest
+from shimgen import device_shims, history, manifest
 from shimgen.errors import ShimgenError
 from shimgen.versions import Version
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DATA = os.path.join(ROOT, "shimgen", "data")
 FIXTURES = os.path.join(ROOT, "tests", "fixtures", "releases")
+FIXTURE_FILES = ("native_functions.yaml", "tags.yaml", "c_shim_aten.h")
 _DECL = re.compile(r"^AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_(\w+)\(", re.M)
 _VN = re.compile(r"^(\w+)_v(\d+)$")
 
 
 def sources(release: str, shared: str | None, torch_dir: str | None) -> dict[str, str]:
-    """name -> path of the release's native_functions.yaml, tags.yaml and c_shim_aten.h."""
+    """name -> path of the release's native_functions.yaml, tags.yaml, c_shim_aten.h and (where present)
+    c_shim_cpu.h, c_shim_cuda.h."""
     if torch_dir:
         found = {
             "native_functions.yaml": os.path.join(torch_dir, "..", "torchgen", "packaged", "ATen", "native",
@@ -59,6 +64,10 @@ def sources(release: str, shared: str | None, torch_dir: str | None) -> dict[str
         found = {name: os.path.join(_same_minor(os.path.join(base, "torch-schemas"), release), name)
                  for name in ("native_functions.yaml", "tags.yaml")}
         found["c_shim_aten.h"] = os.path.join(_same_minor(os.path.join(base, "torch-shims"), release), "c_shim_aten.h")
+    for device in device_shims.DEVICES:  # optional: a CPU wheel ships no c_shim_cuda.h
+        path = os.path.join(os.path.dirname(found["c_shim_aten.h"]), f"c_shim_{device}.h")
+        if os.path.isfile(path):
+            found[f"c_shim_{device}.h"] = path
     missing = [p for p in found.values() if not os.path.isfile(p)]
     if missing:
         raise ShimgenError(f"release {release}: missing {', '.join(os.path.normpath(p) for p in missing)}")
@@ -129,6 +138,22 @@ def manifest_changes(shims: dict[str, int], minor: Version, text: str) -> tuple[
     return head + "\n".join(lines) + "\n", changes
 
 
+def device_changes(minor: Version, files: dict[str, str], ops: set[str], text: str) -> tuple[str, list[str]]:
+    """device_shims.json with the release's c_shim_cpu.h / c_shim_cuda.h added (one line per new, removed or
+    re-versioned function); unchanged without those headers."""
+    headers = {dev: files[f"c_shim_{dev}.h"] for dev in device_shims.DEVICES if f"c_shim_{dev}.h" in files}
+    if not headers:
+        return text, []
+    known = ops | set(history.load().changes)
+    declared = {dev: device_shims.parse_header(_read(path), known, path) for dev, path in headers.items()}
+    old = device_shims.loads(text)
+    new = device_shims.extend(old, minor, declared)
+    changes = [f"+ {fn}" for fn in sorted(set(new.shims) - set(old.shims))]
+    changes += [f"- {fn}: not declared from {minor} on" for fn, s in sorted(new.shims.items())
+                if s.removed is not None and old.shims.get(fn) is not None and old.shims[fn].removed is None]
+    return device_shims.dumps(new), changes
+
+
 def releases_changes(release: str, text: str) -> tuple[str, list[str]]:
     """releases.yaml with `release` among the runtimes (an older patch of its minor release replaced)."""
     raw = yaml.safe_load(text)
@@ -160,7 +185,7 @@ def add(release: str, shared: str | None, torch_dir: str | None, dry_run: bool, 
     minor = Version.parse(release)
     files = sources(release, shared, torch_dir)
     schemas = history.schemas_of(_read(files["native_functions.yaml"]))
-    writes: dict[str, str | bytes] = dict(_fixture(files))
+    writes: dict[str, str | bytes] = dict(_fixture({k: v for k, v in files.items() if k in FIXTURE_FILES}))
     say = [f"release {release} from " + ", ".join(sorted({os.path.dirname(p) for p in files.values()})),
            f"1. fixtures: {len(writes)} new or changed files under {os.path.relpath(FIXTURES, ROOT)}"]
 
@@ -192,9 +217,15 @@ def add(release: str, shared: str | None, torch_dir: str | None, dry_run: bool, 
     if man_changes:
         writes[man_path] = man_text
 
+    dev_path = device_shims.data_path()
+    dev_text, dev_changes = device_changes(minor, files, set(schemas), _read(dev_path))
+    say.append(f"4. device shims: {len(dev_changes)} changes" + "".join(f"\n     {c}" for c in dev_changes))
+    if dev_text != _read(dev_path):
+        writes[dev_path] = dev_text
+
     rel_path = os.path.join(DATA, "releases.yaml")
     rel_text, rel_changes = releases_changes(release, _read(rel_path))
-    say.append(f"4. releases.yaml: {'; '.join(rel_changes) or 'already listed'}")
+    say.append(f"5. releases.yaml: {'; '.join(rel_changes) or 'already listed'}")
     if rel_changes:
         writes[rel_path] = rel_text
 
@@ -203,10 +234,12 @@ def add(release: str, shared: str | None, torch_dir: str | None, dry_run: bool, 
     say += [
         f"then (the runtime {venv}: python -m venv {venv} && {venv}/bin/python -m pip install torch=={release} "
         "pyyaml numpy):",
-        "5. python -m shimgen.probe --write          # data/probe.yaml gets the new runtime's column (~20 min)",
-        "6. only if CI's torch moves to this release (releases.yaml `installed`, README's pip pin): "
+        "6. python -m shimgen.probe --write          # data/probe.yaml gets the new runtime's column (~20 min)",
+        f"   python -m shimgen.device_shims ../shared/torch-shims --runtimes {os.path.dirname(venv)}  "
+        "# which device shims its libtorch exports",
+        "7. only if CI's torch moves to this release (releases.yaml `installed`, README's pip pin): "
         "python -m shimgen.provers.scalars promotion; ... siblings; ... int-as-double",
-        "7. tests/regen_golden.sh, review `git diff tests/golden generated`, then python -m pytest -q",
+        "8. tests/regen_golden.sh, review `git diff tests/golden generated`, then python -m pytest -q",
     ]
     for path, data in sorted(writes.items()):
         rel = os.path.relpath(path, ROOT)
