@@ -9,6 +9,10 @@ or a complete entry; an unreadable, unwritable or corrupt cache is the same as n
 
 Where: $SHIMGEN_CACHE_DIR, else $XDG_CACHE_HOME/shimgen/derived, else ~/.cache/shimgen/derived.
 SHIMGEN_CACHE_DIR= (empty) turns caching off.
+
+Every code or data change makes new keys, so old entries are never read again: after each write the folder is
+kept under $SHIMGEN_CACHE_MAX_MB (default 256) by deleting the least recently used entries (a read refreshes an
+entry's mtime) until it holds three quarters of that.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Callable, TypeVar
 T = TypeVar("T")
 
 _PROTOCOL = 5
+_DEFAULT_MAX_MB = 256
 
 
 def directory() -> str | None:
@@ -77,14 +82,48 @@ def write_atomically(path: str, data: bytes) -> None:
             os.unlink(tmp)
         except OSError:
             pass
+        return
+    prune(folder)
+
+
+def prune(folder: str) -> None:
+    """Delete the least recently used entries of `folder` while it holds more than $SHIMGEN_CACHE_MAX_MB, down to
+    three quarters of it; silently nothing on errors (another process may be pruning too)."""
+    try:
+        limit = int(float(os.environ.get("SHIMGEN_CACHE_MAX_MB", _DEFAULT_MAX_MB)) * 2**20)
+        entries = []
+        with os.scandir(folder) as it:
+            for e in it:
+                if e.is_file(follow_symlinks=False):
+                    st = e.stat(follow_symlinks=False)
+                    entries.append((st.st_mtime_ns, st.st_size, e.path))
+    except (OSError, ValueError):
+        return
+    total = sum(size for _, size, _ in entries)
+    if total <= limit:
+        return
+    for _, size, path in sorted(entries):
+        if total <= limit * 3 // 4:
+            break
+        try:
+            os.unlink(path)
+        except OSError:
+            continue
+        total -= size
 
 
 def read(path: str) -> bytes | None:
+    """The entry's bytes (its mtime refreshed: prune keeps recently used entries), or None."""
     try:
         with open(path, "rb") as f:
-            return f.read()
+            data = f.read()
     except OSError:
         return None
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+    return data
 
 
 def derived(name: str, parts: list[bytes], build: Callable[[], T]) -> T:

@@ -43,3 +43,18 @@ def test_cached_package_data_equals_the_parsed_data(tmp_path, monkeypatch) -> No
         assert warm == cold, load.__module__
         load.cache_clear()
     assert any(p.startswith("scalar_facts-") for p in os.listdir(tmp_path))
+
+
+def test_the_folder_is_kept_under_its_size_limit_least_recently_used_first(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("SHIMGEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("SHIMGEN_CACHE_MAX_MB", "1")  # 1 MiB: prune down to 768 KiB once it holds more
+    for i in range(6):  # 6 x 200 KiB, each older than the next
+        p = tmp_path / f"old-{i}.pickle"
+        p.write_bytes(b"x" * 200 * 1024)
+        os.utime(p, (1_000_000 + i, 1_000_000 + i))
+    assert cache.read(str(tmp_path / "old-0.pickle")) is not None  # a read makes old-0 the most recent
+    assert cache.derived("value", [b"new"], lambda: b"y" * 100 * 1024) == b"y" * 100 * 1024
+    left = sorted(p.name for p in tmp_path.iterdir())
+    assert sum(p.stat().st_size for p in tmp_path.iterdir()) <= 768 * 1024
+    assert "old-0.pickle" in left and "old-1.pickle" not in left and "old-5.pickle" in left, left
+    assert any(n.startswith("value-") for n in left)
