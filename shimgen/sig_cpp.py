@@ -261,6 +261,10 @@ def stack_layout(op: Op, plan: Plan, level: Version) -> tuple[Argument, ...]:
     arguments it added. Slots of the yaml's schema keep its arguments (names included); later slots come from
     the newer release's schema.
     """
+    return plan.per_op(("stack", op.name, level), lambda: _stack_layout(op, plan, level))
+
+
+def _stack_layout(op: Op, plan: Plan, level: Version) -> tuple[Argument, ...]:
     own = tuple(op.schema.arguments.flat_all)
     extra: tuple[Argument, ...] = ()
     for r, at in plan.timeline(op).items():
@@ -362,7 +366,7 @@ def gone_notes(plan: Plan) -> list[str]:
 
 
 def build(op: Op, plan: Plan) -> Wrapper:
-    ps = params(op, plan.table)
+    ps = plan.per_op(("params", op.name), lambda: params(op, plan.table))
     vs = variants(op, ps, plan)
     if not vs:
         raise Refusal("no route can call this op from an extension (no C shim, no dispatcher conversion)", op.name)
