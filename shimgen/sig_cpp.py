@@ -169,7 +169,32 @@ def variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[
     at = plan.timeline(op)[level]
     if at.schema is None:
         return None
-    query = routes.Query(op, ps, plan, level, shims, at, _lowering_at(op, ps, plan, level))
+    lowering = _lowering_at(op, ps, plan, level)
+    # A world differs from another only in what sig_cpp and the routes read of it: whether overlay routes are asked
+    # (World.overlay) and what a leaking conversion carries (World.leaky_str, passed to every route), with the
+    # lowering targets' own forms (`lowering`). So where the overlay world's answer for the same leaky_str and
+    # lowering takes no overlay route (or none at all), the world without the overlay has that answer too: the
+    # routes it drops did not win. tests/test_model_memo.py compares both ways for every op of the yaml.
+    key = ("variant_at", op.name, level, plan.world.leaky_str, lowering)
+    memo = plan.per_op(("variant_memo",), dict)
+    if SHARE_ACROSS_WORLDS:
+        if (True, *key) in memo:
+            wide = memo[(True, *key)]
+            if wide is None or not wide.route.overlay:
+                return wide
+        if (plan.world.overlay, *key) in memo:
+            return memo[(plan.world.overlay, *key)]
+    best = memo[(plan.world.overlay, *key)] = _variant_at(op, ps, plan, level, shims, at, lowering)
+    return best
+
+
+# Reuse the overlay world's answers in the world without it (see variant_at); off only to test that it changes nothing.
+SHARE_ACROSS_WORLDS = True
+
+
+def _variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[sig_c.ShimVersion], at,
+                lowering: tuple[tuple[str, ...], int] | None) -> Variant | None:
+    query = routes.Query(op, ps, plan, level, shims, at, lowering)
     best: Variant | None = None
     for route in routes.ordered():
         if route.overlay and not plan.world.overlay:
