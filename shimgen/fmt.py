@@ -92,15 +92,23 @@ class Formatting:
             return
 
         texts = []
+        done: dict[str, str | None] = {}  # chunk -> its layout (None: unsure); half the chunks recur across files
         for path in chosen:
             parts = cpp_layout.chunks(files[path])
             for k, part in enumerate(parts):
-                try:
-                    parts[k] = cpp_layout.chunk(part)
-                except cpp_layout.Unsure:
-                    body = part.rstrip("\n")
-                    self._unsure.append((path, k, part[len(body):]))
-                    texts.append(body + "\n")
+                laid = done.get(part, "")
+                if laid == "":
+                    try:
+                        laid = cpp_layout.chunk(part)
+                    except cpp_layout.Unsure:
+                        laid = None
+                    done[part] = laid
+                if laid is not None:
+                    parts[k] = laid
+                    continue
+                body = part.rstrip("\n")
+                self._unsure.append((path, k, part[len(body):]))
+                texts.append(body + "\n")
             self._parts[path] = parts
         self.fallback = len(texts)
         self._cached: str | None = None

@@ -27,6 +27,7 @@ from importlib import resources
 
 import yaml
 
+from shimgen import cache
 from shimgen.errors import ShimgenError
 
 
@@ -165,6 +166,10 @@ RARE_KINDS = {"{}"}
 def extra_overloads() -> list[dict]:
     """The hand-written overloads the generated header mirrors (data/extra_overloads.yaml), as dicts."""
     text = resources.files("shimgen").joinpath("data/extra_overloads.yaml").read_text()
+    return cache.derived("extra_overloads", [text.encode()], lambda: _extra_overloads(text))
+
+
+def _extra_overloads(text: str) -> list[dict]:
     raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     result = []
     for spec in raw["overloads"]:
