@@ -13,7 +13,7 @@ from shimgen import manifest as manifest_mod
 from shimgen import scalars
 from shimgen import table as table_mod
 from shimgen.errors import ShimgenError
-from shimgen.parse import NativeYaml, Op
+from shimgen.parse import CACHED_PARSE_MIN, NativeYaml, Op
 from shimgen.versions import FIRST_STABLE, Version
 
 T = TypeVar("T")
@@ -216,6 +216,8 @@ def make(
     if wanted:
         extra = [replace(op, explicit=False, added=True) for op in native.select(wanted, table, notes)]
         selected = sorted([*selected, *extra], key=lambda op: op.name)
+    if len(selected) >= CACHED_PARSE_MIN:  # many ops: their schemas in every release, parsed, from the cache
+        history_mod.preload_schemas()
     plan = Plan(selected, table, manifest, native.release, since_v, notes, native=native)
     for op in selected:  # fail early (before anything is written) if a version tag cannot be computed
         plan.shim_since(op)
