@@ -68,6 +68,11 @@ def clang_format(text: str) -> str:
 UNFORMATTED = ("c_shim_aten.h",)
 
 
+# A generation of at least this many C++ chunks reads the layouts of the chunks an earlier run laid out from
+# shimgen's cache (cache.Memo; about a second for a whole yaml, a few hundredths to load); fewer are laid out
+# directly (milliseconds), without loading it.
+MEMO_CHUNKS = 2000
+
 _SEPARATOR = "// shimgen: next file {}\n\n"  # between the texts of one clang-format run (short: never reflowed)
 
 
@@ -93,13 +98,22 @@ class Formatting:
 
         texts = []
         done: dict[str, str | None] = {}  # chunk -> its layout (None: unsure); half the chunks recur across files
+        split = {path: cpp_layout.chunks(files[path]) for path in chosen}
+        # Many chunks (a whole yaml's ~20,000): their layouts from shimgen's cache, as laid out by an earlier run
+        memo = cache.Memo("cpp-layout") if sum(map(len, split.values())) >= MEMO_CHUNKS else None
         for path in chosen:
-            parts = cpp_layout.chunks(files[path])
+            parts = split[path]
             for k, part in enumerate(parts):
                 laid = done.get(part, "")
+                if laid == "" and memo is not None:
+                    laid = memo.get(part) or ""
+                    if laid:
+                        done[part] = laid
                 if laid == "":
                     try:
                         laid = cpp_layout.chunk(part)
+                        if memo is not None:
+                            memo.put(part, laid)
                     except cpp_layout.Unsure:
                         laid = None
                     done[part] = laid
@@ -111,6 +125,8 @@ class Formatting:
                 texts.append(body + "\n")
             self._parts[path] = parts
         self.fallback = len(texts)
+        if memo is not None:
+            memo.save()
         self._cached: str | None = None
         self._cache_path: str | None = None
         if texts:
