@@ -68,10 +68,11 @@ def clang_format(text: str) -> str:
 UNFORMATTED = ("c_shim_aten.h",)
 
 
-# A generation of at least this many C++ chunks reads the layouts of the chunks an earlier run laid out from
-# shimgen's cache (cache.Memo; about a second for a whole yaml, a few hundredths to load); fewer are laid out
-# directly (milliseconds), without loading it.
-MEMO_CHUNKS = 2000
+# A generation of at least this many C++ files reads the layout of each file an earlier run formatted from
+# shimgen's cache (cache.Memo, keyed by the file's raw text, shimgen's code and the clang-format binary and
+# style: about a second for a whole yaml's 2,000 files, a hundredth to load); fewer files are laid out directly
+# (milliseconds), without loading it.
+MEMO_FILES = 200
 
 _SEPARATOR = "// shimgen: next file {}\n\n"  # between the texts of one clang-format run (short: never reflowed)
 
@@ -98,22 +99,23 @@ class Formatting:
 
         texts = []
         done: dict[str, str | None] = {}  # chunk -> its layout (None: unsure); half the chunks recur across files
-        split = {path: cpp_layout.chunks(files[path]) for path in chosen}
-        # Many chunks (a whole yaml's ~20,000): their layouts from shimgen's cache, as laid out by an earlier run
-        memo = cache.Memo("cpp-layout") if sum(map(len, split.values())) >= MEMO_CHUNKS else None
+        # Many files (a whole yaml's ~2,000): the layout of each file an earlier run formatted, from shimgen's cache
+        self._memo = cache.Memo("cpp-layout", [_formatter_identity()]) if len(chosen) >= MEMO_FILES else None
+        self._raw: dict[str, tuple[str, int]] = {}  # path -> (its text, how many of its chunks are unsure)
+        self._done: dict[str, str] = {}  # path -> its layout, from the memo
         for path in chosen:
-            parts = split[path]
+            hit = self._memo.get(files[path]) if self._memo is not None else None
+            if hit is not None:
+                self._done[path], unsure = hit
+                self.fallback += unsure
+                continue
+            parts = cpp_layout.chunks(files[path])
+            before = len(texts)
             for k, part in enumerate(parts):
                 laid = done.get(part, "")
-                if laid == "" and memo is not None:
-                    laid = memo.get(part) or ""
-                    if laid:
-                        done[part] = laid
                 if laid == "":
                     try:
                         laid = cpp_layout.chunk(part)
-                        if memo is not None:
-                            memo.put(part, laid)
                     except cpp_layout.Unsure:
                         laid = None
                     done[part] = laid
@@ -124,9 +126,8 @@ class Formatting:
                 self._unsure.append((path, k, part[len(body):]))
                 texts.append(body + "\n")
             self._parts[path] = parts
-        self.fallback = len(texts)
-        if memo is not None:
-            memo.save()
+            self._raw[path] = (files[path], len(texts) - before)
+        self.fallback += len(texts)
         self._cached: str | None = None
         self._cache_path: str | None = None
         if texts:
@@ -140,7 +141,7 @@ class Formatting:
 
     def result(self) -> dict[str, str]:
         out: dict[str, str] = {}
-        if self._parts:
+        if self._parts or self._done:
             if self._unsure:
                 text = self._cached
                 if text is None:
@@ -150,10 +151,30 @@ class Formatting:
                 formatted = _split(text, len(self._unsure))
                 for (path, k, newlines), text in zip(self._unsure, formatted):
                     self._parts[path][k] = text.rstrip("\n") + newlines
-            return {path: "".join(parts) for path, parts in self._parts.items()}
+        if self._parts or self._done:
+            out = {path: "".join(parts) for path, parts in self._parts.items()}
+            if self._memo is not None:
+                for path, text in out.items():
+                    raw, unsure = self._raw[path]
+                    self._memo.put(raw, (text, unsure))
+                self._memo.save()
+            out.update(self._done)
+            return out
         for group, started in self._started:
             out.update(zip(group, _split(_finish_clang_format(started), len(group))))
         return out
+
+
+def _formatter_identity() -> bytes:
+    """What clang-format's output depends on besides its input: the binary (path, size, modification time) and
+    the style file (b"" where clang-format is missing: nothing formatted by it is then produced)."""
+    try:
+        exe = _clang_format()
+        st = os.stat(exe)
+        style = resources.files("shimgen").joinpath("data/.clang-format").read_bytes()
+    except (OSError, ShimgenError):
+        return b""
+    return f"{exe}\0{st.st_size}\0{st.st_mtime_ns}\0".encode() + style
 
 
 def _fallback_cache_path(text: str) -> str | None:
