@@ -286,7 +286,28 @@ def stack_layout(op: Op, plan: Plan, level: Version) -> tuple[Argument, ...]:
     arguments it added. Slots of the yaml's schema keep its arguments (names included); later slots come from
     the newer release's schema.
     """
-    return plan.per_op(("stack", op.name, level), lambda: _stack_layout(op, plan, level))
+    layouts = plan.per_op(("stack", op.name), lambda: _stack_layouts(op, plan))
+    found = layouts.get(level)
+    return found if found is not None else _stack_layout(op, plan, level)
+
+
+def _stack_layouts(op: Op, plan: Plan) -> dict[Version, tuple[Argument, ...]]:
+    """stack_layout at every release of the op's timeline, in one pass from the newest release back: the layout
+    at r is r's schema if it is the longest from r on (the first such release wins), else the layout at r's
+    successor; an absent or incompatible release ends the run."""
+    own = tuple(op.schema.arguments.flat_all)
+    result: dict[Version, tuple[Argument, ...]] = {}
+    after: tuple[Argument, ...] = ()  # the extra slots from the next release on (none past a break)
+    for r, at in sorted(plan.timeline(op).items(), reverse=True):
+        if at.schema is None or not at.stack_compatible:
+            after = ()
+            result[r] = own
+            continue
+        theirs = at.schema.arguments.flat_all
+        if len(theirs) > len(own) and len(theirs) >= len(own) + len(after):
+            after = tuple(theirs[len(own):])
+        result[r] = own + after
+    return result
 
 
 def _stack_layout(op: Op, plan: Plan, level: Version) -> tuple[Argument, ...]:
