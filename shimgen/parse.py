@@ -19,6 +19,7 @@ import yaml
 from torchgen.model import FunctionSchema, Location, NativeFunction
 
 from shimgen import cache, validate
+from shimgen import table as table_mod
 from shimgen.errors import Refusal, ShimgenError
 from shimgen.inputs import package_text, read_text
 from shimgen.table import Table
@@ -151,8 +152,6 @@ class NativeYaml:
     def _parsed(self, table: Table | None) -> list[tuple] | None:
         """Every entry's parse (see _outcome), from shimgen's cache, keyed by the yaml's bytes and path and the
         conversion table's source (None: `table` is not the package's, so there is no key to keep it under)."""
-        from shimgen import table as table_mod
-
         if table is None:
             source = b"no table"
         elif table is table_mod.load():

@@ -286,7 +286,7 @@ def stack_layout(op: Op, plan: Plan, level: Version) -> tuple[Argument, ...]:
     arguments it added. Slots of the yaml's schema keep its arguments (names included); later slots come from
     the newer release's schema.
     """
-    layouts = plan.per_op(("stack", op.name), lambda: _stack_layouts(op, plan))
+    layouts = plan.per_op(("stack_layouts", op.name), lambda: _stack_layouts(op, plan))
     found = layouts.get(level)
     return found if found is not None else _stack_layout(op, plan, level)
 
