@@ -382,16 +382,18 @@ def _bracket_close(b: str) -> str:
 
 
 def _declaration(stmt: str) -> list[str]:
-    """A function definition's first line `... name(params) {` at column 0 that does not fit."""
-    if not stmt.endswith(") {"):
+    """A function definition's first line `... name(params) {` at column 0 that does not fit, or a C shim's
+    declaration `AOTI_TORCH_EXPORT ... name(params);`."""
+    close = ");" if stmt.startswith("AOTI_TORCH_EXPORT ") and stmt.endswith(");") else ") {"
+    if not stmt.endswith(close):
         raise Unsure(stmt)
     m = re.match(r"((?:inline |static |constexpr )*[\w:<>, *&]+? )(\w+)\(", stmt)
     if not m or "template" in stmt[: m.end()] or "operator" in stmt[: m.end()]:
         raise Unsure(stmt)
     open_at = m.end() - 1
-    if _matching(stmt, open_at) != len(stmt) - 3:
+    if _matching(stmt, open_at) != len(stmt) - len(close):
         raise Unsure(stmt)
-    params = top_commas(stmt[open_at + 1 : -3])
+    params = top_commas(stmt[open_at + 1 : -len(close)])
     if not params or not all(params):
         raise Unsure(stmt)
     ret, rest = m.group(1).rstrip(), stmt[len(m.group(1)) :]
@@ -399,8 +401,8 @@ def _declaration(stmt: str) -> list[str]:
         if _fits(rest):
             return [ret, rest]
         if _fits(stmt[: open_at + 1]):
-            return [stmt[: open_at + 1], *_params(params)]
-        return [ret, m.group(2) + "(", *_params(params)]
+            return [stmt[: open_at + 1], *_params(params, close=close)]
+        return [ret, m.group(2) + "(", *_params(params, close=close)]
     if not stmt.startswith("inline "):
         raise Unsure(stmt)
     head = stmt[: open_at + 1]
@@ -434,11 +436,11 @@ def _name_and_params(name: str, params: list[str], indent: int) -> list[str]:
     return [f"{pad}{name}(", *_params(params, indent + CONT)]
 
 
-def _params(params: list[str], indent: int = CONT) -> list[str]:
+def _params(params: list[str], indent: int = CONT, close: str = ") {") -> list[str]:
     lines = []
     pad = " " * indent
     for k, p in enumerate(params):
-        end = "," if k < len(params) - 1 else ") {"
+        end = "," if k < len(params) - 1 else close
         line = pad + p + end
         if not _fits(line):
             d = re.fullmatch(r"([^=]+) = ([\w:]+)", p)  # a default that does not fit: after `=`, indented

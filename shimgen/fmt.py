@@ -64,8 +64,9 @@ def clang_format(text: str) -> str:
 
 
 # Files kept exactly as the templates write them: c_shim_aten.h keeps torchgen's one declaration per line so it
-# diffs line for line with PyTorch's checked-in header.
-UNFORMATTED = ("c_shim_aten.h",)
+# diffs line for line with PyTorch's checked-in header; shimgen/dispatch.h is fixed text written in clang-format's
+# layout (tests/test_cpp_layout.py checks that clang-format leaves it unchanged).
+UNFORMATTED = ("c_shim_aten.h", "shimgen/dispatch.h")
 
 
 # A generation of at least this many C++ files reads the layout of each file an earlier run formatted from

@@ -193,3 +193,21 @@ def test_repeated_run_starts_no_clang_format(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(fmt, "_start_clang_format", lambda text: started.append(text) or real(text))
     second, _ = pipeline.generate(["add"], None, None, None, True)
     assert second == first and not started
+
+
+def test_files_kept_as_written_are_in_clang_formats_layout() -> None:
+    """shimgen/dispatch.h is fixed text left out of formatting (fmt.UNFORMATTED): written in the final layout."""
+    text = pipeline.generate(["add"], None, None, None, True)[0]["torch/csrc/stable/shimgen/dispatch.h"]
+    assert fmt.clang_format(text) == text
+
+
+def test_c_shim_declarations_one_parameter_per_line() -> None:
+    decl = ("AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_add_Tensor(AtenTensorHandle self, AtenTensorHandle "
+            "other, double alpha, AtenTensorHandle* ret0);\n")
+    assert cpp_layout.chunk(decl) == fmt.clang_format(decl) == (
+        "AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_add_Tensor(\n"
+        "    AtenTensorHandle self,\n"
+        "    AtenTensorHandle other,\n"
+        "    double alpha,\n"
+        "    AtenTensorHandle* ret0);\n"
+    )
