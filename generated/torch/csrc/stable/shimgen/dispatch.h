@@ -40,36 +40,44 @@ namespace shimgen::detail {
 }
 #endif // SHIMGEN_DEFAULT_CHECK
 
-/// Calls aten::op.overload with a stack of N slots holding `values`; the stack
-/// afterwards (the returns in its first slots).
+/// Calls aten::op.overload on `stack` (its values in the schema's order); the
+/// returns are left in its first slots. Not a template: parsed once.
+inline void run_dispatcher(
+    const char* op,
+    const char* overload,
+    StableIValue* stack) {
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+#ifdef SHIMGEN_DEFAULT_CHECK
+  const auto status =
+      torch_call_dispatcher(op, overload, stack, TORCH_ABI_VERSION);
+  if (status != TORCH_SUCCESS) {
+    failed_dispatch(
+        "torch_call_dispatcher", op, overload, ", TORCH_ABI_VERSION");
+  }
+#else
+  SHIMGEN_CHECK(torch_call_dispatcher(op, overload, stack, TORCH_ABI_VERSION));
+#endif // SHIMGEN_DEFAULT_CHECK
+#else
+#ifdef SHIMGEN_DEFAULT_CHECK
+  const auto status = aoti_torch_call_dispatcher(op, overload, stack);
+  if (status != TORCH_SUCCESS) {
+    failed_dispatch("aoti_torch_call_dispatcher", op, overload, "");
+  }
+#else
+  SHIMGEN_CHECK(aoti_torch_call_dispatcher(op, overload, stack));
+#endif // SHIMGEN_DEFAULT_CHECK
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+}
+
+/// A stack of N slots holding `values` (each converted by
+/// torch::stable::detail::from), after calling aten::op.overload on it.
 template <std::size_t N, typename... Values>
 inline std::array<StableIValue, N> call_dispatcher(
     const char* op,
     const char* overload,
     const Values&... values) {
   std::array<StableIValue, N> stack{torch::stable::detail::from(values)...};
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-#ifdef SHIMGEN_DEFAULT_CHECK
-  const auto status =
-      torch_call_dispatcher(op, overload, stack.data(), TORCH_ABI_VERSION);
-  if (status != TORCH_SUCCESS) {
-    failed_dispatch(
-        "torch_call_dispatcher", op, overload, ", TORCH_ABI_VERSION");
-  }
-#else
-  SHIMGEN_CHECK(
-      torch_call_dispatcher(op, overload, stack.data(), TORCH_ABI_VERSION));
-#endif // SHIMGEN_DEFAULT_CHECK
-#else
-#ifdef SHIMGEN_DEFAULT_CHECK
-  const auto status = aoti_torch_call_dispatcher(op, overload, stack.data());
-  if (status != TORCH_SUCCESS) {
-    failed_dispatch("aoti_torch_call_dispatcher", op, overload, "");
-  }
-#else
-  SHIMGEN_CHECK(aoti_torch_call_dispatcher(op, overload, stack.data()));
-#endif // SHIMGEN_DEFAULT_CHECK
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+  run_dispatcher(op, overload, stack.data());
   return stack;
 }
 
@@ -115,8 +123,8 @@ inline R dispatch(
     const char* op,
     const char* overload,
     const Values&... values) {
-  std::array<StableIValue, N> stack =
-      call_dispatcher<N>(op, overload, values...);
+  std::array<StableIValue, N> stack{torch::stable::detail::from(values)...};
+  run_dispatcher(op, overload, stack.data());
   for (std::size_t i = 0; i < Released; ++i) {
     (void)torch::stable::detail::to<torch::stable::Tensor>(stack[i]);
   }
