@@ -94,6 +94,9 @@ class Formatting:
         self._parts: dict[str, list[str]] = {}
         self._unsure: list[tuple[str, int, str]] = []  # (path, chunk index, the chunk's trailing newlines)
         self.fallback = 0
+        self._memo: cache.Memo | None = None
+        self._raw: dict[str, tuple[str, int]] = {}  # path -> (its text, how many of its chunks are unsure)
+        self._done: dict[str, str] = {}  # path -> its layout, from the memo
         if per_file:
             self._started = [([p], _start_clang_format(files[p])) for p in chosen]
             return
@@ -102,8 +105,6 @@ class Formatting:
         done: dict[str, str | None] = {}  # chunk -> its layout (None: unsure); half the chunks recur across files
         # Many files (a whole yaml's ~2,000): the layout of each file an earlier run formatted, from shimgen's cache
         self._memo = cache.Memo("cpp-layout", [_formatter_identity()]) if len(chosen) >= MEMO_FILES else None
-        self._raw: dict[str, tuple[str, int]] = {}  # path -> (its text, how many of its chunks are unsure)
-        self._done: dict[str, str] = {}  # path -> its layout, from the memo
         for path in chosen:
             hit = self._memo.get(files[path]) if self._memo is not None else None
             if hit is not None:
