@@ -228,9 +228,35 @@ def format_cpp(text: str) -> str:
 
 
 def black_format(text: str, pyi: bool = False) -> str:
+    """black's layout of `text`. A short text (the lines shimgen.layout is unsure of) is remembered in shimgen's
+    cache (cache.Memo, keyed by the text, black's version and shimgen's code), so a repeated run neither imports
+    black (its slowest import, about 0.15 s) nor runs it."""
+    memo = _black_memo() if len(text) <= BLACK_MEMO_CHARS else None
+    key = ("pyi\0" if pyi else "py\0") + text
+    found = memo.get(key) if memo is not None else None
+    if isinstance(found, str):
+        return found
     import black  # imported lazily: it is the slowest import shimgen has
 
-    return black.format_str(text, mode=black.Mode(is_pyi=pyi))
+    result = black.format_str(text, mode=black.Mode(is_pyi=pyi))
+    if memo is not None:
+        memo.put(key, result)
+        memo.save()
+    return result
+
+
+BLACK_MEMO_CHARS = 4000
+
+
+@functools.cache
+def _black_memo() -> cache.Memo:
+    from importlib import metadata
+
+    try:
+        version = metadata.version("black")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    return cache.Memo("black-layout", [version.encode()], limit=5000)
 
 
 PARALLEL_BLACK_CHARS = 200_000  # texts at least this long are formatted in a process of their own
