@@ -115,6 +115,7 @@ def main() -> int:
               "installed package never does")
     print("note: wall time includes the output's fsync of every file (shimgen.output) and this machine's load; "
           "CPU time is the process's own")
+    print("load average at start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     with tempfile.TemporaryDirectory() as tmp:
         whole, small = os.path.join(tmp, "whole"), os.path.join(tmp, "small")
         cache_dir = os.path.join(tmp, "cache")  # shimgen's cache (shimgen.cache): empty for the first run of each
@@ -153,6 +154,7 @@ def main() -> int:
         for label, _, _ in cases:
             t = statistics.median(times[label])
             print(f"  {label:34s} {t:6.2f} s  {t / base:5.2f}x (a)")
+    print("load average at end: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     if args.identical:
         identical(names)
     return 0

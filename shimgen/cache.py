@@ -142,3 +142,46 @@ def derived(name: str, parts: list[bytes], build: Callable[[], T]) -> T:
     value = build()
     write_atomically(path, pickle.dumps(value, protocol=_PROTOCOL))
     return value
+
+
+class Memo:
+    """A dict of results of a pure function of text (e.g. the layout of a generated C++ file, shimgen.fmt), kept
+    across runs in one file keyed by shimgen's code and `parts` (what else the function depends on): any change to
+    them is a new, empty memo. A key is the SHA-256 of the input text, so a stale or foreign value is never read;
+    the file is rewritten (atomically) by save() only when this run added entries, keeping at most `limit`
+    entries (the newest). Caching off: an empty memo that saves nothing."""
+
+    def __init__(self, name: str, parts: list[bytes] = [], limit: int = 20_000) -> None:  # noqa: B006 (read only)
+        folder = directory()
+        self.path = os.path.join(folder, f"{name}-{_digest(parts)}.pickle") if folder is not None else None
+        self.limit = limit
+        self.values: dict[bytes, object] = {}
+        self.added = 0
+        data = read(self.path) if self.path is not None else None
+        if data is not None:
+            try:
+                values = pickle.loads(data)
+                if isinstance(values, dict):
+                    self.values = values
+            except Exception:  # a corrupt memo is an empty one
+                pass
+
+    @staticmethod
+    def key(text: str) -> bytes:
+        return hashlib.sha256(text.encode("utf-8")).digest()[:20]
+
+    def get(self, text: str):
+        return self.values.get(self.key(text))
+
+    def put(self, text: str, value: object) -> None:
+        key = self.key(text)
+        self.values.pop(key, None)  # newest last
+        self.values[key] = value
+        self.added += 1
+
+    def save(self) -> None:
+        if self.path is None or not self.added:
+            return
+        if len(self.values) > self.limit:
+            self.values = dict(list(self.values.items())[-self.limit:])
+        write_atomically(self.path, pickle.dumps(self.values, protocol=_PROTOCOL))

@@ -7,17 +7,20 @@ call; ops.h includes them all."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, replace
 
 from shimgen import releases, routes, scalars
 from shimgen.inputs import package_text
 from shimgen.plan import WORLDS, Plan, World
+from shimgen.signatures import c_shims
 from shimgen.sig_cpp import Extra, Variant, Wrapper, active, extras, gone, target_wrapper, wrappers
 from shimgen.templates import render
-from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version, macro_definitions
+from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version, gate_close, gate_open, macro_definitions
 
 HEADER = "torch/csrc/stable/ops.h"
 SCALAR_HEADER = "torch/csrc/stable/shimgen/scalar.h"
+DISPATCH_HEADER = "torch/csrc/stable/shimgen/dispatch.h"  # templates/dispatch.h, kept as written (fmt.UNFORMATTED)
 PRELUDE_HEADER = "torch/csrc/stable/shimgen/ops_prelude.h"
 OP_HEADERS = "torch/csrc/stable/ops/"
 
@@ -431,6 +434,8 @@ def emit(plan: Plan) -> dict[str, str]:
     for _, vs in worlds.values():
         versions |= vs
     names = sorted({n for by_name, _ in worlds.values() for n in by_name})
+    declared = _shim_declarations(plan)
+    versions |= {sv.since for sv in c_shims(plan)[0]}  # the per-op headers' C shim declarations are gated too
     files = {HEADER: render("ops.h.j2", banner=plan.banner, names=names,
                             skipped=[*sorted(plan.notes), *notes], helper_names=set(names))}
     files[PRELUDE_HEADER] = render("ops_prelude.h.j2", banner=plan.banner, macros=macro_definitions(versions))
@@ -454,9 +459,25 @@ def emit(plan: Plan) -> dict[str, str]:
             closer = "#endif" if k == len(groups) - 1 else None
             blocks.append({"open": opener, "close": closer, "wrappers": units})
         deps = sorted({c for _, units in groups for r in units for c in r.calls if c != name})
-        files[op_header(name)] = render("ops_op.h.j2", banner=plan.banner, op_name=name, deps=deps, blocks=blocks)
+        called = sorted({f for _, units in groups for r in units for f in _SHIM_CALL_RE.findall(r.body)})
+        files[op_header(name)] = render("ops_op.h.j2", banner=plan.banner, op_name=name, deps=deps, blocks=blocks,
+                                        shims=[declared[f] for f in called])
     files[SCALAR_HEADER] = scalar_header(plan.banner)
+    files[DISPATCH_HEADER] = f"// {plan.banner}\n{package_text('templates/dispatch.h')}"
     return files
+
+
+# A C shim a wrapper body calls (c_shim_aten.h declares them all; each per-op header declares those it calls).
+_SHIM_CALL_RE = re.compile(r"\b(aoti_torch_aten_\w+)\(")
+
+
+def _shim_declarations(plan: Plan) -> dict[str, dict[str, str | None]]:
+    """Every C shim of the plan by function name: its declaration as c_shim_aten.h has it, and its version gate."""
+    result = {}
+    for sv in c_shims(plan)[0]:
+        result[sv.shim.function] = {"declaration": sv.shim.declaration, "open": gate_open(sv.since),
+                                    "close": gate_close(sv.since)}
+    return result
 
 
 _TABLE_MARKER = "// @shimgen: promotion table (templates/scalar_table.h.j2, from data/scalar_facts.yaml)\n"

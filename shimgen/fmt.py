@@ -64,9 +64,16 @@ def clang_format(text: str) -> str:
 
 
 # Files kept exactly as the templates write them: c_shim_aten.h keeps torchgen's one declaration per line so it
-# diffs line for line with PyTorch's checked-in header.
-UNFORMATTED = ("c_shim_aten.h",)
+# diffs line for line with PyTorch's checked-in header; shimgen/dispatch.h is fixed text written in clang-format's
+# layout (tests/test_cpp_layout.py checks that clang-format leaves it unchanged).
+UNFORMATTED = ("c_shim_aten.h", "shimgen/dispatch.h")
 
+
+# A generation of at least this many C++ files reads the layout of each file an earlier run formatted from
+# shimgen's cache (cache.Memo, keyed by the file's raw text, shimgen's code and the clang-format binary and
+# style: about a second for a whole yaml's 2,000 files, a hundredth to load); fewer files are laid out directly
+# (milliseconds), without loading it.
+MEMO_FILES = 200
 
 _SEPARATOR = "// shimgen: next file {}\n\n"  # between the texts of one clang-format run (short: never reflowed)
 
@@ -87,22 +94,42 @@ class Formatting:
         self._parts: dict[str, list[str]] = {}
         self._unsure: list[tuple[str, int, str]] = []  # (path, chunk index, the chunk's trailing newlines)
         self.fallback = 0
+        self._memo: cache.Memo | None = None
+        self._raw: dict[str, tuple[str, int]] = {}  # path -> (its text, how many of its chunks are unsure)
+        self._done: dict[str, str] = {}  # path -> its layout, from the memo
         if per_file:
             self._started = [([p], _start_clang_format(files[p])) for p in chosen]
             return
 
         texts = []
+        done: dict[str, str | None] = {}  # chunk -> its layout (None: unsure); half the chunks recur across files
+        # Many files (a whole yaml's ~2,000): the layout of each file an earlier run formatted, from shimgen's cache
+        self._memo = cache.Memo("cpp-layout", [_formatter_identity()]) if len(chosen) >= MEMO_FILES else None
         for path in chosen:
+            hit = self._memo.get(files[path]) if self._memo is not None else None
+            if hit is not None:
+                self._done[path], unsure = hit
+                self.fallback += unsure
+                continue
             parts = cpp_layout.chunks(files[path])
+            before = len(texts)
             for k, part in enumerate(parts):
-                try:
-                    parts[k] = cpp_layout.chunk(part)
-                except cpp_layout.Unsure:
-                    body = part.rstrip("\n")
-                    self._unsure.append((path, k, part[len(body):]))
-                    texts.append(body + "\n")
+                laid = done.get(part, "")
+                if laid == "":
+                    try:
+                        laid = cpp_layout.chunk(part)
+                    except cpp_layout.Unsure:
+                        laid = None
+                    done[part] = laid
+                if laid is not None:
+                    parts[k] = laid
+                    continue
+                body = part.rstrip("\n")
+                self._unsure.append((path, k, part[len(body):]))
+                texts.append(body + "\n")
             self._parts[path] = parts
-        self.fallback = len(texts)
+            self._raw[path] = (files[path], len(texts) - before)
+        self.fallback += len(texts)
         self._cached: str | None = None
         self._cache_path: str | None = None
         if texts:
@@ -116,7 +143,7 @@ class Formatting:
 
     def result(self) -> dict[str, str]:
         out: dict[str, str] = {}
-        if self._parts:
+        if self._parts or self._done:
             if self._unsure:
                 text = self._cached
                 if text is None:
@@ -126,10 +153,30 @@ class Formatting:
                 formatted = _split(text, len(self._unsure))
                 for (path, k, newlines), text in zip(self._unsure, formatted):
                     self._parts[path][k] = text.rstrip("\n") + newlines
-            return {path: "".join(parts) for path, parts in self._parts.items()}
+        if self._parts or self._done:
+            out = {path: "".join(parts) for path, parts in self._parts.items()}
+            if self._memo is not None:
+                for path, text in out.items():
+                    raw, unsure = self._raw[path]
+                    self._memo.put(raw, (text, unsure))
+                self._memo.save()
+            out.update(self._done)
+            return out
         for group, started in self._started:
             out.update(zip(group, _split(_finish_clang_format(started), len(group))))
         return out
+
+
+def _formatter_identity() -> bytes:
+    """What clang-format's output depends on besides its input: the binary (path, size, modification time) and
+    the style file (b"" where clang-format is missing: nothing formatted by it is then produced)."""
+    try:
+        exe = _clang_format()
+        st = os.stat(exe)
+        style = resources.files("shimgen").joinpath("data/.clang-format").read_bytes()
+    except (OSError, ShimgenError):
+        return b""
+    return f"{exe}\0{st.st_size}\0{st.st_mtime_ns}\0".encode() + style
 
 
 def _fallback_cache_path(text: str) -> str | None:
@@ -181,9 +228,35 @@ def format_cpp(text: str) -> str:
 
 
 def black_format(text: str, pyi: bool = False) -> str:
+    """black's layout of `text`. A short text (the lines shimgen.layout is unsure of) is remembered in shimgen's
+    cache (cache.Memo, keyed by the text, black's version and shimgen's code), so a repeated run neither imports
+    black (its slowest import, about 0.15 s) nor runs it."""
+    memo = _black_memo() if len(text) <= BLACK_MEMO_CHARS else None
+    key = ("pyi\0" if pyi else "py\0") + text
+    found = memo.get(key) if memo is not None else None
+    if isinstance(found, str):
+        return found
     import black  # imported lazily: it is the slowest import shimgen has
 
-    return black.format_str(text, mode=black.Mode(is_pyi=pyi))
+    result = black.format_str(text, mode=black.Mode(is_pyi=pyi))
+    if memo is not None:
+        memo.put(key, result)
+        memo.save()
+    return result
+
+
+BLACK_MEMO_CHARS = 4000
+
+
+@functools.cache
+def _black_memo() -> cache.Memo:
+    from importlib import metadata
+
+    try:
+        version = metadata.version("black")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    return cache.Memo("black-layout", [version.encode()], limit=5000)
 
 
 PARALLEL_BLACK_CHARS = 200_000  # texts at least this long are formatted in a process of their own

@@ -27,6 +27,7 @@ from importlib import resources
 
 import yaml
 
+from shimgen import cache
 from shimgen.errors import ShimgenError
 
 
@@ -139,15 +140,9 @@ def may_tie(a: list[str], b: list[str], conv: Conversions | None = None) -> bool
     class type takes it). Position by position: the call ties if every position can tie, or if one position
     can favour `a` and another `b`."""
     conv = conv or load()
-    options: list[set[int]] = []
+    options: list[frozenset[int]] = []
     for ta, tb in zip(a, b):
-        signs = set()
-        for k in conv.kinds:
-            if k in RARE_KINDS:
-                continue
-            ra, rb = conv.rank(ta, k), conv.rank(tb, k)
-            if ra is not None and rb is not None:
-                signs.add((ra > rb) - (ra < rb))
+        signs = _signs(conv, ta, tb)
         if not signs:
             return False
         options.append(signs)
@@ -161,10 +156,31 @@ def may_tie(a: list[str], b: list[str], conv: Conversions | None = None) -> bool
 RARE_KINDS = {"{}"}
 
 
+def _signs(conv: Conversions, ta: str, tb: str) -> frozenset[int]:
+    """How the kinds authors write rank for a parameter of type ta against one of type tb: -1 (ta better), 0, 1;
+    remembered on `conv` (a whole yaml's overload sets ask for the same few hundred pairs 400,000 times)."""
+    memo = conv.__dict__.setdefault("_signs", {})
+    found = memo.get((ta, tb))
+    if found is None:
+        signs = set()
+        for k in conv.kinds:
+            if k in RARE_KINDS:
+                continue
+            ra, rb = conv.rank(ta, k), conv.rank(tb, k)
+            if ra is not None and rb is not None:
+                signs.add((ra > rb) - (ra < rb))
+        found = memo[(ta, tb)] = frozenset(signs)
+    return found
+
+
 @functools.cache
 def extra_overloads() -> list[dict]:
     """The hand-written overloads the generated header mirrors (data/extra_overloads.yaml), as dicts."""
     text = resources.files("shimgen").joinpath("data/extra_overloads.yaml").read_text()
+    return cache.derived("extra_overloads", [text.encode()], lambda: _extra_overloads(text))
+
+
+def _extra_overloads(text: str) -> list[dict]:
     raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     result = []
     for spec in raw["overloads"]:

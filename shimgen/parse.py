@@ -18,9 +18,10 @@ from importlib import metadata
 import yaml
 from torchgen.model import FunctionSchema, Location, NativeFunction
 
-from shimgen import validate
+from shimgen import cache, validate
+from shimgen import table as table_mod
 from shimgen.errors import Refusal, ShimgenError
-from shimgen.inputs import read_text
+from shimgen.inputs import package_text, read_text
 from shimgen.table import Table
 from shimgen.versions import Version
 
@@ -29,6 +30,10 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _ITEM_RE = re.compile(r"^-(?: |$)", re.M)
 _ENTRY_RE = re.compile(r"- func: *([A-Za-z0-9_]+)(?:\.([A-Za-z0-9_]+))? *\(")
 _SPEC_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)?$")
+# A selection of at least this many entries reads every entry's parse from shimgen's cache (one pickle of the whole
+# file, built by the first such run): parsing them all costs about a second, loading them a tenth of that. A
+# smaller selection parses its own entries (milliseconds), never loading the whole file's.
+CACHED_PARSE_MIN = 200
 
 
 def default_yaml_path() -> str:
@@ -130,9 +135,10 @@ class NativeYaml:
             self._check_unique(i)
         ops = []
         refused: list[Refusal] = []
+        parsed = self._parsed(table) if len(chosen) >= CACHED_PARSE_MIN else None
         for i, explicit in chosen.items():
             try:
-                f, aten = self._parse(i, table)
+                f, aten = _outcome(parsed[i]) if parsed is not None else self._parse(i, table)
                 ops.append(Op(f, explicit, aten=aten))
             except Refusal as e:
                 if explicit or notes is None:
@@ -142,6 +148,36 @@ class NativeYaml:
         if not ops:  # every selected overload was refused: that is the error (not a "skipped" note)
             raise refused[-1] if refused else ShimgenError("no op selected")
         return sorted(ops, key=lambda op: op.name)
+
+    def _parsed(self, table: Table | None) -> list[tuple] | None:
+        """Every entry's parse (see _outcome), from shimgen's cache, keyed by the yaml's bytes and path and the
+        conversion table's source (None: `table` is not the package's, so there is no key to keep it under)."""
+        if table is None:
+            source = b"no table"
+        elif table is table_mod.load():
+            source = package_text("data/conversion_table.yaml").encode()
+        else:
+            return None
+        if cache.directory() is None:  # no cache: parsing every entry would cost more than parsing the selected
+            return None
+        key = self.__dict__.get("_parsed_key")
+        if key == (id(table), source):
+            return self.__dict__["_parsed_all"]
+        try:
+            result = cache.derived("native_functions", [self.text.encode(), self.path.encode(), source],
+                                   lambda: [self._outcome_of(i, table) for i in range(len(self._starts))])
+        except Exception:  # an entry torchgen cannot take at all: parse the selected entries one by one
+            return None
+        self.__dict__.update(_parsed_key=(id(table), source), _parsed_all=result)
+        return result
+
+    def _outcome_of(self, i: int, table: Table | None) -> tuple:
+        try:
+            return ("ok", *self._parse(i, table))
+        except Refusal as e:
+            return ("refused", e.reason, e.op, e.arg)
+        except ShimgenError as e:
+            return ("error", e.reason, e.op, e.arg)
 
     def _check_unique(self, i: int) -> None:
         _, name, overload = self._starts[i]
@@ -203,6 +239,14 @@ class NativeYaml:
             validate.check_defaults(f.func, op, table)
         safe = validate.cpp_safe(f, table, op)
         return safe, (f.func if safe is not f else None)
+
+
+def _outcome(parsed: tuple) -> tuple[NativeFunction, FunctionSchema | None]:
+    """An entry's cached parse as _parse returns it or raises it."""
+    kind, *rest = parsed
+    if kind == "ok":
+        return rest[0], rest[1]
+    raise (Refusal if kind == "refused" else ShimgenError)(*rest)
 
 
 def check_schema(func: str, op: str, table: Table | None) -> FunctionSchema:

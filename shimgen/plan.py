@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 from torchgen.model import FunctionSchema
 
@@ -11,8 +13,10 @@ from shimgen import manifest as manifest_mod
 from shimgen import scalars
 from shimgen import table as table_mod
 from shimgen.errors import ShimgenError
-from shimgen.parse import NativeYaml, Op
+from shimgen.parse import CACHED_PARSE_MIN, NativeYaml, Op
 from shimgen.versions import FIRST_STABLE, Version
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -66,10 +70,24 @@ class Plan:
         cached = self.derived.get(key)  # type: ignore[call-overload]
         if cached is None:
             cached = replace(self, world=world) if ops is None else replace(self, world=world, ops=ops)
-            cached.derived.update({k: v for k, v in self.derived.items()
-                                   if k == "releases" or (isinstance(k, tuple) and k[0] == "timeline")})
+            self._per_op()  # one memo for every world (created before the copy, so that they share it)
+            cached.derived.update({k: v for k, v in self.derived.items() if k in ("releases", "per_op")})
             self.derived[key] = cached  # type: ignore[index]
         return cached  # type: ignore[return-value]
+
+    def _per_op(self) -> dict:
+        return self.derived.setdefault("per_op", {})  # type: ignore[return-value]
+
+    def per_op(self, key: tuple, compute: Callable[[], T]) -> T:
+        """compute()'s value, once for this plan and every world of it (in_world): for results that depend on one
+        op and the plan's data (table, manifest, history, releases) but not on the world. `key` names the result
+        and the op, e.g. ("timeline", "add.Tensor")."""
+        memo = self._per_op()
+        try:
+            return memo[key]  # type: ignore[return-value]
+        except KeyError:
+            value = memo[key] = compute()
+            return value
 
     @property
     def banner(self) -> str:
@@ -119,11 +137,7 @@ class Plan:
 
     def timeline(self, op: Op) -> dict[Version, Release]:
         """The op in every release of releases(): its schema there and how it relates to the yaml's."""
-        key = ("timeline", op.name)
-        cached = self.derived.get(key)  # type: ignore[call-overload]
-        if cached is None:
-            cached = self.derived[key] = self._timeline(op)  # type: ignore[index]
-        return cached  # type: ignore[return-value]
+        return self.per_op(("timeline", op.name), lambda: self._timeline(op))
 
     def schema_at(self, op: Op, release: Version) -> FunctionSchema | None:
         """The op's schema in `release` (one of releases()); None where aten lacks the op."""
@@ -202,6 +216,8 @@ def make(
     if wanted:
         extra = [replace(op, explicit=False, added=True) for op in native.select(wanted, table, notes)]
         selected = sorted([*selected, *extra], key=lambda op: op.name)
+    if len(selected) >= CACHED_PARSE_MIN:  # many ops: their schemas in every release, parsed, from the cache
+        history_mod.preload_schemas()
     plan = Plan(selected, table, manifest, native.release, since_v, notes, native=native)
     for op in selected:  # fail early (before anything is written) if a version tag cannot be computed
         plan.shim_since(op)

@@ -134,6 +134,10 @@ def versions(op: Op, plan) -> list[ShimVersion]:
     libtorch shim's versions ship when the manifest says; the others are shimgen's. Refusal when the op has no C
     shim representation; ShimgenError when its schema changed incompatibly since the shim first shipped (an ABI
     break PyTorch's linters forbid)."""
+    return plan.per_op(("c_shims", op.name), lambda: _versions(op, plan))
+
+
+def _versions(op: Op, plan) -> list[ShimVersion]:
     full = build(op, plan.table)
     entry = plan.manifest.entries.get(op.name)
     timeline = plan.timeline(op)

@@ -169,7 +169,32 @@ def variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[
     at = plan.timeline(op)[level]
     if at.schema is None:
         return None
-    query = routes.Query(op, ps, plan, level, shims, at, _lowering_at(op, ps, plan, level))
+    lowering = _lowering_at(op, ps, plan, level)
+    # A world differs from another only in what sig_cpp and the routes read of it: whether overlay routes are asked
+    # (World.overlay) and what a leaking conversion carries (World.leaky_str, passed to every route), with the
+    # lowering targets' own forms (`lowering`). So where the overlay world's answer for the same leaky_str and
+    # lowering takes no overlay route (or none at all), the world without the overlay has that answer too: the
+    # routes it drops did not win. tests/test_model_memo.py compares both ways for every op of the yaml.
+    key = ("variant_at", op.name, level, plan.world.leaky_str, lowering)
+    memo = plan.per_op(("variant_memo",), dict)
+    if SHARE_ACROSS_WORLDS:
+        if (True, *key) in memo:
+            wide = memo[(True, *key)]
+            if wide is None or not wide.route.overlay:
+                return wide
+        if (plan.world.overlay, *key) in memo:
+            return memo[(plan.world.overlay, *key)]
+    best = memo[(plan.world.overlay, *key)] = _variant_at(op, ps, plan, level, shims, at, lowering)
+    return best
+
+
+# Reuse the overlay world's answers in the world without it (see variant_at); off only to test that it changes nothing.
+SHARE_ACROSS_WORLDS = True
+
+
+def _variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[sig_c.ShimVersion], at,
+                lowering: tuple[tuple[str, ...], int] | None) -> Variant | None:
+    query = routes.Query(op, ps, plan, level, shims, at, lowering)
     best: Variant | None = None
     for route in routes.ordered():
         if route.overlay and not plan.world.overlay:
@@ -261,6 +286,31 @@ def stack_layout(op: Op, plan: Plan, level: Version) -> tuple[Argument, ...]:
     arguments it added. Slots of the yaml's schema keep its arguments (names included); later slots come from
     the newer release's schema.
     """
+    layouts = plan.per_op(("stack_layouts", op.name), lambda: _stack_layouts(op, plan))
+    found = layouts.get(level)
+    return found if found is not None else _stack_layout(op, plan, level)
+
+
+def _stack_layouts(op: Op, plan: Plan) -> dict[Version, tuple[Argument, ...]]:
+    """stack_layout at every release of the op's timeline, in one pass from the newest release back: the layout
+    at r is r's schema if it is the longest from r on (the first such release wins), else the layout at r's
+    successor; an absent or incompatible release ends the run."""
+    own = tuple(op.schema.arguments.flat_all)
+    result: dict[Version, tuple[Argument, ...]] = {}
+    after: tuple[Argument, ...] = ()  # the extra slots from the next release on (none past a break)
+    for r, at in sorted(plan.timeline(op).items(), reverse=True):
+        if at.schema is None or not at.stack_compatible:
+            after = ()
+            result[r] = own
+            continue
+        theirs = at.schema.arguments.flat_all
+        if len(theirs) > len(own) and len(theirs) >= len(own) + len(after):
+            after = tuple(theirs[len(own):])
+        result[r] = own + after
+    return result
+
+
+def _stack_layout(op: Op, plan: Plan, level: Version) -> tuple[Argument, ...]:
     own = tuple(op.schema.arguments.flat_all)
     extra: tuple[Argument, ...] = ()
     for r, at in plan.timeline(op).items():
@@ -362,7 +412,7 @@ def gone_notes(plan: Plan) -> list[str]:
 
 
 def build(op: Op, plan: Plan) -> Wrapper:
-    ps = params(op, plan.table)
+    ps = plan.per_op(("params", op.name), lambda: params(op, plan.table))
     vs = variants(op, ps, plan)
     if not vs:
         raise Refusal("no route can call this op from an extension (no C shim, no dispatcher conversion)", op.name)

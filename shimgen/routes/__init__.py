@@ -106,7 +106,7 @@ class Route:
         """How many leading parameters (of the `cap` the callee takes at q.level) this route carries, or None when
         it cannot serve: a parameter it cannot carry may be dropped only when its default is None, and every
         parameter past `cap` (arguments a later release added) must have a default."""
-        ret_need = self.returns_need(q.op, q.plan.table)
+        ret_need = q.plan.per_op(("returns_need", self.name, q.op.name), lambda: self.returns_need(q.op, q.plan.table))
         if ret_need is None or ret_need > q.level:
             return None
         ps = q.params

@@ -15,9 +15,9 @@ from shimgen.cpp_model import Variant, Wrapper
 from shimgen.parse import Op
 from shimgen.plan import Plan
 from shimgen.routes import Query, Route, return_outs
-from shimgen.sig_cpp import dispatcher_call_versions, pushable, stack_default, stack_layout
+from shimgen.sig_cpp import pushable, stack_default, stack_layout
 from shimgen.table import Row, Table
-from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version
+from shimgen.versions import FIRST_STABLE, Version
 
 
 class Dispatcher(Route):
@@ -108,42 +108,29 @@ class Dispatcher(Route):
                 value = "std::nullopt"
             else:
                 value = p.row.stack_value(a.name) if p else _pushed_default(op, plan, a)
-            items.append(f"torch::stable::detail::from({value})")
+            items.append(value)
+        # One call of the prelude's shimgen::detail::dispatch (templates/ops_prelude.h.j2): it converts the values
+        # with torch::stable::detail::from, calls torch_call_dispatcher (aoti_torch_call_dispatcher before 2.10,
+        # by TORCH_FEATURE_VERSION, which the form's gate bounds) and converts the returns; a translation unit
+        # parses that once, not once per wrapper.
         n = max(len(items), len(op.schema.returns), 1)
-        lines.append(f"std::array<StableIValue, {n}> stack{{{', '.join(items)}}};")
-        old, new = dispatcher_call_versions(v)
-        name, overload = op.aten_name, op.overload
-        new_call = (
-            f'SHIMGEN_CHECK(torch_call_dispatcher("{name}", "{overload}", stack.data(), '
-            f"TORCH_ABI_VERSION));"
-        )
-        old_call = f'SHIMGEN_CHECK(aoti_torch_call_dispatcher("{name}", "{overload}", stack.data()));'
-        if old and new:
-            lines += [f"#if TORCH_FEATURE_VERSION >= {VERSIONED_DISPATCHER.macro}", new_call, "#else", old_call,
-                      f"#endif // TORCH_FEATURE_VERSION >= {VERSIONED_DISPATCHER.macro}"]
+        args = ", ".join([f'"{op.aten_name}"', f'"{op.overload}"', *items])
+        types = [plan.table.ret(r.type, op.name, f"return {i}").cpp for i, r in enumerate(op.schema.returns)]
+        if op.schema.is_out_fn():  # the stack holds new references to the out tensors: released, the caller's own returned
+            released = f", {len(types)}" if types else ""
+            lines.append(f"shimgen::detail::dispatch<void, {n}{released}>({args});")
+            lines += [r for r in [return_outs(w)] if r]
+        elif len(types) > 1:
+            values = [f"torch::stable::detail::to<{t}>(stack[{i}])" for i, t in enumerate(types)]
+            lines.append(f"auto stack = shimgen::detail::call_dispatcher<{n}>({args});")
+            lines.append(f"return std::make_tuple({', '.join(values)});")
         else:
-            lines.append(new_call if new else old_call)
-        lines += _returns_from_stack(w, plan)
+            call = f"shimgen::detail::dispatch<{types[0] if types else 'void'}, {n}>({args});"
+            lines.append(f"return {call}" if types else call)
         return "\n".join(lines)
 
 
 ROUTE_CLASS = Dispatcher
-
-
-def _returns_from_stack(w: Wrapper, plan: Plan) -> list[str]:
-    op = w.op
-    rets = op.schema.returns
-    if op.schema.is_out_fn():
-        # The stack holds new references to the out tensors: release them and return the caller's own.
-        lines = [f"(void)torch::stable::detail::to<torch::stable::Tensor>(stack[{i}]);" for i in range(len(rets))]
-        return lines + [r for r in [return_outs(w)] if r]
-    types = [plan.table.ret(r.type, op.name, f"return {i}").cpp for i, r in enumerate(rets)]
-    values = [f"torch::stable::detail::to<{t}>(stack[{i}])" for i, t in enumerate(types)]
-    if not values:
-        return []
-    if len(values) == 1:
-        return [f"return {values[0]};"]
-    return [f"return std::make_tuple({', '.join(values)});"]
 
 
 def _pushed_default(op, plan: Plan, a) -> str:

@@ -7,6 +7,16 @@
 
 #include <torch/csrc/stable/shimgen/ops_prelude.h>
 
+// The C shims these wrappers call, as c_shim_aten.h declares them.
+extern "C" {
+AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_amax(
+    AtenTensorHandle self,
+    const int64_t* dim,
+    int64_t dim_len_,
+    int32_t keepdim,
+    AtenTensorHandle* ret0);
+} // extern "C"
+
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
 
 /// Stable wrapper of aten::amax(Tensor self, int[1] dim=[], bool keepdim=False)

@@ -21,14 +21,8 @@ inline torch::stable::Tensor& amax_out(
     const torch::stable::Tensor& self,
     torch::headeronly::IntHeaderOnlyArrayRef dim = {},
     bool keepdim = false) {
-  std::array<StableIValue, 4> stack{
-      torch::stable::detail::from(self),
-      torch::stable::detail::from(dim),
-      torch::stable::detail::from(keepdim),
-      torch::stable::detail::from(out)};
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::amax", "out", stack.data(), TORCH_ABI_VERSION));
-  (void)torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  shimgen::detail::dispatch<void, 4, 1>(
+      "aten::amax", "out", self, dim, keepdim, out);
   return out;
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0

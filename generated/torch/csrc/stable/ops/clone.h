@@ -19,11 +19,8 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// their defaults (None).
 #if TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
 inline torch::stable::Tensor clone(const torch::stable::Tensor& self) {
-  std::array<StableIValue, 2> stack{
-      torch::stable::detail::from(self),
-      torch::stable::detail::from(std::nullopt)};
-  SHIMGEN_CHECK(aoti_torch_call_dispatcher("aten::clone", "", stack.data()));
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return shimgen::detail::dispatch<torch::stable::Tensor, 2>(
+      "aten::clone", "", self, std::nullopt);
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
 
@@ -39,12 +36,8 @@ inline torch::stable::Tensor clone(
     const torch::stable::Tensor& self,
     std::optional<torch::headeronly::MemoryFormat> memory_format =
         std::nullopt) {
-  std::array<StableIValue, 2> stack{
-      torch::stable::detail::from(self),
-      torch::stable::detail::from(memory_format)};
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::clone", "", stack.data(), TORCH_ABI_VERSION));
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return shimgen::detail::dispatch<torch::stable::Tensor, 2>(
+      "aten::clone", "", self, memory_format);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 

@@ -20,12 +20,8 @@ inline torch::stable::Tensor contiguous(
     const torch::stable::Tensor& self,
     torch::headeronly::MemoryFormat memory_format =
         torch::headeronly::MemoryFormat::Contiguous) {
-  std::array<StableIValue, 2> stack{
-      torch::stable::detail::from(self),
-      torch::stable::detail::from(memory_format)};
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::contiguous", "", stack.data(), TORCH_ABI_VERSION));
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return shimgen::detail::dispatch<torch::stable::Tensor, 2>(
+      "aten::contiguous", "", self, memory_format);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 

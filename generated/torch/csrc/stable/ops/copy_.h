@@ -19,17 +19,8 @@ inline torch::stable::Tensor copy_(
     const torch::stable::Tensor& self,
     const torch::stable::Tensor& src,
     bool non_blocking = false) {
-  std::array<StableIValue, 3> stack{
-      torch::stable::detail::from(self),
-      torch::stable::detail::from(src),
-      torch::stable::detail::from(non_blocking)};
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::copy_", "", stack.data(), TORCH_ABI_VERSION));
-#else
-  SHIMGEN_CHECK(aoti_torch_call_dispatcher("aten::copy_", "", stack.data()));
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return shimgen::detail::dispatch<torch::stable::Tensor, 3>(
+      "aten::copy_", "", self, src, non_blocking);
 }
 
 HIDDEN_NAMESPACE_END(torch, stable)

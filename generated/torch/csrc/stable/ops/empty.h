@@ -25,16 +25,15 @@ inline torch::stable::Tensor empty(
     std::optional<bool> pin_memory = std::nullopt,
     std::optional<torch::headeronly::MemoryFormat> memory_format =
         std::nullopt) {
-  std::array<StableIValue, 6> stack{
-      torch::stable::detail::from(size),
-      torch::stable::detail::from(dtype),
-      torch::stable::detail::from(layout),
-      torch::stable::detail::from(device),
-      torch::stable::detail::from(pin_memory),
-      torch::stable::detail::from(memory_format)};
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::empty", "memory_format", stack.data(), TORCH_ABI_VERSION));
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return shimgen::detail::dispatch<torch::stable::Tensor, 6>(
+      "aten::empty",
+      "memory_format",
+      size,
+      dtype,
+      layout,
+      device,
+      pin_memory,
+      memory_format);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 

@@ -23,16 +23,15 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 inline torch::stable::Tensor empty_like(
     const torch::stable::Tensor& self,
     std::optional<torch::headeronly::ScalarType> dtype = std::nullopt) {
-  std::array<StableIValue, 6> stack{
-      torch::stable::detail::from(self),
-      torch::stable::detail::from(dtype),
-      torch::stable::detail::from(std::nullopt),
-      torch::stable::detail::from(std::nullopt),
-      torch::stable::detail::from(std::nullopt),
-      torch::stable::detail::from(std::nullopt)};
-  SHIMGEN_CHECK(
-      aoti_torch_call_dispatcher("aten::empty_like", "", stack.data()));
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return shimgen::detail::dispatch<torch::stable::Tensor, 6>(
+      "aten::empty_like",
+      "",
+      self,
+      dtype,
+      std::nullopt,
+      std::nullopt,
+      std::nullopt,
+      std::nullopt);
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
 
@@ -53,16 +52,15 @@ inline torch::stable::Tensor empty_like(
     std::optional<bool> pin_memory = std::nullopt,
     std::optional<torch::headeronly::MemoryFormat> memory_format =
         std::nullopt) {
-  std::array<StableIValue, 6> stack{
-      torch::stable::detail::from(self),
-      torch::stable::detail::from(dtype),
-      torch::stable::detail::from(layout),
-      torch::stable::detail::from(device),
-      torch::stable::detail::from(pin_memory),
-      torch::stable::detail::from(memory_format)};
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::empty_like", "", stack.data(), TORCH_ABI_VERSION));
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return shimgen::detail::dispatch<torch::stable::Tensor, 6>(
+      "aten::empty_like",
+      "",
+      self,
+      dtype,
+      layout,
+      device,
+      pin_memory,
+      memory_format);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 

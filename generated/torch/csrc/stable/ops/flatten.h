@@ -19,18 +19,8 @@ inline torch::stable::Tensor flatten(
     const torch::stable::Tensor& self,
     int64_t start_dim = 0,
     int64_t end_dim = -1) {
-  std::array<StableIValue, 3> stack{
-      torch::stable::detail::from(self),
-      torch::stable::detail::from(start_dim),
-      torch::stable::detail::from(end_dim)};
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::flatten", "using_ints", stack.data(), TORCH_ABI_VERSION));
-#else
-  SHIMGEN_CHECK(
-      aoti_torch_call_dispatcher("aten::flatten", "using_ints", stack.data()));
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return shimgen::detail::dispatch<torch::stable::Tensor, 3>(
+      "aten::flatten", "using_ints", self, start_dim, end_dim);
 }
 
 HIDDEN_NAMESPACE_END(torch, stable)

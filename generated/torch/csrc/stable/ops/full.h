@@ -9,6 +9,22 @@
 #include <torch/csrc/stable/ops/empty.h>
 #include <torch/csrc/stable/ops/fill_.h>
 
+// The C shims these wrappers call, as c_shim_aten.h declares them.
+extern "C" {
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_full(
+    const int64_t* size,
+    int64_t size_len_,
+    double fill_value,
+    int32_t* dtype,
+    int32_t* layout,
+    int32_t* device,
+    int32_t device_index_,
+    int32_t* pin_memory,
+    AtenTensorHandle* ret0);
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+} // extern "C"
+
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
 
 /// Stable wrapper of aten::full(SymInt[] size, Scalar fill_value, *,

@@ -17,15 +17,8 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 inline torch::stable::Tensor matmul(
     const torch::stable::Tensor& self,
     const torch::stable::Tensor& other) {
-  std::array<StableIValue, 2> stack{
-      torch::stable::detail::from(self), torch::stable::detail::from(other)};
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::matmul", "", stack.data(), TORCH_ABI_VERSION));
-#else
-  SHIMGEN_CHECK(aoti_torch_call_dispatcher("aten::matmul", "", stack.data()));
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return shimgen::detail::dispatch<torch::stable::Tensor, 2>(
+      "aten::matmul", "", self, other);
 }
 
 HIDDEN_NAMESPACE_END(torch, stable)

@@ -18,11 +18,8 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 inline torch::stable::Tensor reshape(
     const torch::stable::Tensor& self,
     torch::headeronly::IntHeaderOnlyArrayRef shape) {
-  std::array<StableIValue, 2> stack{
-      torch::stable::detail::from(self), torch::stable::detail::from(shape)};
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::reshape", "", stack.data(), TORCH_ABI_VERSION));
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return shimgen::detail::dispatch<torch::stable::Tensor, 2>(
+      "aten::reshape", "", self, shape);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 

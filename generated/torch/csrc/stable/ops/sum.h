@@ -21,14 +21,8 @@ inline torch::stable::Tensor sum(
     torch::stable::OptionalIntHeaderOnlyArrayRef dim = std::nullopt,
     bool keepdim = false,
     std::optional<torch::headeronly::ScalarType> dtype = std::nullopt) {
-  std::array<StableIValue, 4> stack{
-      torch::stable::detail::from(self),
-      torch::stable::detail::from(dim.as_optional()),
-      torch::stable::detail::from(keepdim),
-      torch::stable::detail::from(dtype)};
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::sum", "dim_IntList", stack.data(), TORCH_ABI_VERSION));
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return shimgen::detail::dispatch<torch::stable::Tensor, 4>(
+      "aten::sum", "dim_IntList", self, dim.as_optional(), keepdim, dtype);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 

@@ -22,15 +22,8 @@ inline torch::stable::Tensor& sum_out(
     torch::stable::OptionalIntHeaderOnlyArrayRef dim = std::nullopt,
     bool keepdim = false,
     std::optional<torch::headeronly::ScalarType> dtype = std::nullopt) {
-  std::array<StableIValue, 5> stack{
-      torch::stable::detail::from(self),
-      torch::stable::detail::from(dim.as_optional()),
-      torch::stable::detail::from(keepdim),
-      torch::stable::detail::from(dtype),
-      torch::stable::detail::from(out)};
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::sum", "IntList_out", stack.data(), TORCH_ABI_VERSION));
-  (void)torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  shimgen::detail::dispatch<void, 5, 1>(
+      "aten::sum", "IntList_out", self, dim.as_optional(), keepdim, dtype, out);
   return out;
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0

@@ -28,18 +28,17 @@ inline torch::stable::Tensor to(
     bool copy = false,
     std::optional<torch::headeronly::MemoryFormat> memory_format =
         std::nullopt) {
-  std::array<StableIValue, 8> stack{
-      torch::stable::detail::from(self),
-      torch::stable::detail::from(dtype),
-      torch::stable::detail::from(layout),
-      torch::stable::detail::from(device),
-      torch::stable::detail::from(pin_memory),
-      torch::stable::detail::from(non_blocking),
-      torch::stable::detail::from(copy),
-      torch::stable::detail::from(memory_format)};
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::to", "dtype_layout", stack.data(), TORCH_ABI_VERSION));
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return shimgen::detail::dispatch<torch::stable::Tensor, 8>(
+      "aten::to",
+      "dtype_layout",
+      self,
+      dtype,
+      layout,
+      device,
+      pin_memory,
+      non_blocking,
+      copy,
+      memory_format);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 

@@ -19,18 +19,8 @@ inline torch::stable::Tensor transpose(
     const torch::stable::Tensor& self,
     int64_t dim0,
     int64_t dim1) {
-  std::array<StableIValue, 3> stack{
-      torch::stable::detail::from(self),
-      torch::stable::detail::from(dim0),
-      torch::stable::detail::from(dim1)};
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::transpose", "int", stack.data(), TORCH_ABI_VERSION));
-#else
-  SHIMGEN_CHECK(
-      aoti_torch_call_dispatcher("aten::transpose", "int", stack.data()));
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return shimgen::detail::dispatch<torch::stable::Tensor, 3>(
+      "aten::transpose", "int", self, dim0, dim1);
 }
 
 HIDDEN_NAMESPACE_END(torch, stable)

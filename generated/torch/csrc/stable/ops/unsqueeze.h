@@ -17,16 +17,8 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 inline torch::stable::Tensor unsqueeze(
     const torch::stable::Tensor& self,
     int64_t dim) {
-  std::array<StableIValue, 2> stack{
-      torch::stable::detail::from(self), torch::stable::detail::from(dim)};
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::unsqueeze", "", stack.data(), TORCH_ABI_VERSION));
-#else
-  SHIMGEN_CHECK(
-      aoti_torch_call_dispatcher("aten::unsqueeze", "", stack.data()));
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return shimgen::detail::dispatch<torch::stable::Tensor, 2>(
+      "aten::unsqueeze", "", self, dim);
 }
 
 HIDDEN_NAMESPACE_END(torch, stable)

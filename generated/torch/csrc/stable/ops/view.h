@@ -18,11 +18,8 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 inline torch::stable::Tensor view(
     const torch::stable::Tensor& self,
     torch::headeronly::IntHeaderOnlyArrayRef size) {
-  std::array<StableIValue, 2> stack{
-      torch::stable::detail::from(self), torch::stable::detail::from(size)};
-  SHIMGEN_CHECK(
-      torch_call_dispatcher("aten::view", "", stack.data(), TORCH_ABI_VERSION));
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return shimgen::detail::dispatch<torch::stable::Tensor, 2>(
+      "aten::view", "", self, size);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 

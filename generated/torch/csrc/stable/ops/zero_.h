@@ -15,14 +15,8 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 inline torch::stable::Tensor zero_(const torch::stable::Tensor& self) {
-  std::array<StableIValue, 1> stack{torch::stable::detail::from(self)};
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::zero_", "", stack.data(), TORCH_ABI_VERSION));
-#else
-  SHIMGEN_CHECK(aoti_torch_call_dispatcher("aten::zero_", "", stack.data()));
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return shimgen::detail::dispatch<torch::stable::Tensor, 1>(
+      "aten::zero_", "", self);
 }
 
 HIDDEN_NAMESPACE_END(torch, stable)

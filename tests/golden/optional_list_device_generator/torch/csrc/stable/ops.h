@@ -13,6 +13,7 @@
 // Lets code tell shimgen's ops.h from upstream's.
 #define SHIMGEN_STABLE_OPS_H 1
 
+#include <torch/csrc/inductor/aoti_torch/generated/c_shim_aten.h>
 #include <torch/csrc/stable/shimgen/ops_prelude.h>
 
 #include <torch/csrc/stable/ops/cat.h>

@@ -7,6 +7,17 @@
 
 #include <torch/csrc/stable/shimgen/ops_prelude.h>
 
+// The C shims these wrappers call, as c_shim_aten.h declares them.
+extern "C" {
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_add_out(
+    AtenTensorHandle out,
+    AtenTensorHandle self,
+    AtenTensorHandle other,
+    double alpha);
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+} // extern "C"
+
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
 
 #if defined(SHIMGEN_OVERLAY)

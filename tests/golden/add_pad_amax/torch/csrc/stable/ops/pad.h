@@ -7,6 +7,17 @@
 
 #include <torch/csrc/stable/shimgen/ops_prelude.h>
 
+// The C shims these wrappers call, as c_shim_aten.h declares them.
+extern "C" {
+AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_pad(
+    AtenTensorHandle self,
+    const int64_t* pad,
+    int64_t pad_len_,
+    const char* mode,
+    double* value,
+    AtenTensorHandle* ret0);
+} // extern "C"
+
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
 
 /// Stable wrapper of aten::pad(Tensor self, SymInt[] pad, str mode="constant",

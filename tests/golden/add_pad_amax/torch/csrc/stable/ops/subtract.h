@@ -7,6 +7,17 @@
 
 #include <torch/csrc/stable/shimgen/ops_prelude.h>
 
+// The C shims these wrappers call, as c_shim_aten.h declares them.
+extern "C" {
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_subtract_Tensor(
+    AtenTensorHandle self,
+    AtenTensorHandle other,
+    double alpha,
+    AtenTensorHandle* ret0);
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+} // extern "C"
+
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
 
 /// Stable wrapper of aten::subtract.Tensor(Tensor self, Tensor other, *, Scalar

@@ -19,16 +19,8 @@ inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> max(
     const torch::stable::Tensor& self,
     int64_t dim,
     bool keepdim = false) {
-  std::array<StableIValue, 3> stack{
-      torch::stable::detail::from(self),
-      torch::stable::detail::from(dim),
-      torch::stable::detail::from(keepdim)};
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::max", "dim", stack.data(), TORCH_ABI_VERSION));
-#else
-  SHIMGEN_CHECK(aoti_torch_call_dispatcher("aten::max", "dim", stack.data()));
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+  auto stack = shimgen::detail::call_dispatcher<3>(
+      "aten::max", "dim", self, dim, keepdim);
   return std::make_tuple(
       torch::stable::detail::to<torch::stable::Tensor>(stack[0]),
       torch::stable::detail::to<torch::stable::Tensor>(stack[1]));

@@ -20,14 +20,8 @@ inline std::vector<torch::stable::Tensor> split(
     const torch::stable::Tensor& self,
     int64_t split_size,
     int64_t dim = 0) {
-  std::array<StableIValue, 3> stack{
-      torch::stable::detail::from(self),
-      torch::stable::detail::from(split_size),
-      torch::stable::detail::from(dim)};
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::split", "Tensor", stack.data(), TORCH_ABI_VERSION));
-  return torch::stable::detail::to<std::vector<torch::stable::Tensor>>(
-      stack[0]);
+  return shimgen::detail::dispatch<std::vector<torch::stable::Tensor>, 3>(
+      "aten::split", "Tensor", self, split_size, dim);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 

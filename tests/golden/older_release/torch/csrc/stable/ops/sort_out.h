@@ -22,21 +22,8 @@ inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_out(
     const torch::stable::Tensor& self,
     int64_t dim = -1,
     bool descending = false) {
-  std::array<StableIValue, 5> stack{
-      torch::stable::detail::from(self),
-      torch::stable::detail::from(dim),
-      torch::stable::detail::from(descending),
-      torch::stable::detail::from(values),
-      torch::stable::detail::from(indices)};
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::sort", "values", stack.data(), TORCH_ABI_VERSION));
-#else
-  SHIMGEN_CHECK(
-      aoti_torch_call_dispatcher("aten::sort", "values", stack.data()));
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  (void)torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
-  (void)torch::stable::detail::to<torch::stable::Tensor>(stack[1]);
+  shimgen::detail::dispatch<void, 5, 2>(
+      "aten::sort", "values", self, dim, descending, values, indices);
   return std::make_tuple(values, indices);
 }
 
@@ -65,22 +52,15 @@ inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_out(
     std::optional<bool> stable,
     int64_t dim = -1,
     bool descending = false) {
-  std::array<StableIValue, 6> stack{
-      torch::stable::detail::from(self),
-      torch::stable::detail::from(stable),
-      torch::stable::detail::from(dim),
-      torch::stable::detail::from(descending),
-      torch::stable::detail::from(values),
-      torch::stable::detail::from(indices)};
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::sort", "values_stable", stack.data(), TORCH_ABI_VERSION));
-#else
-  SHIMGEN_CHECK(
-      aoti_torch_call_dispatcher("aten::sort", "values_stable", stack.data()));
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  (void)torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
-  (void)torch::stable::detail::to<torch::stable::Tensor>(stack[1]);
+  shimgen::detail::dispatch<void, 6, 2>(
+      "aten::sort",
+      "values_stable",
+      self,
+      stable,
+      dim,
+      descending,
+      values,
+      indices);
   return std::make_tuple(values, indices);
 }
 

@@ -18,11 +18,8 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 inline torch::stable::Tensor cat(
     torch::headeronly::HeaderOnlyArrayRef<torch::stable::Tensor> tensors,
     int64_t dim = 0) {
-  std::array<StableIValue, 2> stack{
-      torch::stable::detail::from(tensors), torch::stable::detail::from(dim)};
-  SHIMGEN_CHECK(
-      torch_call_dispatcher("aten::cat", "", stack.data(), TORCH_ABI_VERSION));
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return shimgen::detail::dispatch<torch::stable::Tensor, 2>(
+      "aten::cat", "", tensors, dim);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 

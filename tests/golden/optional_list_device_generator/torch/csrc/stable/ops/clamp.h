@@ -19,18 +19,8 @@ inline torch::stable::Tensor clamp(
     const torch::stable::Tensor& self,
     const std::optional<torch::stable::Tensor>& min = std::nullopt,
     const std::optional<torch::stable::Tensor>& max = std::nullopt) {
-  std::array<StableIValue, 3> stack{
-      torch::stable::detail::from(self),
-      torch::stable::detail::from(min),
-      torch::stable::detail::from(max)};
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::clamp", "Tensor", stack.data(), TORCH_ABI_VERSION));
-#else
-  SHIMGEN_CHECK(
-      aoti_torch_call_dispatcher("aten::clamp", "Tensor", stack.data()));
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return shimgen::detail::dispatch<torch::stable::Tensor, 3>(
+      "aten::clamp", "Tensor", self, min, max);
 }
 
 HIDDEN_NAMESPACE_END(torch, stable)

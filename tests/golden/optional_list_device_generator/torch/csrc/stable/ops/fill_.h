@@ -7,6 +7,12 @@
 
 #include <torch/csrc/stable/shimgen/ops_prelude.h>
 
+// The C shims these wrappers call, as c_shim_aten.h declares them.
+extern "C" {
+AOTI_TORCH_EXPORT AOTITorchError
+aoti_torch_aten_fill__Scalar(AtenTensorHandle self, double value);
+} // extern "C"
+
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
 
 /// Stable wrapper of aten::fill_.Scalar(Tensor(a!) self, Scalar value) ->

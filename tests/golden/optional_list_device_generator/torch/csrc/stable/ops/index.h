@@ -20,11 +20,8 @@ inline torch::stable::Tensor index(
     const torch::stable::Tensor& self,
     torch::headeronly::HeaderOnlyArrayRef<std::optional<torch::stable::Tensor>>
         indices) {
-  std::array<StableIValue, 2> stack{
-      torch::stable::detail::from(self), torch::stable::detail::from(indices)};
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::index", "Tensor", stack.data(), TORCH_ABI_VERSION));
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return shimgen::detail::dispatch<torch::stable::Tensor, 2>(
+      "aten::index", "Tensor", self, indices);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 

@@ -7,6 +7,20 @@
 
 #include <torch/csrc/stable/shimgen/ops_prelude.h>
 
+// The C shims these wrappers call, as c_shim_aten.h declares them.
+extern "C" {
+AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_new_empty(
+    AtenTensorHandle self,
+    const int64_t* size,
+    int64_t size_len_,
+    int32_t* dtype,
+    int32_t* layout,
+    int32_t* device,
+    int32_t device_index_,
+    int32_t* pin_memory,
+    AtenTensorHandle* ret0);
+} // extern "C"
+
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
 
 /// Stable wrapper of aten::new_empty(Tensor self, SymInt[] size, *, ScalarType?

@@ -22,16 +22,15 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
     TORCH_FEATURE_VERSION < TORCH_VERSION_2_13_0
 inline torch::stable::Tensor randn(
     torch::headeronly::IntHeaderOnlyArrayRef size) {
-  std::array<StableIValue, 6> stack{
-      torch::stable::detail::from(size),
-      torch::stable::detail::from(std::nullopt),
-      torch::stable::detail::from(std::nullopt),
-      torch::stable::detail::from(std::nullopt),
-      torch::stable::detail::from(std::nullopt),
-      torch::stable::detail::from(std::nullopt)};
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::randn", "generator", stack.data(), TORCH_ABI_VERSION));
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return shimgen::detail::dispatch<torch::stable::Tensor, 6>(
+      "aten::randn",
+      "generator",
+      size,
+      std::nullopt,
+      std::nullopt,
+      std::nullopt,
+      std::nullopt,
+      std::nullopt);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0 && TORCH_FEATURE_VERSION
        // < TORCH_VERSION_2_13_0
@@ -52,16 +51,15 @@ inline torch::stable::Tensor randn(
     std::optional<torch::headeronly::Layout> layout = std::nullopt,
     std::optional<torch::stable::Device> device = std::nullopt,
     std::optional<bool> pin_memory = std::nullopt) {
-  std::array<StableIValue, 6> stack{
-      torch::stable::detail::from(size),
-      torch::stable::detail::from(generator),
-      torch::stable::detail::from(dtype),
-      torch::stable::detail::from(layout),
-      torch::stable::detail::from(device),
-      torch::stable::detail::from(pin_memory)};
-  SHIMGEN_CHECK(torch_call_dispatcher(
-      "aten::randn", "generator", stack.data(), TORCH_ABI_VERSION));
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+  return shimgen::detail::dispatch<torch::stable::Tensor, 6>(
+      "aten::randn",
+      "generator",
+      size,
+      generator,
+      dtype,
+      layout,
+      device,
+      pin_memory);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
 

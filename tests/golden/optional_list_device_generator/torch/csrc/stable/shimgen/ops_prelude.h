@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include <torch/csrc/inductor/aoti_torch/generated/c_shim_aten.h>
+#include <torch/csrc/inductor/aoti_torch/c/shim.h>
 #include <torch/csrc/stable/c/shim.h>
 #include <torch/csrc/stable/device.h>
 #include <torch/csrc/stable/generator.h>
@@ -67,6 +67,10 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable, shimgen_detail)
 }
 HIDDEN_NAMESPACE_END(torch, stable, shimgen_detail)
 
+// shimgen's own SHIMGEN_CHECK (a failed dispatcher call names its op, see
+// shimgen/dispatch.h).
+#define SHIMGEN_DEFAULT_CHECK 1
+
 /// Checks the status a C shim or dispatcher call returns (see
 /// throw_failed_call).
 #define SHIMGEN_CHECK(call)                                      \
@@ -76,6 +80,8 @@ HIDDEN_NAMESPACE_END(torch, stable, shimgen_detail)
     }                                                            \
   } while (0)
 #endif // SHIMGEN_CHECK
+
+#include <torch/csrc/stable/shimgen/dispatch.h>
 
 namespace shimgen::detail {
 /// Always false: the static_assert of a form a build cannot call depends on

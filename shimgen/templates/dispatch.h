@@ -1,0 +1,133 @@
+//
+// shimgen::detail::dispatch: the one call every torch::stable wrapper on the
+// boxed dispatcher route makes. It converts the wrapper's values into a stack
+// (torch::stable::detail::from, in the schema's order), calls
+// torch_call_dispatcher (aoti_torch_call_dispatcher before 2.10, by
+// TORCH_FEATURE_VERSION, which the wrapper's version gate bounds) and converts
+// the returns. Written once here, it is parsed once per translation unit, not
+// once per wrapper. Kept as written (shimgen.fmt.UNFORMATTED: already in
+// clang-format's layout, which tests/test_cpp_layout.py checks).
+//
+// Included by torch/csrc/stable/shimgen/ops_prelude.h after SHIMGEN_CHECK.
+
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <torch/csrc/stable/c/shim.h>
+#include <torch/csrc/stable/stableivalue_conversions.h>
+#include <torch/csrc/stable/tensor.h>
+
+namespace shimgen::detail {
+
+#ifdef SHIMGEN_DEFAULT_CHECK
+/// shimgen's SHIMGEN_CHECK for a dispatcher call: the message names the call
+/// as the wrapper would spell it, the op's names written out.
+[[noreturn]] inline void failed_dispatch(
+    const char* function,
+    const char* op,
+    const char* overload,
+    const char* rest) {
+  const std::string call = std::string(function) + "(\"" + op + "\", \"" +
+      overload + "\", stack.data()" + rest + ")";
+  ::torch::stable::shimgen_detail::throw_failed_call(call.c_str());
+}
+#endif // SHIMGEN_DEFAULT_CHECK
+
+/// Calls aten::op.overload on `stack` (its values in the schema's order); the
+/// returns are left in its first slots. Not a template: parsed once.
+inline void run_dispatcher(
+    const char* op,
+    const char* overload,
+    StableIValue* stack) {
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+#ifdef SHIMGEN_DEFAULT_CHECK
+  const auto status =
+      torch_call_dispatcher(op, overload, stack, TORCH_ABI_VERSION);
+  if (status != TORCH_SUCCESS) {
+    failed_dispatch(
+        "torch_call_dispatcher", op, overload, ", TORCH_ABI_VERSION");
+  }
+#else
+  SHIMGEN_CHECK(torch_call_dispatcher(op, overload, stack, TORCH_ABI_VERSION));
+#endif // SHIMGEN_DEFAULT_CHECK
+#else
+#ifdef SHIMGEN_DEFAULT_CHECK
+  const auto status = aoti_torch_call_dispatcher(op, overload, stack);
+  if (status != TORCH_SUCCESS) {
+    failed_dispatch("aoti_torch_call_dispatcher", op, overload, "");
+  }
+#else
+  SHIMGEN_CHECK(aoti_torch_call_dispatcher(op, overload, stack));
+#endif // SHIMGEN_DEFAULT_CHECK
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+}
+
+/// A stack of N slots holding `values` (each converted by
+/// torch::stable::detail::from), after calling aten::op.overload on it.
+template <std::size_t N, typename... Values>
+inline std::array<StableIValue, N> call_dispatcher(
+    const char* op,
+    const char* overload,
+    const Values&... values) {
+  std::array<StableIValue, N> stack{torch::stable::detail::from(values)...};
+  run_dispatcher(op, overload, stack.data());
+  return stack;
+}
+
+/// The first slots of a stack as a std::tuple of T...
+template <typename... T, std::size_t N, std::size_t... I>
+inline std::tuple<T...> tuple_from(
+    std::array<StableIValue, N>& stack,
+    std::index_sequence<I...> /*unused*/) {
+  return std::tuple<T...>{torch::stable::detail::to<T>(stack[I])...};
+}
+
+template <typename R>
+struct Returns {
+  template <std::size_t N>
+  static R from(std::array<StableIValue, N>& stack) {
+    return torch::stable::detail::to<R>(stack[0]);
+  }
+};
+
+template <typename... T>
+struct Returns<std::tuple<T...>> {
+  template <std::size_t N>
+  static std::tuple<T...> from(std::array<StableIValue, N>& stack) {
+    return tuple_from<T...>(stack, std::index_sequence_for<T...>{});
+  }
+};
+
+template <>
+struct Returns<void> {
+  template <std::size_t N>
+  static void from(std::array<StableIValue, N>& /*stack*/) {}
+};
+
+/// call_dispatcher, its returns converted to R: one type, a std::tuple or void.
+/// Released: an out= op's returns, new references to the caller's out tensors,
+/// are released (its wrapper returns the caller's own).
+template <
+    typename R,
+    std::size_t N,
+    std::size_t Released = 0,
+    typename... Values>
+inline R dispatch(
+    const char* op,
+    const char* overload,
+    const Values&... values) {
+  std::array<StableIValue, N> stack{torch::stable::detail::from(values)...};
+  run_dispatcher(op, overload, stack.data());
+  for (std::size_t i = 0; i < Released; ++i) {
+    (void)torch::stable::detail::to<torch::stable::Tensor>(stack[i]);
+  }
+  return Returns<R>::from(stack);
+}
+
+} // namespace shimgen::detail
