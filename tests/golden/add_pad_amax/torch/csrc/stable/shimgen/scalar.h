@@ -797,5 +797,127 @@ inline std::optional<torch::stable::Tensor> number_tensor(
   return number_tensor(*s, t);
 }
 
+
+// ---- libtorch's legacy C shims (shimgen/routes/legacy_shim.py) ----
+//
+// shim.h's older AOTInductor shims (aoti_torch_addmm_out, ...) call
+// at::<op>_out through the dispatcher and carry a Scalar as a `float`. shim.h
+// declares them deprecated: a call through them is wrapped in these macros, so
+// an extension built with -Werror still builds.
+#if defined(__GNUC__) || defined(__clang__)
+#define SHIMGEN_LEGACY_BEGIN     \
+  _Pragma("GCC diagnostic push") \
+      _Pragma("GCC diagnostic ignored \"-Wdeprecated-declarations\"")
+#define SHIMGEN_LEGACY_END _Pragma("GCC diagnostic pop")
+#elif defined(_MSC_VER)
+#define SHIMGEN_LEGACY_BEGIN \
+  __pragma(warning(push)) __pragma(warning(disable : 4996))
+#define SHIMGEN_LEGACY_END __pragma(warning(pop))
+#else
+#define SHIMGEN_LEGACY_BEGIN
+#define SHIMGEN_LEGACY_END
+#endif
+
+/// Does a `float` hold the number exactly? (A bool or complex number never
+/// crosses as one.)
+inline bool fits_float(const Scalar& s) {
+  if (s.is_floating_point()) {
+    const double d = s.to_double();
+    return static_cast<double>(static_cast<float>(d)) == d;
+  }
+  if (s.kind() != Scalar::Kind::Int) {
+    return false;
+  }
+  const int64_t v = s.to_int64();
+  constexpr int64_t limit = int64_t(1) << 53;
+  return v >= -limit && v <= limit &&
+      static_cast<double>(static_cast<float>(v)) == static_cast<double>(v);
+}
+
+/// Does a legacy shim's float carry `s` exactly for tensor `t`? `cells` is
+/// the proven (tensor category, number kind) mask of data/legacy_shims.yaml:
+/// bit 4 * category + kind, category 0 bool, 1 integral, 2 floating,
+/// 3 complex; kind 1 integer, 2 floating-point.
+inline bool float_carries(
+    const Scalar& s,
+    const torch::stable::Tensor& t,
+    uint32_t cells) {
+  if (!fits_float(s)) {
+    return false;
+  }
+  const int p = position(t.scalar_type());
+  const int category = is_complex(p)        ? 3
+      : is_floating(p)                      ? 2
+      : t.scalar_type() == ScalarType::Bool ? 0
+                                            : 1;
+  const int kind = s.is_floating_point() ? 2 : 1;
+  return (cells >> (4 * category + kind)) & 1u;
+}
+
+/// The result of dispatching aten::`op` on empty 0x0 tensors of `a`'s and `b`'s
+/// dtype and device: a tensor of the dtype and device aten's dispatch gives
+/// that op (autocast included) for those inputs.
+inline torch::stable::Tensor dispatch_probe(
+    const char* op,
+    const torch::stable::Tensor& a,
+    const torch::stable::Tensor& b) {
+  auto empty = [](const torch::stable::Tensor& like) {
+    int32_t dtype = 0;
+    int32_t device_type = 0;
+    int32_t device_index = 0;
+    check(aoti_torch_get_dtype(like.get(), &dtype), "aoti_torch_get_dtype");
+    check(
+        aoti_torch_get_device_type(like.get(), &device_type),
+        "aoti_torch_get_device_type");
+    check(
+        aoti_torch_get_device_index(like.get(), &device_index),
+        "aoti_torch_get_device_index");
+    const std::array<int64_t, 2> sizes{0, 0};
+    const std::array<int64_t, 2> strides{1, 1};
+    AtenTensorHandle h = nullptr;
+    check(
+        aoti_torch_empty_strided(
+            2,
+            sizes.data(),
+            strides.data(),
+            dtype,
+            device_type,
+            device_index,
+            &h),
+        "aoti_torch_empty_strided");
+    return torch::stable::Tensor(h);
+  };
+  std::array<StableIValue, 2> stack{
+      torch::stable::detail::from(empty(a)),
+      torch::stable::detail::from(empty(b))};
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+  check(torch_call_dispatcher(op, "", stack.data(), TORCH_ABI_VERSION), op);
+#else
+  check(aoti_torch_call_dispatcher(op, "", stack.data()), op);
+#endif
+  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+}
+
+/// A legacy shim call that failed: aten's reason (libtorch's message from
+/// 2.13; before, libtorch logged it on stderr), and the remedy where autograd
+/// refused the out= call.
+[[noreturn]] inline void legacy_failed(const char* op, const char* function) {
+  std::string reason;
+#if defined(TORCH_VERSION_2_13_0) && \
+    TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+  reason = torch_exception_get_what_without_backtrace();
+#else
+  reason = "libtorch logged the reason on stderr";
+#endif
+  if (aoti_torch_grad_mode_is_enabled()) {
+    reason += std::string(" (shimgen: ") + op +
+        " went through libtorch's out= shim " + function +
+        ", which autograd refuses where an input requires grad in grad mode: call it with grad mode off "
+        "(as a custom op's forward under torch.library.register_autograd runs), or define SHIMGEN_OVERLAY and "
+        "link libshimgen_overlay, rebuilt for each torch release)";
+  }
+  throw std::runtime_error(reason);
+}
+
 } // namespace detail
 } // namespace shimgen
