@@ -70,6 +70,11 @@ class Facts:
     # "proven"}]: for that very number aten's Scalar kernel computes the op as `via` (pow(x, 2) is x * x), so a call
     # passing it takes `via`'s wrapper (emit_cpp.number_rules_prelude); proven per runtime, gradients included
     number_rules: dict[str, list[dict]] = field(default_factory=dict)
+    # `threshold_backward.default` -> {"kernel": "threshold", "bind": {kernel parameter: argument name or number},
+    # "proven": [...]}: aten's kernel as dispatching aten calls carrying only tensors (scalar.h's
+    # shimgen::detail::<kernel>_select; shimgen.routes.composition); proven per runtime, gradients included
+    # (`python -m shimgen.provers.scalars kernel-compositions`)
+    kernel_compositions: dict[str, dict] = field(default_factory=dict)
 
 
 @functools.cache
@@ -96,6 +101,8 @@ def _facts(text: str) -> Facts:
         equivalents={op: dict(v) for op, v in (raw.get("equivalents") or {}).items() if v.get("proven")},
         number_rules={op: [dict(r) for r in rules if r.get("proven")]
                       for op, rules in (raw.get("number_rules") or {}).items()},
+        kernel_compositions={op: dict(v) for op, v in (raw.get("kernel_compositions") or {}).items()
+                             if v.get("proven")},
     )
 
 

@@ -271,6 +271,40 @@ def prove_number_rules(rules: dict[str, list[dict]]) -> dict[str, list[dict]]:
             for op, rs in sorted(rules.items())}
 
 
+def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
+    """Each kernel composition (`op` -> kernel, bind) with `proven`: the runtimes on which aten's op equals the
+    composition the wrapper computes (shimgen/provers/compositions_worker.py mirrors scalar.h's
+    shimgen::detail::<kernel>_select step by step) on every sample: dtype pairs, broadcasting, 0-dim and empty
+    shapes, inf/nan/-0.0, numbers out of range, errors, float64 gradients; a rule differing anywhere is proven
+    nowhere."""
+    from shimgen.verify import runtimes  # lazily: only this command runs the runtimes' interpreters
+
+    texts = history.schemas_of(NativeYaml().text)
+    spec = {op: {"kernel": r["kernel"], "bind": r["bind"],
+                 "args": [a.name for a in FunctionSchema.parse(texts[op]).arguments.flat_all]}
+            for op, r in rules.items()}
+    worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compositions_worker.py")
+    found, missing = runtimes.resolve(list(runtimes.RELEASES))
+    for name in missing:
+        print(f"runtime {name} not found: not proven there", file=sys.stderr)
+    proven: dict[str, list[str]] = {op: [] for op in rules}
+    failed: set[str] = set()
+    for rt in found:
+        proc = subprocess.run([rt.python, worker], input=json.dumps(spec), capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"{rt.name}: {proc.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+            continue
+        for op, r in json.loads(proc.stdout).items():
+            print(f"{rt.name} {op}: {r['compared']} compared, {r['both_ok']} equal results, {r['refused']} refused, "
+                  f"wrong: {r['wrong'] or 0}", file=sys.stderr)
+            if r["wrong"] or not r["both_ok"]:
+                failed.add(op)
+            else:
+                proven[op].append(rt.name)
+    return {op: {"kernel": r["kernel"], "bind": dict(r["bind"]), "proven": [] if op in failed else proven[op]}
+            for op, r in sorted(rules.items())}
+
+
 LEGACY_DATA = "data/legacy_shims.yaml"
 
 
@@ -520,7 +554,7 @@ def dump(raw: dict) -> str:
              "  table:  # promote(row, column); empty: torch refuses the pair"]
     empty = "''"
     lines += ["    - [" + ", ".join(x or empty for x in row) + "]" for row in p["table"]]
-    for key in ("compositions", "equivalents", "number_rules", "siblings", "int_as_double"):
+    for key in ("compositions", "equivalents", "kernel_compositions", "number_rules", "siblings", "int_as_double"):
         value = raw.get(key)
         if value:
             lines.append(yaml.safe_dump({key: value}, sort_keys=True, default_flow_style=False, width=120).rstrip())
@@ -533,7 +567,7 @@ def main(argv: list[str] | None = None) -> int:
         _worker(sys.argv[2])
         return 0
     ap.add_argument("what", choices=["promotion", "siblings", "int-as-double", "equivalents", "number-rules",
-                                                   "legacy-shims"], help="which facts to rewrite (siblings: found by "
+                                                   "legacy-shims", "kernel-compositions"], help="which facts to rewrite (siblings: found by "
                     "rule in the installed yaml; `prove` then keeps the proven ones)")
     args = ap.parse_args(argv)
     if args.what == "legacy-shims":
@@ -551,6 +585,8 @@ def main(argv: list[str] | None = None) -> int:
         raw["promotion"] = promotion_facts()
     if args.what == "number-rules":
         raw["number_rules"] = prove_number_rules(raw.get("number_rules") or {})
+    if args.what == "kernel-compositions":
+        raw["kernel_compositions"] = prove_kernel_compositions(raw.get("kernel_compositions") or {})
     if args.what == "equivalents":
         raw["equivalents"] = prove_equivalents(raw.get("equivalents") or {})
     if args.what == "int-as-double":

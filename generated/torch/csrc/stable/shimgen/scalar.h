@@ -919,5 +919,102 @@ inline torch::stable::Tensor dispatch_probe(
   throw std::runtime_error(reason);
 }
 
+
+// ---- Kernel compositions (shimgen/routes/composition.py) ----
+//
+// An aten kernel written as the dispatching aten calls that compute what it
+// computes (data/scalar_facts.yaml `kernel_compositions`, each proven per
+// runtime, gradients included): every step is a call autograd, autocast and
+// Python modes see, carrying only tensors.
+
+/// aten::`op` (tensor arguments only) through the boxed dispatcher.
+template <size_t N>
+inline torch::stable::Tensor dispatch_tensors(
+    const char* op,
+    const char* overload,
+    std::array<StableIValue, N> stack) {
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+  check(
+      torch_call_dispatcher(op, overload, stack.data(), TORCH_ABI_VERSION), op);
+#else
+  check(aoti_torch_call_dispatcher(op, overload, stack.data()), op);
+#endif
+  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+}
+
+/// `t` in dtype `d` (aten::_to_copy where it differs), as TensorIterator
+/// casts an input to the common dtype.
+inline torch::stable::Tensor to_dtype(
+    const torch::stable::Tensor& t,
+    ScalarType d) {
+  if (t.scalar_type() == d) {
+    return t;
+  }
+  return dispatch_tensors<7>(
+      "aten::_to_copy",
+      "",
+      {torch::stable::detail::from(t),
+       torch::stable::detail::from(std::optional<ScalarType>(d)),
+       torch::stable::detail::from(std::nullopt),
+       torch::stable::detail::from(std::nullopt),
+       torch::stable::detail::from(std::nullopt),
+       torch::stable::detail::from(false),
+       torch::stable::detail::from(std::nullopt)});
+}
+
+/// aten's threshold kernel (threshold_stub): `x <= threshold ? value : other`
+/// over the common dtype of x and other, the threshold compared in that dtype
+/// (in float for half and bfloat16) and the value converted to it; as
+/// aten::le.Tensor, aten::where.self and aten::_to_copy. aten's kernel exists
+/// for the integral and floating dtypes (not bool, complex or the unsigned
+/// ones beyond uint8); a number outside the dtype's range is refused.
+inline torch::stable::Tensor threshold_select(
+    const char* op,
+    const torch::stable::Tensor& x,
+    const torch::stable::Tensor& other,
+    const Scalar& threshold,
+    const Scalar& value) {
+  const int common = result_type<2, 0>({operand(x), operand(other)}, {});
+  const ScalarType ct = kType[common];
+  switch (ct) {
+    case ScalarType::Byte:
+    case ScalarType::Char:
+    case ScalarType::Short:
+    case ScalarType::Int:
+    case ScalarType::Long:
+    case ScalarType::Half:
+    case ScalarType::BFloat16:
+    case ScalarType::Float:
+    case ScalarType::Double:
+      break;
+    default:
+      throw std::runtime_error(
+          std::string("shimgen: ") + op +
+          ": aten's threshold kernel has no version for this dtype");
+  }
+  const ScalarType cmp = (ct == ScalarType::Half || ct == ScalarType::BFloat16)
+      ? ScalarType::Float
+      : ct;
+  const std::string why =
+      "out of the range of the dtype aten computes it in (aten raises)";
+  if (!in_range(threshold, position(cmp))) {
+    refuse(op, "threshold", threshold, why);
+  }
+  if (!in_range(value, common)) {
+    refuse(op, "value", value, why);
+  }
+  torch::stable::Tensor mask = dispatch_tensors<2>(
+      "aten::le",
+      "Tensor",
+      {torch::stable::detail::from(to_dtype(x, cmp)),
+       torch::stable::detail::from(number_tensor(threshold, cmp))});
+  return dispatch_tensors<3>(
+      "aten::where",
+      "self",
+      {torch::stable::detail::from(mask),
+       torch::stable::detail::from(number_tensor(value, ct)),
+       torch::stable::detail::from(to_dtype(other, ct))});
+}
+
 } // namespace detail
 } // namespace shimgen
