@@ -70,7 +70,7 @@ class Facts:
     # "proven"}]: for that very number aten's Scalar kernel computes the op as `via` (pow(x, 2) is x * x), so a call
     # passing it takes `via`'s wrapper (emit_cpp.number_rules_prelude); proven per runtime, gradients included
     number_rules: dict[str, list[dict]] = field(default_factory=dict)
-    # `threshold_backward.default` -> {"kernel": "threshold", "bind": {kernel parameter: argument name or number},
+    # `threshold_backward.default` -> {"kernel": "threshold", "args": [the kernel's arguments: names or numbers],
     # "proven": [...]}: aten's kernel as dispatching aten calls carrying only tensors (scalar.h's
     # shimgen::detail::<kernel>_select; shimgen.routes.composition); proven per runtime, gradients included
     # (`python -m shimgen.provers.scalars kernel-compositions`)

@@ -3,8 +3,8 @@ the generated wrapper computes (scalar.h's shimgen::detail::<kernel>_select, mir
 same aten calls), on every dtype, shape (broadcasting, 0-dim, empty; inf, nan, -0.0 among the values) and number
 tried, errors included, and in its float64 gradients?
 
-Reads {overload: {"kernel": name, "args": [the overload's argument names], "bind": {kernel parameter: the
-overload's argument name, or a number}}} on stdin, writes {overload: {"compared": n, "both_ok": n, "refused": n,
+Reads {overload: {"kernel": name, "args": [the overload's argument names], "bind": [the kernel's arguments in the
+order of its parameters: the overload's argument names, or numbers]}} on stdin, writes {overload: {"compared": n, "both_ok": n, "refused": n,
 "wrong": example or ""}}. A refusal (the wrapper's own `shimgen:` error) is counted, never a difference."""
 
 import json
@@ -90,15 +90,13 @@ def main():
     report = {}
     for op, s in spec.items():
         f, kernel = aten(op), KERNELS[s["kernel"]]
-        tensors = [a for a in s["args"] if a not in s["bind"].values() or any(
-            s["bind"].get(k) == a for k in ("x", "other"))]
+        tensors = [a for a in s["args"] if a in s["bind"][:2]]  # every kernel's first two parameters: x, other
         numbers = [a for a in s["args"] if a not in tensors]
         compared = both_ok = refused = 0
         wrong = ""
 
         def mine(values):
-            return kernel(*(values[b] if isinstance(b, str) else b for b in
-                            (s["bind"][k] for k in ("x", "other", "threshold", "value"))))
+            return kernel(*(values[b] if isinstance(b, str) else b for b in s["bind"]))
 
         for da in DTYPES:
             for db in (DTYPES if len(tensors) > 1 else [da]):

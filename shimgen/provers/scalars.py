@@ -272,7 +272,7 @@ def prove_number_rules(rules: dict[str, list[dict]]) -> dict[str, list[dict]]:
 
 
 def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
-    """Each kernel composition (`op` -> kernel, bind) with `proven`: the runtimes on which aten's op equals the
+    """Each kernel composition (`op` -> kernel, args) with `proven`: the runtimes on which aten's op equals the
     composition the wrapper computes (shimgen/provers/compositions_worker.py mirrors scalar.h's
     shimgen::detail::<kernel>_select step by step) on every sample: dtype pairs, broadcasting, 0-dim and empty
     shapes, inf/nan/-0.0, numbers out of range, errors, float64 gradients; a rule differing anywhere is proven
@@ -280,7 +280,7 @@ def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
     from shimgen.verify import runtimes  # lazily: only this command runs the runtimes' interpreters
 
     texts = history.schemas_of(NativeYaml().text)
-    spec = {op: {"kernel": r["kernel"], "bind": r["bind"],
+    spec = {op: {"kernel": r["kernel"], "bind": r["args"],
                  "args": [a.name for a in FunctionSchema.parse(texts[op]).arguments.flat_all]}
             for op, r in rules.items()}
     worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compositions_worker.py")
@@ -301,7 +301,7 @@ def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
                 failed.add(op)
             else:
                 proven[op].append(rt.name)
-    return {op: {"kernel": r["kernel"], "bind": dict(r["bind"]), "proven": [] if op in failed else proven[op]}
+    return {op: {"kernel": r["kernel"], "args": list(r["args"]), "proven": [] if op in failed else proven[op]}
             for op, r in sorted(rules.items())}
 
 

@@ -1,8 +1,8 @@
 """Route `composition`: an aten kernel computed as the dispatching aten calls that compute what it computes,
 carrying only tensors (data/scalar_facts.yaml `kernel_compositions`: `threshold_backward` is aten's threshold
 kernel, `self <= threshold ? 0 : grad_output` over the common dtype, which shimgen::detail::threshold_select
-computes with aten::le.Tensor, aten::where.self and aten::_to_copy). A row names the kernel and binds its
-parameters to the overload's arguments (or numbers); each row is proven equal to aten on every runtime before it is
+computes with aten::le.Tensor, aten::where.self and aten::_to_copy). A row names the kernel and its
+arguments in the order of its parameters: the overload's arguments, or numbers; each row is proven equal to aten on every runtime before it is
 used (`python -m shimgen.provers.scalars kernel-compositions`: results, dtypes, errors, float64 gradients, where
 a gradient aten's formula gives as zeros is one autograd never reaches). Every call is one the dispatcher sees, so
 autograd, autocast and Python modes see the composition's calls instead of the op's.
@@ -20,7 +20,6 @@ from shimgen.routes import Query, Route
 from shimgen.table import Row, Table
 from shimgen.versions import FIRST_STABLE, Version
 
-KERNEL_PARAMS = ("x", "other", "threshold", "value")  # shimgen::detail::<kernel>_select(op, x, other, ...)
 CARRIED = {"Tensor", "Scalar"}
 
 
@@ -35,7 +34,7 @@ class Composition(Route):
         rule = scalars.load().kernel_compositions.get(q.op.name)
         if rule is None or any(str(p.arg.type) not in CARRIED or p.is_out for p in q.params):
             return None
-        bound = {b for b in rule["bind"].values() if isinstance(b, str)}
+        bound = {b for b in rule["args"] if isinstance(b, str)}
         if bound != {p.name for p in q.params}:
             return None
         return Variant(self, len(q.params), q.level)
@@ -49,7 +48,7 @@ class Composition(Route):
 
     def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
         rule = scalars.load().kernel_compositions[w.op.name]
-        args = [str(rule["bind"][k]) for k in KERNEL_PARAMS]
+        args = [str(a) for a in rule["args"]]  # the kernel's parameters in order (scalar.h)
         return f'return shimgen::detail::{rule["kernel"]}_select("{w.op.name}", {", ".join(args)});'
 
 
