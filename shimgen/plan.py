@@ -197,11 +197,17 @@ def make(
     # The overloads the selected ones lower their numbers to (scalars.py) are generated too.
     have = {op.name for op in selected}
     # (Only those this yaml has: without its sibling, a wrapper falls back to its other routes.)
-    wanted = sorted({t for op in selected for t in (*scalars.targets(op.name), *scalars.vias(op.name))}
-                    & present - have)
-    if wanted:
+    # Transitively: add_.Tensor's composition calls add.Tensor, whose equivalent calls subtract.Tensor.
+    frontier = [op.name for op in selected]
+    while frontier:
+        wanted = sorted({t for name in frontier for t in (*scalars.targets(name), *scalars.vias(name))}
+                        & present - have)
+        if not wanted:
+            break
         extra = [replace(op, explicit=False, added=True) for op in native.select(wanted, table, notes)]
         selected = sorted([*selected, *extra], key=lambda op: op.name)
+        have |= {op.name for op in extra}
+        frontier = [op.name for op in extra]
     plan = Plan(selected, table, manifest, native.release, since_v, notes, native=native)
     for op in selected:  # fail early (before anything is written) if a version tag cannot be computed
         plan.shim_since(op)

@@ -136,7 +136,10 @@ def targets(op: str) -> tuple[str, ...]:
 
 
 def vias(op: str) -> tuple[str, ...]:
-    """The overloads `op`'s wrapper calls by the `equivalents` and `number_rules` facts (generated with it)."""
+    """The overloads `op`'s wrapper calls by the `equivalents`, `number_rules` and `kernel_compositions` facts
+    (generated with it)."""
     facts = load()
     rule = facts.equivalents.get(op)
-    return ((rule["via"],) if rule else ()) + tuple(r["via"] for r in facts.number_rules.get(op, []))
+    kernel = facts.kernel_compositions.get(op, {})
+    return (((rule["via"],) if rule else ()) + tuple(r["via"] for r in facts.number_rules.get(op, []))
+            + ((kernel["via"],) if "via" in kernel else ()))

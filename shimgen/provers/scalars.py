@@ -280,8 +280,10 @@ def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
     from shimgen.verify import runtimes  # lazily: only this command runs the runtimes' interpreters
 
     texts = history.schemas_of(NativeYaml().text)
-    spec = {op: {"kernel": r["kernel"], "bind": r["args"],
-                 "args": [a.name for a in FunctionSchema.parse(texts[op]).arguments.flat_all]}
+    spec = {op: {"kernel": r["kernel"], "bind": r.get("args", []), "via": r.get("via", ""),
+                 "args": [a.name for a in FunctionSchema.parse(texts[op]).arguments.flat_all],
+                 "types": {a.name: str(a.type).replace("?", "") for a in
+                           FunctionSchema.parse(texts[op]).arguments.flat_all}}
             for op, r in rules.items()}
     worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compositions_worker.py")
     found, missing = runtimes.resolve(list(runtimes.RELEASES))
@@ -301,8 +303,8 @@ def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
                 failed.add(op)
             else:
                 proven[op].append(rt.name)
-    return {op: {"kernel": r["kernel"], "args": list(r["args"]), "proven": [] if op in failed else proven[op]}
-            for op, r in sorted(rules.items())}
+    return {op: {**{k: r[k] for k in ("kernel", "args", "via") if k in r},
+                 "proven": [] if op in failed else proven[op]} for op, r in sorted(rules.items())}
 
 
 LEGACY_DATA = "data/legacy_shims.yaml"

@@ -928,17 +928,27 @@ inline torch::stable::Tensor dispatch_probe(
 // Python modes see, carrying only tensors.
 
 /// aten::`op` (tensor arguments only) through the boxed dispatcher.
+/// aten's own error where libtorch hands it over (2.13+), as SHIMGEN_CHECK.
 template <size_t N>
 inline torch::stable::Tensor dispatch_tensors(
     const char* op,
     const char* overload,
     std::array<StableIValue, N> stack) {
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  check(
-      torch_call_dispatcher(op, overload, stack.data(), TORCH_ABI_VERSION), op);
+  const AOTITorchError err =
+      torch_call_dispatcher(op, overload, stack.data(), TORCH_ABI_VERSION);
 #else
-  check(aoti_torch_call_dispatcher(op, overload, stack.data()), op);
+  const AOTITorchError err =
+      aoti_torch_call_dispatcher(op, overload, stack.data());
 #endif
+  if (err != AOTI_TORCH_SUCCESS) {
+#if defined(TORCH_VERSION_2_13_0) && \
+    TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+    throw std::runtime_error(torch_exception_get_what_without_backtrace());
+#else
+    check(err, op);
+#endif
+  }
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
 
@@ -1014,6 +1024,113 @@ inline torch::stable::Tensor threshold_select(
       {torch::stable::detail::from(mask),
        torch::stable::detail::from(number_tensor(value, ct)),
        torch::stable::detail::from(to_dtype(other, ct))});
+}
+
+
+/// c10::canCast: may aten write a result of dtype `from` into an output of
+/// dtype `to`? (Not complex into non-complex, floating into integral, or
+/// anything but bool into bool.)
+inline bool can_cast(ScalarType from, ScalarType to) {
+  const int f = position(from);
+  const int t = position(to);
+  if (is_complex(f) && !is_complex(t)) {
+    return false;
+  }
+  if (is_floating(f) && !(is_floating(t) || is_complex(t))) {
+    return false;
+  }
+  return from == ScalarType::Bool || to != ScalarType::Bool;
+}
+
+/// The bytes [lo, hi) a tensor's elements span (false: it has none).
+inline bool byte_span(
+    const torch::stable::Tensor& t,
+    uintptr_t& lo,
+    uintptr_t& hi) {
+  int64_t dim = 0;
+  int64_t* sizes = nullptr;
+  int64_t* strides = nullptr;
+  void* data = nullptr;
+  int32_t dtype = 0;
+  check(aoti_torch_get_dim(t.get(), &dim), "aoti_torch_get_dim");
+  check(aoti_torch_get_sizes(t.get(), &sizes), "aoti_torch_get_sizes");
+  check(aoti_torch_get_strides(t.get(), &strides), "aoti_torch_get_strides");
+  check(aoti_torch_get_data_ptr(t.get(), &data), "aoti_torch_get_data_ptr");
+  check(aoti_torch_get_dtype(t.get(), &dtype), "aoti_torch_get_dtype");
+  int64_t last = 0;
+  for (int64_t d = 0; d < dim; ++d) {
+    if (sizes[d] == 0) {
+      return false;
+    }
+    last += (sizes[d] - 1) * strides[d];
+  }
+  const auto size =
+      static_cast<uintptr_t>(aoti_torch_dtype_element_size(dtype));
+  lo = reinterpret_cast<uintptr_t>(data);
+  hi = lo + (static_cast<uintptr_t>(last) + 1) * size;
+  return true;
+}
+
+/// Do `a` and `b` share memory other than as the very same view (aten's full
+/// overlap, which an in-place op allows)?
+inline bool shares_memory(
+    const torch::stable::Tensor& a,
+    const torch::stable::Tensor& b) {
+  uintptr_t alo = 0, ahi = 0, blo = 0, bhi = 0;
+  if (!byte_span(a, alo, ahi) || !byte_span(b, blo, bhi) || ahi <= blo ||
+      bhi <= alo) {
+    return false;
+  }
+  if (alo != blo || a.scalar_type() != b.scalar_type() || a.dim() != b.dim()) {
+    return true;
+  }
+  int64_t* as = nullptr;
+  int64_t* bs = nullptr;
+  int64_t* at = nullptr;
+  int64_t* bt = nullptr;
+  check(aoti_torch_get_sizes(a.get(), &as), "aoti_torch_get_sizes");
+  check(aoti_torch_get_sizes(b.get(), &bs), "aoti_torch_get_sizes");
+  check(aoti_torch_get_strides(a.get(), &at), "aoti_torch_get_strides");
+  check(aoti_torch_get_strides(b.get(), &bt), "aoti_torch_get_strides");
+  for (int64_t d = 0; d < a.dim(); ++d) {
+    if (as[d] != bs[d] || at[d] != bt[d]) {
+      return true;
+    }
+  }
+  return false;
+}
+
+/// An in-place op as aten's in-place rules around its functional overload's
+/// `result`: the result dtype must cast to self's (c10::canCast), self may
+/// share memory with no input other than as the very same view (aten computes
+/// in place element by element; the result was computed out of place, so such
+/// a call is refused), then aten::copy_ writes it into self.
+inline torch::stable::Tensor assign_inplace(
+    const char* op,
+    torch::stable::Tensor self,
+    const torch::stable::Tensor& result,
+    std::initializer_list<const torch::stable::Tensor*> inputs) {
+  if (!can_cast(result.scalar_type(), self.scalar_type())) {
+    throw std::runtime_error(
+        std::string("shimgen: ") + op +
+        ": the result's dtype cannot be cast to self's (aten raises: result type can't be cast to the desired "
+        "output type)");
+  }
+  for (const torch::stable::Tensor* input : inputs) {
+    if (shares_memory(self, *input)) {
+      throw std::runtime_error(
+          std::string("shimgen: ") + op +
+          ": self shares memory with an input, which this composition (the op out of place, then copy_) cannot "
+          "compute as aten does in place: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each "
+          "torch release), or pass a copy");
+    }
+  }
+  return dispatch_tensors<3>(
+      "aten::copy_",
+      "",
+      {torch::stable::detail::from(self),
+       torch::stable::detail::from(result),
+       torch::stable::detail::from(false)});
 }
 
 } // namespace detail
