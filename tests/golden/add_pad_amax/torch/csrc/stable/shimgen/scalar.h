@@ -927,7 +927,7 @@ inline torch::stable::Tensor dispatch_probe(
 // runtime, gradients included): every step is a call autograd, autocast and
 // Python modes see, carrying only tensors.
 
-/// aten::`op` (tensor arguments only) through the boxed dispatcher.
+/// aten::`op` through the boxed dispatcher, its stack given; a failure raises
 /// aten's own error where libtorch hands it over (2.13+), as SHIMGEN_CHECK.
 template <size_t N>
 inline torch::stable::Tensor dispatch_tensors(
