@@ -30,6 +30,8 @@ namespace ts = torch::stable;
 Tensor k_tb(Tensor g, Tensor s, double t) { return ts::threshold_backward(g, s, t); }
 Tensor k_tb_int(Tensor g, Tensor s, int64_t t) { return ts::threshold_backward(g, s, t); }
 Tensor k_th(Tensor s, double t, double v) { return ts::threshold(s, t, v); }
+Tensor k_lrelu(Tensor x, double n) { return ts::leaky_relu(x, n); }
+Tensor k_lrelu_bw(Tensor g, Tensor x, double n) { return ts::leaky_relu_backward(g, x, n, false); }
 Tensor k_add_(Tensor s, Tensor o, double a) { return ts::add_(s, o, a); }
 Tensor k_add_default(Tensor s, Tensor o) { return ts::add_(s, o); }
 Tensor k_sub_(Tensor s, Tensor o) { return ts::sub_(s, o); }
@@ -57,6 +59,8 @@ STABLE_TORCH_LIBRARY(NS, m) {
   m.def("tb(Tensor g, Tensor s, float t) -> Tensor");
   m.def("tb_int(Tensor g, Tensor s, int t) -> Tensor");
   m.def("th(Tensor s, float t, float v) -> Tensor");
+  m.def("lrelu(Tensor x, float n) -> Tensor");
+  m.def("lrelu_bw(Tensor g, Tensor x, float n) -> Tensor");
   m.def("add_(Tensor(a!) s, Tensor o, float a) -> Tensor(a!)");
   m.def("add_default(Tensor(a!) s, Tensor o) -> Tensor(a!)");
   m.def("sub_(Tensor(a!) s, Tensor o) -> Tensor(a!)");
@@ -70,6 +74,8 @@ STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
   m.impl("tb", TORCH_BOX(&k_tb));
   m.impl("tb_int", TORCH_BOX(&k_tb_int));
   m.impl("th", TORCH_BOX(&k_th));
+  m.impl("lrelu", TORCH_BOX(&k_lrelu));
+  m.impl("lrelu_bw", TORCH_BOX(&k_lrelu_bw));
   m.impl("add_", TORCH_BOX(&k_add_));
   m.impl("add_default", TORCH_BOX(&k_add_default));
   m.impl("sub_", TORCH_BOX(&k_sub_));
@@ -84,7 +90,8 @@ STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
 @pytest.fixture(scope="module")
 def gen(tmp_path_factory) -> str:
     out = str(tmp_path_factory.mktemp("composition") / "gen")
-    files, _ = pipeline.generate(["threshold_backward", "threshold", "add_", "sub_", "_foreach_add_", "_foreach_mul_"], None, None, out, only=True)
+    files, _ = pipeline.generate(["threshold_backward", "threshold", "leaky_relu", "leaky_relu_backward", "add_", "sub_",
+                                     "_foreach_add_", "_foreach_mul_"], None, None, out, only=True)
     pipeline.write(out, files)
     return out
 
@@ -240,3 +247,14 @@ def test_foreach_is_exact(ext, dtype) -> None:
     assert all(_same(a, b) for a, b in zip(mine, want))
     with pytest.raises(RuntimeError, match="at least one tensor"):
         torch.ops.comp_cpu.fe_empty(torch.zeros(1))
+
+
+@pytest.mark.parametrize("dg,ds", list(itertools.product(DTYPES[:4], DTYPES[:4])))
+def test_leaky_relu_is_exact(ext, dg, ds) -> None:
+    for shapes in (((4, 5), (4, 5)), ((), (4, 5)), ((4, 5), ())):
+        g, x = _sample(shapes[0], dg, 1), _sample(shapes[1], ds, 2)
+        for n in (0.01, 0.2, -1.5):
+            assert _same(torch.ops.comp_cpu.lrelu(x, n), torch.ops.aten.leaky_relu(x, n)), (ds, n)
+            assert _same(torch.ops.comp_cpu.lrelu_bw(g, x, n), torch.ops.aten.leaky_relu_backward(g, x, n, False))
+    with pytest.raises(RuntimeError, match="shimgen: leaky_relu.default: aten's leaky_relu kernel has no version"):
+        torch.ops.comp_cpu.lrelu(torch.ones(3, dtype=torch.int64), 0.1)

@@ -17,7 +17,7 @@ from worker_common import aten, run, same
 
 DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.int16,
           torch.int8, torch.uint8, torch.bool, torch.complex64, torch.uint16]
-SHAPES = [((5, 7), (5, 7)), ((5, 7), ()), ((), (3,)), ((2, 1), (1, 3)), ((0,), (0,)), ((3,), (2, 3))]
+SHAPES = [((5, 7), (5, 7)), ((5, 7), ()), ((), (3,)), ((2, 1), (1, 3)), ((0,), (0,)), ((3,), (2, 3)), ((), (4,)), ((4,), ())]
 NUMBERS = [0, 1, -1, 0.5, 0.1, -2.5, 3, 1e-3, 1e10, 1e300, float("inf"), float("nan"), 2**40, True]
 THRESHOLD_KERNEL = {torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, torch.bfloat16,
                     torch.float32, torch.float64}
@@ -57,11 +57,25 @@ def threshold_select(x, other, threshold, value):
     cmp = torch.float32 if ct in (torch.float16, torch.bfloat16) else ct
     if not in_range(threshold, cmp) or not in_range(value, ct):
         raise Refused("number")
-    mask = aten("le.Tensor")(x.to(cmp), number_tensor(threshold, cmp))
+    mask = aten("le.Tensor")(x.to(ct).to(cmp), number_tensor(threshold, cmp))
     return aten("where.self")(mask, number_tensor(value, ct), other.to(ct))
 
 
-KERNELS = {"threshold": threshold_select}
+def leaky_relu_select(x, other, negative_slope, self_is_result):
+    ct = torch.result_type(x, other)
+    if ct not in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        raise Refused("dtype")
+    cmp = torch.float32 if ct in (torch.float16, torch.bfloat16) else ct
+    if not in_range(negative_slope, cmp):
+        raise Refused("number")
+    if self_is_result and float(negative_slope) < 0:
+        raise RuntimeError("in-place leakyReLu backward with a negative slope")
+    mask = aten("gt.Tensor")(x.to(ct).to(cmp), number_tensor(0, cmp))
+    o = other.to(ct).to(cmp)
+    return aten("where.self")(mask, o, aten("mul.Tensor")(o, number_tensor(negative_slope, cmp))).to(ct)
+
+
+KERNELS = {"threshold": threshold_select, "leaky_relu": leaky_relu_select}
 
 
 def can_cast(src, dst):
@@ -131,6 +145,8 @@ def inplace_cases(dtypes):
 def sample(shape, dtype, seed):
     g = torch.Generator().manual_seed(seed)
     t = torch.randn(shape, generator=g, dtype=torch.float64) * 3
+    if shape == () and seed >= 18:  # just above 0 and 0.1: rounds onto them in a narrower dtype
+        t = torch.tensor(0.1 + 1e-4 if seed % 2 else 1e-30, dtype=torch.float64)
     if t.numel() > 8:
         t.view(-1)[:5] = torch.tensor([float("nan"), float("inf"), -0.0, 0.0, 0.5], dtype=torch.float64)
     if dtype == torch.bool:
@@ -175,7 +191,7 @@ def main():
                         values = {a: sample(sh, d, 3 * k + i)
                                   for i, (a, sh, d) in enumerate(zip(tensors, shapes, (da, db)))}
                         for name in numbers:
-                            values[name] = n
+                            values[name] = n if s["types"].get(name) != "bool" else bool(k % 2)
                         want = run(lambda: f(**values))
                         got = outcome(lambda: mine(values))
                         compared += 1

@@ -28,7 +28,7 @@ from shimgen.sig_cpp import active, target_wrapper
 from shimgen.table import Row, Table
 from shimgen.versions import FIRST_STABLE, Version
 
-CARRIED = {"Tensor", "Scalar"}
+CARRIED = {"Tensor", "Scalar", "bool"}
 LISTS = {"Tensor[]", "Scalar[]"}
 FOREACH = "foreach"  # a _foreach_ op: aten's CPU kernel (its slow path), `via` on each element in order
 INPLACE = "inplace"  # the kernel of an in-place op: its functional overload, then copy_ (scalar.h assign_inplace)
@@ -57,6 +57,8 @@ class Composition(Route):
                 return None
             return Variant(self, len(q.params), q.level, lowering=(rule["via"],))
         bound = {b for b in rule["args"] if isinstance(b, str)}
+        if rule["kernel"] != INPLACE and any(str(p.arg.type) == "bool" and p.name not in bound for p in q.params):
+            return None
         if bound != {p.name for p in q.params}:
             return None
         return Variant(self, len(q.params), q.level)
@@ -102,7 +104,8 @@ class Composition(Route):
             return "\n".join([
                 f"torch::stable::Tensor result = {target.name}({', '.join(p.name for p in w.kept(v))});",
                 f'return shimgen::detail::assign_inplace("{w.op.name}", self, result, {{{inputs}}});'])
-        args = [str(a) for a in rule["args"]]  # the kernel's parameters in order (scalar.h)
+        # the kernel's parameters in order (scalar.h): argument names, numbers, C++ bool literals
+        args = [("true" if a else "false") if isinstance(a, bool) else str(a) for a in rule["args"]]
         return f'return shimgen::detail::{rule["kernel"]}_select("{w.op.name}", {", ".join(args)});'
 
 

@@ -973,7 +973,8 @@ inline torch::stable::Tensor to_dtype(
 }
 
 /// aten's threshold kernel (threshold_stub): `x <= threshold ? value : other`
-/// over the common dtype of x and other, the threshold compared in that dtype
+/// over the common dtype of x and other (each input cast to it first, as
+/// TensorIterator does), the threshold compared in that dtype
 /// (in float for half and bfloat16) and the value converted to it; as
 /// aten::le.Tensor, aten::where.self and aten::_to_copy. aten's kernel exists
 /// for the integral and floating dtypes (not bool, complex or the unsigned
@@ -1016,7 +1017,7 @@ inline torch::stable::Tensor threshold_select(
   torch::stable::Tensor mask = dispatch_tensors<2>(
       "aten::le",
       "Tensor",
-      {torch::stable::detail::from(to_dtype(x, cmp)),
+      {torch::stable::detail::from(to_dtype(to_dtype(x, ct), cmp)),
        torch::stable::detail::from(number_tensor(threshold, cmp))});
   return dispatch_tensors<3>(
       "aten::where",
@@ -1026,6 +1027,83 @@ inline torch::stable::Tensor threshold_select(
        torch::stable::detail::from(to_dtype(other, ct))});
 }
 
+
+/// The dtype aten's activation kernels compute a dtype in (float for half and
+/// bfloat16, whose kernels convert each element to float), and whether aten
+/// has a kernel for it at all (the floating dtypes; `integral`: also the
+/// integral ones but bool).
+inline bool kernel_dtype(ScalarType t, bool integral, ScalarType& compute) {
+  switch (t) {
+    case ScalarType::Half:
+    case ScalarType::BFloat16:
+      compute = ScalarType::Float;
+      return true;
+    case ScalarType::Float:
+    case ScalarType::Double:
+      compute = t;
+      return true;
+    case ScalarType::Byte:
+    case ScalarType::Char:
+    case ScalarType::Short:
+    case ScalarType::Int:
+    case ScalarType::Long:
+      compute = t;
+      return integral;
+    default:
+      return false;
+  }
+}
+
+/// aten's leaky_relu kernels: `x > 0 ? other : other * negative_slope` over
+/// the common dtype of x and other (leaky_relu: other is x;
+/// leaky_relu_backward: other is grad_output), in float for half and
+/// bfloat16, the slope converted to that dtype; as aten::gt.Tensor,
+/// aten::mul.Tensor, aten::where.self and aten::_to_copy.
+inline torch::stable::Tensor leaky_relu_select(
+    const char* op,
+    const torch::stable::Tensor& x,
+    const torch::stable::Tensor& other,
+    const Scalar& negative_slope,
+    bool self_is_result) {
+  const ScalarType ct =
+      kType[result_type<2, 0>({operand(x), operand(other)}, {})];
+  ScalarType cmp = ct;
+  if (!kernel_dtype(ct, false, cmp)) {
+    throw std::runtime_error(
+        std::string("shimgen: ") + op +
+        ": aten's leaky_relu kernel has no version for this dtype");
+  }
+  if (!in_range(negative_slope, position(cmp))) {
+    refuse(
+        op,
+        "negative_slope",
+        negative_slope,
+        "out of the range of the dtype aten computes it in (aten raises)");
+  }
+  if (self_is_result && negative_slope.to_double() < 0) {
+    throw std::runtime_error(
+        std::string("shimgen: ") + op +
+        ": in-place leakyReLu backward with a negative slope is not supported (aten raises)");
+  }
+  torch::stable::Tensor mask = dispatch_tensors<2>(
+      "aten::gt",
+      "Tensor",
+      {torch::stable::detail::from(to_dtype(to_dtype(x, ct), cmp)),
+       torch::stable::detail::from(number_tensor(Scalar(0), cmp))});
+  torch::stable::Tensor o = to_dtype(to_dtype(other, ct), cmp);
+  torch::stable::Tensor scaled = dispatch_tensors<2>(
+      "aten::mul",
+      "Tensor",
+      {torch::stable::detail::from(o),
+       torch::stable::detail::from(number_tensor(negative_slope, cmp))});
+  torch::stable::Tensor r = dispatch_tensors<3>(
+      "aten::where",
+      "self",
+      {torch::stable::detail::from(mask),
+       torch::stable::detail::from(o),
+       torch::stable::detail::from(scaled)});
+  return to_dtype(r, ct);
+}
 
 /// c10::canCast: may aten write a result of dtype `from` into an output of
 /// dtype `to`? (Not complex into non-complex, floating into integral, or
