@@ -117,11 +117,11 @@ def _foreach_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
     by_via = {va: fa for va, fa in rule["args"].items()}
     last = max(i for i, p in enumerate(target.params) if p.name in by_via)
     args = [f"{by_via[p.name]}[i]" if by_via[p.name] in lists else by_via[p.name] for p in target.params[: last + 1]]
-    lines = [f'if (self.size() == 0) {{\nthrow std::runtime_error("{w.op.name}: Tensor list must have at least one '
-             'tensor.");\n}']
+    lines = [f'if (self.size() == 0) {{\nshimgen::detail::fail("{w.op.name}", "Tensor list must have at least one '
+             'tensor (aten raises)");\n}']
     for name in sorted(lists - {"self"}):
-        lines.append(f"if ({name}.size() != self.size()) {{\nthrow std::runtime_error(\"{w.op.name}: `{name}` must "
-                     f'have as many elements as `self`.");\n}}')
+        lines.append(f'if ({name}.size() != self.size()) {{\nshimgen::detail::fail("{w.op.name}", "`{name}` must '
+                     f'have as many elements as `self` (aten raises)");\n}}')
     lines.append(f"for (size_t i = 0; i < self.size(); ++i) {{\n{target.name}({', '.join(args)});\n}}")
     return "\n".join(lines)
 

@@ -17,8 +17,8 @@ torch.library.register_autograd, or SHIMGEN_OVERLAY). Numbers are checked per ca
 the caller's value exactly, in a (tensor category, number kind) cell the prover measured, else the call raises
 naming SHIMGEN_OVERLAY.
 
-shim.h declares these shims deprecated ("will be removed in future versions"); the call is wrapped in
-SHIMGEN_LEGACY_BEGIN/END so that -Werror builds still build. Ranks after shimgen's own shim, which carries every
+shim.h declares these shims deprecated ("will be removed in future versions"); the call is bracketed by
+`#pragma GCC diagnostic` (and MSVC's `#pragma warning`) lines so that -Werror builds still build. Ranks after shimgen's own shim, which carries every
 number exactly: a build that opts in to the overlay keeps it."""
 
 from __future__ import annotations
@@ -38,6 +38,12 @@ from shimgen.versions import Version
 DATA = "data/legacy_shims.yaml"
 CATEGORIES = {"bool": 0, "integral": 1, "floating": 2, "complex": 3}
 KINDS = {"int": 1, "float": 2}
+# shim.h declares the legacy shims deprecated: the call is bracketed so that -Werror builds still build
+DEPRECATION_OFF = ("#if defined(__GNUC__)", "#pragma GCC diagnostic push",
+                   '#pragma GCC diagnostic ignored "-Wdeprecated-declarations"', "#elif defined(_MSC_VER)",
+                   "#pragma warning(push)", "#pragma warning(disable : 4996)", "#endif")
+DEPRECATION_ON = ("#if defined(__GNUC__)", "#pragma GCC diagnostic pop", "#elif defined(_MSC_VER)",
+                  "#pragma warning(pop)", "#endif")
 CARRIED = {"Tensor", "Scalar"}  # the schema types a legacy shim's C parameters carry (a handle, a float)
 
 
@@ -98,21 +104,20 @@ class LegacyShim(Route):
                 lines.append(f"if (!shimgen::detail::float_carries({p.name}, {like[0]}, {cells_mask(rule):#x})) {{\n"
                              f'shimgen::detail::refuse("{op}", "{p.name}", {p.name}, "{why}");\n}}')
         if rule["form"] == "functional":
-            autocast = (f"shimgen: {op}: aten would compute this call in another dtype (autocast), which libtorch's "
-                        f"out= shim {v.shim} does not: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt "
-                        "for each torch release)")
+            autocast = (f"aten would compute this call in another dtype (autocast), which libtorch's out= shim "
+                        f"{v.shim} does not: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each "
+                        "torch release)")
             lines += [f'torch::stable::Tensor out = shimgen::detail::dispatch_probe("{rule["probe"]}", '
                       f"{like[0]}, {like[1]});",
                       f"if (out.scalar_type() != {like[0]}.scalar_type()) {{\n"
-                      f'throw std::runtime_error("{autocast}");\n}}']
+                      f'shimgen::detail::fail("{op}", "{autocast}");\n}}']
         args = []
         for c in rule["c_args"]:
             if c == "out" or str(params[c].arg.type) == "Tensor":
                 args.append(f"{c}.get()")
             else:
                 args.append(f"static_cast<{rule['numbers']}>({c}.to_double())")
-        lines += ["SHIMGEN_LEGACY_BEGIN", f"const AOTITorchError err = {v.shim}({', '.join(args)});",
-                  "SHIMGEN_LEGACY_END",
+        lines += [*DEPRECATION_OFF, f"const AOTITorchError err = {v.shim}({', '.join(args)});", *DEPRECATION_ON,
                   f'if (err != AOTI_TORCH_SUCCESS) {{\nshimgen::detail::legacy_failed("aten::{op}", "{v.shim}");\n}}']
         lines.append("return out;" if rule["form"] == "functional" else return_outs(w))
         return "\n".join(x for x in lines if x)

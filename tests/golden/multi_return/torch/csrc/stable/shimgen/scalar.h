@@ -797,26 +797,26 @@ inline std::optional<torch::stable::Tensor> number_tensor(
   return number_tensor(*s, t);
 }
 
+/// libtorch's message for the call that just failed (2.13+: aten's own
+/// error text; before, libtorch logged it on stderr).
+inline std::string failure_reason() {
+#if defined(TORCH_VERSION_2_13_0)
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+  return torch_exception_get_what_without_backtrace();
+#endif
+#endif
+  return "libtorch logged the reason on stderr";
+}
 
 // ---- libtorch's legacy C shims (shimgen/routes/legacy_shim.py) ----
 //
 // shim.h's older AOTInductor shims (aoti_torch_addmm_out, ...) call
-// at::<op>_out through the dispatcher and carry a Scalar as a `float`. shim.h
-// declares them deprecated: a call through them is wrapped in these macros, so
-// an extension built with -Werror still builds.
-#if defined(__GNUC__) || defined(__clang__)
-#define SHIMGEN_LEGACY_BEGIN     \
-  _Pragma("GCC diagnostic push") \
-      _Pragma("GCC diagnostic ignored \"-Wdeprecated-declarations\"")
-#define SHIMGEN_LEGACY_END _Pragma("GCC diagnostic pop")
-#elif defined(_MSC_VER)
-#define SHIMGEN_LEGACY_BEGIN \
-  __pragma(warning(push)) __pragma(warning(disable : 4996))
-#define SHIMGEN_LEGACY_END __pragma(warning(pop))
-#else
-#define SHIMGEN_LEGACY_BEGIN
-#define SHIMGEN_LEGACY_END
-#endif
+// at::<op>_out through the dispatcher and carry a Scalar as a `float`.
+
+/// A call a route cannot make as aten would: `shimgen: <op>: <why>`.
+[[noreturn]] inline void fail(const char* op, const char* why) {
+  throw std::runtime_error(std::string("shimgen: ") + op + ": " + why);
+}
 
 /// Does a `float` hold the number exactly? (A bool or complex number never
 /// crosses as one.)
@@ -830,8 +830,10 @@ inline bool fits_float(const Scalar& s) {
   }
   const int64_t v = s.to_int64();
   constexpr int64_t limit = int64_t(1) << 53;
-  return v >= -limit && v <= limit &&
-      static_cast<double>(static_cast<float>(v)) == static_cast<double>(v);
+  if (v < -limit || v > limit) {
+    return false;
+  }
+  return static_cast<int64_t>(static_cast<float>(v)) == v;
 }
 
 /// Does a legacy shim's float carry `s` exactly for tensor `t`? `cells` is
@@ -846,86 +848,42 @@ inline bool float_carries(
     return false;
   }
   const int p = position(t.scalar_type());
-  const int category = is_complex(p)        ? 3
-      : is_floating(p)                      ? 2
-      : t.scalar_type() == ScalarType::Bool ? 0
-                                            : 1;
+  int category = 1;
+  if (is_complex(p)) {
+    category = 3;
+  } else if (is_floating(p)) {
+    category = 2;
+  } else if (t.scalar_type() == ScalarType::Bool) {
+    category = 0;
+  }
   const int kind = s.is_floating_point() ? 2 : 1;
   return (cells >> (4 * category + kind)) & 1u;
 }
 
-/// The result of dispatching aten::`op` on empty 0x0 tensors of `a`'s and `b`'s
-/// dtype and device: a tensor of the dtype and device aten's dispatch gives
-/// that op (autocast included) for those inputs.
-inline torch::stable::Tensor dispatch_probe(
-    const char* op,
-    const torch::stable::Tensor& a,
-    const torch::stable::Tensor& b) {
-  auto empty = [](const torch::stable::Tensor& like) {
-    int32_t dtype = 0;
-    int32_t device_type = 0;
-    int32_t device_index = 0;
-    check(aoti_torch_get_dtype(like.get(), &dtype), "aoti_torch_get_dtype");
-    check(
-        aoti_torch_get_device_type(like.get(), &device_type),
-        "aoti_torch_get_device_type");
-    check(
-        aoti_torch_get_device_index(like.get(), &device_index),
-        "aoti_torch_get_device_index");
-    const std::array<int64_t, 2> sizes{0, 0};
-    const std::array<int64_t, 2> strides{1, 1};
-    AtenTensorHandle h = nullptr;
-    check(
-        aoti_torch_empty_strided(
-            2,
-            sizes.data(),
-            strides.data(),
-            dtype,
-            device_type,
-            device_index,
-            &h),
-        "aoti_torch_empty_strided");
-    return torch::stable::Tensor(h);
-  };
-  std::array<StableIValue, 2> stack{
-      torch::stable::detail::from(empty(a)),
-      torch::stable::detail::from(empty(b))};
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  check(torch_call_dispatcher(op, "", stack.data(), TORCH_ABI_VERSION), op);
-#else
-  check(aoti_torch_call_dispatcher(op, "", stack.data()), op);
-#endif
-  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+/// An empty 0x0 tensor of `like`'s dtype and device.
+inline torch::stable::Tensor empty_0x0(const torch::stable::Tensor& like) {
+  int32_t dtype = 0;
+  int32_t device_type = 0;
+  int32_t device_index = 0;
+  AtenTensorHandle h = like.get();
+  check(aoti_torch_get_dtype(h, &dtype), "aoti_torch_get_dtype");
+  check(aoti_torch_get_device_type(h, &device_type), "get_device_type");
+  check(aoti_torch_get_device_index(h, &device_index), "get_device_index");
+  const std::array<int64_t, 2> sizes{0, 0};
+  const std::array<int64_t, 2> strides{1, 1};
+  AtenTensorHandle out = nullptr;
+  check(
+      aoti_torch_empty_strided(
+          2,
+          sizes.data(),
+          strides.data(),
+          dtype,
+          device_type,
+          device_index,
+          &out),
+      "aoti_torch_empty_strided");
+  return torch::stable::Tensor(out);
 }
-
-/// A legacy shim call that failed: aten's reason (libtorch's message from
-/// 2.13; before, libtorch logged it on stderr), and the remedy where autograd
-/// refused the out= call.
-[[noreturn]] inline void legacy_failed(const char* op, const char* function) {
-  std::string reason;
-#if defined(TORCH_VERSION_2_13_0) && \
-    TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
-  reason = torch_exception_get_what_without_backtrace();
-#else
-  reason = "libtorch logged the reason on stderr";
-#endif
-  if (aoti_torch_grad_mode_is_enabled()) {
-    reason += std::string(" (shimgen: ") + op +
-        " went through libtorch's out= shim " + function +
-        ", which autograd refuses where an input requires grad in grad mode: call it with grad mode off "
-        "(as a custom op's forward under torch.library.register_autograd runs), or define SHIMGEN_OVERLAY and "
-        "link libshimgen_overlay, rebuilt for each torch release)";
-  }
-  throw std::runtime_error(reason);
-}
-
-
-// ---- Kernel compositions (shimgen/routes/composition.py) ----
-//
-// An aten kernel written as the dispatching aten calls that compute what it
-// computes (data/scalar_facts.yaml `kernel_compositions`, each proven per
-// runtime, gradients included): every step is a call autograd, autocast and
-// Python modes see, carrying only tensors.
 
 /// aten::`op` through the boxed dispatcher, its stack given; a failure raises
 /// aten's own error where libtorch hands it over (2.13+), as SHIMGEN_CHECK.
@@ -942,15 +900,50 @@ inline torch::stable::Tensor dispatch_tensors(
       aoti_torch_call_dispatcher(op, overload, stack.data());
 #endif
   if (err != AOTI_TORCH_SUCCESS) {
-#if defined(TORCH_VERSION_2_13_0) && \
-    TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
-    throw std::runtime_error(torch_exception_get_what_without_backtrace());
-#else
-    check(err, op);
-#endif
+    throw std::runtime_error(failure_reason());
   }
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
+
+/// The result of dispatching aten::`op` on empty 0x0 tensors of `a`'s and
+/// `b`'s dtype and device: a tensor of the dtype and device aten's dispatch
+/// gives that op (autocast included) for those inputs.
+inline torch::stable::Tensor dispatch_probe(
+    const char* op,
+    const torch::stable::Tensor& a,
+    const torch::stable::Tensor& b) {
+  return dispatch_tensors<2>(
+      op,
+      "",
+      {torch::stable::detail::from(empty_0x0(a)),
+       torch::stable::detail::from(empty_0x0(b))});
+}
+
+/// A legacy shim call that failed: aten's reason (libtorch's message from
+/// 2.13; before, libtorch logged it on stderr), and the remedy where autograd
+/// refused the out= call.
+[[noreturn]] inline void legacy_failed(const char* op, const char* function) {
+  std::string reason = failure_reason();
+  if (aoti_torch_grad_mode_is_enabled()) {
+    reason += " (shimgen: ";
+    reason += op;
+    reason += " went through libtorch's out= shim ";
+    reason += function;
+    reason += ", which autograd refuses where an input requires grad in ";
+    reason += "grad mode: call it with grad mode off (as a custom op's ";
+    reason += "forward under torch.library.register_autograd runs), or ";
+    reason += "define SHIMGEN_OVERLAY and link libshimgen_overlay, rebuilt ";
+    reason += "for each torch release)";
+  }
+  throw std::runtime_error(reason);
+}
+
+// ---- Kernel compositions (shimgen/routes/composition.py) ----
+//
+// An aten kernel written as the dispatching aten calls that compute what it
+// computes (data/scalar_facts.yaml `kernel_compositions`, each proven per
+// runtime, gradients included): every step is a call autograd, autocast and
+// Python modes see, carrying only tensors.
 
 /// `t` in dtype `d` (aten::_to_copy where it differs), as TensorIterator
 /// casts an input to the common dtype.
@@ -972,65 +965,17 @@ inline torch::stable::Tensor to_dtype(
        torch::stable::detail::from(std::nullopt)});
 }
 
-/// aten's threshold kernel (threshold_stub): `x <= threshold ? value : other`
-/// over the common dtype of x and other (each input cast to it first, as
-/// TensorIterator does), the threshold compared in that dtype
-/// (in float for half and bfloat16) and the value converted to it; as
-/// aten::le.Tensor, aten::where.self and aten::_to_copy. aten's kernel exists
-/// for the integral and floating dtypes (not bool, complex or the unsigned
-/// ones beyond uint8); a number outside the dtype's range is refused.
-inline torch::stable::Tensor threshold_select(
-    const char* op,
-    const torch::stable::Tensor& x,
-    const torch::stable::Tensor& other,
-    const Scalar& threshold,
-    const Scalar& value) {
-  const int common = result_type<2, 0>({operand(x), operand(other)}, {});
-  const ScalarType ct = kType[common];
-  switch (ct) {
-    case ScalarType::Byte:
-    case ScalarType::Char:
-    case ScalarType::Short:
-    case ScalarType::Int:
-    case ScalarType::Long:
-    case ScalarType::Half:
-    case ScalarType::BFloat16:
-    case ScalarType::Float:
-    case ScalarType::Double:
-      break;
-    default:
-      throw std::runtime_error(
-          std::string("shimgen: ") + op +
-          ": aten's threshold kernel has no version for this dtype");
-  }
-  const ScalarType cmp = (ct == ScalarType::Half || ct == ScalarType::BFloat16)
-      ? ScalarType::Float
-      : ct;
-  const std::string why =
-      "out of the range of the dtype aten computes it in (aten raises)";
-  if (!in_range(threshold, position(cmp))) {
-    refuse(op, "threshold", threshold, why);
-  }
-  if (!in_range(value, common)) {
-    refuse(op, "value", value, why);
-  }
-  torch::stable::Tensor mask = dispatch_tensors<2>(
-      "aten::le",
-      "Tensor",
-      {torch::stable::detail::from(to_dtype(to_dtype(x, ct), cmp)),
-       torch::stable::detail::from(number_tensor(threshold, cmp))});
-  return dispatch_tensors<3>(
-      "aten::where",
-      "self",
-      {torch::stable::detail::from(mask),
-       torch::stable::detail::from(number_tensor(value, ct)),
-       torch::stable::detail::from(to_dtype(other, ct))});
+/// The common dtype of two tensors, as TensorIterator computes it.
+inline ScalarType common_dtype(
+    const torch::stable::Tensor& a,
+    const torch::stable::Tensor& b) {
+  const std::array<Operand, 2> operands{operand(a), operand(b)};
+  return kType[result_type<2, 0>(operands, {})];
 }
 
-
-/// The dtype aten's activation kernels compute a dtype in (float for half and
-/// bfloat16, whose kernels convert each element to float), and whether aten
-/// has a kernel for it at all (the floating dtypes; `integral`: also the
+/// The dtype aten's activation kernels compute a dtype in (float for half
+/// and bfloat16, whose kernels convert each element to float), and whether
+/// aten has such a kernel at all (the floating dtypes; `integral`: also the
 /// integral ones but bool).
 inline bool kernel_dtype(ScalarType t, bool integral, ScalarType& compute) {
   switch (t) {
@@ -1054,41 +999,82 @@ inline bool kernel_dtype(ScalarType t, bool integral, ScalarType& compute) {
   }
 }
 
+/// A call aten's kernel has no version for: aten raises too.
+[[noreturn]] inline void no_kernel(const char* op) {
+  const std::string what = std::string("shimgen: ") + op;
+  throw std::runtime_error(what + ": aten has no kernel for this dtype");
+}
+
+/// aten's threshold kernel (threshold_stub): `x <= threshold ? value : other`
+/// over the common dtype of x and other (each input cast to it first, as
+/// TensorIterator does), the threshold compared in that dtype (in float for
+/// half and bfloat16) and the value converted to it; as aten::le.Tensor,
+/// aten::where.self and aten::_to_copy. aten's kernel exists for the integral
+/// and floating dtypes (not bool, complex or the unsigned ones beyond uint8);
+/// a number outside the dtype's range is refused.
+inline torch::stable::Tensor threshold_select(
+    const char* op,
+    const torch::stable::Tensor& x,
+    const torch::stable::Tensor& other,
+    const Scalar& threshold,
+    const Scalar& value) {
+  const ScalarType ct = common_dtype(x, other);
+  ScalarType cmp = ct;
+  if (!kernel_dtype(ct, true, cmp)) {
+    no_kernel(op);
+  }
+  const std::string why = "out of the range of the dtype aten computes it in";
+  if (!in_range(threshold, position(cmp))) {
+    refuse(op, "threshold", threshold, why);
+  }
+  if (!in_range(value, position(ct))) {
+    refuse(op, "value", value, why);
+  }
+  torch::stable::Tensor xc = to_dtype(to_dtype(x, ct), cmp);
+  torch::stable::Tensor mask = dispatch_tensors<2>(
+      "aten::le",
+      "Tensor",
+      {torch::stable::detail::from(xc),
+       torch::stable::detail::from(number_tensor(threshold, cmp))});
+  return dispatch_tensors<3>(
+      "aten::where",
+      "self",
+      {torch::stable::detail::from(mask),
+       torch::stable::detail::from(number_tensor(value, ct)),
+       torch::stable::detail::from(to_dtype(other, ct))});
+}
+
 /// aten's leaky_relu kernels: `x > 0 ? other : other * negative_slope` over
-/// the common dtype of x and other (leaky_relu: other is x;
-/// leaky_relu_backward: other is grad_output), in float for half and
-/// bfloat16, the slope converted to that dtype; as aten::gt.Tensor,
-/// aten::mul.Tensor, aten::where.self and aten::_to_copy.
+/// the common dtype of x and other (each input cast to it first, as
+/// TensorIterator does; leaky_relu: other is x; leaky_relu_backward: other is
+/// grad_output), in float for half and bfloat16, the slope converted to that
+/// dtype; as aten::gt.Tensor, aten::mul.Tensor, aten::where.self and
+/// aten::_to_copy.
 inline torch::stable::Tensor leaky_relu_select(
     const char* op,
     const torch::stable::Tensor& x,
     const torch::stable::Tensor& other,
     const Scalar& negative_slope,
     bool self_is_result) {
-  const ScalarType ct =
-      kType[result_type<2, 0>({operand(x), operand(other)}, {})];
+  const ScalarType ct = common_dtype(x, other);
   ScalarType cmp = ct;
   if (!kernel_dtype(ct, false, cmp)) {
-    throw std::runtime_error(
-        std::string("shimgen: ") + op +
-        ": aten's leaky_relu kernel has no version for this dtype");
+    no_kernel(op);
   }
   if (!in_range(negative_slope, position(cmp))) {
-    refuse(
-        op,
-        "negative_slope",
-        negative_slope,
-        "out of the range of the dtype aten computes it in (aten raises)");
+    const std::string why = "out of the range of the dtype aten computes it in";
+    refuse(op, "negative_slope", negative_slope, why);
   }
   if (self_is_result && negative_slope.to_double() < 0) {
-    throw std::runtime_error(
-        std::string("shimgen: ") + op +
-        ": in-place leakyReLu backward with a negative slope is not supported (aten raises)");
+    const std::string what = std::string("shimgen: ") + op;
+    const std::string why = ": in-place backward, negative slope (aten raises)";
+    throw std::runtime_error(what + why);
   }
+  torch::stable::Tensor xc = to_dtype(to_dtype(x, ct), cmp);
   torch::stable::Tensor mask = dispatch_tensors<2>(
       "aten::gt",
       "Tensor",
-      {torch::stable::detail::from(to_dtype(to_dtype(x, ct), cmp)),
+      {torch::stable::detail::from(xc),
        torch::stable::detail::from(number_tensor(Scalar(0), cmp))});
   torch::stable::Tensor o = to_dtype(to_dtype(other, ct), cmp);
   torch::stable::Tensor scaled = dispatch_tensors<2>(
@@ -1130,11 +1116,12 @@ inline bool byte_span(
   int64_t* strides = nullptr;
   void* data = nullptr;
   int32_t dtype = 0;
-  check(aoti_torch_get_dim(t.get(), &dim), "aoti_torch_get_dim");
-  check(aoti_torch_get_sizes(t.get(), &sizes), "aoti_torch_get_sizes");
-  check(aoti_torch_get_strides(t.get(), &strides), "aoti_torch_get_strides");
-  check(aoti_torch_get_data_ptr(t.get(), &data), "aoti_torch_get_data_ptr");
-  check(aoti_torch_get_dtype(t.get(), &dtype), "aoti_torch_get_dtype");
+  AtenTensorHandle h = t.get();
+  check(aoti_torch_get_dim(h, &dim), "aoti_torch_get_dim");
+  check(aoti_torch_get_sizes(h, &sizes), "aoti_torch_get_sizes");
+  check(aoti_torch_get_strides(h, &strides), "aoti_torch_get_strides");
+  check(aoti_torch_get_data_ptr(h, &data), "aoti_torch_get_data_ptr");
+  check(aoti_torch_get_dtype(h, &dtype), "aoti_torch_get_dtype");
   int64_t last = 0;
   for (int64_t d = 0; d < dim; ++d) {
     if (sizes[d] == 0) {
@@ -1149,18 +1136,12 @@ inline bool byte_span(
   return true;
 }
 
-/// Do `a` and `b` share memory other than as the very same view (aten's full
-/// overlap, which an in-place op allows)?
-inline bool shares_memory(
+/// Are `a` and `b` the very same view (data, dtype, sizes and strides)?
+inline bool same_view(
     const torch::stable::Tensor& a,
     const torch::stable::Tensor& b) {
-  uintptr_t alo = 0, ahi = 0, blo = 0, bhi = 0;
-  if (!byte_span(a, alo, ahi) || !byte_span(b, blo, bhi) || ahi <= blo ||
-      bhi <= alo) {
+  if (a.scalar_type() != b.scalar_type() || a.dim() != b.dim()) {
     return false;
-  }
-  if (alo != blo || a.scalar_type() != b.scalar_type() || a.dim() != b.dim()) {
-    return true;
   }
   int64_t* as = nullptr;
   int64_t* bs = nullptr;
@@ -1172,10 +1153,28 @@ inline bool shares_memory(
   check(aoti_torch_get_strides(b.get(), &bt), "aoti_torch_get_strides");
   for (int64_t d = 0; d < a.dim(); ++d) {
     if (as[d] != bs[d] || at[d] != bt[d]) {
-      return true;
+      return false;
     }
   }
-  return false;
+  return true;
+}
+
+/// Do `a` and `b` share memory other than as the very same view (aten's full
+/// overlap, which an in-place op allows)?
+inline bool shares_memory(
+    const torch::stable::Tensor& a,
+    const torch::stable::Tensor& b) {
+  uintptr_t alo = 0;
+  uintptr_t ahi = 0;
+  uintptr_t blo = 0;
+  uintptr_t bhi = 0;
+  if (!byte_span(a, alo, ahi) || !byte_span(b, blo, bhi)) {
+    return false;
+  }
+  if (ahi <= blo || bhi <= alo) {
+    return false;
+  }
+  return alo != blo || !same_view(a, b);
 }
 
 /// An in-place op as aten's in-place rules around its functional overload's
@@ -1188,19 +1187,19 @@ inline torch::stable::Tensor assign_inplace(
     torch::stable::Tensor self,
     const torch::stable::Tensor& result,
     std::initializer_list<const torch::stable::Tensor*> inputs) {
+  const std::string what = std::string("shimgen: ") + op;
   if (!can_cast(result.scalar_type(), self.scalar_type())) {
-    throw std::runtime_error(
-        std::string("shimgen: ") + op +
-        ": the result's dtype cannot be cast to self's (aten raises: result type can't be cast to the desired "
-        "output type)");
+    const std::string why = ": the result's dtype cannot be cast to self's";
+    throw std::runtime_error(what + why + " (aten raises)");
   }
   for (const torch::stable::Tensor* input : inputs) {
     if (shares_memory(self, *input)) {
-      throw std::runtime_error(
-          std::string("shimgen: ") + op +
-          ": self shares memory with an input, which this composition (the op out of place, then copy_) cannot "
-          "compute as aten does in place: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each "
-          "torch release), or pass a copy");
+      std::string why = what;
+      why += ": self shares memory with an input, which this composition ";
+      why += "(the op out of place, then copy_) cannot compute as aten does ";
+      why += "in place: define SHIMGEN_OVERLAY and link libshimgen_overlay ";
+      why += "(rebuilt for each torch release), or pass a copy";
+      throw std::runtime_error(why);
     }
   }
   return dispatch_tensors<3>(
