@@ -4,8 +4,10 @@
 // with -DSHIMGEN_OVERLAY (the overlay routes they replace). Each build
 // registers BENCH_NS::bench(Tensor x, int iters) -> float[]: nanoseconds per
 // call for add(x, y) (equivalent route), pow(x, 2) (number rule: mul),
-// std(x, {1}) (dispatcher, correction None) and gelu(x, "tanh") (dispatcher,
-// a str).
+// std(x, {1}) (dispatcher, correction None), gelu(x, "tanh") (dispatcher,
+// a str), addmm(x, x, x) (libtorch's legacy aoti_torch_addmm_out),
+// threshold_backward(x, x, 0) (composition: le, where) and add_(x, x)
+// (add, then copy_).
 
 #include <torch/csrc/stable/library.h>
 #include <torch/csrc/stable/tensor.h>
@@ -15,6 +17,8 @@
 
 #ifdef BENCH_ATEN
 #include <ATen/ops/add.h>
+#include <ATen/ops/addmm.h>
+#include <ATen/ops/threshold_backward.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/pow.h>
 #include <ATen/ops/std.h>
@@ -45,12 +49,20 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return at::pow(t, 2); }));
   ns.push_back(ns_per_call(iters, [&] { return at::std(t, {1}); }));
   ns.push_back(ns_per_call(iters, [&] { return at::gelu(t, "tanh"); }));
+  ns.push_back(ns_per_call(iters, [&] { return at::addmm(t, t, t); }));
+  ns.push_back(ns_per_call(iters, [&] { return at::threshold_backward(t, t, 0); }));
+  at::Tensor u = t.clone();
+  ns.push_back(ns_per_call(iters, [&] { return u.add_(t); }));
 #else
   namespace ts = torch::stable;
   ns.push_back(ns_per_call(iters, [&] { return ts::add(x, x); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::pow(x, 2); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::std(x, {1}); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::gelu(x, "tanh"); }));
+  ns.push_back(ns_per_call(iters, [&] { return ts::addmm(x, x, x); }));
+  ns.push_back(ns_per_call(iters, [&] { return ts::threshold_backward(x, x, 0); }));
+  Tensor u = ts::clone(x);
+  ns.push_back(ns_per_call(iters, [&] { return ts::add_(u, x); }));
 #endif
   return ns;
 }

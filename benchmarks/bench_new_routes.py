@@ -9,6 +9,9 @@ measured side by side in one run (medians of interleaved rounds, 4x4 float32, on
 | pow(x, 2) | number rule: mul(x, x) through its wrapper | shimgen's pow.Tensor_Scalar shim |
 | std(x, {1}) | dispatcher, correction pushed as None | shimgen's std.correction shim |
 | gelu(x, "tanh") | dispatcher with a str (leaks 48 B/call on 2.10-2.13) | shimgen's gelu shim |
+| addmm(x, x, x) | legacy shim: libtorch's aoti_torch_addmm_out (+ a dispatch probe for the dtype) | shimgen's addmm shim |
+| threshold_backward(x, x, 0) | composition: le.Tensor + where.self (dispatcher) | shimgen's threshold_backward shim |
+| add_(u, x) | composition: add (libtorch's subtract shim) then copy_ | shimgen's add_.Tensor shim |
 """
 
 from __future__ import annotations
@@ -28,8 +31,9 @@ from shimgen import pipeline  # noqa: E402
 from shimgen.verify import build as vbuild  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-CALLS = ["add(x, y)", "pow(x, 2)", "std(x, {1})", 'gelu(x, "tanh")']
-OPS = ["add", "pow", "std", "gelu", "mul"]
+CALLS = ["add(x, y)", "pow(x, 2)", "std(x, {1})", 'gelu(x, "tanh")', "addmm(x, x, x)", "threshold_bw(x,x,0)",
+         "add_(u, x)"]
+OPS = ["add", "pow", "std", "gelu", "mul", "addmm", "threshold_backward", "add_", "clone"]
 TORCH = vbuild.find_torch()
 
 
@@ -80,12 +84,12 @@ def main() -> int:
                 runs[name].append(getattr(torch.ops, f"bench_new_{name}").bench(x, args.iters))
     med = {k: [statistics.median(r[i] for r in v) for i in range(len(CALLS))] for k, v in runs.items()}
     print(f"torch {torch.__version__}, 4x4 float32, {args.iters} calls x {args.rounds} rounds, medians (ns/call)")
-    head = f"{'call':<16} {'at::':>8} {'new':>8} {'overlay':>8} {'new/at::':>9} {'overlay/at::':>13} {'new/overlay':>12}"
+    head = f"{'call':<20} {'at::':>8} {'new':>8} {'overlay':>8} {'new/at::':>9} {'overlay/at::':>13} {'new/overlay':>12}"
     print(head)
     print("-" * len(head))
     for i, call in enumerate(CALLS):
         a, n, o = med["aten"][i], med["libtorch"][i], med["overlay"][i]
-        print(f"{call:<16} {a:>8.0f} {n:>8.0f} {o:>8.0f} {n / a:>8.2f}x {o / a:>12.2f}x {n / o:>11.2f}x")
+        print(f"{call:<20} {a:>8.0f} {n:>8.0f} {o:>8.0f} {n / a:>8.2f}x {o / a:>12.2f}x {n / o:>11.2f}x")
     return 0
 
 

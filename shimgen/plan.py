@@ -211,11 +211,17 @@ def make(
     # The overloads the selected ones lower their numbers to (scalars.py) are generated too.
     have = {op.name for op in selected}
     # (Only those this yaml has: without its sibling, a wrapper falls back to its other routes.)
-    wanted = sorted({t for op in selected for t in (*scalars.targets(op.name), *scalars.vias(op.name))}
-                    & present - have)
-    if wanted:
+    # Transitively: add_.Tensor's composition calls add.Tensor, whose equivalent calls subtract.Tensor.
+    frontier = [op.name for op in selected]
+    while frontier:
+        wanted = sorted({t for name in frontier for t in (*scalars.targets(name), *scalars.vias(name))}
+                        & present - have)
+        if not wanted:
+            break
         extra = [replace(op, explicit=False, added=True) for op in native.select(wanted, table, notes)]
         selected = sorted([*selected, *extra], key=lambda op: op.name)
+        have |= {op.name for op in extra}
+        frontier = [op.name for op in extra]
     if len(selected) >= CACHED_PARSE_MIN:  # many ops: their schemas in every release, parsed, from the cache
         history_mod.preload_schemas()
     plan = Plan(selected, table, manifest, native.release, since_v, notes, native=native)

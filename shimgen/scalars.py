@@ -70,6 +70,11 @@ class Facts:
     # "proven"}]: for that very number aten's Scalar kernel computes the op as `via` (pow(x, 2) is x * x), so a call
     # passing it takes `via`'s wrapper (emit_cpp.number_rules_prelude); proven per runtime, gradients included
     number_rules: dict[str, list[dict]] = field(default_factory=dict)
+    # `threshold_backward.default` -> {"kernel": "threshold", "args": [the kernel's arguments: names or numbers],
+    # "proven": [...]}: aten's kernel as dispatching aten calls carrying only tensors (scalar.h's
+    # shimgen::detail::<kernel>_select; shimgen.routes.composition); proven per runtime, gradients included
+    # (`python -m shimgen.provers.scalars kernel-compositions`)
+    kernel_compositions: dict[str, dict] = field(default_factory=dict)
 
 
 @functools.cache
@@ -96,6 +101,8 @@ def _facts(text: str) -> Facts:
         equivalents={op: dict(v) for op, v in (raw.get("equivalents") or {}).items() if v.get("proven")},
         number_rules={op: [dict(r) for r in rules if r.get("proven")]
                       for op, rules in (raw.get("number_rules") or {}).items()},
+        kernel_compositions={op: dict(v) for op, v in (raw.get("kernel_compositions") or {}).items()
+                             if v.get("proven")},
     )
 
 
@@ -129,7 +136,10 @@ def targets(op: str) -> tuple[str, ...]:
 
 
 def vias(op: str) -> tuple[str, ...]:
-    """The overloads `op`'s wrapper calls by the `equivalents` and `number_rules` facts (generated with it)."""
+    """The overloads `op`'s wrapper calls by the `equivalents`, `number_rules` and `kernel_compositions` facts
+    (generated with it)."""
     facts = load()
     rule = facts.equivalents.get(op)
-    return ((rule["via"],) if rule else ()) + tuple(r["via"] for r in facts.number_rules.get(op, []))
+    kernel = facts.kernel_compositions.get(op, {})
+    return (((rule["via"],) if rule else ()) + tuple(r["via"] for r in facts.number_rules.get(op, []))
+            + ((kernel["via"],) if "via" in kernel else ()))

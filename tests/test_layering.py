@@ -15,7 +15,7 @@ PKG = os.path.join(ROOT, "shimgen")
 # The generation stack (README "Layout"): what the command line, a build integration and --verify call.
 STACK = ["parse", "table", "manifest", "history", "versions", "releases", "plan", "scalars", "cpp_model", "routes",
          "routes.aten_shim", "routes.dispatcher", "routes.sibling", "routes.overlay_shim", "routes.device_shim",
-         "routes.equivalent",
+         "routes.equivalent", "routes.legacy_shim", "routes.composition",
          "device_shims", "sig_c", "sig_cpp",
          "signatures", "overloads", "emit_c", "emit_cpp", "emit_py", "layout", "fmt", "templates", "validate",
          "drift", "output", "stamp", "inputs", "errors", "pipeline", "cache", "cpp_layout"]

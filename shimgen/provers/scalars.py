@@ -271,6 +271,103 @@ def prove_number_rules(rules: dict[str, list[dict]]) -> dict[str, list[dict]]:
             for op, rs in sorted(rules.items())}
 
 
+def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
+    """Each kernel composition (`op` -> kernel, args) with `proven`: the runtimes on which aten's op equals the
+    composition the wrapper computes (shimgen/provers/compositions_worker.py mirrors scalar.h's
+    shimgen::detail::<kernel>_select step by step) on every sample: dtype pairs, broadcasting, 0-dim and empty
+    shapes, inf/nan/-0.0, numbers out of range, errors, float64 gradients; a rule differing anywhere is proven
+    nowhere."""
+    from shimgen.verify import runtimes  # lazily: only this command runs the runtimes' interpreters
+
+    texts = history.schemas_of(NativeYaml().text)
+    spec = {op: {"kernel": r["kernel"], "bind": r.get("args", []), "via": r.get("via", ""),
+                 "args": [a.name for a in FunctionSchema.parse(texts[op]).arguments.flat_all],
+                 "types": {a.name: str(a.type).replace("?", "") for a in
+                           FunctionSchema.parse(texts[op]).arguments.flat_all}}
+            for op, r in rules.items()}
+    worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compositions_worker.py")
+    found, missing = runtimes.resolve(list(runtimes.RELEASES))
+    for name in missing:
+        print(f"runtime {name} not found: not proven there", file=sys.stderr)
+    proven: dict[str, list[str]] = {op: [] for op in rules}
+    failed: set[str] = set()
+    for rt in found:
+        proc = subprocess.run([rt.python, worker], input=json.dumps(spec), capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"{rt.name}: {proc.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+            continue
+        for op, r in json.loads(proc.stdout).items():
+            print(f"{rt.name} {op}: {r['compared']} compared, {r['both_ok']} equal results, {r['refused']} refused, "
+                  f"wrong: {r['wrong'] or 0}", file=sys.stderr)
+            if r["wrong"] or not r["both_ok"]:
+                failed.add(op)
+            else:
+                proven[op].append(rt.name)
+    return {op: {**{k: r[k] for k in ("kernel", "args", "via") if k in r},
+                 "proven": [] if op in failed else proven[op]} for op, r in sorted(rules.items())}
+
+
+LEGACY_DATA = "data/legacy_shims.yaml"
+
+
+def prove_legacy_shims(rules: dict[str, dict]) -> dict[str, dict]:
+    """Each legacy shim rule (data/legacy_shims.yaml) with `proven`: the runtimes on which the shim, called through
+    ctypes as the generated wrapper calls it (per-call number check, dispatch probe, out= handling), equals aten's
+    overload on every sample of shimgen/provers/legacy_shims_worker.py (results, dtypes, errors; autocast; inputs
+    requiring grad, where the route may refuse but never differ); a rule differing on any runtime is proven
+    nowhere."""
+    from shimgen.verify import runtimes  # lazily: only this command runs the runtimes' interpreters
+
+    texts = history.schemas_of(NativeYaml().text)
+    spec = {}
+    for op, r in rules.items():
+        args = FunctionSchema.parse(texts[op]).arguments.flat_all
+        spec[op] = {**{k: r[k] for k in ("function", "c_args", "form", "cells", "samples", "like")},
+                    "probe": r.get("probe", ""), "args": [a.name for a in args],
+                    "numbers": [a.name for a in args if str(a.type) == "Scalar"]}
+    worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "legacy_shims_worker.py")
+    found, missing = runtimes.resolve(list(runtimes.RELEASES))
+    for name in missing:
+        print(f"runtime {name} not found: not proven there", file=sys.stderr)
+    proven: dict[str, list[str]] = {op: [] for op in rules}
+    failed: set[str] = set()
+    for rt in found:
+        proc = subprocess.run([rt.python, worker], input=json.dumps(spec), capture_output=True, text=True)
+        if proc.returncode != 0:
+            print(f"{rt.name}: {proc.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+            continue
+        for op, r in json.loads(proc.stdout).items():
+            print(f"{rt.name} {op}: {r['compared']} compared, {r['both_ok']} equal results, {r['refused']} refused, "
+                  f"wrong: {r['wrong'] or 0}", file=sys.stderr)
+            if r["wrong"] or not r["both_ok"]:
+                failed.add(op)
+            else:
+                proven[op].append(rt.name)
+    return {op: dict(r, proven=[] if op in failed else proven[op]) for op, r in sorted(rules.items())}
+
+
+def dump_legacy(head: str, rules: dict[str, dict]) -> str:
+    """data/legacy_shims.yaml: its header comment, then the rules (flow style for the short lists)."""
+    lines = [head.rstrip("\n"), "legacy_shims:"]
+    for op, r in sorted(rules.items()):
+        lines.append(f"  {op}:")
+        for key in ("function", "c_args", "numbers", "form", "like", "probe", "cells", "since", "samples", "proven"):
+            if key not in r:
+                continue
+            value = r[key]
+            if key == "samples":
+                lines.append("    samples:")
+                lines += [f"    - {json.dumps(x).replace(',', ', ').replace(',  ', ', ')}" for x in value]
+            elif key == "cells":
+                cells = ", ".join(f"{c}: [{', '.join(k)}]" for c, k in sorted(value.items()))
+                lines.append(f"    cells: {{{cells}}}")
+            elif isinstance(value, list):
+                lines.append(f"    {key}: [{', '.join(map(str, value))}]")
+            else:
+                lines.append(f"    {key}: {value if key != 'since' else repr(str(value))}")
+    return "\n".join(lines) + "\n"
+
+
 def prove_siblings(pairs: dict[str, tuple[str, str]]) -> dict[str, dict]:
     """For each `op -> (its schema, its sibling's schema)`: over shimgen's samples (nine dtypes, 0-dim and not) and
     NUMBERS in each position the sibling takes a tensor, aten's Scalar overload given the number vs. the sibling
@@ -459,7 +556,7 @@ def dump(raw: dict) -> str:
              "  table:  # promote(row, column); empty: torch refuses the pair"]
     empty = "''"
     lines += ["    - [" + ", ".join(x or empty for x in row) + "]" for row in p["table"]]
-    for key in ("compositions", "equivalents", "number_rules", "siblings", "int_as_double"):
+    for key in ("compositions", "equivalents", "kernel_compositions", "number_rules", "siblings", "int_as_double"):
         value = raw.get(key)
         if value:
             lines.append(yaml.safe_dump({key: value}, sort_keys=True, default_flow_style=False, width=120).rstrip())
@@ -471,15 +568,27 @@ def main(argv: list[str] | None = None) -> int:
     if argv is None and sys.argv[1:2] == ["_worker"]:
         _worker(sys.argv[2])
         return 0
-    ap.add_argument("what", choices=["promotion", "siblings", "int-as-double", "equivalents", "number-rules"], help="which facts to rewrite (siblings: found by "
+    ap.add_argument("what", choices=["promotion", "siblings", "int-as-double", "equivalents", "number-rules",
+                                                   "legacy-shims", "kernel-compositions"], help="which facts to rewrite (siblings: found by "
                     "rule in the installed yaml; `prove` then keeps the proven ones)")
     args = ap.parse_args(argv)
+    if args.what == "legacy-shims":
+        legacy = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), LEGACY_DATA)
+        text = open(legacy, encoding="utf-8").read()
+        head = text[: text.index("\nlegacy_shims:") + 1]
+        rules = prove_legacy_shims(yaml.safe_load(text)["legacy_shims"])
+        with open(legacy, "w", encoding="utf-8", newline="\n") as f:
+            f.write(dump_legacy(head, rules))
+        print(legacy)
+        return 0
     path = _path()
     raw = yaml.safe_load(open(path, encoding="utf-8")) if os.path.isfile(path) else {}
     if args.what == "promotion":
         raw["promotion"] = promotion_facts()
     if args.what == "number-rules":
         raw["number_rules"] = prove_number_rules(raw.get("number_rules") or {})
+    if args.what == "kernel-compositions":
+        raw["kernel_compositions"] = prove_kernel_compositions(raw.get("kernel_compositions") or {})
     if args.what == "equivalents":
         raw["equivalents"] = prove_equivalents(raw.get("equivalents") or {})
     if args.what == "int-as-double":

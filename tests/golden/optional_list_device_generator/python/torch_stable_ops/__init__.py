@@ -31,9 +31,12 @@ the first overload whose signature matches (same return types).
 
 from __future__ import annotations
 
+import inspect
 import re
-from collections.abc import Sequence
-from typing import NoReturn
+import types
+import typing
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn, overload
 
 import torch
 from torch import Tensor
@@ -55,6 +58,7 @@ VERSIONS: dict[str, str] = {
     "clamp.Tensor": "2.9",
     "empty.memory_format": "2.10",
     "fill_.Scalar": "2.9",
+    "fill_.Tensor": "2.9",
     "full.default": "2.10",
     "index.Tensor": "2.10",
     "new_empty.default": "2.9",
@@ -79,6 +83,61 @@ def _too_new(function: str, op: str, needed: str) -> NoReturn:
     raise RuntimeError(
         f"torch_stable_ops.{function}() calls aten::{op}, which needs PyTorch {needed} or newer; "
         f"the running torch is {_RUNNING[0]}.{_RUNNING[1]}"
+    )
+
+
+_SIGNATURES: dict[Callable[..., Any], tuple[inspect.Signature, dict[str, Any]]] = {}
+
+
+def _accepts(value: object, hint: object, exact: bool) -> bool:
+    """Does the value have the annotated type? (the rule in the module docstring)"""
+    if hint is None or hint is type(None):
+        return value is None
+    origin = typing.get_origin(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        for option in typing.get_args(hint):
+            if _accepts(value, option, exact):
+                return True
+        return False
+    if origin is Sequence:
+        if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+            return False
+        item = typing.get_args(hint)[0]
+        for element in value:
+            if not _accepts(element, item, exact):
+                return False
+        return True
+    if exact and hint in (int, float):
+        return type(value) is hint
+    if hint is float:
+        return isinstance(value, (int, float))
+    return isinstance(hint, type) and isinstance(value, hint)
+
+
+def _pick(
+    name: str,
+    overloads: tuple[Callable[..., Any], ...],
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+) -> Callable[..., Any]:
+    """The first overload whose signature binds the arguments and whose annotations accept their values."""
+    for exact in (True, False):
+        for fn in overloads:
+            if fn not in _SIGNATURES:
+                _SIGNATURES[fn] = (inspect.signature(fn), typing.get_type_hints(fn))
+            signature, hints = _SIGNATURES[fn]
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError:
+                continue
+            for key, value in bound.arguments.items():
+                if not _accepts(value, hints[key], exact):
+                    break
+            else:
+                return fn
+    schemas = "; ".join((fn.__doc__ or "").splitlines()[0] for fn in overloads)
+    raise TypeError(
+        f"torch_stable_ops.{name}(): no overload accepts these arguments; overloads: {schemas}"
     )
 
 
@@ -130,7 +189,7 @@ def empty(
     return result
 
 
-def fill_(self: Tensor, value: int | float | bool | complex) -> Tensor:
+def _fill___Scalar(self: Tensor, value: int | float | bool | complex) -> Tensor:
     """aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
 
     Minimum compatible version: PyTorch 2.9.
@@ -139,6 +198,38 @@ def fill_(self: Tensor, value: int | float | bool | complex) -> Tensor:
         _too_new("fill_", "fill_.Scalar", "2.9")
     torch.ops.aten.fill_.Scalar(self, value)
     return self
+
+
+def _fill___Tensor(self: Tensor, value: Tensor) -> Tensor:
+    """aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
+
+    Minimum compatible version: PyTorch 2.9.
+    """
+    if _RUNNING < (2, 9):
+        _too_new("fill_", "fill_.Tensor", "2.9")
+    torch.ops.aten.fill_.Tensor(self, value)
+    return self
+
+
+@overload
+def fill_(self: Tensor, value: int | float | bool | complex) -> Tensor: ...
+
+
+@overload
+def fill_(self: Tensor, value: Tensor) -> Tensor: ...
+
+
+def fill_(*args: Any, **kwargs: Any) -> Any:
+    """Overloads, tried in this order (the first that accepts the arguments is called):
+
+    aten::fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!)
+        Minimum compatible version: PyTorch 2.9.
+    aten::fill_.Tensor(Tensor(a!) self, Tensor value) -> Tensor(a!)
+        Minimum compatible version: PyTorch 2.9.
+    """
+    return _pick("fill_", (_fill___Scalar, _fill___Tensor), args, kwargs)(
+        *args, **kwargs
+    )
 
 
 def full(

@@ -15,6 +15,27 @@ aoti_torch_aten_fill__Scalar(AtenTensorHandle self, double value);
 
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
 
+/// Stable wrapper of aten::fill_.Tensor(Tensor(a!) self, Tensor value) ->
+/// Tensor(a!)
+///
+/// Minimum compatible version: PyTorch 2.9.
+/// Build time minimum version: PyTorch 2.13.
+/// Route: the boxed dispatcher.
+inline torch::stable::Tensor fill_(
+    const torch::stable::Tensor& self,
+    const torch::stable::Tensor& value) {
+  std::array<StableIValue, 2> stack{
+      torch::stable::detail::from(self), torch::stable::detail::from(value)};
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+  SHIMGEN_CHECK(torch_call_dispatcher(
+      "aten::fill_", "Tensor", stack.data(), TORCH_ABI_VERSION));
+#else
+  SHIMGEN_CHECK(
+      aoti_torch_call_dispatcher("aten::fill_", "Tensor", stack.data()));
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+}
+
 /// Stable wrapper of aten::fill_.Scalar(Tensor(a!) self, Scalar value) ->
 /// Tensor(a!)
 ///

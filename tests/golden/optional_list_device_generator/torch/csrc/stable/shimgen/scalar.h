@@ -797,5 +797,418 @@ inline std::optional<torch::stable::Tensor> number_tensor(
   return number_tensor(*s, t);
 }
 
+/// libtorch's message for the call that just failed (2.13+: aten's own
+/// error text; before, libtorch logged it on stderr).
+inline std::string failure_reason() {
+#if defined(TORCH_VERSION_2_13_0)
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+  return torch_exception_get_what_without_backtrace();
+#endif
+#endif
+  return "libtorch logged the reason on stderr";
+}
+
+// ---- libtorch's legacy C shims (shimgen/routes/legacy_shim.py) ----
+//
+// shim.h's older AOTInductor shims (aoti_torch_addmm_out, ...) call
+// at::<op>_out through the dispatcher and carry a Scalar as a `float`.
+
+/// A call a route cannot make as aten would: `shimgen: <op>: <why>`.
+[[noreturn]] inline void fail(const char* op, const char* why) {
+  throw std::runtime_error(std::string("shimgen: ") + op + ": " + why);
+}
+
+/// Does a `float` hold the number exactly? (A bool or complex number never
+/// crosses as one.)
+inline bool fits_float(const Scalar& s) {
+  if (s.is_floating_point()) {
+    const double d = s.to_double();
+    return static_cast<double>(static_cast<float>(d)) == d;
+  }
+  if (s.kind() != Scalar::Kind::Int) {
+    return false;
+  }
+  const int64_t v = s.to_int64();
+  constexpr int64_t limit = int64_t(1) << 53;
+  if (v < -limit || v > limit) {
+    return false;
+  }
+  return static_cast<int64_t>(static_cast<float>(v)) == v;
+}
+
+/// Does a legacy shim's float carry `s` exactly for tensor `t`? `cells` is
+/// the proven (tensor category, number kind) mask of data/legacy_shims.yaml:
+/// bit 4 * category + kind, category 0 bool, 1 integral, 2 floating,
+/// 3 complex; kind 1 integer, 2 floating-point.
+inline bool float_carries(
+    const Scalar& s,
+    const torch::stable::Tensor& t,
+    uint32_t cells) {
+  if (!fits_float(s)) {
+    return false;
+  }
+  const int p = position(t.scalar_type());
+  int category = 1;
+  if (is_complex(p)) {
+    category = 3;
+  } else if (is_floating(p)) {
+    category = 2;
+  } else if (t.scalar_type() == ScalarType::Bool) {
+    category = 0;
+  }
+  const int kind = s.is_floating_point() ? 2 : 1;
+  return (cells >> (4 * category + kind)) & 1u;
+}
+
+/// An empty 0x0 tensor of `like`'s dtype and device.
+inline torch::stable::Tensor empty_0x0(const torch::stable::Tensor& like) {
+  int32_t dtype = 0;
+  int32_t device_type = 0;
+  int32_t device_index = 0;
+  AtenTensorHandle h = like.get();
+  check(aoti_torch_get_dtype(h, &dtype), "aoti_torch_get_dtype");
+  check(aoti_torch_get_device_type(h, &device_type), "get_device_type");
+  check(aoti_torch_get_device_index(h, &device_index), "get_device_index");
+  const std::array<int64_t, 2> sizes{0, 0};
+  const std::array<int64_t, 2> strides{1, 1};
+  AtenTensorHandle out = nullptr;
+  check(
+      aoti_torch_empty_strided(
+          2,
+          sizes.data(),
+          strides.data(),
+          dtype,
+          device_type,
+          device_index,
+          &out),
+      "aoti_torch_empty_strided");
+  return torch::stable::Tensor(out);
+}
+
+/// aten::`op` through the boxed dispatcher, its stack given; a failure raises
+/// aten's own error where libtorch hands it over (2.13+), as SHIMGEN_CHECK.
+template <size_t N>
+inline torch::stable::Tensor dispatch_tensors(
+    const char* op,
+    const char* overload,
+    std::array<StableIValue, N> stack) {
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+  const AOTITorchError err =
+      torch_call_dispatcher(op, overload, stack.data(), TORCH_ABI_VERSION);
+#else
+  const AOTITorchError err =
+      aoti_torch_call_dispatcher(op, overload, stack.data());
+#endif
+  if (err != AOTI_TORCH_SUCCESS) {
+    throw std::runtime_error(failure_reason());
+  }
+  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+}
+
+/// The result of dispatching aten::`op` on empty 0x0 tensors of `a`'s and
+/// `b`'s dtype and device: a tensor of the dtype and device aten's dispatch
+/// gives that op (autocast included) for those inputs.
+inline torch::stable::Tensor dispatch_probe(
+    const char* op,
+    const torch::stable::Tensor& a,
+    const torch::stable::Tensor& b) {
+  return dispatch_tensors<2>(
+      op,
+      "",
+      {torch::stable::detail::from(empty_0x0(a)),
+       torch::stable::detail::from(empty_0x0(b))});
+}
+
+/// A legacy shim call that failed: aten's reason (libtorch's message from
+/// 2.13; before, libtorch logged it on stderr), and the remedy where autograd
+/// refused the out= call.
+[[noreturn]] inline void legacy_failed(const char* op, const char* function) {
+  std::string reason = failure_reason();
+  if (aoti_torch_grad_mode_is_enabled()) {
+    reason += " (shimgen: ";
+    reason += op;
+    reason += " went through libtorch's out= shim ";
+    reason += function;
+    reason += ", which autograd refuses where an input requires grad in ";
+    reason += "grad mode: call it with grad mode off (as a custom op's ";
+    reason += "forward under torch.library.register_autograd runs), or ";
+    reason += "define SHIMGEN_OVERLAY and link libshimgen_overlay, rebuilt ";
+    reason += "for each torch release)";
+  }
+  throw std::runtime_error(reason);
+}
+
+// ---- Kernel compositions (shimgen/routes/composition.py) ----
+//
+// An aten kernel written as the dispatching aten calls that compute what it
+// computes (data/scalar_facts.yaml `kernel_compositions`, each proven per
+// runtime, gradients included): every step is a call autograd, autocast and
+// Python modes see, carrying only tensors.
+
+/// `t` in dtype `d` (aten::_to_copy where it differs), as TensorIterator
+/// casts an input to the common dtype.
+inline torch::stable::Tensor to_dtype(
+    const torch::stable::Tensor& t,
+    ScalarType d) {
+  if (t.scalar_type() == d) {
+    return t;
+  }
+  return dispatch_tensors<7>(
+      "aten::_to_copy",
+      "",
+      {torch::stable::detail::from(t),
+       torch::stable::detail::from(std::optional<ScalarType>(d)),
+       torch::stable::detail::from(std::nullopt),
+       torch::stable::detail::from(std::nullopt),
+       torch::stable::detail::from(std::nullopt),
+       torch::stable::detail::from(false),
+       torch::stable::detail::from(std::nullopt)});
+}
+
+/// The common dtype of two tensors, as TensorIterator computes it.
+inline ScalarType common_dtype(
+    const torch::stable::Tensor& a,
+    const torch::stable::Tensor& b) {
+  const std::array<Operand, 2> operands{operand(a), operand(b)};
+  return kType[result_type<2, 0>(operands, {})];
+}
+
+/// The dtype aten's activation kernels compute a dtype in (float for half
+/// and bfloat16, whose kernels convert each element to float), and whether
+/// aten has such a kernel at all (the floating dtypes; `integral`: also the
+/// integral ones but bool).
+inline bool kernel_dtype(ScalarType t, bool integral, ScalarType& compute) {
+  switch (t) {
+    case ScalarType::Half:
+    case ScalarType::BFloat16:
+      compute = ScalarType::Float;
+      return true;
+    case ScalarType::Float:
+    case ScalarType::Double:
+      compute = t;
+      return true;
+    case ScalarType::Byte:
+    case ScalarType::Char:
+    case ScalarType::Short:
+    case ScalarType::Int:
+    case ScalarType::Long:
+      compute = t;
+      return integral;
+    default:
+      return false;
+  }
+}
+
+/// A call aten's kernel has no version for: aten raises too.
+[[noreturn]] inline void no_kernel(const char* op) {
+  const std::string what = std::string("shimgen: ") + op;
+  throw std::runtime_error(what + ": aten has no kernel for this dtype");
+}
+
+/// aten's threshold kernel (threshold_stub): `x <= threshold ? value : other`
+/// over the common dtype of x and other (each input cast to it first, as
+/// TensorIterator does), the threshold compared in that dtype (in float for
+/// half and bfloat16) and the value converted to it; as aten::le.Tensor,
+/// aten::where.self and aten::_to_copy. aten's kernel exists for the integral
+/// and floating dtypes (not bool, complex or the unsigned ones beyond uint8);
+/// a number outside the dtype's range is refused.
+inline torch::stable::Tensor threshold_select(
+    const char* op,
+    const torch::stable::Tensor& x,
+    const torch::stable::Tensor& other,
+    const Scalar& threshold,
+    const Scalar& value) {
+  const ScalarType ct = common_dtype(x, other);
+  ScalarType cmp = ct;
+  if (!kernel_dtype(ct, true, cmp)) {
+    no_kernel(op);
+  }
+  const std::string why = "out of the range of the dtype aten computes it in";
+  if (!in_range(threshold, position(cmp))) {
+    refuse(op, "threshold", threshold, why);
+  }
+  if (!in_range(value, position(ct))) {
+    refuse(op, "value", value, why);
+  }
+  torch::stable::Tensor xc = to_dtype(to_dtype(x, ct), cmp);
+  torch::stable::Tensor mask = dispatch_tensors<2>(
+      "aten::le",
+      "Tensor",
+      {torch::stable::detail::from(xc),
+       torch::stable::detail::from(number_tensor(threshold, cmp))});
+  return dispatch_tensors<3>(
+      "aten::where",
+      "self",
+      {torch::stable::detail::from(mask),
+       torch::stable::detail::from(number_tensor(value, ct)),
+       torch::stable::detail::from(to_dtype(other, ct))});
+}
+
+/// aten's leaky_relu kernels: `x > 0 ? other : other * negative_slope` over
+/// the common dtype of x and other (each input cast to it first, as
+/// TensorIterator does; leaky_relu: other is x; leaky_relu_backward: other is
+/// grad_output), in float for half and bfloat16, the slope converted to that
+/// dtype; as aten::gt.Tensor, aten::mul.Tensor, aten::where.self and
+/// aten::_to_copy.
+inline torch::stable::Tensor leaky_relu_select(
+    const char* op,
+    const torch::stable::Tensor& x,
+    const torch::stable::Tensor& other,
+    const Scalar& negative_slope,
+    bool self_is_result) {
+  const ScalarType ct = common_dtype(x, other);
+  ScalarType cmp = ct;
+  if (!kernel_dtype(ct, false, cmp)) {
+    no_kernel(op);
+  }
+  if (!in_range(negative_slope, position(cmp))) {
+    const std::string why = "out of the range of the dtype aten computes it in";
+    refuse(op, "negative_slope", negative_slope, why);
+  }
+  if (self_is_result && negative_slope.to_double() < 0) {
+    const std::string what = std::string("shimgen: ") + op;
+    const std::string why = ": in-place backward, negative slope (aten raises)";
+    throw std::runtime_error(what + why);
+  }
+  torch::stable::Tensor xc = to_dtype(to_dtype(x, ct), cmp);
+  torch::stable::Tensor mask = dispatch_tensors<2>(
+      "aten::gt",
+      "Tensor",
+      {torch::stable::detail::from(xc),
+       torch::stable::detail::from(number_tensor(Scalar(0), cmp))});
+  torch::stable::Tensor o = to_dtype(to_dtype(other, ct), cmp);
+  torch::stable::Tensor scaled = dispatch_tensors<2>(
+      "aten::mul",
+      "Tensor",
+      {torch::stable::detail::from(o),
+       torch::stable::detail::from(number_tensor(negative_slope, cmp))});
+  torch::stable::Tensor r = dispatch_tensors<3>(
+      "aten::where",
+      "self",
+      {torch::stable::detail::from(mask),
+       torch::stable::detail::from(o),
+       torch::stable::detail::from(scaled)});
+  return to_dtype(r, ct);
+}
+
+/// c10::canCast: may aten write a result of dtype `from` into an output of
+/// dtype `to`? (Not complex into non-complex, floating into integral, or
+/// anything but bool into bool.)
+inline bool can_cast(ScalarType from, ScalarType to) {
+  const int f = position(from);
+  const int t = position(to);
+  if (is_complex(f) && !is_complex(t)) {
+    return false;
+  }
+  if (is_floating(f) && !(is_floating(t) || is_complex(t))) {
+    return false;
+  }
+  return from == ScalarType::Bool || to != ScalarType::Bool;
+}
+
+/// The bytes [lo, hi) a tensor's elements span (false: it has none).
+inline bool byte_span(
+    const torch::stable::Tensor& t,
+    uintptr_t& lo,
+    uintptr_t& hi) {
+  int64_t dim = 0;
+  int64_t* sizes = nullptr;
+  int64_t* strides = nullptr;
+  void* data = nullptr;
+  int32_t dtype = 0;
+  AtenTensorHandle h = t.get();
+  check(aoti_torch_get_dim(h, &dim), "aoti_torch_get_dim");
+  check(aoti_torch_get_sizes(h, &sizes), "aoti_torch_get_sizes");
+  check(aoti_torch_get_strides(h, &strides), "aoti_torch_get_strides");
+  check(aoti_torch_get_data_ptr(h, &data), "aoti_torch_get_data_ptr");
+  check(aoti_torch_get_dtype(h, &dtype), "aoti_torch_get_dtype");
+  int64_t last = 0;
+  for (int64_t d = 0; d < dim; ++d) {
+    if (sizes[d] == 0) {
+      return false;
+    }
+    last += (sizes[d] - 1) * strides[d];
+  }
+  const auto size =
+      static_cast<uintptr_t>(aoti_torch_dtype_element_size(dtype));
+  lo = reinterpret_cast<uintptr_t>(data);
+  hi = lo + (static_cast<uintptr_t>(last) + 1) * size;
+  return true;
+}
+
+/// Are `a` and `b` the very same view (data, dtype, sizes and strides)?
+inline bool same_view(
+    const torch::stable::Tensor& a,
+    const torch::stable::Tensor& b) {
+  if (a.scalar_type() != b.scalar_type() || a.dim() != b.dim()) {
+    return false;
+  }
+  int64_t* as = nullptr;
+  int64_t* bs = nullptr;
+  int64_t* at = nullptr;
+  int64_t* bt = nullptr;
+  check(aoti_torch_get_sizes(a.get(), &as), "aoti_torch_get_sizes");
+  check(aoti_torch_get_sizes(b.get(), &bs), "aoti_torch_get_sizes");
+  check(aoti_torch_get_strides(a.get(), &at), "aoti_torch_get_strides");
+  check(aoti_torch_get_strides(b.get(), &bt), "aoti_torch_get_strides");
+  for (int64_t d = 0; d < a.dim(); ++d) {
+    if (as[d] != bs[d] || at[d] != bt[d]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Do `a` and `b` share memory other than as the very same view (aten's full
+/// overlap, which an in-place op allows)?
+inline bool shares_memory(
+    const torch::stable::Tensor& a,
+    const torch::stable::Tensor& b) {
+  uintptr_t alo = 0;
+  uintptr_t ahi = 0;
+  uintptr_t blo = 0;
+  uintptr_t bhi = 0;
+  if (!byte_span(a, alo, ahi) || !byte_span(b, blo, bhi)) {
+    return false;
+  }
+  if (ahi <= blo || bhi <= alo) {
+    return false;
+  }
+  return alo != blo || !same_view(a, b);
+}
+
+/// An in-place op as aten's in-place rules around its functional overload's
+/// `result`: the result dtype must cast to self's (c10::canCast), self may
+/// share memory with no input other than as the very same view (aten computes
+/// in place element by element; the result was computed out of place, so such
+/// a call is refused), then aten::copy_ writes it into self.
+inline torch::stable::Tensor assign_inplace(
+    const char* op,
+    torch::stable::Tensor self,
+    const torch::stable::Tensor& result,
+    std::initializer_list<const torch::stable::Tensor*> inputs) {
+  const std::string what = std::string("shimgen: ") + op;
+  if (!can_cast(result.scalar_type(), self.scalar_type())) {
+    const std::string why = ": the result's dtype cannot be cast to self's";
+    throw std::runtime_error(what + why + " (aten raises)");
+  }
+  for (const torch::stable::Tensor* input : inputs) {
+    if (shares_memory(self, *input)) {
+      std::string why = what;
+      why += ": self shares memory with an input, which this composition ";
+      why += "(the op out of place, then copy_) cannot compute as aten does ";
+      why += "in place: define SHIMGEN_OVERLAY and link libshimgen_overlay ";
+      why += "(rebuilt for each torch release), or pass a copy";
+      throw std::runtime_error(why);
+    }
+  }
+  return dispatch_tensors<3>(
+      "aten::copy_",
+      "",
+      {torch::stable::detail::from(self),
+       torch::stable::detail::from(result),
+       torch::stable::detail::from(false)});
+}
+
 } // namespace detail
 } // namespace shimgen

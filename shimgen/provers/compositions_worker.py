@@ -1,0 +1,382 @@
+"""Run by each runtime's own interpreter (imports torch only): is aten's overload exactly the kernel composition
+the generated wrapper computes (scalar.h's shimgen::detail::<kernel>_select, mirrored step by step below with the
+same aten calls), on every dtype, shape (broadcasting, 0-dim, empty; inf, nan, -0.0 among the values) and number
+tried, errors included, and in its float64 gradients?
+
+Reads {overload: {"kernel": name, "args": [the overload's argument names], "bind": [the kernel's arguments in the
+order of its parameters: the overload's argument names, or numbers]}} on stdin, writes {overload: {"compared": n, "both_ok": n, "refused": n,
+"wrong": example or ""}}. A refusal (the wrapper's own `shimgen:` error) is counted, never a difference."""
+
+import json
+import math
+import sys
+
+import torch
+
+from worker_common import aten, run, same
+
+DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.int16,
+          torch.int8, torch.uint8, torch.bool, torch.complex64, torch.uint16]
+SHAPES = [((5, 7), (5, 7)), ((5, 7), ()), ((), (3,)), ((2, 1), (1, 3)), ((0,), (0,)), ((3,), (2, 3)), ((), (4,)), ((4,), ())]
+NUMBERS = [0, 1, -1, 0.5, 0.1, -2.5, 3, 1e-3, 1e10, 1e300, float("inf"), float("nan"), 2**40, True]
+THRESHOLD_KERNEL = {torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, torch.bfloat16,
+                    torch.float32, torch.float64}
+
+
+class Refused(Exception):
+    pass
+
+
+def in_range(n, dtype):
+    """scalar.h's in_range: exact for an integral or bool dtype, finite within range for a floating one."""
+    if isinstance(n, complex):
+        return False
+    if dtype == torch.bool:
+        return n in (0, 1)
+    if not dtype.is_floating_point:
+        if isinstance(n, float) and not (math.isfinite(n) and n == int(n)):
+            return False
+        info = torch.iinfo(dtype)
+        return info.min <= int(n) <= info.max
+    if isinstance(n, int) and not isinstance(n, bool) and abs(n) > 2**53:
+        return False
+    return math.isfinite(float(n)) and abs(float(n)) <= torch.finfo(dtype).max
+
+
+def number_tensor(n, dtype):
+    """scalar.h's number_tensor: the C shims' static_cast; half and bfloat16 through a float32 tensor."""
+    if dtype in (torch.float16, torch.bfloat16):
+        return torch.tensor(float(n), dtype=torch.float32).to(dtype)
+    return torch.tensor(n, dtype=dtype)
+
+
+def threshold_select(x, other, threshold, value):
+    ct = torch.result_type(x, other)
+    if ct not in THRESHOLD_KERNEL:
+        raise Refused("dtype")
+    cmp = torch.float32 if ct in (torch.float16, torch.bfloat16) else ct
+    if not in_range(threshold, cmp) or not in_range(value, ct):
+        raise Refused("number")
+    mask = aten("le.Tensor")(x.to(ct).to(cmp), number_tensor(threshold, cmp))
+    return aten("where.self")(mask, number_tensor(value, ct), other.to(ct))
+
+
+def leaky_relu_select(x, other, negative_slope, self_is_result):
+    ct = torch.result_type(x, other)
+    if ct not in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        raise Refused("dtype")
+    cmp = torch.float32 if ct in (torch.float16, torch.bfloat16) else ct
+    if not in_range(negative_slope, cmp):
+        raise Refused("number")
+    if self_is_result and float(negative_slope) < 0:
+        raise RuntimeError("in-place leakyReLu backward with a negative slope")
+    mask = aten("gt.Tensor")(x.to(ct).to(cmp), number_tensor(0, cmp))
+    o = other.to(ct).to(cmp)
+    return aten("where.self")(mask, o, aten("mul.Tensor")(o, number_tensor(negative_slope, cmp))).to(ct)
+
+
+def hardtanh_backward_select(x, other, min_val, max_val):
+    ct = torch.result_type(x, other)
+    if ct not in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        raise Refused("dtype")
+    cmp = torch.float32 if ct in (torch.float16, torch.bfloat16) else ct
+    if not in_range(min_val, cmp) or not in_range(max_val, cmp):
+        raise Refused("number")
+    xc = x.to(ct).to(cmp)
+    inside = aten("logical_and")(aten("gt.Tensor")(xc, number_tensor(min_val, cmp)),
+                                 aten("lt.Tensor")(xc, number_tensor(max_val, cmp)))
+    return aten("where.self")(inside, other.to(ct), number_tensor(0, ct))
+
+
+KERNELS = {"threshold": threshold_select, "leaky_relu": leaky_relu_select,
+           "hardtanh_backward": hardtanh_backward_select}
+
+
+def can_cast(src, dst):
+    """scalar.h's can_cast (c10::canCast)."""
+    if src.is_complex and not dst.is_complex:
+        return False
+    if src.is_floating_point and not (dst.is_floating_point or dst.is_complex):
+        return False
+    return src == torch.bool or dst != torch.bool
+
+
+def byte_span(t):
+    if t.numel() == 0:
+        return None
+    last = sum((n - 1) * st for n, st in zip(t.shape, t.stride()))
+    return t.data_ptr(), t.data_ptr() + (last + 1) * t.element_size()
+
+
+def shares_memory(a, b):
+    """scalar.h's shares_memory: byte spans intersect, and not as the very same view."""
+    sa, sb = byte_span(a), byte_span(b)
+    if sa is None or sb is None or sa[1] <= sb[0] or sb[1] <= sa[0]:
+        return False
+    return not (a.data_ptr() == b.data_ptr() and a.dtype == b.dtype and a.shape == b.shape
+                and a.stride() == b.stride())
+
+
+def assign_inplace(via, values):
+    """The in-place op as the generated wrapper computes it: `via` (the functional overload) out of place, aten's
+    in-place rules (scalar.h's assign_inplace), then copy_ into self."""
+    result = aten(via)(**values)
+    self = values["self"]
+    if not can_cast(result.dtype, self.dtype):
+        raise RuntimeError("result type can't be cast to the desired output type")
+    for k, v in values.items():
+        if k != "self" and isinstance(v, torch.Tensor) and shares_memory(self, v):
+            raise Refused("overlap")
+    return self.copy_(result)
+
+
+def inplace_cases(dtypes):
+    """(label, make) pairs: make() gives fresh {self, other} each call (in-place ops consume self)."""
+    cases = []
+    for da in dtypes:
+        for db in dtypes:
+            for k, (sa, sb) in enumerate([((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 3), ()), ((3,), (2, 3)),
+                                          ((), ()), ((0, 3), (3,))]):
+                cases.append((f"{da} {db} {sa} {sb}", lambda da=da, db=db, sa=sa, sb=sb, k=k: {
+                    "self": sample(sa, da, k), "other": sample(sb, db, k + 5)}))
+        def overlapping(kind, da=da):
+            base = sample((3, 4), da, 9)
+            if kind == "same":
+                return {"self": base, "other": base}
+            if kind == "partial":
+                return {"self": base[:, :3], "other": base[:, 1:]}
+            if kind == "transposed":
+                sq = sample((3, 3), da, 4)
+                return {"self": sq, "other": sq.t()}
+            if kind == "disjoint":
+                return {"self": base[:, :2], "other": base[:, 2:]}
+            return {"self": sample((3, 1), da, 2).expand(3, 4), "other": base}  # internal overlap
+        for kind in ("same", "partial", "transposed", "disjoint", "expanded"):
+            cases.append((f"{da} overlap {kind}", lambda kind=kind, o=overlapping: o(kind)))
+    return cases
+
+
+def sample(shape, dtype, seed):
+    g = torch.Generator().manual_seed(seed)
+    t = torch.randn(shape, generator=g, dtype=torch.float64) * 3
+    if shape == () and seed >= 18:  # just above 0 and 0.1: rounds onto them in a narrower dtype
+        t = torch.tensor(0.1 + 1e-4 if seed % 2 else 1e-30, dtype=torch.float64)
+    if t.numel() > 8:  # specials in the vectorized body and in the scalar tail (aten's two paths can differ)
+        t.view(-1)[:5] = torch.tensor([float("nan"), float("inf"), -0.0, 0.0, 0.5], dtype=torch.float64)
+        t.view(-1)[-1] = float("nan")
+    if dtype == torch.bool:
+        return t > 0
+    if dtype.is_floating_point or dtype.is_complex:
+        return t.to(dtype)
+    return t.nan_to_num(0.0, 0.0, 0.0).round().clamp(0 if dtype in (torch.uint8, torch.uint16) else -9, 9).to(dtype)
+
+
+def outcome(fn):
+    try:
+        return "ok", fn()
+    except Refused as e:
+        return "refused", str(e)
+    except Exception as e:  # noqa: BLE001 - an error is an outcome to compare
+        return "error", str(e).split("\n")[0]
+
+
+def main():
+    spec = json.load(sys.stdin)
+    report = {}
+    for op, s in spec.items():
+        if s["kernel"] == "inplace":
+            report[op] = prove_inplace(op, s)
+            continue
+        if s["kernel"] == "foreach":
+            report[op] = prove_foreach(op, s)
+            continue
+        f, kernel = aten(op), KERNELS[s["kernel"]]
+        tensors = [a for a in s["args"] if a in s["bind"][:2]]  # every kernel's first two parameters: x, other
+        numbers = [a for a in s["args"] if a not in tensors]
+        compared = both_ok = refused = 0
+        wrong = ""
+
+        def mine(values):
+            return kernel(*(values[b] if isinstance(b, str) else b for b in s["bind"]))
+
+        for da in DTYPES:
+            for db in (DTYPES if len(tensors) > 1 else [da]):
+                for k, shapes in enumerate(SHAPES):
+                    for n in NUMBERS:
+                        values = {a: sample(sh, d, 3 * k + i)
+                                  for i, (a, sh, d) in enumerate(zip(tensors, shapes, (da, db)))}
+                        for j, name in enumerate(numbers):  # a second number: the first negated (min/max)
+                            values[name] = (bool(k % 2) if s["types"].get(name) == "bool" else
+                                            -n if j and not isinstance(n, bool) else n)
+                        want = run(lambda: f(**values))
+                        got = outcome(lambda: mine(values))
+                        compared += 1
+                        if got[0] == "refused":
+                            refused += 1
+                            continue
+                        both_ok += want[0] == got[0] == "ok"
+                        if not same(want, got) and not wrong:
+                            wrong = f"{da} {db} {shapes} {n!r}: {want[0]} vs {got[0]}"
+                        if da == db == torch.float64 and want[0] == got[0] == "ok":
+                            grads = []
+                            for fn in (lambda v: f(**v), mine):
+                                leaves = {a: values[a].clone().requires_grad_() for a in tensors}
+                                r = fn(dict(values, **leaves))
+                                r.sum().backward()
+                                # a gradient autograd never reached is zero (aten's formula gives zeros_like)
+                                grads.append([leaves[a].grad if leaves[a].grad is not None else
+                                              torch.zeros_like(leaves[a]) for a in tensors])
+                            for ga, gb in zip(*grads):
+                                if not same(("ok", ga), ("ok", gb)) and not wrong:
+                                    wrong = f"gradient {shapes} {n!r}"
+        report[op] = {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+    print(json.dumps(report))
+
+
+def foreach_loop(s, values):
+    """The foreach op as the generated wrapper computes it: aten's checks (a non-empty list, lists of one length),
+    then `via` on each element in order, as aten's own CPU kernel (the slow path) does."""
+    self = values["self"]
+    if not self:
+        raise RuntimeError("Tensor list must have at least one tensor.")
+    lists = [a for a, t in s["types"].items() if t.endswith("[]") and a != "self"]
+    for a in lists:
+        if len(values[a]) != len(self):
+            raise RuntimeError("Tensor lists must have the same number of tensors")
+    via = aten(s["via"])
+    for i in range(len(self)):
+        via(**{va: values[fa][i] if fa in lists or fa == "self" else values[fa] for va, fa in s["bind"].items()})
+
+
+def foreach_samples(s):
+    """(label, make) pairs; make() gives fresh arguments (the ops write into self)."""
+    types = s["types"]
+    numbers = [1, 2, 0.5, -1.5, 0]
+    out = []
+    for dtypes in ([torch.float32], [torch.float64, torch.float32], [torch.bfloat16, torch.float64], [torch.int64],
+                   [torch.float32, torch.int64], []):
+        for n in numbers:
+            for mismatch in (False, True):
+                def make(dtypes=dtypes, n=n, mismatch=mismatch):
+                    k = len(dtypes)
+                    v = {"self": [sample((2, 3) if i % 2 == 0 else (4,), d, i) for i, d in enumerate(dtypes)]}
+                    for a, t in types.items():
+                        if a == "self":
+                            continue
+                        if t == "Tensor[]":
+                            v[a] = [sample((2, 3) if i % 2 == 0 else (4,), d, i + 7)
+                                    for i, d in enumerate(dtypes[: k - mismatch])]
+                        elif t == "Scalar[]":
+                            v[a] = [float(n) + i for i in range(k - mismatch)]
+                        elif t == "Tensor":
+                            v[a] = sample((), torch.float64, 3) if not mismatch else sample((3,), torch.float64, 3)
+                        else:
+                            v[a] = n
+                    return v
+                if mismatch and not any(t in ("Tensor[]", "Scalar[]", "Tensor") for a, t in types.items()
+                                        if a != "self"):
+                    continue
+                out.append((f"{dtypes} {n} mismatch={mismatch}", make))
+    def aliased():
+        t = sample((3,), torch.float32, 1)
+        v = foreach_samples_plain(types, [t, t])
+        return v
+    out.append(("aliased", aliased))
+    return out
+
+
+def foreach_samples_plain(types, self):
+    v = {"self": self}
+    for a, t in types.items():
+        if a == "self":
+            continue
+        v[a] = ([sample(x.shape, x.dtype, 5) for x in self] if t == "Tensor[]" else [0.5] * len(self)
+                if t == "Scalar[]" else sample((), torch.float64, 3) if t == "Tensor" else 2)
+    return v
+
+
+def prove_foreach(op, s):
+    f = aten(op)
+    compared = both_ok = refused = 0
+    wrong = ""
+
+    def after(fn, v):
+        fn(v)
+        return torch.cat([t.flatten().to(torch.float64) for t in v["self"]] + [torch.tensor(
+            [hash(str(t.dtype)) % 1000 for t in v["self"]], dtype=torch.float64)])
+
+    for label, make in foreach_samples(s):
+        want = run(lambda: after(lambda v: f(**v), make()))
+        got = outcome(lambda: after(lambda v: foreach_loop(s, v), make()))
+        compared += 1
+        if got[0] == "refused":
+            refused += 1
+            continue
+        both_ok += want[0] == got[0] == "ok"
+        if not same(want, got) and not wrong:
+            wrong = f"{label}: {want[0]} {want[1] if want[0] == 'error' else ''} vs {got[0]} " \
+                    f"{got[1] if got[0] == 'error' else ''}"
+    # float64 gradients: self not a leaf, the other tensors leaves
+    for n in (2, 0.5):
+        grads = []
+        for fn in (lambda v: f(**v), lambda v: foreach_loop(s, v)):
+            def backward(fn=fn):
+                v = foreach_samples_plain(s["types"], [sample((2, 3), torch.float64, i) for i in range(2)])
+                v = {a: ([t.requires_grad_() for t in x] if isinstance(x, list) and x and isinstance(x[0], torch.Tensor)
+                         else x.requires_grad_() if isinstance(x, torch.Tensor) else x) for a, x in v.items()}
+                leaves = [t for a, x in v.items() for t in (x if isinstance(x, list) else [x])
+                          if isinstance(t, torch.Tensor)]
+                v["self"] = [t * 1 for t in v["self"]]
+                for a, t in s["types"].items():
+                    if t == "Scalar":
+                        v[a] = n
+                fn(v)
+                sum(t.sum() for t in v["self"]).backward()
+                return torch.cat([(t.grad if t.grad is not None else torch.zeros_like(t)).flatten() for t in leaves])
+            grads.append(run(backward))
+        if not same(*grads) and not wrong:
+            wrong = f"gradient {n}: {grads[0][0]} vs {grads[1][0]}"
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+def prove_inplace(op, s):
+    f = aten(op)
+    numbers = [a for a in s["args"] if a not in ("self", "other")]
+    compared = both_ok = refused = 0
+    wrong = ""
+    for label, make in inplace_cases([torch.float32, torch.float64, torch.bfloat16, torch.int64, torch.int32,
+                                      torch.bool, torch.complex64]):
+        for n in ([1, 2, 0.5, -1.5] if numbers else [None]):
+            extra = {a: n for a in numbers}
+            want = run(lambda: f(**make(), **extra))
+            got = outcome(lambda: assign_inplace(s["via"], dict(make(), **extra)))
+            compared += 1
+            if got[0] == "refused":
+                refused += 1
+                continue
+            both_ok += want[0] == got[0] == "ok"
+            if not same(want, got) and not wrong:
+                wrong = f"{label} {n!r}: {want[0]} {want[1] if want[0] == 'error' else ''} vs {got[0]}"
+            if label.startswith("torch.float64 torch.float64") and want[0] == got[0] == "ok":
+                grads = []
+                for fn in (lambda v: f(**v, **extra), lambda v: assign_inplace(s["via"], dict(v, **extra))):
+                    v = make()
+                    leaves = {k: t.clone().requires_grad_() for k, t in v.items()}
+                    call = {"self": leaves["self"] * 1, "other": leaves["other"]}  # self: not a leaf
+
+                    def backward(fn=fn, call=call, leaves=leaves):
+                        (fn(call) * 3).sum().backward()
+                        return torch.cat([leaves[k].grad.flatten() for k in sorted(leaves)])
+                    grads.append(run(backward))
+                if not same(*grads) and not wrong:
+                    wrong = f"gradient {label} {n!r}: {grads[0][0]} vs {grads[1][0]}"
+                leaf = make()["self"].requires_grad_()  # in place on a leaf that requires grad: both raise
+                a = run(lambda: f(self=leaf, other=make()["other"], **extra))
+                b = outcome(lambda: assign_inplace(s["via"], dict(self=leaf, other=make()["other"], **extra)))
+                if not same(a, b) and not wrong:
+                    wrong = f"leaf requiring grad {label}: {a[0]} vs {b[0]}"
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+if __name__ == "__main__":
+    main()

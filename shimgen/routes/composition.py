@@ -1,0 +1,129 @@
+"""Route `composition`: an aten kernel computed as the dispatching aten calls that compute what it computes,
+carrying only tensors (data/scalar_facts.yaml `kernel_compositions`: `threshold_backward` is aten's threshold
+kernel, `self <= threshold ? 0 : grad_output` over the common dtype, which shimgen::detail::threshold_select
+computes with aten::le.Tensor, aten::where.self and aten::_to_copy). A row names the kernel and its
+arguments in the order of its parameters: the overload's arguments, or numbers; each row is proven equal to aten on every runtime before it is
+used (`python -m shimgen.provers.scalars kernel-compositions`: results, dtypes, errors, float64 gradients, where
+a gradient aten's formula gives as zeros is one autograd never reaches). Every call is one the dispatcher sees, so
+autograd, autocast and Python modes see the composition's calls instead of the op's.
+
+The numbers become 0-dim tensors of the dtype aten computes them in; one out of that dtype's range (where aten
+raises) is refused with a `shimgen:` error, never computed.
+
+Kernel `inplace` (`add_.Tensor` -> via `add.Tensor`): the in-place op as its functional overload's wrapper (where
+that has a libtorch route with every parameter at the release) and aten::copy_ into self, under aten's in-place rules
+(shimgen::detail::assign_inplace: the result dtype must cast to self's; self sharing memory with an input other than
+as the very same view is refused, since aten computes it element by element in place). Proven only where the
+functional op's backward needs no input the copy overwrites (add_, sub_; not mul_, whose saved self copy_ would
+overwrite: the prover finds the gradient error)."""
+
+from __future__ import annotations
+
+from shimgen import scalars
+from shimgen.cpp_model import Variant, Wrapper
+from shimgen.parse import Op
+from shimgen.plan import Plan
+from shimgen.routes import Query, Route
+from shimgen.sig_cpp import active, target_wrapper
+from shimgen.table import Row, Table
+from shimgen.versions import FIRST_STABLE, Version
+
+CARRIED = {"Tensor", "Scalar", "bool"}
+LISTS = {"Tensor[]", "Scalar[]"}
+FOREACH = "foreach"  # a _foreach_ op: aten's CPU kernel (its slow path), `via` on each element in order
+INPLACE = "inplace"  # the kernel of an in-place op: its functional overload, then copy_ (scalar.h assign_inplace)
+
+
+class Composition(Route):
+    def carries(self, row: Row, leaky: bool = False) -> Version | None:
+        return None  # the composition's own calls carry tensors only; variant_at reads the facts
+
+    def returns_need(self, op: Op, table: Table) -> Version | None:
+        return FIRST_STABLE if op.name in scalars.load().kernel_compositions else None
+
+    def variant_at(self, q: Query) -> Variant | None:
+        rule = scalars.load().kernel_compositions.get(q.op.name)
+        if rule is not None and rule["kernel"] == FOREACH:
+            return self._foreach_at(q, rule)
+        if rule is None or any(str(p.arg.type) not in CARRIED or p.is_out for p in q.params):
+            return None
+        if rule["kernel"] == INPLACE:
+            # the functional overload's wrapper, with every parameter and libtorch alone at this release
+            target = target_wrapper(rule["via"], q.plan)
+            tv = active(target, q.level) if target is not None else None
+            if tv is None or tv.route.overlay or tv.kept < len(target.params):  # type: ignore[union-attr]
+                return None
+            if [p.name for p in q.params] != [p.name for p in target.params]:  # type: ignore[union-attr]
+                return None
+            return Variant(self, len(q.params), q.level, lowering=(rule["via"],))
+        bound = {b for b in rule["args"] if isinstance(b, str)}
+        if rule["kernel"] != INPLACE and any(str(p.arg.type) == "bool" and p.name not in bound for p in q.params):
+            return None
+        if bound != {p.name for p in q.params}:
+            return None
+        return Variant(self, len(q.params), q.level)
+
+    def _foreach_at(self, q: Query, rule: dict) -> Variant | None:
+        """Every parameter, where `via`'s wrapper takes the ones it is given with libtorch alone at q.level."""
+        target = target_wrapper(rule["via"], q.plan)
+        tv = active(target, q.level) if target is not None else None
+        if tv is None or tv.route.overlay:
+            return None
+        theirs = [p.name for p in target.kept(tv)]  # type: ignore[union-attr]
+        if not set(rule["args"]) <= set(theirs) or {p.name for p in q.params} != set(rule["args"].values()):
+            return None
+        if any(str(p.arg.type).rstrip("?") not in CARRIED | LISTS for p in q.params):
+            return None
+        return Variant(self, len(q.params), q.level, lowering=(rule["via"],))
+
+    def describe(self, w: Wrapper, v: Variant) -> list[str]:
+        rule = scalars.load().kernel_compositions[w.op.name]
+        if rule["kernel"] == FOREACH:
+            return [f"Route: aten::{rule['via']} on each element in order, as aten's CPU kernel for "
+                    f"aten::{w.op.name} does (proven equal, gradients included, on torch "
+                    f"{', '.join(map(str, rule['proven']))})."]
+        if rule["kernel"] == INPLACE:
+            return [f"Route: aten::{rule['via']} out of place, then aten::copy_ into self, with aten's in-place rules "
+                    "(shimgen::detail::assign_inplace; proven equal, gradients included, on torch "
+                    f"{', '.join(map(str, rule['proven']))}).",
+                    "Where self shares memory with an input other than as the very same view, it raises an error "
+                    "(aten computes such a call element by element in place)."]
+        return [f"Route: aten's {rule['kernel']} kernel as the dispatching aten calls that compute it "
+                f"(shimgen::detail::{rule['kernel']}_select; proven equal, gradients included, on torch "
+                f"{', '.join(map(str, rule['proven']))}).",
+                "A number out of the range of the dtype aten computes it in raises an error (shimgen::Scalar)."]
+
+    def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
+        rule = scalars.load().kernel_compositions[w.op.name]
+        if rule["kernel"] == FOREACH:
+            return _foreach_body(w, v, plan, rule)
+        if rule["kernel"] == INPLACE:
+            target = target_wrapper(rule["via"], plan)
+            assert target is not None
+            inputs = ", ".join(f"&{p.name}" for p in w.kept(v) if str(p.arg.type) == "Tensor" and p.name != "self")
+            return "\n".join([
+                f"torch::stable::Tensor result = {target.name}({', '.join(p.name for p in w.kept(v))});",
+                f'return shimgen::detail::assign_inplace("{w.op.name}", self, result, {{{inputs}}});'])
+        # the kernel's parameters in order (scalar.h): argument names, numbers, C++ bool literals
+        args = [("true" if a else "false") if isinstance(a, bool) else str(a) for a in rule["args"]]
+        return f'return shimgen::detail::{rule["kernel"]}_select("{w.op.name}", {", ".join(args)});'
+
+
+def _foreach_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
+    """aten's checks (a non-empty list, lists of one length), then `via`'s wrapper on each element in order."""
+    target = target_wrapper(rule["via"], plan)
+    assert target is not None
+    lists = {p.name for p in w.kept(v) if str(p.arg.type).rstrip("?") in LISTS}
+    by_via = {va: fa for va, fa in rule["args"].items()}
+    last = max(i for i, p in enumerate(target.params) if p.name in by_via)
+    args = [f"{by_via[p.name]}[i]" if by_via[p.name] in lists else by_via[p.name] for p in target.params[: last + 1]]
+    lines = [f'if (self.size() == 0) {{\nshimgen::detail::fail("{w.op.name}", "Tensor list must have at least one '
+             'tensor (aten raises)");\n}']
+    for name in sorted(lists - {"self"}):
+        lines.append(f'if ({name}.size() != self.size()) {{\nshimgen::detail::fail("{w.op.name}", "`{name}` must '
+                     f'have as many elements as `self` (aten raises)");\n}}')
+    lines.append(f"for (size_t i = 0; i < self.size(); ++i) {{\n{target.name}({', '.join(args)});\n}}")
+    return "\n".join(lines)
+
+
+ROUTE_CLASS = Composition
