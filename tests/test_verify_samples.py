@@ -63,7 +63,12 @@ FAMILIES = ["det.default", "inverse.default", "matrix_power.default", "upsample_
             "upsample_bicubic2d_backward.default", "upsample_trilinear3d.vec", "multi_margin_loss.default",
             "indices.default", "crow_indices.default", "_coalesce.default", "quantize_per_tensor.default",
             "q_per_channel_scales.default", "segment_reduce.default", "embedding_sparse_backward.default",
-            "_slow_conv2d_forward.default", "conv_tbc.default"]
+            "_slow_conv2d_forward.default", "conv_tbc.default",
+            # nested inputs, packed sequences, int4 / float8 / fp16-packed weights, autograd state, index contracts
+            "_nested_select_backward.default", "linear_backward.default", "_nested_from_padded_and_nested_example.default",
+            "gru.data", "_pack_padded_sequence_backward.default", "_weight_int4pack_mm_for_cpu.default",
+            "_scaled_mm.default", "fbgemm_linear_fp16_weight.default", "_sobol_engine_scramble_.default",
+            "_backward.default", "_weight_norm_interface_backward.default", "_convert_indices_from_csr_to_coo.out"]
 
 
 @pytest.mark.parametrize("fullname", FAMILIES)
@@ -143,3 +148,30 @@ def test_unproven_overloads_fall_into_reason_groups() -> None:
     assert got[0].startswith("not runnable") and got[1].startswith("backend hooks")
     assert got[2] == report.reason_groups()[-1]["group"] and got[3] == "FAILING: WRONG"
     assert set(got[:3]) <= groups
+
+
+def test_a_sample_already_in_the_kernels_layout_is_left_as_written() -> None:
+    """An op whose only CPU kernel is NestedTensorCPU gets its first tensor made nested, unless the data file
+    already built an input in that layout (a dense padded tensor beside a nested example stays dense)."""
+    op = _spec("_nested_from_padded_and_nested_example.default")
+    dense = {"padded": torch.ones(2, 2, 3), "nt_example": torch.ones(2, 3)}
+    assert samples._in_layout(op, dense, "NestedTensorCPU")["padded"].is_nested
+    written = {"padded": torch.ones(2, 2, 3), "nt_example": torch.nested.nested_tensor([torch.ones(2, 3)])}
+    assert not samples._in_layout(op, written, "NestedTensorCPU")["padded"].is_nested
+    made = [s.make() for s in samples.generate(op, None, layout="NestedTensorCPU")]
+    as_written = [v for v in made if v["nt_example"].is_nested]  # the others carry an error value there
+    assert as_written and not any(v["padded"].is_nested for v in as_written)
+
+
+def test_roundtrip_kernels_are_registered_for_nested_tensors_too() -> None:
+    """A nested argument dispatches to NestedTensorCPU (AutogradNestedTensor above it), which
+    CompositeExplicitAutograd does not cover: the round-trip kernels are registered for both, or the wrapper is
+    never reached."""
+    from shimgen.templates import render
+    from shimgen.verify import roundtrip
+
+    assert {"NestedTensorCPU", "AutogradNestedTensor"} <= set(roundtrip.DISPATCH_KEYS)
+    text = render("roundtrip.cpp.j2", banner="", namespace="ns", kernels=[], includes=(),
+                  dispatch_keys=roundtrip.DISPATCH_KEYS)
+    for key in roundtrip.DISPATCH_KEYS:
+        assert f"STABLE_TORCH_LIBRARY_IMPL(ns, {key}, m)" in text

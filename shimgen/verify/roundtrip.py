@@ -251,9 +251,16 @@ def device_namespace(device: str) -> str:
     return f"{NAMESPACE}_{device}"
 
 
+# The dispatch keys the round-trip kernels are registered for. CompositeExplicitAutograd covers the dense, sparse,
+# quantized and mkldnn CPU keys, but not a nested tensor's keys: without NestedTensorCPU and its autograd key
+# (which has no fallthrough for a custom op) a call with a nested argument never reaches the wrapper (the runner
+# reports it `unreached`). The kernels compute no gradients on any key: the wrapper's own aten calls do.
+DISPATCH_KEYS = ("CompositeExplicitAutograd", "NestedTensorCPU", "AutogradNestedTensor")
+
+
 def source(plan: Plan, ks: list[Kernel], namespace: str = NAMESPACE, includes: tuple[str, ...] = ()) -> str:
     return clang_format(render("roundtrip.cpp.j2", banner=plan.banner, namespace=namespace, kernels=ks,
-                               includes=includes))
+                               includes=includes, dispatch_keys=DISPATCH_KEYS))
 
 
 # ---- what the samples runner needs to know about each op ---------------------------------------------------

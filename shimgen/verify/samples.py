@@ -467,8 +467,22 @@ LAYOUTS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
 }
 
 
+# Whether a tensor already has a layout: a sample whose data file entry built an input in the op's layout (a nested
+# example beside a dense padded tensor) is left as written.
+IN_LAYOUT: dict[str, Callable[[torch.Tensor], bool]] = {
+    "SparseCPU": lambda t: t.layout == torch.sparse_coo,
+    "SparseCsrCPU": lambda t: t.layout in (torch.sparse_csr, torch.sparse_csc, torch.sparse_bsr, torch.sparse_bsc),
+    "QuantizedCPU": lambda t: t.is_quantized,
+    "MkldnnCPU": lambda t: t.is_mkldnn,
+    "NestedTensorCPU": lambda t: t.is_nested,
+}
+
+
 def _in_layout(op: dict, values: dict[str, Any], layout: str | None) -> dict[str, Any]:
     if layout is None:
+        return values
+    tensors = [v for a in op["args"] if not a["is_out"] for v in _flat(values.get(a["name"]))]
+    if any(IN_LAYOUT[layout](t) for t in tensors):
         return values
     for a in op["args"]:
         v = values.get(a["name"])
@@ -478,6 +492,12 @@ def _in_layout(op: dict, values: dict[str, Any], layout: str | None) -> dict[str
             except (RuntimeError, ValueError, TypeError):  # this dtype or shape has no such layout
                 return values
     return values
+
+
+def _flat(v: Any) -> list[torch.Tensor]:
+    if isinstance(v, torch.Tensor):
+        return [v]
+    return [t for t in v if isinstance(t, torch.Tensor)] if isinstance(v, (list, tuple)) else []
 
 
 def _make(op: dict, dtype: torch.dtype, shape: tuple[int, ...], choice: dict, ov: dict, seed: int,
