@@ -1,6 +1,7 @@
 """Run by each runtime's own interpreter (imports torch only): is aten's `op` exactly `via` with the arguments the
 equivalence names, on floating tensors (the only ones the route takes integers for) and on every tensor for
-floating numbers? Reads {op: {"args": [op's argument names], "via": name, "via_args": {via's argument name: expr}}}
+floating numbers, with operands of one dtype and of two? Reads {op: {"args": [op's argument names], "via": name,
+"via_args": {via's argument name: expr}, "refuse_dtypes": [dtype names the route refuses]}}
 on stdin, writes {op: {"compared": n, "both_ok": n, "wrong": example or ""}} as JSON (arguments go by name). An expression is an argument name, or `-name` (the
 number negated as the double the C shim carries)."""
 
@@ -14,6 +15,12 @@ from worker_common import aten, run, same
 
 DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int64, torch.int32, torch.uint8,
           torch.bool, torch.complex64]
+# Operands of two dtypes: the result's dtype is promoted, and a route's op may reject one operand's dtype that
+# aten's op takes (aten::subtract refuses any Bool operand; aten::add computes Bool + float).
+MIXED = [(torch.bool, torch.float32), (torch.float32, torch.bool), (torch.bool, torch.int64),
+         (torch.int64, torch.float32), (torch.uint8, torch.float64), (torch.float16, torch.float32),
+         (torch.bfloat16, torch.float16), (torch.int32, torch.complex64), (torch.float64, torch.int64)]
+PAIRS = [(d, d) for d in DTYPES] + MIXED
 SHAPES = [((2, 3), (2, 3)), ((2, 3), ()), ((), (3,)), ((), ())]
 NUMBERS = [1, 2, -1, 0, 3, 2**53, 0.5, -2.5, 1e-3, 3.0, -1.0, 1e300, float("inf")]
 
@@ -30,13 +37,16 @@ def main():
     for op, e in spec.items():
         f, via = aten(op), aten(e["via"])
         compared, both_ok, wrong = 0, 0, ""
-        for dtype in DTYPES:
+        refused = {getattr(torch, {"Bool": "bool"}.get(d, d.lower())) for d in e.get("refuse_dtypes", [])}
+        for da, db in PAIRS:
+            if da in refused or db in refused:
+                continue  # the route raises a shimgen: error for these (routes/equivalent.py)
             for k, (sa, sb) in enumerate(SHAPES):
                 for n in NUMBERS:
-                    floating = dtype.is_floating_point
+                    floating = (da.is_floating_point or da.is_complex) and (db.is_floating_point or db.is_complex)
                     if not (isinstance(n, float) or floating):
                         continue  # the route refuses an integer on non-floating tensors
-                    values = {e["args"][0]: tensor(sa, dtype, k), e["args"][1]: tensor(sb, dtype, k + 7)}
+                    values = {e["args"][0]: tensor(sa, da, k), e["args"][1]: tensor(sb, db, k + 7)}
                     values[e["args"][2]] = n
 
                     def pick(x):
@@ -47,8 +57,8 @@ def main():
                     compared += 1
                     both_ok += want[0] == got[0] == "ok"
                     if not same(want, got) and not wrong:
-                        wrong = f"{dtype} {sa} {sb} {n!r}: {want[0]} vs {got[0]}"
-                    if dtype == torch.float64 and want[0] == got[0] == "ok":  # gradients too
+                        wrong = f"{da}/{db} {sa} {sb} {n!r}: {want[0]} vs {got[0]}"
+                    if da == db == torch.float64 and want[0] == got[0] == "ok":  # gradients too
                         grads = []
                         for fn, mine in ((f, True), (via, False)):
                             leaves = {a: values[a].clone().requires_grad_() for a in e["args"][:2]}
@@ -61,7 +71,7 @@ def main():
                             grads.append([leaves[a].grad for a in e["args"][:2]])
                         for ga, gb in zip(*grads):
                             if not same(("ok", ga), ("ok", gb)) and not wrong:
-                                wrong = f"gradient {dtype} {sa} {sb} {n!r}"
+                                wrong = f"gradient {da} {sa} {sb} {n!r}"
         out[op] = {"compared": compared, "both_ok": both_ok, "wrong": wrong}
     print(json.dumps(out))
 

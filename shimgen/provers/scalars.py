@@ -213,7 +213,8 @@ def prove_equivalents(rules: dict[str, dict]) -> dict[str, dict]:
 
     texts = history.schemas_of(NativeYaml().text)
     spec = {op: {"args": [a.name for a in FunctionSchema.parse(texts[op]).arguments.flat_all],
-                 "via": r["via"], "via_args": r["args"]} for op, r in rules.items()}
+                 "via": r["via"], "via_args": r["args"], "refuse_dtypes": r.get("refuse_dtypes", [])}
+            for op, r in rules.items()}
     worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "equivalents_worker.py")
     found, missing = runtimes.resolve(list(runtimes.RELEASES))
     for name in missing:
@@ -231,7 +232,8 @@ def prove_equivalents(rules: dict[str, dict]) -> dict[str, dict]:
                 failed.add(op)
             else:
                 proven[op].append(rt.name)
-    return {op: {"via": r["via"], "args": dict(r["args"]), "proven": [] if op in failed else proven[op]}
+    return {op: {"via": r["via"], "args": dict(r["args"]), "proven": [] if op in failed else proven[op],
+                 **({"refuse_dtypes": list(r["refuse_dtypes"])} if r.get("refuse_dtypes") else {})}
             for op, r in sorted(rules.items())}
 
 

@@ -52,13 +52,32 @@ class Equivalent(CShimRoute):
         args = ", ".join(f"{k}={x}" for k, x in rule["args"].items())
         return [f"Route: libtorch's C shim {v.shim}, as aten computes aten::{w.op.name}: aten::{rule['via']}({args}) "
                 f"(proven equal, gradients included, on torch {', '.join(rule['proven'])}).",
-                "Numbers the shim's double would change raise an error (shimgen::Scalar)."]
+                "Numbers the shim's double would change raise an error (shimgen::Scalar)."] + [
+                f"A {d} tensor raises an error: aten::{rule['via']} refuses it where aten::{w.op.name} takes it."
+                for d in rule.get("refuse_dtypes", [])]
 
     def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
         why = (f"aten::{w.op.name}'s numbers reach libtorch only as a double, which changes what aten computes for "
                "non-floating tensors: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch "
                "release) for a route that carries them")
-        return scalar_body(w, v, plan, _call(w, v, plan), why)
+        return "\n".join([*_dtype_refusals(w, v), scalar_body(w, v, plan, _call(w, v, plan), why)])
+
+
+def _dtype_refusals(w: Wrapper, v: Variant) -> list[str]:
+    """A `shimgen:` error for each dtype the rule's `via` rejects where the op takes it (`refuse_dtypes`, measured
+    by the prover: add.Tensor on a Bool tensor, which aten::subtract refuses)."""
+    rule = scalars.load().equivalents[w.op.name]
+    tensors = [p for p in w.kept(v) if str(p.arg.type) == "Tensor"]
+    lines = []
+    for dtype in rule.get("refuse_dtypes", []):
+        why = (f"a {dtype} tensor: aten::{rule['via']}, whose libtorch C shim this route calls, refuses it where "
+               f"aten::{w.op.name} takes it: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each "
+               "torch release) for a route that carries it")
+        args = ", ".join(f"&{p.name}" for p in tensors)
+        lines.append(f"if (shimgen::detail::any_dtype<{len(tensors)}>({{{args}}}, "
+                     f"torch::headeronly::ScalarType::{dtype})) {{\n"
+                     f'shimgen::detail::fail("{w.op.name}", "{why}");\n}}')
+    return lines
 
 
 def _call(w: Wrapper, v: Variant, plan: Plan) -> str:

@@ -38,13 +38,21 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// aten::add.Tensor: aten::subtract.Tensor(alpha=-alpha, other=other,
 /// self=self) (proven equal, gradients included, on
 /// torch 2.9.1, 2.10.0, 2.11.0, 2.12.1, 2.13.0, 2.14.1, 2.15.0). Numbers the
-/// shim's double would change raise an error (shimgen::Scalar).
+/// shim's double would change raise an error (shimgen::Scalar). A Bool tensor
+/// raises an error: aten::subtract.Tensor refuses it where aten::add.Tensor
+/// takes it.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0 && \
     TORCH_FEATURE_VERSION < TORCH_VERSION_2_13_0
 inline torch::stable::Tensor add(
     const torch::stable::Tensor& self,
     const torch::stable::Tensor& other,
     const shimgen::Scalar& alpha = 1) {
+  if (shimgen::detail::any_dtype<2>(
+          {&self, &other}, torch::headeronly::ScalarType::Bool)) {
+    shimgen::detail::fail(
+        "add.Tensor",
+        "a Bool tensor: aten::subtract.Tensor, whose libtorch C shim this route calls, refuses it where aten::add.Tensor takes it: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch release) for a route that carries it");
+  }
   const bool floating = shimgen::detail::all_floating<2>({&self, &other});
   if (!(alpha.is_floating_point() ||
         floating && shimgen::detail::fits_double(alpha))) {
@@ -157,12 +165,20 @@ inline torch::stable::Tensor add(
 /// aten::add.Tensor: aten::subtract.Tensor(alpha=-alpha, other=other,
 /// self=self) (proven equal, gradients included, on
 /// torch 2.9.1, 2.10.0, 2.11.0, 2.12.1, 2.13.0, 2.14.1, 2.15.0). Numbers the
-/// shim's double would change raise an error (shimgen::Scalar).
+/// shim's double would change raise an error (shimgen::Scalar). A Bool tensor
+/// raises an error: aten::subtract.Tensor refuses it where aten::add.Tensor
+/// takes it.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor add(
     const torch::stable::Tensor& self,
     const torch::stable::Tensor& other,
     const shimgen::Scalar& alpha = 1) {
+  if (shimgen::detail::any_dtype<2>(
+          {&self, &other}, torch::headeronly::ScalarType::Bool)) {
+    shimgen::detail::fail(
+        "add.Tensor",
+        "a Bool tensor: aten::subtract.Tensor, whose libtorch C shim this route calls, refuses it where aten::add.Tensor takes it: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch release) for a route that carries it");
+  }
   const bool floating = shimgen::detail::all_floating<2>({&self, &other});
   if (!(alpha.is_floating_point() ||
         floating && shimgen::detail::fits_double(alpha))) {

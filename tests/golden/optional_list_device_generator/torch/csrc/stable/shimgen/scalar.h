@@ -641,6 +641,21 @@ bool all_floating(const std::array<const torch::stable::Tensor*, N>& tensors) {
   return true;
 }
 
+/// Is any of these tensors of dtype `t`? (An equivalent route refuses the
+/// dtypes its C shim's op rejects where the op itself takes them:
+/// scalars.Facts.equivalents `refuse_dtypes`.)
+template <size_t N>
+bool any_dtype(
+    const std::array<const torch::stable::Tensor*, N>& tensors,
+    ScalarType t) {
+  for (const torch::stable::Tensor* x : tensors) {
+    if (x != nullptr && x->scalar_type() == t) {
+      return true;
+    }
+  }
+  return false;
+}
+
 /// An integer a double holds exactly (|v| <= 2^53).
 inline bool fits_double(const Scalar& s) {
   constexpr int64_t limit = int64_t(1) << 53;
