@@ -18,8 +18,9 @@ from shimgen.verify import runtimes
 from tests.stable_calls import harness
 
 # Measured (python -m tests.stable_calls.harness): exact calls per target before this change were 78 (2.13) and
-# 79 (2.10) of 116, with 30 needing the overlay (2.13) or not compiling without a reason (2.10); now 96 both.
-FLOOR = {"2.13": 96, "2.10": 96}
+# 79 (2.10) of 116, with 30 needing the overlay (2.13) or not compiling without a reason (2.10); 96 both after
+# issue 16's first routes; now 99 of 117 both (legacy shim, compositions; the 117th call, bool + float, refused).
+FLOOR = {"2.13": 99, "2.10": 99}
 
 
 @pytest.fixture(scope="module")
