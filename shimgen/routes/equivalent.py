@@ -74,9 +74,10 @@ def _dtype_refusals(w: Wrapper, v: Variant) -> list[str]:
                f"aten::{w.op.name} takes it: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each "
                "torch release) for a route that carries it")
         args = ", ".join(f"&{p.name}" for p in tensors)
-        lines.append(f"if (shimgen::detail::any_dtype<{len(tensors)}>({{{args}}}, "
-                     f"torch::headeronly::ScalarType::{dtype})) {{\n"
-                     f'shimgen::detail::fail("{w.op.name}", "{why}");\n}}')
+        flag = f"refused_{dtype.lower()}"
+        lines.append(f"const bool {flag} = shimgen::detail::any_is<{len(tensors)}>("
+                     f"torch::headeronly::ScalarType::{dtype}, {{{args}}});\n"
+                     f'if ({flag}) {{\nshimgen::detail::fail("{w.op.name}", "{why}");\n}}')
     return lines
 
 

@@ -47,8 +47,9 @@ inline torch::stable::Tensor add(
     const torch::stable::Tensor& self,
     const torch::stable::Tensor& other,
     const shimgen::Scalar& alpha = 1) {
-  if (shimgen::detail::any_dtype<2>(
-          {&self, &other}, torch::headeronly::ScalarType::Bool)) {
+  const bool refused_bool = shimgen::detail::any_is<2>(
+      torch::headeronly::ScalarType::Bool, {&self, &other});
+  if (refused_bool) {
     shimgen::detail::fail(
         "add.Tensor",
         "a Bool tensor: aten::subtract.Tensor, whose libtorch C shim this route calls, refuses it where aten::add.Tensor takes it: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch release) for a route that carries it");
@@ -173,8 +174,9 @@ inline torch::stable::Tensor add(
     const torch::stable::Tensor& self,
     const torch::stable::Tensor& other,
     const shimgen::Scalar& alpha = 1) {
-  if (shimgen::detail::any_dtype<2>(
-          {&self, &other}, torch::headeronly::ScalarType::Bool)) {
+  const bool refused_bool = shimgen::detail::any_is<2>(
+      torch::headeronly::ScalarType::Bool, {&self, &other});
+  if (refused_bool) {
     shimgen::detail::fail(
         "add.Tensor",
         "a Bool tensor: aten::subtract.Tensor, whose libtorch C shim this route calls, refuses it where aten::add.Tensor takes it: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch release) for a route that carries it");

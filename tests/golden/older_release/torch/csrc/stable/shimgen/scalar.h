@@ -645,10 +645,8 @@ bool all_floating(const std::array<const torch::stable::Tensor*, N>& tensors) {
 /// dtypes its C shim's op rejects where the op itself takes them:
 /// scalars.Facts.equivalents `refuse_dtypes`.)
 template <size_t N>
-bool any_dtype(
-    const std::array<const torch::stable::Tensor*, N>& tensors,
-    ScalarType t) {
-  for (const torch::stable::Tensor* x : tensors) {
+bool any_is(ScalarType t, std::array<const torch::stable::Tensor*, N> ts) {
+  for (const torch::stable::Tensor* x : ts) {
     if (x != nullptr && x->scalar_type() == t) {
       return true;
     }
