@@ -41,7 +41,8 @@ class World:
     @property
     def macros(self) -> list[str]:
         """The -D flags an extension's build passes to be this world."""
-        return [*(["-DSHIMGEN_OVERLAY"] if self.overlay else []), *([] if self.leaky_str else ["-DSHIMGEN_NO_LEAKY_STR"])]
+        return [*(["-DSHIMGEN_OVERLAY"] if self.overlay else []),
+                *([] if self.leaky_str else ["-DSHIMGEN_NO_LEAKY_STR"])]
 
     @property
     def label(self) -> str:

@@ -85,6 +85,7 @@ def test_hidden_wrappers_are_reported_not_called(report: dict) -> None:
     assert r["exact"] == r["refused"] == r["wrong"] == 0 and r["route"] == "hidden"
     assert "addcmul.default: hidden: aten::addcmul.default has no libtorch route" in report["stdout"]
     assert report["summary"]["runnable"] == len(rows) - len(hidden)
+    assert report["summary"]["reason_groups"]["hidden in this build: needs the overlay"] == len(hidden)
 
 
 def test_world_names() -> None:
