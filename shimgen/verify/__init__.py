@@ -79,11 +79,12 @@ def names(world: plan_mod.World) -> tuple[str, str]:
 def hidden(plan: plan_mod.Plan, world: plan_mod.World, installed: Version) -> list[dict]:
     """The wrappers the widest build serves at the installed release and `world`'s build does not (a compile-error
     template there: README "Stable means libtorch alone"), each with what it needs and the compile error's reason
-    (emit_cpp.why_hidden). None for the widest world."""
+    (emit_cpp.why_hidden). Empty for the widest world."""
     if world == plan_mod.WORLDS[0]:
         return []
     here_plan = plan.in_world(world)
     here = {w.op.name: w for w in sig_cpp.wrappers(here_plan)[0]}
+    overlay_world = plan.in_world(plan_mod.World(overlay=True, leaky_str=world.leaky_str))
     result = []
     for w in sig_cpp.wrappers(plan.in_world(plan_mod.WORLDS[0]))[0]:
         if roundtrip.active_variant(w, installed) is None:
@@ -91,7 +92,6 @@ def hidden(plan: plan_mod.Plan, world: plan_mod.World, installed: Version) -> li
         mine = here.get(w.op.name)
         if mine is not None and roundtrip.active_variant(mine, installed) is not None:
             continue
-        overlay_world = plan.in_world(plan_mod.World(overlay=True, leaky_str=world.leaky_str))
         needs = ("the overlay" if not world.overlay and emit_cpp.active_in(w.op.name, overlay_world, installed)
                  else "leaky str routes (SHIMGEN_NO_LEAKY_STR undefined)")
         result.append({"op": w.op.name, "wrapper": w.name, "since": str(w.since), "needs": needs,
@@ -173,7 +173,7 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
         src = os.path.join(b, "roundtrip" + suffix, f"device_{device}.cpp")
         _write(src, roundtrip.source(plan, dks, roundtrip.device_namespace(device), (route.header,)))
         obj = src[: -len(".cpp")] + ".o"
-        cmd = [cxx, *build.OBJECT_FLAGS, *torch.stable_flags(out_abs, macros=world.macros), "-c", src, "-o", obj]
+        cmd = [cxx, *build.OBJECT_FLAGS, *torch.stable_flags(out_abs), "-c", src, "-o", obj]  # libtorch's only
         rt_steps.append(build.Step(f"round-trip extension ({device}::)", obj, cmd,
                                    [_read(src), *headers, _read(os.path.join(out_abs, route.header)),
                                     torch.version, cxx_id]))
