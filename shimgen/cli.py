@@ -60,6 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: DIR/../.shimgen-build)")
     p.add_argument("--report", metavar="PATH", help="with --verify: write the coverage report to PATH (Markdown) "
                    "and beside it as JSON")
+    p.add_argument("--world", metavar="W", help="with --verify: the build the round-trip extension is compiled "
+                   "as: `overlay` (default: -DSHIMGEN_OVERLAY, linking shimgen's overlay), `default` (no macro: "
+                   "libtorch alone, what an extension gets; wrappers hidden there are reported, not called), "
+                   "`no-leaky-str`, `overlay-no-leaky-str`")
     p.add_argument("--jobs", metavar="N", type=int, default=2, help="with --verify: compilers and sample runners "
                    "at once (default: 2)")
     p.add_argument("--project", metavar="PATH", help="read [tool.shimgen] from PATH (a pyproject.toml or its "
@@ -239,6 +243,11 @@ def _run(args: argparse.Namespace) -> int:
         raise ShimgenError("--check and --verify do not combine: --check writes nothing to verify")
     if args.jobs < 1:
         raise ShimgenError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.world is not None and not args.verify:
+        raise ShimgenError("--world needs --verify (it names the build --verify compiles)")
+    from shimgen.plan import WORLDS, world_named  # start-up (see the top)
+
+    world = world_named(args.world) if args.world is not None else WORLDS[0]
     build_dir = _verify_setup(args.out, args.build_dir) if args.verify else None
     samples = None
     if build_dir is not None:  # OpInfo's samples are recorded (or read from the cache) while shimgen generates
@@ -261,7 +270,7 @@ def _run(args: argparse.Namespace) -> int:
 
         with output.locked(args.out, exclusive=False):  # verify reads what it checks: no writer meanwhile
             return verify_run(args.out, build_dir, ops, yaml_path, since, plan=p, jobs=args.jobs,
-                              report_path=args.report, samples=samples)
+                              report_path=args.report, samples=samples, world=world)
     return 0
 
 

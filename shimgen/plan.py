@@ -38,11 +38,32 @@ class World:
             "!defined(SHIMGEN_NO_LEAKY_STR)" if self.leaky_str else "defined(SHIMGEN_NO_LEAKY_STR)",
         ])
 
+    @property
+    def macros(self) -> list[str]:
+        """The -D flags an extension's build passes to be this world."""
+        return [*(["-DSHIMGEN_OVERLAY"] if self.overlay else []),
+                *([] if self.leaky_str else ["-DSHIMGEN_NO_LEAKY_STR"])]
+
+    @property
+    def label(self) -> str:
+        """Its name on the command line (`shimgen --verify --world default`): the default build is `default`."""
+        if self == DEFAULT_WORLD:
+            return "default"
+        return "-".join([*(["overlay"] if self.overlay else []), *([] if self.leaky_str else ["no-leaky-str"])])
+
 
 # Every world an extension can build in; the first is the widest (what --verify, the Python stubs and the docs
 # describe), the default build (no macro) is DEFAULT_WORLD.
 WORLDS = (World(True, True), World(True, False), World(False, True), World(False, False))
 DEFAULT_WORLD = World(overlay=False, leaky_str=True)
+
+
+def world_named(label: str) -> World:
+    """The world of a command-line label (World.label); ShimgenError naming the choices otherwise."""
+    for w in WORLDS:
+        if w.label == label:
+            return w
+    raise ShimgenError(f"unknown build world {label!r}: choose one of {', '.join(w.label for w in WORLDS)}")
 
 
 @dataclass

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import threading
 import time
 import zlib
 from dataclasses import replace
 
-from shimgen import emit_c, emit_cpp, routes
+from shimgen import emit_c, emit_cpp, routes, sig_cpp
 from shimgen import plan as plan_mod
 from shimgen.errors import ShimgenError
 from shimgen.parse import NativeYaml
@@ -67,13 +68,54 @@ def chunks(items: list, size: int, key) -> list[list]:
     return [g for g in groups if g]
 
 
+def names(world: plan_mod.World) -> tuple[str, str]:
+    """(the round-trip library's file name, the suffix of the build folder's per-world files) of a build world:
+    the widest world keeps the plain names, another builds beside it (both stay reusable)."""
+    if world == plan_mod.WORLDS[0]:
+        return ROUNDTRIP_LIBRARY, ""
+    return ROUNDTRIP_LIBRARY.replace(".so", f"-{world.label}.so"), f"-{world.label}"
+
+
+def hidden(plan: plan_mod.Plan, world: plan_mod.World, installed: Version) -> list[dict]:
+    """The wrappers the widest build serves at the installed release and `world`'s build does not (a compile-error
+    template there: README "Stable means libtorch alone"), each with what it needs and the compile error's reason
+    (emit_cpp.why_hidden). Empty for the widest world."""
+    if world == plan_mod.WORLDS[0]:
+        return []
+    here_plan = plan.in_world(world)
+    here = {w.op.name: w for w in sig_cpp.wrappers(here_plan)[0]}
+    overlay_world = plan.in_world(plan_mod.World(overlay=True, leaky_str=world.leaky_str))
+    result = []
+    for w in sig_cpp.wrappers(plan.in_world(plan_mod.WORLDS[0]))[0]:
+        if roundtrip.active_variant(w, installed) is None:
+            continue
+        mine = here.get(w.op.name)
+        if mine is not None and roundtrip.active_variant(mine, installed) is not None:
+            continue
+        needs = ("the overlay" if not world.overlay and emit_cpp.active_in(w.op.name, overlay_world, installed)
+                 else "leaky str routes (SHIMGEN_NO_LEAKY_STR undefined)")
+        result.append({"op": w.op.name, "wrapper": w.name, "since": str(w.since), "needs": needs,
+                       "reason": emit_cpp.why_hidden(w.op.name, installed, mine, w, here_plan)})
+    return result
+
+
+def _named_op(op: str, why: str) -> str:
+    """The op a skipped entry is about: its own, or the one a refusal note names (`op add.out: ...`)."""
+    m = re.match(r"op ([^,:\s]+)", why) if op == "?" else None
+    return m.group(1) if m else op
+
+
 def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | None, since: str | None,
-            plan: plan_mod.Plan | None = None):
+            plan: plan_mod.Plan | None = None, world: plan_mod.World = plan_mod.WORLDS[0]):
     """Generate the overlay, round-trip and helper sources into build_dir; return (compile steps, link steps,
-    spec, notes). `plan` is the one the CLI generated DIR from (made again from ops/yaml/since when absent)."""
+    spec, notes). `plan` is the one the CLI generated DIR from (made again from ops/yaml/since when absent).
+    `world`: the build the round-trip extension is compiled as (plan.World: its macros, its wrappers; by default
+    the widest, -DSHIMGEN_OVERLAY); the wrappers hidden in it are reported (`hidden`), not called."""
     torch = build.find_torch()
     installed = Version.parse_release(torch.version, "installed torch version")
     plan = plan or plan_mod.make(ops, yaml_path, since)
+    wide_plan, plan = plan, plan.in_world(world)
+    rt_name, suffix = names(world)
     cxx = build.compiler()
     cxx_id = build.compiler_id(cxx)
     b = os.path.abspath(build_dir)
@@ -115,32 +157,34 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
     groups = chunks(kernels, CHUNK_KERNELS, lambda k: k.op.name)
     rt_steps = []
     for i, group in enumerate(groups):
-        src = os.path.join(b, "roundtrip", f"{i}.cpp")
+        src = os.path.join(b, "roundtrip" + suffix, f"{i}.cpp")
         _write(src, roundtrip.source(plan, group))
         obj = src[: -len(".cpp")] + ".o"
-        cmd = [cxx, *build.OBJECT_FLAGS, *torch.stable_flags(out_abs, overlay=True), "-c", src, "-o", obj]
+        cmd = [cxx, *build.OBJECT_FLAGS, *torch.stable_flags(out_abs, macros=world.macros), "-c", src, "-o", obj]
         rt_steps.append(build.Step(f"round-trip extension {i + 1}/{len(groups)}", obj, cmd,
                                    [_read(src), *headers, torch.version, cxx_id]))
     device_ops: dict[str, list] = {}
     for device in RUN_DEVICES:  # the device route's wrappers (torch::stable::cpu::), in the same library
         route = routes.get(device)
-        dks, left_out = roundtrip.kernels(plan, installed, device=device)
+        dks, left_out = roundtrip.kernels(wide_plan, installed, device=device)
         skipped += left_out
         if not dks:
             continue
-        src = os.path.join(b, "roundtrip", f"device_{device}.cpp")
+        src = os.path.join(b, "roundtrip" + suffix, f"device_{device}.cpp")
         _write(src, roundtrip.source(plan, dks, roundtrip.device_namespace(device), (route.header,)))
         obj = src[: -len(".cpp")] + ".o"
-        cmd = [cxx, *build.OBJECT_FLAGS, *torch.stable_flags(out_abs), "-c", src, "-o", obj]
+        cmd = [cxx, *build.OBJECT_FLAGS, *torch.stable_flags(out_abs), "-c", src, "-o", obj]  # libtorch's only
         rt_steps.append(build.Step(f"round-trip extension ({device}::)", obj, cmd,
                                    [_read(src), *headers, _read(os.path.join(out_abs, route.header)),
                                     torch.version, cxx_id]))
         device_ops[device] = dks
     compile_steps += rt_steps
-    rt_lib = os.path.join(b, ROUNDTRIP_LIBRARY)
+    rt_lib = os.path.join(b, rt_name)
     link_cmd = [cxx, *build.CXX_FLAGS, *(s.output for s in rt_steps), "-o", rt_lib]
     if overlay_lib:
         link_cmd += [f"-L{b}", "-lshimgen_overlay", "-Wl,-rpath,$ORIGIN"]
+    if not world.overlay:  # libtorch alone: a symbol it does not export is a link error here, not a load failure
+        link_cmd.append("-Wl,--no-undefined")
     link_cmd += torch.link_flags()
     link_steps.append(build.Step("round-trip extension (link)", rt_lib, link_cmd,
                                  [s.digest for s in rt_steps] + [s.digest for s in link_steps]))
@@ -153,12 +197,17 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
     compile_steps.append(build.Step("runner helper", helper_lib, cmd, [_read(helper_src), torch.version, cxx_id]))
 
     native = plan.native or NativeYaml(yaml_path)
+    hiding = hidden(wide_plan, world, installed)
+    hidden_ops = {h["op"] for h in hiding}
+    skipped = [(op, why) for op, why in skipped if _named_op(op, why) not in hidden_ops]  # reported as hidden
     spec = {
+        "world": world.label,
         "overlay": overlay_lib,
         "roundtrip": rt_lib,
         "helper": helper_lib,
         "ops": [roundtrip.op_spec(k, plan, native) for k in kernels],
         "skipped": skipped,
+        "hidden": hiding,
         "devices": {
             device: {"roundtrip_ns": roundtrip.device_namespace(device),
                      "ops": [{**roundtrip.op_spec(k, plan, native), "wrapper": k.wrapper.name} for k in dks]}
@@ -202,14 +251,16 @@ class Samples:
 
 def run(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | None, since: str | None,
         plan: plan_mod.Plan | None = None, jobs: int = 2, report_path: str | None = None,
-        samples: Samples | None = None) -> int:
+        samples: Samples | None = None, world: plan_mod.World = plan_mod.WORLDS[0]) -> int:
     t_start = time.perf_counter()
     samples = samples or Samples(jobs)
+    _, suffix = names(world)
     try:
-        compile_steps, link_steps, spec, notes = prepare(out, build_dir, ops, yaml_path, since, plan)
+        compile_steps, link_steps, spec, notes = prepare(out, build_dir, ops, yaml_path, since, plan, world)
         for n in notes:
             print(f"shimgen: verify: note: {n}", file=sys.stderr)
-        print(f"shimgen: verify: building in {os.path.abspath(build_dir)} ...", file=sys.stderr)
+        print(f"shimgen: verify: building in {os.path.abspath(build_dir)} (build world: {world.label}"
+              f"{', ' + ' '.join(world.macros) if world.macros else ', no SHIMGEN_ macro'}) ...", file=sys.stderr)
         t0 = time.perf_counter()
         build.run_steps(compile_steps, jobs)
         for step in link_steps:  # in order: the round-trip extension links against the overlay
@@ -231,24 +282,24 @@ def run(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | None, 
         extra.append(f"OpInfo samples: {len(recording.calls)} overloads ({how}: {recording.path})")
     spec["recorded"] = recording.path
     spec["limits"] = dict(LIMITS)
-    spec_path = os.path.join(os.path.abspath(build_dir), "verify_ops.json")
+    spec_path = os.path.join(os.path.abspath(build_dir), f"verify_ops{suffix}.json")
     _write(spec_path, json.dumps(spec, indent=1) + "\n")
     t1 = time.perf_counter()
     device_ok = True
     try:
-        results = run_samples(spec_path, spec, os.path.join(os.path.abspath(build_dir), "runner.log"), jobs)
+        results = run_samples(spec_path, spec, os.path.join(os.path.abspath(build_dir), f"runner{suffix}.log"), jobs)
     except RunnerFailed as e:
         print(f"shimgen: verify: {e}", file=sys.stderr)
         return 1
     devices = spec.pop("devices", {})
     device_results = {}
     for device, dspec in devices.items():  # the device route's wrappers, against the same aten ops
-        sub = {**spec, **dspec, "skipped": []}
-        sub_path = os.path.join(os.path.abspath(build_dir), f"verify_ops_{device}.json")
+        sub = {**spec, **dspec, "skipped": [], "hidden": []}
+        sub_path = os.path.join(os.path.abspath(build_dir), f"verify_ops_{device}{suffix}.json")
         _write(sub_path, json.dumps(sub, indent=1) + "\n")
         try:
             device_results[device] = (sub, run_samples(
-                sub_path, sub, os.path.join(os.path.abspath(build_dir), f"runner_{device}.log"), jobs))
+                sub_path, sub, os.path.join(os.path.abspath(build_dir), f"runner_{device}{suffix}.log"), jobs))
         except RunnerFailed as e:
             print(f"shimgen: verify: {device}:: {e}", file=sys.stderr)
             return 1
@@ -262,7 +313,7 @@ def run(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | None, 
         device_ok = device_ok and dok
     if report_path:
         info = {"command": "shimgen " + " ".join(sys.argv[1:]) if sys.argv[1:] else "shimgen --verify",
-                "torch": build.find_torch().version, "jobs": jobs,
+                "torch": build.find_torch().version, "build world": world.label, "jobs": jobs,
                 "wall seconds (verify)": round(time.perf_counter() - t_start, 1),
                 "build seconds": round(build_seconds, 1), "samples seconds": round(run_seconds, 1),
                 "OpInfo": extra[-1] if recording.path else (recording.note or "off")}

@@ -37,10 +37,12 @@ class Torch:
     def lib_dir(self) -> str:
         return os.path.join(self.root, "lib")
 
-    def stable_flags(self, generated: str | None = None, overlay: bool = False) -> list[str]:
+    def stable_flags(self, generated: str | None = None, overlay: bool = False,
+                     macros: tuple[str, ...] | list[str] = ()) -> list[str]:
         """Compile flags for a stable-ABI TU; a shimgen output folder goes first so its headers shadow torch's.
-        `overlay`: the TU opts in to shimgen's overlay routes (-DSHIMGEN_OVERLAY; it links libshimgen_overlay)."""
-        return [*STABLE_FLAGS, *(["-DSHIMGEN_OVERLAY"] if overlay else []),
+        `overlay`: the TU opts in to shimgen's overlay routes (-DSHIMGEN_OVERLAY; it links libshimgen_overlay).
+        `macros`: a build world's own -D flags instead (plan.World.macros; none: the default build)."""
+        return [*STABLE_FLAGS, *(["-DSHIMGEN_OVERLAY"] if overlay else []), *macros,
                 *([f"-I{generated}"] if generated else []), f"-I{self.include_dirs[0]}"]
 
     def aten_flags(self, generated: str | None = None) -> list[str]:

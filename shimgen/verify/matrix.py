@@ -32,9 +32,10 @@ from shimgen import emit_c, pipeline, routes, sig_c
 from shimgen.emit_cpp import read_wrapper_headers
 from shimgen.errors import Refusal, ShimgenError
 from shimgen.parse import NativeYaml
-from shimgen.plan import Plan
+from shimgen.plan import WORLDS, Plan, World, world_named
 from shimgen.signatures import wrappers
-from shimgen.verify import CHUNK_KERNELS, ROUNDTRIP_LIBRARY, build, chunks, overlay, roundtrip, runtimes
+from shimgen.verify import CHUNK_KERNELS, build, chunks, hidden, overlay, roundtrip, runtimes
+from shimgen.verify import names as world_names
 from shimgen.verify.report import verdict
 from shimgen.verify.runner_client import RunnerFailed, run_samples
 from shimgen.versions import Version
@@ -56,6 +57,8 @@ LEGEND = {
     "n/t": ("not testable at this target: the round-trip kernel cannot receive or return a type through this "
             "release's dispatcher", False),
     ".": ("hidden at this target: the wrapper does not compile there (by design)", False),
+    "hidden": ("hidden in this build world (--world): a compile error there naming what it needs, e.g. the "
+               "overlay (by design)", False),
     "load!": ("the round-trip extension or overlay failed to load on this runtime", True),
     "build!": ("the round-trip extension failed to build at this target", True),
 }
@@ -111,27 +114,31 @@ def _link_flags(torch: build.Torch) -> list[str]:
 
 
 def roundtrip_steps(plan: Plan, out: str, t: Target, bdir: str, torch: build.Torch, cxx: str,
-                    cxx_id: str, device: str | None = None) -> tuple[list[build.Step], build.Step]:
+                    cxx_id: str, device: str | None = None,
+                    world: World = WORLDS[0]) -> tuple[list[build.Step], build.Step]:
     """The compile steps (one per chunk of kernels, as `shimgen --verify` splits them: a whole-yaml surface
     compiles in parallel) and the link step of the round-trip extension at target t; with `device`, of the
-    device route's wrappers, torch::stable::<device>::."""
+    device route's wrappers, torch::stable::<device>::. `world`: the build world compiled (its macros)."""
+    library, suffix = world_names(world)
     headers = [read_wrapper_headers(out), _read(os.path.join(out, "torch/csrc/inductor/aoti_torch/generated/c_shim_aten.h"))]
     groups = chunks(t.kernels, CHUNK_KERNELS, lambda k: k.op.name)
     compile_steps = []
     for i, group in enumerate(groups):
         name = roundtrip.SOURCE if len(groups) == 1 else roundtrip.SOURCE.replace(".cpp", f"-{i}.cpp")
-        src = os.path.join(bdir, f"target-{t.release}", name)
+        src = os.path.join(bdir, f"target-{t.release}{suffix}", name)
         if device is None:
             _write(src, roundtrip.source(plan, group))
         else:
             _write(src, roundtrip.source(plan, group, roundtrip.device_namespace(device), (routes.get(device).header,)))
         obj = src[: -len(".cpp")] + ".o"
-        compile_cmd = [cxx, "-O1", "-fPIC", *torch.stable_flags(out, overlay=True),
+        compile_cmd = [cxx, "-O1", "-fPIC", *torch.stable_flags(out, macros=world.macros),
                        f"-DTORCH_TARGET_VERSION={t.release.hex}", "-c", src, "-o", obj]
         what = f"round-trip extension at {t.release} (compile" + (f" {i + 1}/{len(groups)})" if len(groups) > 1 else ")")
         compile_steps.append(build.Step(what, obj, compile_cmd, [_read(src), *headers, torch.version, cxx_id]))
-    lib = os.path.join(bdir, f"target-{t.release}", ROUNDTRIP_LIBRARY)
+    lib = os.path.join(bdir, f"target-{t.release}{suffix}", library)
     link_cmd = [cxx, *build.CXX_FLAGS, *(s.output for s in compile_steps), "-o", lib, *_link_flags(torch)]
+    if not world.overlay:  # libtorch alone: a symbol it does not export is a link error, not a load failure
+        link_cmd.append("-Wl,--no-undefined")
     link_step = build.Step(f"round-trip extension at {t.release} (link)", lib, link_cmd,
                            [s.digest for s in compile_steps])
     return compile_steps, link_step
@@ -313,8 +320,11 @@ def counts(m: Matrix) -> list[str]:
 
 def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: list[str], bdir: str,
                yaml_path: str | None = None, since: str | None = None, jobs: int = 2,
-               log=sys.stderr, device: str | None = None, recorded: str | None = None) -> Matrix:
+               log=sys.stderr, device: str | None = None, recorded: str | None = None,
+               world: World = WORLDS[0]) -> Matrix:
     """`device`: run the torch::stable::<device>:: wrappers (the device route) instead of the default ones.
+    `world`: the build world the round-trip extensions are compiled as (default: with SHIMGEN_OVERLAY); a wrapper
+    hidden in it at a target is a `hidden` cell there.
     `recorded`: a recording of PyTorch's test corpora (shimgen.verify.record) whose calls every runtime also
     runs, before shimgen's own samples (aten of each runtime is still the reference)."""
     found, missing = runtimes.resolve(runtime_names)
@@ -327,18 +337,24 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
             raise ShimgenError(f"target {t} is newer than the installed torch's headers ({headers})")
     bdir = os.path.abspath(bdir)
     out = os.path.join(bdir, "generated")
-    files, plan = pipeline.generate(ops, yaml_path, since, out)
+    files, wide = pipeline.generate(ops, yaml_path, since, out)
     pipeline.write(out, files)
-    ws, _ = wrappers(plan)
-    names = [w.op.name for w in (routes.get(device).wrappers(plan) if device else ws)]
+    plan = wide.in_world(world)
+    ws, _ = wrappers(wide)
+    names = [w.op.name for w in (routes.get(device).wrappers(wide) if device else ws)]
     cxx = build.compiler()
     cxx_id = build.compiler_id(cxx)
 
     tgts = []
     for t in targets:
-        ks, skipped = roundtrip.kernels(plan, headers, t, device)
-        tgts.append(Target(t, ks, {op: why for op, why in skipped}))
-    steps = {t.release: roundtrip_steps(plan, out, t, bdir, torch, cxx, cxx_id, device) for t in tgts if t.kernels}
+        ks, skipped = roundtrip.kernels(wide if device else plan, headers, t, device)
+        by_world = {} if device else {h["op"]: f"hidden in this build: needs {h['needs']}: {h['reason']}"
+                                      for h in hidden(wide, world, t)}
+        # A wrapper this world does not build at all (a refusal note) that the widest hides at t is hidden here too
+        hidden_wide = {w.op.name: f"hidden at {t}" for w in ws if roundtrip.active_variant(w, t) is None}
+        tgts.append(Target(t, ks, {**hidden_wide, **{op: why for op, why in skipped}, **by_world}))
+    steps = {t.release: roundtrip_steps(plan, out, t, bdir, torch, cxx, cxx_id, device, world)
+             for t in tgts if t.kernels}
     print(f"shimgen: matrix: building the round-trip extension for {len(steps)} targets in {bdir}", file=log)
     failed = build.run_steps([s for compiles, _ in steps.values() for s in compiles], jobs=jobs, check=False)
     for t in tgts:
@@ -377,7 +393,8 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
             for op in names:
                 if op not in specs:
                     why = t.skipped.get(op, "")
-                    cells[key(op)] = Cell(".", "") if why.startswith("hidden") else Cell("n/t", why)
+                    cells[key(op)] = (Cell("hidden", why) if why.startswith("hidden in this build") else
+                                      Cell(".", "") if why.startswith("hidden") else Cell("n/t", why))
                 elif t.library is None:
                     cells[key(op)] = Cell("build!", t.error[-600:])
                 elif specs[op]["overlay"] and op in ov.missing:
@@ -393,7 +410,7 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
                     "recorded": recorded}
             if device:
                 spec["roundtrip_ns"] = roundtrip.device_namespace(device)
-            work = os.path.join(bdir, f"run-{t.release}-on-{r.name}")
+            work = os.path.join(bdir, f"run-{t.release}-on-{r.name}{world_names(world)[1]}")
             os.makedirs(work, exist_ok=True)
             spec_path = os.path.join(work, "verify_ops.json")
             _write(spec_path, json.dumps(spec, indent=1) + "\n")
@@ -426,6 +443,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="recorded OpInfo/common_nn calls each runtime also runs before shimgen's own samples: a "
                          "recording file, `auto` (the installed torch's cached recording, made by `shimgen "
                          "--verify`, when there is one) or `none` (default)")
+    ap.add_argument("--world", default=WORLDS[0].label, choices=[w.label for w in WORLDS],
+                    help="the build the round-trip extensions are compiled as: `overlay` (default, -DSHIMGEN_OVERLAY)"
+                         ", `default` (no macro: libtorch alone; wrappers hidden there are `hidden` cells), ...")
     ap.add_argument("-j", "--jobs", type=int, default=2, help="parallel compiles (default 2)")
     args = ap.parse_args(argv)
     try:
@@ -439,7 +459,7 @@ def main(argv: list[str] | None = None) -> int:
             path = record.cache_path(build.find_torch().version)
             recorded = path if record.load(path) is not None else None
         m = run_matrix(ops, targets, names, args.build_dir, args.yaml, args.since, args.jobs, device=args.device,
-                       recorded=recorded)
+                       recorded=recorded, world=world_named(args.world))
     except ShimgenError as e:
         print(f"shimgen: error: {e.line()}", file=sys.stderr)
         return 2

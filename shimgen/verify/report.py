@@ -10,6 +10,8 @@ Each overload gets one status:
   unproven      nothing ran to a result on this machine, with the reason: not runnable here (kernels only for
                 CUDA, MPS, ...), aten raises on every sample, aten crashes or hangs, no sample could be made
   absent        the runtime's torch lacks the op
+  hidden        the build world verified (--world) does not have the wrapper: a compile error there naming what it
+                needs (the overlay, or leaky str routes) and why; not called
   ERROR         the runner could not run the op (a failure)
 """
 
@@ -116,6 +118,15 @@ def rows(spec: dict, results: dict[str, dict]) -> list[dict]:
             "aten_error": r.get("aten_error", ""),
         })
         out[-1]["group"] = reason_group(out[-1]) if status not in ("proven", "absent") else ""
+    for h in spec.get("hidden", []):  # hidden in the build world verified: reported, never called
+        counts = new_result(h["op"])["counts"]
+        out.append({
+            "op": h["op"], "route": "hidden", "since": h["since"], "tags": [], "kernels": [], "source": "-",
+            **{k.replace("-", "_"): 0 for k in counts}, "scalar_wrong": 0, "seconds": 0.0, "status": "hidden",
+            "reason": h["reason"], "category": f"hidden in this build: needs {h['needs']}", "failures": [],
+            "notes": [], "aten_error": "",
+        })
+        out[-1]["group"] = reason_group(out[-1])
     return out
 
 
@@ -140,6 +151,8 @@ def reason_group(row: dict) -> str:
     """The group of an overload not proven (a WRONG one is a failure, not a reason: its own group)."""
     if row["status"] in FAILING:
         return "FAILING: " + row["status"]
+    if row["status"] == "hidden":  # by design of the build world verified: its own group
+        return row["category"]
     for g in reason_groups():
         if _matches(g.get("when") or {}, row):
             return g["group"]
@@ -149,7 +162,7 @@ def reason_group(row: dict) -> str:
 def summary(table: list[dict]) -> dict[str, Any]:
     cats = Counter(row["category"] for row in table)
     cpu = [row for row in table if row["category"] != "unproven: not runnable on this machine"
-           and row["status"] != "absent"]
+           and row["status"] not in ("absent", "hidden")]
     samples = Counter()
     for row in table:
         for k in ("exact", "refused", "wrong", "error", "aten_fails", "unreached", "nondeterministic"):
