@@ -102,6 +102,21 @@ def _deferred_signals() -> Iterator[None]:
             raise Interrupted(received[0])
 
 
+@contextlib.contextmanager
+def _signals_blocked() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM at the OS level for a few statements: creating a file or folder and recording it for
+    cleanup happen together, so an interrupt never lands between them (it is delivered when the block ends)."""
+    try:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, _SIGNALS)
+    except (AttributeError, OSError, ValueError):  # no pthread_sigmask here: the window stays (a few bytecodes)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
 # ---- lock ------------------------------------------------------------------------------------------------------
 
 
@@ -232,16 +247,22 @@ def _makedirs(path: str, created: list[str]) -> None:
         p = parent
     for d in reversed(missing):
         try:
-            os.mkdir(d)
-            created.append(d)
+            with _signals_blocked():  # made and recorded together: an interrupt cannot leave it unrecorded
+                os.mkdir(d)
+                created.append(d)
         except FileExistsError:
             if not os.path.isdir(d):
                 raise
 
 
-def _stage(out: str, rel: str, text: str, umask: int) -> str:
+def _stage(out: str, rel: str, text: str, umask: int, staged: dict[str, str]) -> None:
+    """Write `text` to a new staging file beside rel's destination, recorded in `staged` the moment it exists (an
+    interrupt from then on removes it with the others: tests/test_hardening.py's interrupt trials)."""
     path = os.path.join(out, rel)
-    fd, tmp = tempfile.mkstemp(prefix=STAGE_PREFIX, suffix="-" + os.path.basename(path), dir=os.path.dirname(path))
+    with _signals_blocked():
+        fd, tmp = tempfile.mkstemp(prefix=STAGE_PREFIX, suffix="-" + os.path.basename(path),
+                                   dir=os.path.dirname(path))
+        staged[rel] = tmp
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
             os.fchmod(f.fileno(), 0o666 & ~umask)  # mkstemp creates 0600: give an ordinary file's mode
@@ -250,7 +271,6 @@ def _stage(out: str, rel: str, text: str, umask: int) -> str:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    return tmp
 
 
 def _unchanged(path: str, text: str) -> bool:
@@ -323,7 +343,7 @@ def write(out: str, files: dict[str, str], before_switch=None, owned: tuple[str,
                         time.sleep(delay)
                     if _unchanged(path, files[rel]):  # already what this run writes: no stage, no rename
                         continue
-                    staged[rel] = _stage(out, rel, files[rel], umask)
+                    _stage(out, rel, files[rel], umask, staged)
                 _fsync_all(list(staged.values()))
                 if before_switch is not None:
                     before_switch([os.path.join(out, rel) for rel in rels])
