@@ -27,7 +27,7 @@ from shimgen.errors import Refusal, ShimgenError
 from shimgen.parse import Op
 from shimgen.plan import Plan
 from shimgen.table import Row, Table
-from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version
+from shimgen.versions import FIRST_STABLE, Version
 
 _CPP_KEYWORDS = {"and", "or", "not", "xor", "new", "delete", "bitand", "bitor", "compl", "default", "register"}
 
@@ -662,10 +662,3 @@ def overload_set(
         elif e.delete:
             add(f"deleted {name}({', '.join(types)})", types, defaults)
     return result
-
-
-def dispatcher_call_versions(v: Variant) -> tuple[bool, bool]:
-    """(needs aoti_torch_call_dispatcher, needs torch_call_dispatcher) over the variant's range."""
-    old = v.start < VERSIONED_DISPATCHER
-    new = v.end is None or v.end > VERSIONED_DISPATCHER
-    return old, new

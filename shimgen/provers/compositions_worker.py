@@ -13,7 +13,7 @@ import sys
 
 import torch
 
-from worker_common import aten, run, same
+from worker_common import Refused, aten, outcome, run, same
 
 DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.int16,
           torch.int8, torch.uint8, torch.bool, torch.complex64, torch.uint16]
@@ -21,10 +21,6 @@ SHAPES = [((5, 7), (5, 7)), ((5, 7), ()), ((), (3,)), ((2, 1), (1, 3)), ((0,), (
 NUMBERS = [0, 1, -1, 0.5, 0.1, -2.5, 3, 1e-3, 1e10, 1e300, float("inf"), float("nan"), 2**40, True]
 THRESHOLD_KERNEL = {torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, torch.bfloat16,
                     torch.float32, torch.float64}
-
-
-class Refused(Exception):
-    pass
 
 
 def in_range(n, dtype):
@@ -169,15 +165,6 @@ def sample(shape, dtype, seed):
     if dtype.is_floating_point or dtype.is_complex:
         return t.to(dtype)
     return t.nan_to_num(0.0, 0.0, 0.0).round().clamp(0 if dtype in (torch.uint8, torch.uint16) else -9, 9).to(dtype)
-
-
-def outcome(fn):
-    try:
-        return "ok", fn()
-    except Refused as e:
-        return "refused", str(e)
-    except Exception as e:  # noqa: BLE001 - an error is an outcome to compare
-        return "error", str(e).split("\n")[0]
 
 
 def main():

@@ -20,7 +20,7 @@ import sys
 
 import torch
 
-from worker_common import aten, run, same
+from worker_common import Refused, aten, outcome, run, same
 
 DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.uint8,
           torch.complex64, torch.bool]
@@ -29,10 +29,6 @@ NUMBERS = [1, 0, 2, -3, 2**24, 2**24 + 1, 2**53 + 1, 1.0, 0.5, -2.5, 0.0, 0.1, 1
 LIB = ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))
 _get = ctypes.pythonapi.PyCapsule_GetPointer
 _get.restype, _get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-
-
-class Refused(Exception):
-    pass
 
 
 def handle(t):
@@ -101,15 +97,6 @@ def route(spec, values):
             raise Refused("autograd")
         raise RuntimeError(f"{spec['function']} failed")
     return out
-
-
-def outcome(fn):
-    try:
-        return "ok", fn()
-    except Refused as e:
-        return "refused", str(e)
-    except Exception as e:  # noqa: BLE001 - an error is an outcome to compare
-        return "error", str(e).split("\n")[0]
 
 
 def call_aten(op, spec, values):

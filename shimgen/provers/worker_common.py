@@ -11,6 +11,20 @@ def aten(name):
     return getattr(getattr(torch.ops.aten, op), overload or "default")
 
 
+class Refused(Exception):
+    """A route's own refusal (a `shimgen:` error in the wrapper), modelled by a worker: an outcome of its own."""
+
+
+def outcome(fn):
+    """run(), with a modelled route's refusal told apart from aten's errors."""
+    try:
+        return "ok", fn()
+    except Refused as e:
+        return "refused", str(e)
+    except Exception as e:  # noqa: BLE001 - an error is an outcome to compare
+        return "error", str(e).split("\n")[0]
+
+
 def run(fn):
     try:
         return "ok", fn()
