@@ -70,7 +70,6 @@ def sample(shape, dtype, seed):
 
 def route(spec, values):
     """The generated wrapper's call, step by step."""
-    tensors = [a for a in spec["args"] if isinstance(values[a], torch.Tensor)]
     cat = category(values[spec["like"][0]].dtype)
     for name in spec["numbers"]:
         n = values[name]
