@@ -69,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--project", metavar="PATH", help="read [tool.shimgen] from PATH (a pyproject.toml or its "
                    "folder) and apply it whatever --out is (default: the pyproject.toml at or above the working "
                    "directory, when its `out` is the folder written)")
-    p.add_argument("--version", action="version", version=f"shimgen {_version()}")
+    p.add_argument("--version", action=_VersionAction)
     p.add_argument("--cmake-dir", action="store_true", help="print the folder holding shimgen's CMake package "
                    "(ShimgenConfig.cmake: pass it as -DShimgen_DIR) and exit")
     p.add_argument("--cmake-info", action="store_true", help=argparse.SUPPRESS)  # for ShimgenConfig.cmake
@@ -89,6 +89,19 @@ def _cmake_info(args: argparse.Namespace) -> list[str]:
             raise ShimgenError(f"--project {args.project}: no [tool.shimgen] table there")
         lines.append(f"target={found.target or ''}")
     return lines
+
+
+class _VersionAction(argparse.Action):
+    """--version: shimgen's version, looked up only when asked (importlib.metadata scans every installed
+    distribution: a cost every run would pay if the parser computed it up front)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None):
+        super().__init__(option_strings, dest, nargs=0, default=default,
+                         help=help or "show program's version number and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser._print_message(f"shimgen {_version()}\n", sys.stdout)
+        parser.exit()
 
 
 def _version() -> str:

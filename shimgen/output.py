@@ -40,7 +40,6 @@ import re
 import signal
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 import time
 from collections.abc import Iterator
 
@@ -300,6 +299,8 @@ def _fsync_all(paths: list[str]) -> None:
         for path in paths:
             one(path)
         return
+    from concurrent.futures import ThreadPoolExecutor  # imported here: a run that stages few files never needs it
+
     with ThreadPoolExecutor(max_workers=8) as pool:
         list(pool.map(one, paths))
 
