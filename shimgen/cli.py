@@ -344,7 +344,26 @@ def main(argv: list[str] | None = None) -> int:
                     signal.signal(s, signal.SIG_IGN)
     if as_program and status in (128 + signal.SIGINT, 128 + signal.SIGTERM):
         _die_by(status - 128)
+    if as_program:
+        _exit_without_teardown(status)
     return status
+
+
+def _exit_without_teardown(status: int) -> None:
+    """End the program as soon as its outcome is out: the interpreter's own exit frees the run's millions of small
+    objects one by one (about 0.25 s after a whole yaml, a tenth of the run), memory the OS reclaims at once.
+    Everything shimgen wrote is closed by now; stdout and stderr are flushed here. Only when nothing else may
+    still be running or waiting for exit: no other thread, and not after --verify (its builds, runners and
+    torch), which exits the ordinary way."""
+    import threading
+
+    if threading.active_count() > 1 or any(m in sys.modules for m in ("shimgen.verify", "torch", "multiprocessing")):
+        return
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            if stream is not None:
+                stream.flush()
+    os._exit(status)
 
 
 def _die_by(signum: int) -> None:
