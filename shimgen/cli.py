@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
+import gc
 import os
 import signal
 import sys
@@ -314,6 +315,11 @@ def main(argv: list[str] | None = None) -> int:
                     status = port.main(argv_list[1:])
                 else:
                     args = build_parser().parse_args(argv_list)
+                    if as_program and not args.verify:
+                        # Python's cyclic collector stays off to the end (pipeline.generate pauses it while
+                        # generating): turned back on, its first pass would walk every object the run made
+                        # (~0.15 s after a whole yaml) in a process about to end (_exit_without_teardown).
+                        gc.disable()
                     if not (args.cmake_dir or args.cmake_info):
                         _with_project(args)
                     out = args.out
