@@ -40,7 +40,6 @@ import re
 import signal
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 import time
 from collections.abc import Iterator
 
@@ -255,17 +254,27 @@ def _makedirs(path: str, created: list[str]) -> None:
                 raise
 
 
-def _stage(out: str, rel: str, text: str, umask: int, staged: dict[str, str]) -> None:
+def _stage(out: str, rel: str, text: str, umask: int, staged: dict[str, str], token: str) -> None:
     """Write `text` to a new staging file beside rel's destination, recorded in `staged` the moment it exists (an
-    interrupt from then on removes it with the others: tests/test_hardening.py's interrupt trials)."""
+    interrupt from then on removes it with the others: tests/test_hardening.py's interrupt trials). Its name is
+    `.shimgen-stage-<token>-<name>`, the token random per run, created exclusively (O_EXCL) with an ordinary
+    file's mode: one open per file, where mkstemp drew a random name per file and needed a chmod after it. A
+    name already taken (never, but for a clash of tokens) falls back to mkstemp."""
     path = os.path.join(out, rel)
+    folder, name = os.path.split(path)
     with _signals_blocked():
-        fd, tmp = tempfile.mkstemp(prefix=STAGE_PREFIX, suffix="-" + os.path.basename(path),
-                                   dir=os.path.dirname(path))
+        try:
+            tmp = os.path.join(folder, f"{STAGE_PREFIX}{token}-{name}")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+            mode = None  # the umask applies, as to any new file
+        except FileExistsError:
+            fd, tmp = tempfile.mkstemp(prefix=STAGE_PREFIX, suffix="-" + name, dir=folder)
+            mode = 0o666 & ~umask  # mkstemp creates 0600: give an ordinary file's mode
         staged[rel] = tmp
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            os.fchmod(f.fileno(), 0o666 & ~umask)  # mkstemp creates 0600: give an ordinary file's mode
+            if mode is not None:
+                os.fchmod(f.fileno(), mode)
             f.write(text)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -300,6 +309,8 @@ def _fsync_all(paths: list[str]) -> None:
         for path in paths:
             one(path)
         return
+    from concurrent.futures import ThreadPoolExecutor  # imported here: a run that stages few files never needs it
+
     with ThreadPoolExecutor(max_workers=8) as pool:
         list(pool.map(one, paths))
 
@@ -326,6 +337,7 @@ def write(out: str, files: dict[str, str], before_switch=None, owned: tuple[str,
     staged: dict[str, str] = {}  # rel -> staging path
     committed: list[bool] = []  # set at the commit point: from then on the journal completes the switch
     delay = _test_delay()
+    token = os.urandom(4).hex()  # this run's staging names (_stage)
     try:
         try:
             _makedirs(out, outer)
@@ -343,7 +355,7 @@ def write(out: str, files: dict[str, str], before_switch=None, owned: tuple[str,
                         time.sleep(delay)
                     if _unchanged(path, files[rel]):  # already what this run writes: no stage, no rename
                         continue
-                    _stage(out, rel, files[rel], umask, staged)
+                    _stage(out, rel, files[rel], umask, staged, token)
                 _fsync_all(list(staged.values()))
                 if before_switch is not None:
                     before_switch([os.path.join(out, rel) for rel in rels])

@@ -13,7 +13,6 @@ import os
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from importlib import metadata
 
 import yaml
 from torchgen.model import FunctionSchema, Location, NativeFunction
@@ -41,6 +40,31 @@ def default_yaml_path() -> str:
     import torchgen
 
     return os.path.join(os.path.dirname(torchgen.__file__), "packaged", "ATen", "native", "native_functions.yaml")
+
+
+_VERSION_LINE_RE = re.compile(r"^__version__\s*=\s*['\"]([^'\"\n]+)['\"]\s*$", re.M)
+
+
+def _installed_torch_version() -> str:
+    """The installed torch's version string (LookupError: none). torch/version.py, beside the torchgen whose
+    yaml this is, states it in one line (`__version__ = '2.13.0+cpu'`): read as text, it costs a file read,
+    where importlib.metadata (the fallback) costs its import and a scan of every installed distribution."""
+    import torchgen
+
+    path = os.path.join(os.path.dirname(os.path.dirname(torchgen.__file__)), "torch", "version.py")
+    try:
+        with open(path, encoding="utf-8") as f:
+            m = _VERSION_LINE_RE.search(f.read(1 << 16))
+        if m is not None:
+            return m.group(1)
+    except (OSError, UnicodeDecodeError):
+        pass
+    from importlib import metadata
+
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        raise LookupError("torch") from None
 
 
 @dataclass(frozen=True)
@@ -257,8 +281,9 @@ def check_schema(func: str, op: str, table: Table | None) -> FunctionSchema:
 def detect_release(path: str) -> tuple[Version | None, str | None]:
     """Which torch release a native_functions.yaml comes from, and if none, why (for the error asking for --since).
 
-    1. The installed wheel's own yaml: the installed torch's version (importlib.metadata, no torch import; a
-       local suffix such as `2.13.0+cpu` is allowed there).
+    1. The installed wheel's own yaml: the installed torch's version (no torch import: the `__version__` line
+       the wheel's torch/version.py holds, else importlib.metadata; a local suffix such as `2.13.0+cpu` is
+       allowed there).
     2. A folder named like a release (`.../2.13.0/native_functions.yaml`, as in torch-schemas collections): the
        strict MAJOR.MINOR[.PATCH] grammar, optionally after a `v`; any other folder name is not a release.
     3. A PyTorch checkout: `version.txt` (`2.14.0a0`) at the repository root (aten/src/ATen/native/ is three
@@ -268,9 +293,11 @@ def detect_release(path: str) -> tuple[Version | None, str | None]:
     real = os.path.realpath(path)
     if real == os.path.realpath(default_yaml_path()):
         try:
-            return Version.parse_release(metadata.version("torch"), "installed torch version"), None
-        except metadata.PackageNotFoundError:
+            found = _installed_torch_version()
+        except LookupError:
             return None, "torch's package metadata is missing"
+        try:
+            return Version.parse_release(found, "installed torch version"), None
         except ShimgenError as e:
             return None, e.line()
     folder = os.path.dirname(real)

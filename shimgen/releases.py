@@ -25,7 +25,7 @@ class Releases:
 
 @functools.cache
 def load() -> Releases:
-    raw = yaml.safe_load(package_text(DATA))
+    raw = yaml.load(package_text(DATA), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     return Releases(
         runtimes=tuple(str(r) for r in raw["runtimes"]),
         ci_runtimes=tuple(str(r) for r in raw["ci_runtimes"]),

@@ -28,7 +28,8 @@ from shimgen.versions import FIRST_STABLE, Version
 @functools.cache
 def nullable_returns() -> tuple[str, ...]:
     """Ops whose C shim may be called with null return pointers (data/c_shim.yaml: torchgen's list)."""
-    return tuple(yaml.safe_load(package_text("data/c_shim.yaml"))["nullable_returns"])
+    raw = yaml.load(package_text("data/c_shim.yaml"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    return tuple(raw["nullable_returns"])
 
 
 @dataclass(frozen=True)

@@ -172,7 +172,7 @@ class _Registry:
 
 @functools.cache
 def _registry() -> _Registry:
-    raw = yaml.safe_load(package_text("data/routes.yaml"))
+    raw = yaml.load(package_text("data/routes.yaml"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     ordered = []
     for rank, row in enumerate(raw["routes"]):
         # Route modules are named by the data and build on sig_cpp, which asks this registry: loaded on first use.

@@ -50,7 +50,7 @@ CARRIED = {"Tensor", "Scalar"}  # the schema types a legacy shim's C parameters 
 @functools.cache
 def rules() -> dict[str, dict]:
     """overload -> its row of data/legacy_shims.yaml, for the rows proven on some runtime."""
-    raw = yaml.safe_load(package_text(DATA))["legacy_shims"]
+    raw = yaml.load(package_text(DATA), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["legacy_shims"]
     return {op: r for op, r in raw.items() if r.get("proven")}
 
 
