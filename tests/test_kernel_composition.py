@@ -49,6 +49,15 @@ void k_fe_scalars(Tensor a, Tensor b, double n) {
   std::vector<double> v{n, -n};
   ts::_foreach_add_(s, v);
 }
+Tensor k_where(Tensor c, double a, double b) { return ts::where(c, a, b); }
+Tensor k_where_int(Tensor c, int64_t a, int64_t b) { return ts::where(c, a, b); }
+Tensor k_where_mixed(Tensor c, int64_t a, double b) { return ts::where(c, a, b); }
+Tensor k_hardtanh(Tensor x, double lo, double hi) { return ts::hardtanh(x, lo, hi); }
+Tensor k_hardtanh_default(Tensor x) { return ts::hardtanh(x); }
+Tensor k_hardshrink(Tensor x, double l) { return ts::hardshrink(x, l); }
+Tensor k_searchsorted(Tensor s, double v, bool right) { return ts::searchsorted(s, shimgen::Scalar(v), false, right); }
+Tensor k_searchsorted_int(Tensor s, int64_t v) { return ts::searchsorted(s, shimgen::Scalar(v)); }
+Tensor k_bucketize(double v, Tensor b) { return ts::bucketize(shimgen::Scalar(v), b); }
 void k_fe_empty(Tensor dummy) {
   (void)dummy;
   std::vector<Tensor> s;
@@ -68,6 +77,15 @@ STABLE_TORCH_LIBRARY(NS, m) {
   m.def("fe_scalar(Tensor(a!) a, Tensor(b!) b, float n) -> ()");
   m.def("fe_scalars(Tensor(a!) a, Tensor(b!) b, float n) -> ()");
   m.def("fe_empty(Tensor dummy) -> ()");
+  m.def("where_s(Tensor c, float a, float b) -> Tensor");
+  m.def("where_int(Tensor c, int a, int b) -> Tensor");
+  m.def("where_mixed(Tensor c, int a, float b) -> Tensor");
+  m.def("hardtanh(Tensor x, float lo, float hi) -> Tensor");
+  m.def("hardtanh_default(Tensor x) -> Tensor");
+  m.def("hardshrink(Tensor x, float l) -> Tensor");
+  m.def("searchsorted(Tensor s, float v, bool right) -> Tensor");
+  m.def("searchsorted_int(Tensor s, int v) -> Tensor");
+  m.def("bucketize(float v, Tensor b) -> Tensor");
 }
 
 STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
@@ -83,6 +101,15 @@ STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
   m.impl("fe_scalar", TORCH_BOX(&k_fe_scalar));
   m.impl("fe_scalars", TORCH_BOX(&k_fe_scalars));
   m.impl("fe_empty", TORCH_BOX(&k_fe_empty));
+  m.impl("where_s", TORCH_BOX(&k_where));
+  m.impl("where_int", TORCH_BOX(&k_where_int));
+  m.impl("where_mixed", TORCH_BOX(&k_where_mixed));
+  m.impl("hardtanh", TORCH_BOX(&k_hardtanh));
+  m.impl("hardtanh_default", TORCH_BOX(&k_hardtanh_default));
+  m.impl("hardshrink", TORCH_BOX(&k_hardshrink));
+  m.impl("searchsorted", TORCH_BOX(&k_searchsorted));
+  m.impl("searchsorted_int", TORCH_BOX(&k_searchsorted_int));
+  m.impl("bucketize", TORCH_BOX(&k_bucketize));
 }
 """
 
@@ -91,7 +118,8 @@ STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
 def gen(tmp_path_factory) -> str:
     out = str(tmp_path_factory.mktemp("composition") / "gen")
     files, _ = pipeline.generate(["threshold_backward", "threshold", "leaky_relu", "leaky_relu_backward", "add_", "sub_",
-                                     "_foreach_add_", "_foreach_mul_"], None, None, out, only=True)
+                                     "_foreach_add_", "_foreach_mul_", "where", "hardtanh", "hardshrink",
+                                     "searchsorted", "bucketize"], None, None, out, only=True)
     pipeline.write(out, files)
     return out
 
@@ -258,3 +286,72 @@ def test_leaky_relu_is_exact(ext, dg, ds) -> None:
             assert _same(torch.ops.comp_cpu.lrelu_bw(g, x, n), torch.ops.aten.leaky_relu_backward(g, x, n, False))
     with pytest.raises(RuntimeError, match="shimgen: leaky_relu.default: aten has no kernel for this dtype"):
         torch.ops.comp_cpu.lrelu(torch.ones(3, dtype=torch.int64), 0.1)
+
+
+def test_where_scalars_are_exact(ext) -> None:
+    c = torch.randn(4, 5) > 0
+    for a, b in ((1.0, 0.0), (0.1, -2.5), (1e10, float("-0.0"))):
+        assert _same(torch.ops.comp_cpu.where_s(c, a, b), torch.where(c, a, b)), (a, b)  # float32: the default dtype
+    assert _same(torch.ops.comp_cpu.where_int(c, 1, 0), torch.where(c, 1, 0))  # int64
+    assert _same(torch.ops.comp_cpu.where_mixed(c, 16777217, 0.5), torch.where(c, 16777217, 0.5))  # float32
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert _same(torch.ops.comp_cpu.where_s(c, 0.1, 0.0), torch.where(c, 0.1, 0.0))  # float64
+    finally:
+        torch.set_default_dtype(old)
+    with pytest.raises(RuntimeError, match=r"shimgen: where.Scalar: self=.*range"):
+        torch.ops.comp_cpu.where_s(c, 1e300, 0.0)  # no float32 holds it
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [torch.int8, torch.uint8])
+def test_hardtanh_is_exact(ext, dtype) -> None:
+    x = _sample((6, 7), dtype, 3)
+    x.view(-1)[5:9] = torch.tensor([1, -1, 6, 0]).to(dtype)  # on the bounds
+    for lo, hi in ((-1.0, 1.0), (0.0, 6.0), (-0.5, 2.7), (2.0, -2.0)):
+        if dtype == torch.uint8 and int(min(lo, hi)) < 0:  # the bounds as integers: aten raises or wraps a negative
+            with pytest.raises(RuntimeError, match="shimgen: hardtanh.default: m.._val="):
+                torch.ops.comp_cpu.hardtanh(x, lo, hi)
+            continue
+        assert _same(torch.ops.comp_cpu.hardtanh(x, lo, hi), torch.ops.aten.hardtanh(x, lo, hi)), (dtype, lo, hi)
+    if dtype != torch.uint8:
+        assert _same(torch.ops.comp_cpu.hardtanh_default(x), torch.ops.aten.hardtanh(x))
+    with pytest.raises(RuntimeError, match="shimgen: hardtanh.default: aten has no kernel"):
+        torch.ops.comp_cpu.hardtanh(torch.ones(3, dtype=torch.bool), 0.0, 1.0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES[:4])
+def test_hardshrink_is_exact(ext, dtype) -> None:
+    x = _sample((6, 7), dtype, 4)
+    x.view(-1)[5:9] = torch.tensor([0.5, -0.5, 0.3, -0.3]).to(dtype)  # on +-lambd (0.3: half rounds it up)
+    for lambd in (0.5, 0.3, 0.0, -1.0):
+        assert _same(torch.ops.comp_cpu.hardshrink(x, lambd), torch.ops.aten.hardshrink(x, lambd)), (dtype, lambd)
+
+
+def test_hardtanh_hardshrink_gradients_are_atens(ext_implicit) -> None:
+    x = torch.randn(6, 7, dtype=torch.float64)
+    x.view(-1)[:6] = torch.tensor([1.0, -1.0, 0.5, -0.5, 0.0, -0.0], dtype=torch.float64)  # on the bounds
+    w = torch.arange(42, dtype=torch.float64).view(6, 7)
+    for mine, want in ((lambda t: torch.ops.comp_implicit.hardtanh(t, -1.0, 1.0), torch.nn.functional.hardtanh),
+                       (lambda t: torch.ops.comp_implicit.hardshrink(t, 0.5), lambda t: torch.ops.aten.hardshrink(t, 0.5))):
+        grads = []
+        for fn in (mine, want):
+            xl = x.clone().requires_grad_()
+            (fn(xl) * w).sum().backward()
+            grads.append(xl.grad)
+        assert torch.equal(*grads)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.int64, torch.int32, torch.uint8])
+def test_searchsorted_bucketize_numbers_are_atens(ext, dtype) -> None:
+    seq = torch.tensor([1, 3, 5, 16777216, 16777217, 16777218]).to(dtype)  # float32 rounds the large ones
+    for v in (0.5, 3.0, 16777216.5, -1.0, 2.5):
+        if dtype == torch.float16 and v > 65504:  # aten compares it as half's infinity
+            with pytest.raises(RuntimeError, match=r"shimgen: searchsorted.Scalar: self=.*range"):
+                torch.ops.comp_cpu.searchsorted(seq, v, False)
+            continue
+        for right in (False, True):
+            want = torch.searchsorted(seq, v, right=right)
+            assert _same(torch.ops.comp_cpu.searchsorted(seq, v, right), want), (dtype, v, right)
+        assert _same(torch.ops.comp_cpu.bucketize(v, seq), torch.bucketize(v, seq)), (dtype, v)
+    assert _same(torch.ops.comp_cpu.searchsorted_int(seq, 5), torch.searchsorted(seq, 5))

@@ -25,6 +25,11 @@ THRESHOLD_KERNEL = {torch.uint8, torch.int8, torch.int16, torch.int32, torch.int
 
 def in_range(n, dtype):
     """scalar.h's in_range: exact for an integral or bool dtype, finite within range for a floating one."""
+    if dtype.is_complex:  # each part finite within the part's range (the double holds an integer exactly)
+        c = complex(n)
+        limit = torch.finfo(dtype).max
+        exact = not isinstance(n, int) or isinstance(n, bool) or abs(n) <= 2**53
+        return exact and all(math.isfinite(p) and abs(p) <= limit for p in (c.real, c.imag))
     if isinstance(n, complex):
         return False
     if dtype == torch.bool:
@@ -84,8 +89,44 @@ def hardtanh_backward_select(x, other, min_val, max_val):
     return aten("where.self")(inside, other.to(ct), number_tensor(0, ct))
 
 
+def clamp_select(x, min_val, max_val):
+    """scalar.h's clamp_select (hardtanh): the bounds in x's dtype (truncated to integers first for an integral x),
+    `min < x < max ? x : clamp(detach(x), min, max)`."""
+    t = x.dtype
+    if t not in THRESHOLD_KERNEL:
+        raise Refused("dtype")
+
+    def bound(b):
+        if not t.is_floating_point:
+            if isinstance(b, complex) or not abs(float(b)) < 9.2e18:
+                raise Refused("number")
+            b = int(b)
+        if not in_range(b, t):
+            raise Refused("number")
+        return number_tensor(b, t)
+    lo, hi = bound(min_val), bound(max_val)
+    inside = aten("logical_and")(aten("gt.Tensor")(x, lo), aten("lt.Tensor")(x, hi))
+    return aten("where.self")(inside, x, aten("clamp.Tensor")(x.detach(), lo, hi))
+
+
+def hardshrink_select(x, lambd):
+    """scalar.h's hardshrink_select: `-lambd <= x <= lambd ? 0 : x` in x's dtype (half and bfloat16 too)."""
+    t = x.dtype
+    if t not in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        raise Refused("dtype")
+    if not in_range(lambd, t):
+        raise Refused("number")
+    inside = aten("logical_and")(aten("ge.Tensor")(x, number_tensor(-float(lambd), t)),
+                                 aten("le.Tensor")(x, number_tensor(lambd, t)))
+    return aten("where.self")(inside, number_tensor(0, t), x)
+
+
 KERNELS = {"threshold": threshold_select, "leaky_relu": leaky_relu_select,
-           "hardtanh_backward": hardtanh_backward_select}
+           "hardtanh_backward": hardtanh_backward_select, "clamp": clamp_select, "hardshrink": hardshrink_select}
+# Kernels whose aten backward (hardtanh_backward, shrink_backward) gives at a NaN input 0 in its vectorized loop and
+# the incoming gradient in its scalar loop (the element's position decides, not its value: measured on every
+# runtime): their gradients are compared wherever the input is not NaN.
+NAN_GRADIENT_BY_POSITION = {"clamp", "hardshrink"}
 
 
 def can_cast(src, dst):
@@ -177,8 +218,11 @@ def main():
         if s["kernel"] == "foreach":
             report[op] = prove_foreach(op, s)
             continue
+        if s["kernel"] == "wrapped_numbers":
+            report[op] = prove_wrapped(op, s)
+            continue
         f, kernel = aten(op), KERNELS[s["kernel"]]
-        tensors = [a for a in s["args"] if a in s["bind"][:2]]  # every kernel's first two parameters: x, other
+        tensors = [a for a in s["args"] if s["types"][a] == "Tensor"]
         numbers = [a for a in s["args"] if a not in tensors]
         compared = both_ok = refused = 0
         wrong = ""
@@ -213,7 +257,10 @@ def main():
                                 # a gradient autograd never reached is zero (aten's formula gives zeros_like)
                                 grads.append([leaves[a].grad if leaves[a].grad is not None else
                                               torch.zeros_like(leaves[a]) for a in tensors])
-                            for ga, gb in zip(*grads):
+                            for a, ga, gb in zip(tensors, *grads):
+                                if s["kernel"] in NAN_GRADIENT_BY_POSITION:
+                                    keep = ~values[a].isnan()
+                                    ga, gb = ga[keep], gb[keep]
                                 if not same(("ok", ga), ("ok", gb)) and not wrong:
                                     wrong = f"gradient {shapes} {n!r}"
         report[op] = {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
@@ -362,6 +409,100 @@ def prove_inplace(op, s):
                 b = outcome(lambda: assign_inplace(s["via"], dict(self=leaf, other=make()["other"], **extra)))
                 if not same(a, b) and not wrong:
                     wrong = f"leaf requiring grad {label}: {a[0]} vs {b[0]}"
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- kernel `wrapped_numbers`: an op aten computes as its Tensor overload, its numbers wrapped ----
+
+WRAPPED_NUMBERS = [0, 1, -1, 3, 0.5, 0.1, -2.5, 1e-3, 1e10, 1e300, float("inf"), float("nan"), 2**40, 2**53 + 1,
+                   16777217, 16777216.5, 300, -129, True, False, 1.5 + 2j]
+
+
+def wrapped_dtype(n):
+    """The dtype aten gives a wrapped number in type promotion."""
+    if isinstance(n, bool):
+        return torch.bool
+    if isinstance(n, int):
+        return torch.int64
+    d = torch.get_default_dtype()
+    return d if isinstance(n, float) else {torch.float32: torch.complex64, torch.float64: torch.complex128}[d]
+
+
+def wrapped_numbers(s, values):
+    """scalar.h's wrapped_numbers_dtype / wrapped_number_tensor, then `via`: the numbers as 0-dim tensors of the
+    dtype aten gives them as wrapped numbers among the `promote` tensors."""
+    numbers = [a for a in s["args"] if s["types"][a] == "Scalar"]
+    dtype = None
+    for n in numbers:
+        dtype = wrapped_dtype(values[n]) if dtype is None else torch.promote_types(dtype, wrapped_dtype(values[n]))
+    for t in s["promote"]:
+        dtype = torch.result_type(values[t], values[numbers[0]]) if len(numbers) == 1 else None
+    if dtype is None or dtype in (torch.complex32,):
+        raise Refused("dtype")
+    tensors = {}
+    for n in numbers:
+        if not in_range(values[n], dtype):
+            raise Refused("number")
+        tensors[n] = number_tensor(values[n], dtype)
+    return aten(s["via"])(**{va: tensors.get(fa, values.get(fa)) for va, fa in s["bind"].items() if fa in values})
+
+
+def wrapped_samples(s):
+    """(label, values) pairs: each dtype of the op's tensor (sorted along its last dim: searchsorted and bucketize
+    need it), shapes (1-D, 0-dim, empty, 2-D), every number (two for where.Scalar), each bool argument both ways."""
+    types = s["types"]
+    tensor = next(a for a in s["args"] if types[a] == "Tensor")
+    numbers = [a for a in s["args"] if types[a] == "Scalar"]
+    flags = [a for a in s["args"] if types[a] == "bool"]
+    out = []
+    for d in DTYPES if tensor != "condition" else [torch.bool, torch.uint8]:
+        for k, shape in enumerate([(7,), (), (0,), (3, 4), (40,)]):
+            base = sample(shape, d, k)
+            if shape == (40,) and not (d.is_floating_point or d.is_complex or d == torch.bool):
+                base = torch.tensor([1, 16777216, 16777217, 16777218] * 10).to(d)  # float32 rounds these
+            t = base if d.is_complex or base.dim() == 0 else base.sort(dim=-1).values
+            for i, n in enumerate(WRAPPED_NUMBERS):
+                for j, flag in enumerate([False, True] if flags else [None]):
+                    v = {tensor: t}
+                    for m, name in enumerate(numbers):
+                        v[name] = n if m == 0 else WRAPPED_NUMBERS[(i + 5 * (j + 1)) % len(WRAPPED_NUMBERS)]
+                    for q, f in enumerate(flags):
+                        v[f] = flag if q == 0 else (i % 2 == 1)
+                    out.append((f"{d} {shape} {v}", v))
+    return out
+
+
+def prove_wrapped(op, s):
+    f = aten(op)
+    compared = both_ok = refused = 0
+    wrong = ""
+    for label, values in wrapped_samples(s):
+        want = run(lambda: f(**values))
+        got = outcome(lambda: wrapped_numbers(s, values))
+        compared += 1
+        if got[0] == "refused":
+            refused += 1
+            continue
+        both_ok += want[0] == got[0] == "ok"
+        if not same(want, got) and not wrong:
+            wrong = f"{label}: {want[0]} {want[1] if want[0] == 'error' else want[1].dtype} vs {got[0]} " \
+                    f"{got[1] if got[0] == 'error' else got[1].dtype}"
+    for default in (torch.float64,):  # the default dtype decides a floating-point number's wrapped dtype
+        old = torch.get_default_dtype()
+        torch.set_default_dtype(default)
+        try:
+            for label, values in wrapped_samples(s)[::7]:
+                want = run(lambda: f(**values))
+                got = outcome(lambda: wrapped_numbers(s, values))
+                compared += 1
+                if got[0] == "refused":
+                    refused += 1
+                    continue
+                both_ok += want[0] == got[0] == "ok"
+                if not same(want, got) and not wrong:
+                    wrong = f"default {default} {label}: {want[0]} vs {got[0]}"
+        finally:
+            torch.set_default_dtype(old)
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
 
 

@@ -32,6 +32,12 @@ CARRIED = {"Tensor", "Scalar", "bool"}
 LISTS = {"Tensor[]", "Scalar[]"}
 FOREACH = "foreach"  # a _foreach_ op: aten's CPU kernel (its slow path), `via` on each element in order
 INPLACE = "inplace"  # the kernel of an in-place op: its functional overload, then copy_ (scalar.h assign_inplace)
+WRAPPED = "wrapped_numbers"  # an op aten computes as its Tensor overload `via` with its numbers as wrapped tensors
+# What a kernel's proof leaves out, and why (said in the wrapper's doc comment).
+_NAN_GRADIENT = ("Its gradient at a NaN input is {}; aten's own ({}) is 0 or the incoming gradient depending on the "
+                 "element's position in its vectorized loop, so gradients are proven wherever the input is not NaN.")
+KERNEL_CAVEATS = {"clamp": _NAN_GRADIENT.format("0", "hardtanh_backward"),
+                  "hardshrink": _NAN_GRADIENT.format("the incoming gradient", "shrink_backward")}
 
 
 class Composition(Route):
@@ -45,6 +51,8 @@ class Composition(Route):
         rule = scalars.load().kernel_compositions.get(q.op.name)
         if rule is not None and rule["kernel"] == FOREACH:
             return self._foreach_at(q, rule)
+        if rule is not None and rule["kernel"] == WRAPPED:
+            return self._wrapped_at(q, rule)
         if rule is None or any(str(p.arg.type) not in CARRIED or p.is_out for p in q.params):
             return None
         if rule["kernel"] == INPLACE:
@@ -76,8 +84,31 @@ class Composition(Route):
             return None
         return Variant(self, len(q.params), q.level, lowering=(rule["via"],))
 
+    def _wrapped_at(self, q: Query, rule: dict) -> Variant | None:
+        """The leading parameters `via`'s wrapper takes with libtorch alone at q.level (each op argument bound to
+        one of its parameters), every parameter without a default among them."""
+        target = target_wrapper(rule["via"], q.plan)
+        tv = active(target, q.level) if target is not None else None
+        if tv is None or tv.route.overlay:
+            return None
+        theirs = {p.name for p in target.kept(tv)}  # type: ignore[union-attr]
+        bound = {fa: va for va, fa in rule["args"].items()}
+        kept = 0
+        for p in q.params:
+            if p.is_out or bound.get(p.name) not in theirs:
+                break
+            kept += 1
+        if any(p.default is None for p in q.params[kept:]):
+            return None
+        return Variant(self, kept, q.level, lowering=(rule["via"],))
+
     def describe(self, w: Wrapper, v: Variant) -> list[str]:
         rule = scalars.load().kernel_compositions[w.op.name]
+        if rule["kernel"] == WRAPPED:
+            return [f"Route: aten::{rule['via']} with the numbers as 0-dim tensors of the dtype aten gives them as "
+                    f"wrapped numbers, as aten computes aten::{w.op.name} (proven equal on torch "
+                    f"{', '.join(map(str, rule['proven']))}).",
+                    "A number out of the range of that dtype raises an error (shimgen::Scalar)."]
         if rule["kernel"] == FOREACH:
             return [f"Route: aten::{rule['via']} on each element in order, as aten's CPU kernel for "
                     f"aten::{w.op.name} does (proven equal, gradients included, on torch "
@@ -91,12 +122,15 @@ class Composition(Route):
         return [f"Route: aten's {rule['kernel']} kernel as the dispatching aten calls that compute it "
                 f"(shimgen::detail::{rule['kernel']}_select; proven equal, gradients included, on torch "
                 f"{', '.join(map(str, rule['proven']))}).",
-                "A number out of the range of the dtype aten computes it in raises an error (shimgen::Scalar)."]
+                "A number out of the range of the dtype aten computes it in raises an error (shimgen::Scalar)."] + (
+                    [KERNEL_CAVEATS[rule["kernel"]]] if rule["kernel"] in KERNEL_CAVEATS else [])
 
     def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
         rule = scalars.load().kernel_compositions[w.op.name]
         if rule["kernel"] == FOREACH:
             return _foreach_body(w, v, plan, rule)
+        if rule["kernel"] == WRAPPED:
+            return _wrapped_body(w, v, plan, rule)
         if rule["kernel"] == INPLACE:
             target = target_wrapper(rule["via"], plan)
             assert target is not None
@@ -123,6 +157,27 @@ def _foreach_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         lines.append(f'if ({name}.size() != self.size()) {{\nshimgen::detail::fail("{w.op.name}", "`{name}` must '
                      f'have as many elements as `self` (aten raises)");\n}}')
     lines.append(f"for (size_t i = 0; i < self.size(); ++i) {{\n{target.name}({', '.join(args)});\n}}")
+    return "\n".join(lines)
+
+
+def _wrapped_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
+    """The numbers as 0-dim tensors of their wrapped dtype among the tensors `promote` names (on the device of the
+    op's first tensor, as aten's scalar_to_tensor), then `via`'s wrapper."""
+    target = target_wrapper(rule["via"], plan)
+    assert target is not None
+    kept = w.kept(v)
+    numbers = [p.name for p in kept if str(p.arg.type) == "Scalar"]
+    device = next(p.name for p in w.params if str(p.arg.type) == "Tensor")
+    tensors = ", ".join(f"&{t}" for t in rule["promote"])
+    lines = [f"const auto dtype = shimgen::detail::wrapped_numbers_dtype<{len(rule['promote'])}, {len(numbers)}>("
+             f'"{w.op.name}", {{{tensors}}}, {{{", ".join("&" + n for n in numbers)}}});']
+    for n in numbers:
+        lines.append(f"const torch::stable::Tensor {n}_t = shimgen::detail::wrapped_number_tensor("
+                     f'"{w.op.name}", "{n}", {n}, dtype, {device});')
+    names = {p.name for p in kept}
+    last = max(i for i, p in enumerate(target.params) if rule["args"].get(p.name) in names)
+    args = [rule["args"][p.name] + ("_t" if rule["args"][p.name] in numbers else "") for p in target.params[: last + 1]]
+    lines.append(f"return {target.name}({', '.join(args)});")
     return "\n".join(lines)
 
 
