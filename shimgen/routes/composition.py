@@ -10,6 +10,11 @@ autograd, autocast and Python modes see the composition's calls instead of the o
 The numbers become 0-dim tensors of the dtype aten computes them in; one out of that dtype's range (where aten
 raises) is refused with a `shimgen:` error, never computed.
 
+Kernels `clamp` (hardtanh) and `hardshrink` are selects of the same kind (scalar.h clamp_select,
+hardshrink_select); kernel `wrapped_numbers` (where.Scalar, searchsorted.Scalar, bucketize.Scalar) is how aten itself
+computes those: the numbers wrapped as 0-dim tensors (promoting as wrapped numbers: a double as the default dtype),
+then the Tensor overload `via` (its wrapper at the release, with the parameters it takes there).
+
 Kernel `inplace` (`add_.Tensor` -> via `add.Tensor`): the in-place op as its functional overload's wrapper (where
 that has a libtorch route with every parameter at the release) and aten::copy_ into self, under aten's in-place rules
 (shimgen::detail::assign_inplace: the result dtype must cast to self's; self sharing memory with an input other than
