@@ -58,6 +58,10 @@ Tensor k_hardshrink(Tensor x, double l) { return ts::hardshrink(x, l); }
 Tensor k_searchsorted(Tensor s, double v, bool right) { return ts::searchsorted(s, shimgen::Scalar(v), false, right); }
 Tensor k_searchsorted_int(Tensor s, int64_t v) { return ts::searchsorted(s, shimgen::Scalar(v)); }
 Tensor k_bucketize(double v, Tensor b) { return ts::bucketize(shimgen::Scalar(v), b); }
+// a tensor argument (unused) so that the CPU kernel is dispatched to
+Tensor k_linspace(Tensor, double a, double b, int64_t n) { return ts::linspace(a, b, n); }
+Tensor k_linspace_int(Tensor, int64_t a, int64_t b, int64_t n) { return ts::linspace(a, b, n); }
+Tensor k_logspace(Tensor, double a, double b, int64_t n, double base) { return ts::logspace(a, b, n, base); }
 void k_fe_empty(Tensor dummy) {
   (void)dummy;
   std::vector<Tensor> s;
@@ -86,6 +90,9 @@ STABLE_TORCH_LIBRARY(NS, m) {
   m.def("searchsorted(Tensor s, float v, bool right) -> Tensor");
   m.def("searchsorted_int(Tensor s, int v) -> Tensor");
   m.def("bucketize(float v, Tensor b) -> Tensor");
+  m.def("linspace(Tensor d, float a, float b, int n) -> Tensor");
+  m.def("linspace_int(Tensor d, int a, int b, int n) -> Tensor");
+  m.def("logspace(Tensor d, float a, float b, int n, float base) -> Tensor");
 }
 
 STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
@@ -110,6 +117,9 @@ STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
   m.impl("searchsorted", TORCH_BOX(&k_searchsorted));
   m.impl("searchsorted_int", TORCH_BOX(&k_searchsorted_int));
   m.impl("bucketize", TORCH_BOX(&k_bucketize));
+  m.impl("linspace", TORCH_BOX(&k_linspace));
+  m.impl("linspace_int", TORCH_BOX(&k_linspace_int));
+  m.impl("logspace", TORCH_BOX(&k_logspace));
 }
 """
 
@@ -119,7 +129,7 @@ def gen(tmp_path_factory) -> str:
     out = str(tmp_path_factory.mktemp("composition") / "gen")
     files, _ = pipeline.generate(["threshold_backward", "threshold", "leaky_relu", "leaky_relu_backward", "add_", "sub_",
                                      "_foreach_add_", "_foreach_mul_", "where", "hardtanh", "hardshrink",
-                                     "searchsorted", "bucketize"], None, None, out, only=True)
+                                     "searchsorted", "bucketize", "linspace", "logspace"], None, None, out, only=True)
     pipeline.write(out, files)
     return out
 
@@ -355,3 +365,15 @@ def test_searchsorted_bucketize_numbers_are_atens(ext, dtype) -> None:
             assert _same(torch.ops.comp_cpu.searchsorted(seq, v, right), want), (dtype, v, right)
         assert _same(torch.ops.comp_cpu.bucketize(v, seq), torch.bucketize(v, seq)), (dtype, v)
     assert _same(torch.ops.comp_cpu.searchsorted_int(seq, 5), torch.searchsorted(seq, 5))
+
+
+def test_linspace_logspace_numbers_are_atens(ext) -> None:
+    d = torch.zeros(1)
+    for a, b, n in ((0.0, 1.0, 5), (0.1, -2.5, 7), (1e10, 1e10 + 1, 3), (0.0, 1.0, 1), (0.0, 1.0, 0)):
+        assert _same(torch.ops.comp_cpu.linspace(d, a, b, n), torch.linspace(a, b, n)), (a, b, n)
+        assert _same(torch.ops.comp_cpu.logspace(d, a, b, n, 2.0), torch.logspace(a, b, n, 2.0)), (a, b, n)
+    big = 2**53 + 1  # an int64 a double does not hold: .item() gives it back as an integer
+    assert _same(torch.ops.comp_cpu.linspace_int(d, big, big + 4, 5), torch.linspace(big, big + 4, 5))
+    assert _same(torch.ops.comp_cpu.linspace_int(d, 0, 10, 6), torch.linspace(0, 10, 6))
+    with pytest.raises(RuntimeError):  # aten: number of steps must be non-negative
+        torch.ops.comp_cpu.linspace(d, 0.0, 1.0, -1)

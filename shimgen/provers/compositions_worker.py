@@ -221,6 +221,9 @@ def main():
         if s["kernel"] == "wrapped_numbers":
             report[op] = prove_wrapped(op, s)
             continue
+        if s["kernel"] == "item_numbers":
+            report[op] = prove_items(op, s)
+            continue
         f, kernel = aten(op), KERNELS[s["kernel"]]
         tensors = [a for a in s["args"] if s["types"][a] == "Tensor"]
         numbers = [a for a in s["args"] if a not in tensors]
@@ -501,6 +504,51 @@ def prove_wrapped(op, s):
                 both_ok += want[0] == got[0] == "ok"
                 if not same(want, got) and not wrong:
                     wrong = f"default {default} {label}: {want[0]} vs {got[0]}"
+        finally:
+            torch.set_default_dtype(old)
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- kernel `item_numbers`: an op whose Tensor overload takes each number back with .item() ----
+
+def natural_tensor(n):
+    """scalar.h's number_tensor(n, natural_type(n)): a 0-dim tensor of the number's own type."""
+    dtype = (torch.bool if isinstance(n, bool) else torch.int64 if isinstance(n, int) else
+             torch.complex128 if isinstance(n, complex) else torch.float64)
+    return torch.tensor(n, dtype=dtype)
+
+
+def prove_items(op, s):
+    """aten's op against `via` with each number as natural_tensor(n): pairs of numbers (ints, doubles, bools,
+    complex, specials), steps, dtypes, base; under both default dtypes."""
+    f = aten(op)
+    numbers = [a for a in s["args"] if s["types"][a] == "Scalar"]
+    values_ = [0, 1, -3, 10, 2**40, 2**53 + 1, 0.5, -2.25, 0.1, 1e300, float("inf"), float("nan"), True, 1 + 2j]
+    compared = both_ok = refused = 0
+    wrong = ""
+    for default in (torch.float32, torch.float64):
+        old = torch.get_default_dtype()
+        torch.set_default_dtype(default)
+        try:
+            for i, a in enumerate(values_):
+                for j, b in enumerate(values_):
+                    for k, steps in enumerate([0, 1, 2, 7, 100, -1]):
+                        dtype = [None, torch.float32, torch.int64, torch.float16, torch.complex64, torch.uint8][
+                            (i + j + k) % 6]
+                        v = {numbers[0]: a, numbers[1]: b, "steps": steps, "dtype": dtype}
+                        if "base" in s["args"]:
+                            v["base"] = [10.0, 2.0, 0.5][(i + k) % 3]
+                        want = run(lambda: f(**v))
+                        got = outcome(lambda: aten(s["via"])(**{va: natural_tensor(v[fa]) if fa in numbers else
+                                                               v[fa] for va, fa in s["bind"].items() if fa in v}))
+                        compared += 1
+                        if got[0] == "refused":
+                            refused += 1
+                            continue
+                        both_ok += want[0] == got[0] == "ok"
+                        if not same(want, got) and not wrong:
+                            wrong = f"{default} {v}: {want[0]} {want[1] if want[0] == 'error' else want[1].dtype} " \
+                                    f"vs {got[0]} {got[1] if got[0] == 'error' else got[1].dtype}"
         finally:
             torch.set_default_dtype(old)
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}

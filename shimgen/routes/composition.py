@@ -13,7 +13,8 @@ raises) is refused with a `shimgen:` error, never computed.
 Kernels `clamp` (hardtanh) and `hardshrink` are selects of the same kind (scalar.h clamp_select,
 hardshrink_select); kernel `wrapped_numbers` (where.Scalar, searchsorted.Scalar, bucketize.Scalar) is how aten itself
 computes those: the numbers wrapped as 0-dim tensors (promoting as wrapped numbers: a double as the default dtype),
-then the Tensor overload `via` (its wrapper at the release, with the parameters it takes there).
+then the Tensor overload `via` (its wrapper at the release, with the parameters it takes there); kernel
+`item_numbers` (linspace, logspace): `via` takes each number back with .item(), so a 0-dim tensor of its own type.
 
 Kernel `inplace` (`add_.Tensor` -> via `add.Tensor`): the in-place op as its functional overload's wrapper (where
 that has a libtorch route with every parameter at the release) and aten::copy_ into self, under aten's in-place rules
@@ -38,6 +39,7 @@ LISTS = {"Tensor[]", "Scalar[]"}
 FOREACH = "foreach"  # a _foreach_ op: aten's CPU kernel (its slow path), `via` on each element in order
 INPLACE = "inplace"  # the kernel of an in-place op: its functional overload, then copy_ (scalar.h assign_inplace)
 WRAPPED = "wrapped_numbers"  # an op aten computes as its Tensor overload `via` with its numbers as wrapped tensors
+ITEMS = "item_numbers"  # an op whose Tensor overload `via` takes each number back with .item(): a 0-dim tensor of it
 # What a kernel's proof leaves out, and why (said in the wrapper's doc comment).
 _NAN_GRADIENT = ("Its gradient at a NaN input is {}; aten's own ({}) is 0 or the incoming gradient depending on the "
                  "element's position in its vectorized loop, so gradients are proven wherever the input is not NaN.")
@@ -56,7 +58,7 @@ class Composition(Route):
         rule = scalars.load().kernel_compositions.get(q.op.name)
         if rule is not None and rule["kernel"] == FOREACH:
             return self._foreach_at(q, rule)
-        if rule is not None and rule["kernel"] == WRAPPED:
+        if rule is not None and rule["kernel"] in (WRAPPED, ITEMS):
             return self._wrapped_at(q, rule)
         if rule is None or any(str(p.arg.type) not in CARRIED or p.is_out for p in q.params):
             return None
@@ -109,6 +111,10 @@ class Composition(Route):
 
     def describe(self, w: Wrapper, v: Variant) -> list[str]:
         rule = scalars.load().kernel_compositions[w.op.name]
+        if rule["kernel"] == ITEMS:
+            return [f"Route: aten::{rule['via']} with the numbers as 0-dim tensors of their own type (float64, "
+                    f"int64, bool, complex128), which it reads back exactly with .item(), as aten::{w.op.name} "
+                    f"(proven equal on torch {', '.join(map(str, rule['proven']))})."]
         if rule["kernel"] == WRAPPED:
             return [f"Route: aten::{rule['via']} with the numbers as 0-dim tensors of the dtype aten gives them as "
                     f"wrapped numbers, as aten computes aten::{w.op.name} (proven equal on torch "
@@ -134,7 +140,7 @@ class Composition(Route):
         rule = scalars.load().kernel_compositions[w.op.name]
         if rule["kernel"] == FOREACH:
             return _foreach_body(w, v, plan, rule)
-        if rule["kernel"] == WRAPPED:
+        if rule["kernel"] in (WRAPPED, ITEMS):
             return _wrapped_body(w, v, plan, rule)
         if rule["kernel"] == INPLACE:
             target = target_wrapper(rule["via"], plan)
@@ -166,19 +172,23 @@ def _foreach_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
 
 
 def _wrapped_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
-    """The numbers as 0-dim tensors of their wrapped dtype among the tensors `promote` names (on the device of the
-    op's first tensor, as aten's scalar_to_tensor), then `via`'s wrapper."""
+    """WRAPPED: the numbers as 0-dim tensors of their wrapped dtype among the tensors `promote` names, on the device
+    of the op's first tensor (aten's scalar_to_tensor); ITEMS: of their own type. Then `via`'s wrapper."""
     target = target_wrapper(rule["via"], plan)
     assert target is not None
     kept = w.kept(v)
     numbers = [p.name for p in kept if str(p.arg.type) == "Scalar"]
-    device = next(p.name for p in w.params if str(p.arg.type) == "Tensor")
-    tensors = ", ".join(f"&{t}" for t in rule["promote"])
-    lines = [f"const auto dtype = shimgen::detail::wrapped_numbers_dtype<{len(rule['promote'])}, {len(numbers)}>("
-             f'"{w.op.name}", {{{tensors}}}, {{{", ".join("&" + n for n in numbers)}}});']
-    for n in numbers:
-        lines.append(f"const torch::stable::Tensor {n}_t = shimgen::detail::wrapped_number_tensor("
-                     f'"{w.op.name}", "{n}", {n}, dtype, {device});')
+    if rule["kernel"] == ITEMS:  # .item() gives each back as the caller wrote it
+        lines = [f"const torch::stable::Tensor {n}_t = shimgen::detail::number_tensor({n}, "
+                 f"shimgen::detail::natural_type({n}));" for n in numbers]
+    else:
+        device = next(p.name for p in w.params if str(p.arg.type) == "Tensor")
+        promote = rule["promote"]
+        tensors = ", ".join(f"&{t}" for t in promote)
+        lines = [f"const auto dtype = shimgen::detail::wrapped_numbers_dtype<{len(promote)}, {len(numbers)}>("
+                 f'"{w.op.name}", {{{tensors}}}, {{{", ".join("&" + n for n in numbers)}}});']
+        lines += [f"const torch::stable::Tensor {n}_t = shimgen::detail::wrapped_number_tensor("
+                  f'"{w.op.name}", "{n}", {n}, dtype, {device});' for n in numbers]
     names = {p.name for p in kept}
     last = max(i for i, p in enumerate(target.params) if rule["args"].get(p.name) in names)
     args = [rule["args"][p.name] + ("_t" if rule["args"][p.name] in numbers else "") for p in target.params[: last + 1]]
