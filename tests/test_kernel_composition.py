@@ -58,6 +58,9 @@ Tensor k_hardshrink(Tensor x, double l) { return ts::hardshrink(x, l); }
 Tensor k_searchsorted(Tensor s, double v, bool right) { return ts::searchsorted(s, shimgen::Scalar(v), false, right); }
 Tensor k_searchsorted_int(Tensor s, int64_t v) { return ts::searchsorted(s, shimgen::Scalar(v)); }
 Tensor k_bucketize(double v, Tensor b) { return ts::bucketize(shimgen::Scalar(v), b); }
+Tensor k_pad(Tensor x, double v) { return ts::constant_pad_nd(x, {1, 2, 0, 1}, v); }
+Tensor k_pad_int(Tensor x, int64_t v) { return ts::constant_pad_nd(x, {1, -1}, v); }
+Tensor k_pad_default(Tensor x) { return ts::constant_pad_nd(x, {2, 2}); }
 // a tensor argument (unused) so that the CPU kernel is dispatched to
 Tensor k_linspace(Tensor, double a, double b, int64_t n) { return ts::linspace(a, b, n); }
 Tensor k_linspace_int(Tensor, int64_t a, int64_t b, int64_t n) { return ts::linspace(a, b, n); }
@@ -90,6 +93,9 @@ STABLE_TORCH_LIBRARY(NS, m) {
   m.def("searchsorted(Tensor s, float v, bool right) -> Tensor");
   m.def("searchsorted_int(Tensor s, int v) -> Tensor");
   m.def("bucketize(float v, Tensor b) -> Tensor");
+  m.def("pad(Tensor x, float v) -> Tensor");
+  m.def("pad_int(Tensor x, int v) -> Tensor");
+  m.def("pad_default(Tensor x) -> Tensor");
   m.def("linspace(Tensor d, float a, float b, int n) -> Tensor");
   m.def("linspace_int(Tensor d, int a, int b, int n) -> Tensor");
   m.def("logspace(Tensor d, float a, float b, int n, float base) -> Tensor");
@@ -117,6 +123,9 @@ STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
   m.impl("searchsorted", TORCH_BOX(&k_searchsorted));
   m.impl("searchsorted_int", TORCH_BOX(&k_searchsorted_int));
   m.impl("bucketize", TORCH_BOX(&k_bucketize));
+  m.impl("pad", TORCH_BOX(&k_pad));
+  m.impl("pad_int", TORCH_BOX(&k_pad_int));
+  m.impl("pad_default", TORCH_BOX(&k_pad_default));
   m.impl("linspace", TORCH_BOX(&k_linspace));
   m.impl("linspace_int", TORCH_BOX(&k_linspace_int));
   m.impl("logspace", TORCH_BOX(&k_logspace));
@@ -129,7 +138,8 @@ def gen(tmp_path_factory) -> str:
     out = str(tmp_path_factory.mktemp("composition") / "gen")
     files, _ = pipeline.generate(["threshold_backward", "threshold", "leaky_relu", "leaky_relu_backward", "add_", "sub_",
                                      "_foreach_add_", "_foreach_mul_", "where", "hardtanh", "hardshrink",
-                                     "searchsorted", "bucketize", "linspace", "logspace"], None, None, out, only=True)
+                                     "searchsorted", "bucketize", "linspace", "logspace",
+                                     "constant_pad_nd"], None, None, out, only=True)
     pipeline.write(out, files)
     return out
 
@@ -377,3 +387,33 @@ def test_linspace_logspace_numbers_are_atens(ext) -> None:
     assert _same(torch.ops.comp_cpu.linspace_int(d, 0, 10, 6), torch.linspace(0, 10, 6))
     with pytest.raises(RuntimeError):  # aten: number of steps must be non-negative
         torch.ops.comp_cpu.linspace(d, 0.0, 1.0, -1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [torch.uint8, torch.int8, torch.bool])
+def test_constant_pad_nd_is_exact(ext, dtype) -> None:
+    x = _sample((3, 4), dtype, 5) if dtype != torch.bool else torch.randn(3, 4) > 0
+    for v in (0.0, 1.5, -2.0, 0.1):
+        if dtype == torch.uint8 and v < 0:  # aten raises converting -2.0 to uint8
+            with pytest.raises(RuntimeError):
+                torch.ops.comp_cpu.pad(x, v)
+            continue
+        assert _same(torch.ops.comp_cpu.pad(x, v), torch.constant_pad_nd(x, [1, 2, 0, 1], v)), (dtype, v)
+    assert _same(torch.ops.comp_cpu.pad_int(x, 3), torch.constant_pad_nd(x, [1, -1], 3))
+    assert _same(torch.ops.comp_cpu.pad_default(x), torch.constant_pad_nd(x, [2, 2]))
+    if dtype == torch.uint8:  # aten wraps -1 to 255; a double -1.0 would raise: refused
+        with pytest.raises(RuntimeError, match=r"shimgen: constant_pad_nd.default: value=-1: aten wraps"):
+            torch.ops.comp_cpu.pad_int(x, -1)
+    if dtype == torch.int64:
+        with pytest.raises(RuntimeError, match=r"shimgen: constant_pad_nd.default: value=.*no double holds it"):
+            torch.ops.comp_cpu.pad_int(x, 2**53 + 1)
+
+
+def test_constant_pad_nd_gradient_is_atens(ext_implicit) -> None:
+    grads = []
+    base = torch.randn(3, 4, dtype=torch.float64)
+    for fn in (lambda t: torch.constant_pad_nd(t, [1, 2, 0, 1], 0.5), lambda t: torch.ops.comp_implicit.pad(t, 0.5)):
+        x = base.clone().requires_grad_()
+        r = fn(x)
+        (r * torch.arange(r.numel(), dtype=torch.float64).view(r.shape)).sum().backward()
+        grads.append(x.grad)
+    assert torch.equal(*grads)

@@ -224,6 +224,9 @@ def main():
         if s["kernel"] == "item_numbers":
             report[op] = prove_items(op, s)
             continue
+        if s["kernel"] == "as_double":
+            report[op] = prove_as_double(op, s)
+            continue
         f, kernel = aten(op), KERNELS[s["kernel"]]
         tensors = [a for a in s["args"] if s["types"][a] == "Tensor"]
         numbers = [a for a in s["args"] if a not in tensors]
@@ -551,6 +554,59 @@ def prove_items(op, s):
                                     f"vs {got[0]} {got[1] if got[0] == 'error' else got[1].dtype}"
         finally:
             torch.set_default_dtype(old)
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- kernel `as_double`: an op equal to `via` with its number as via's `float?` ----
+
+def exact_double(n, dtype):
+    """scalar.h's exact_double."""
+    if isinstance(n, complex) or (isinstance(n, int) and not isinstance(n, bool) and abs(n) > 2**53):
+        raise Refused("number")
+    if isinstance(n, int) and not isinstance(n, bool) and n < 0 and dtype in (torch.uint8, torch.uint16):
+        raise Refused("unsigned")
+    return float(n)
+
+
+def prove_as_double(op, s):
+    """aten's op against `via` (its `fixed` string arguments, the number as exact_double): every dtype, shapes
+    (2-D, 0-dim, empty), pads (growing, shrinking, odd, too long, none), numbers; float64 gradients."""
+    f = aten(op)
+    number = next(a for a in s["args"] if s["types"][a] == "Scalar")
+    compared = both_ok = refused = 0
+    wrong = ""
+
+    def mine(v):
+        call = {va: v[fa] for va, fa in s["bind"].items() if fa in v}
+        call[number] = exact_double(v[number], v["self"].dtype)
+        return aten(s["via"])(**call, **s["fixed"])
+
+    numbers = [0, 1, -1, 2.5, -0.0, 1e300, float("inf"), float("nan"), True, False, 2**53 + 1, 300, -129,
+               2**40, 0.1, 1 + 2j]
+    for d in DTYPES:
+        for k, shape in enumerate([(3, 4), (), (0, 3), (2, 3, 4)]):
+            for pad in ([1, 1], [0, 2, 1, 0], [-1, 1], [1, 2, 3], [1] * 8, [], [-2, -1, 0, 1]):
+                for n in numbers:
+                    v = {"self": sample(shape, d, k), "pad": pad, number: n}
+                    want = run(lambda: f(**v))
+                    got = outcome(lambda: mine(v))
+                    compared += 1
+                    if got[0] == "refused":
+                        refused += 1
+                        continue
+                    both_ok += want[0] == got[0] == "ok"
+                    if not same(want, got) and not wrong:
+                        wrong = f"{d} {shape} {pad} {n!r}: {want[0]} {want[1] if want[0] == 'error' else ''} vs " \
+                                f"{got[0]} {got[1] if got[0] == 'error' else ''}"
+                    if d == torch.float64 and want[0] == got[0] == "ok":
+                        grads = []
+                        for fn in (lambda x: f(**dict(v, self=x)), lambda x: mine(dict(v, self=x))):
+                            x = v["self"].clone().requires_grad_()
+                            r = fn(x)
+                            (r * torch.arange(r.numel(), dtype=r.dtype).view(r.shape)).sum().backward()
+                            grads.append(x.grad if x.grad is not None else torch.zeros_like(x))
+                        if not same(("ok", grads[0]), ("ok", grads[1])) and not wrong:
+                            wrong = f"gradient {shape} {pad} {n!r}"
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
 
 

@@ -14,7 +14,9 @@ Kernels `clamp` (hardtanh) and `hardshrink` are selects of the same kind (scalar
 hardshrink_select); kernel `wrapped_numbers` (where.Scalar, searchsorted.Scalar, bucketize.Scalar) is how aten itself
 computes those: the numbers wrapped as 0-dim tensors (promoting as wrapped numbers: a double as the default dtype),
 then the Tensor overload `via` (its wrapper at the release, with the parameters it takes there); kernel
-`item_numbers` (linspace, logspace): `via` takes each number back with .item(), so a 0-dim tensor of its own type.
+`item_numbers` (linspace, logspace): `via` takes each number back with .item(), so a 0-dim tensor of its own type;
+kernel `as_double` (constant_pad_nd -> pad with mode "constant"): `via` computes the op with its `float?` as the
+number, which the double carries where scalar.h's exact_double says so.
 
 Kernel `inplace` (`add_.Tensor` -> via `add.Tensor`): the in-place op as its functional overload's wrapper (where
 that has a libtorch route with every parameter at the release) and aten::copy_ into self, under aten's in-place rules
@@ -39,6 +41,7 @@ LISTS = {"Tensor[]", "Scalar[]"}
 FOREACH = "foreach"  # a _foreach_ op: aten's CPU kernel (its slow path), `via` on each element in order
 INPLACE = "inplace"  # the kernel of an in-place op: its functional overload, then copy_ (scalar.h assign_inplace)
 WRAPPED = "wrapped_numbers"  # an op aten computes as its Tensor overload `via` with its numbers as wrapped tensors
+AS_DOUBLE = "as_double"  # an op equal to `via` with its number as via's `float?` (scalar.h exact_double)
 ITEMS = "item_numbers"  # an op whose Tensor overload `via` takes each number back with .item(): a 0-dim tensor of it
 # What a kernel's proof leaves out, and why (said in the wrapper's doc comment).
 _NAN_GRADIENT = ("Its gradient at a NaN input is {}; aten's own ({}) is 0 or the incoming gradient depending on the "
@@ -58,7 +61,7 @@ class Composition(Route):
         rule = scalars.load().kernel_compositions.get(q.op.name)
         if rule is not None and rule["kernel"] == FOREACH:
             return self._foreach_at(q, rule)
-        if rule is not None and rule["kernel"] in (WRAPPED, ITEMS):
+        if rule is not None and rule["kernel"] in (WRAPPED, ITEMS, AS_DOUBLE):
             return self._wrapped_at(q, rule)
         if rule is None or any(str(p.arg.type) not in CARRIED or p.is_out for p in q.params):
             return None
@@ -100,6 +103,8 @@ class Composition(Route):
             return None
         theirs = {p.name for p in target.kept(tv)}  # type: ignore[union-attr]
         bound = {fa: va for va, fa in rule["args"].items()}
+        if not set(rule.get("fixed", {})) <= theirs:
+            return None
         kept = 0
         for p in q.params:
             if p.is_out or bound.get(p.name) not in theirs:
@@ -111,6 +116,10 @@ class Composition(Route):
 
     def describe(self, w: Wrapper, v: Variant) -> list[str]:
         rule = scalars.load().kernel_compositions[w.op.name]
+        if rule["kernel"] == AS_DOUBLE:
+            return [f"Route: aten::{rule['via']}, which computes aten::{w.op.name} with its `float?` as the number "
+                    f"(proven equal, gradients included, on torch {', '.join(map(str, rule['proven']))}).",
+                    "A number no double holds exactly raises an error (shimgen::Scalar)."]
         if rule["kernel"] == ITEMS:
             return [f"Route: aten::{rule['via']} with the numbers as 0-dim tensors of their own type (float64, "
                     f"int64, bool, complex128), which it reads back exactly with .item(), as aten::{w.op.name} "
@@ -140,7 +149,7 @@ class Composition(Route):
         rule = scalars.load().kernel_compositions[w.op.name]
         if rule["kernel"] == FOREACH:
             return _foreach_body(w, v, plan, rule)
-        if rule["kernel"] in (WRAPPED, ITEMS):
+        if rule["kernel"] in (WRAPPED, ITEMS, AS_DOUBLE):
             return _wrapped_body(w, v, plan, rule)
         if rule["kernel"] == INPLACE:
             target = target_wrapper(rule["via"], plan)
@@ -181,6 +190,10 @@ def _wrapped_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
     if rule["kernel"] == ITEMS:  # .item() gives each back as the caller wrote it
         lines = [f"const torch::stable::Tensor {n}_t = shimgen::detail::number_tensor({n}, "
                  f"shimgen::detail::natural_type({n}));" for n in numbers]
+    elif rule["kernel"] == AS_DOUBLE:
+        self_ = next(p.name for p in w.params if str(p.arg.type) == "Tensor")
+        lines = [f'const double {n}_t = shimgen::detail::exact_double("{w.op.name}", "{n}", {n}, {self_});'
+                 for n in numbers]
     else:
         device = next(p.name for p in w.params if str(p.arg.type) == "Tensor")
         promote = rule["promote"]
@@ -190,9 +203,12 @@ def _wrapped_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         lines += [f"const torch::stable::Tensor {n}_t = shimgen::detail::wrapped_number_tensor("
                   f'"{w.op.name}", "{n}", {n}, dtype, {device});' for n in numbers]
     names = {p.name for p in kept}
+    fixed = rule.get("fixed", {})  # via parameters given a string literal
     last = max(i for i, p in enumerate(target.params) if rule["args"].get(p.name) in names)
-    args = [rule["args"][p.name] + ("_t" if rule["args"][p.name] in numbers else "") for p in target.params[: last + 1]]
-    lines.append(f"return {target.name}({', '.join(args)});")
+    args = [f'"{fixed[p.name]}"' if p.name in fixed else
+            rule["args"][p.name] + ("_t" if rule["args"][p.name] in numbers else "") for p in target.params[: last + 1]]
+    # qualified: a parameter may share the wrapper's name (constant_pad_nd's `pad`)
+    lines.append(f"return torch::stable::{target.name}({', '.join(args)});")
     return "\n".join(lines)
 
 

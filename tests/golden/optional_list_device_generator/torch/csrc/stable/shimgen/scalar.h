@@ -1422,5 +1422,32 @@ inline torch::stable::Tensor hardshrink_select(
   return where_select(inside, number_tensor(Scalar(0), t), self);
 }
 
+/// The number as the double a `float` parameter of `op`'s `via` carries, where
+/// aten converting that double to self's dtype gives what converting the
+/// number itself gives: a floating-point or bool number, or an integer a
+/// double holds exactly and, for an unsigned self, not negative (aten wraps
+/// such an integer, and raises for the double). Otherwise refused.
+inline double exact_double(
+    const char* op,
+    const char* arg,
+    const Scalar& s,
+    const torch::stable::Tensor& self) {
+  if (s.is_complex() || !float_exact(s)) {
+    refuse(op, arg, s, "no double holds it exactly");
+  }
+  const ScalarType t = self.scalar_type();
+  const bool is_unsigned = t == ScalarType::Byte || t == ScalarType::UInt16 ||
+      t == ScalarType::UInt32 || t == ScalarType::UInt64;
+  if (s.is_integral() && s.kind() == Scalar::Kind::Int && s.to_int64() < 0 &&
+      is_unsigned) {
+    refuse(
+        op,
+        arg,
+        s,
+        "aten wraps a negative integer into an unsigned dtype, which a double does not carry");
+  }
+  return s.to_double();
+}
+
 } // namespace detail
 } // namespace shimgen
