@@ -417,3 +417,12 @@ def test_constant_pad_nd_gradient_is_atens(ext_implicit) -> None:
         (r * torch.arange(r.numel(), dtype=torch.float64).view(r.shape)).sum().backward()
         grads.append(x.grad)
     assert torch.equal(*grads)
+
+
+def test_a_via_with_a_str_argument_is_declared_for_every_build(tmp_path) -> None:
+    """searchsorted.Scalar alone: its composition's via, searchsorted.Tensor (added, `str? side`), goes through
+    shimgen's overlay shim in the builds that refuse the leaky str route, so its C shim is declared and defined."""
+    files, _ = pipeline.generate(["searchsorted.Scalar"], None, None, str(tmp_path / "g"), only=True)
+    header = next(text for path, text in files.items() if path.endswith("ops/searchsorted.h"))
+    assert "aoti_torch_aten_searchsorted_Tensor(" in header
+    assert "shimgen::detail::wrapped_numbers_dtype" in header
