@@ -61,6 +61,8 @@ Tensor k_bucketize(double v, Tensor b) { return ts::bucketize(shimgen::Scalar(v)
 Tensor k_pad(Tensor x, double v) { return ts::constant_pad_nd(x, {1, 2, 0, 1}, v); }
 Tensor k_pad_int(Tensor x, int64_t v) { return ts::constant_pad_nd(x, {1, -1}, v); }
 Tensor k_pad_default(Tensor x) { return ts::constant_pad_nd(x, {2, 2}); }
+Tensor k_scatter(Tensor x, int64_t dim, Tensor index, double v) { return ts::scatter(x, dim, index, v); }
+Tensor k_scatter_int(Tensor x, int64_t dim, Tensor index, int64_t v) { return ts::scatter(x, dim, index, v); }
 // a tensor argument (unused) so that the CPU kernel is dispatched to
 Tensor k_linspace(Tensor, double a, double b, int64_t n) { return ts::linspace(a, b, n); }
 Tensor k_linspace_int(Tensor, int64_t a, int64_t b, int64_t n) { return ts::linspace(a, b, n); }
@@ -93,6 +95,8 @@ STABLE_TORCH_LIBRARY(NS, m) {
   m.def("searchsorted(Tensor s, float v, bool right) -> Tensor");
   m.def("searchsorted_int(Tensor s, int v) -> Tensor");
   m.def("bucketize(float v, Tensor b) -> Tensor");
+  m.def("scatter(Tensor x, int dim, Tensor index, float v) -> Tensor");
+  m.def("scatter_int(Tensor x, int dim, Tensor index, int v) -> Tensor");
   m.def("pad(Tensor x, float v) -> Tensor");
   m.def("pad_int(Tensor x, int v) -> Tensor");
   m.def("pad_default(Tensor x) -> Tensor");
@@ -123,6 +127,8 @@ STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
   m.impl("searchsorted", TORCH_BOX(&k_searchsorted));
   m.impl("searchsorted_int", TORCH_BOX(&k_searchsorted_int));
   m.impl("bucketize", TORCH_BOX(&k_bucketize));
+  m.impl("scatter", TORCH_BOX(&k_scatter));
+  m.impl("scatter_int", TORCH_BOX(&k_scatter_int));
   m.impl("pad", TORCH_BOX(&k_pad));
   m.impl("pad_int", TORCH_BOX(&k_pad_int));
   m.impl("pad_default", TORCH_BOX(&k_pad_default));
@@ -139,7 +145,7 @@ def gen(tmp_path_factory) -> str:
     files, _ = pipeline.generate(["threshold_backward", "threshold", "leaky_relu", "leaky_relu_backward", "add_", "sub_",
                                      "_foreach_add_", "_foreach_mul_", "where", "hardtanh", "hardshrink",
                                      "searchsorted", "bucketize", "linspace", "logspace",
-                                     "constant_pad_nd"], None, None, out, only=True)
+                                     "constant_pad_nd", "scatter"], None, None, out, only=True)
     pipeline.write(out, files)
     return out
 
@@ -426,3 +432,30 @@ def test_a_via_with_a_str_argument_is_declared_for_every_build(tmp_path) -> None
     header = next(text for path, text in files.items() if path.endswith("ops/searchsorted.h"))
     assert "aoti_torch_aten_searchsorted_Tensor(" in header
     assert "shimgen::detail::wrapped_numbers_dtype" in header
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [torch.int8, torch.bool, torch.complex64])
+def test_scatter_value_is_exact(ext, dtype) -> None:
+    x = _sample((3, 4), dtype, 6) if dtype not in (torch.bool, torch.complex64) else torch.ones(3, 4, dtype=dtype)
+    index = torch.tensor([[0, 2, 1], [1, 0, 2]])
+    for dim, v in ((1, 0.0), (0, 1.0), (-1, -2.0), (1, 0.1)):
+        if dtype == torch.bool and v not in (0.0, 1.0) or not (dtype.is_floating_point or dtype.is_complex) and v != int(v):
+            with pytest.raises(RuntimeError, match=r"shimgen: scatter.value: value="):  # aten converts it
+                torch.ops.comp_cpu.scatter(x, dim, index, v)
+            continue
+        assert _same(torch.ops.comp_cpu.scatter(x, dim, index, v), torch.scatter(x, dim, index, v)), (dtype, dim, v)
+    if dtype != torch.bool:
+        assert _same(torch.ops.comp_cpu.scatter_int(x, 1, index, 3), torch.scatter(x, 1, index, 3))
+    with pytest.raises(RuntimeError):  # aten: index out of range
+        torch.ops.comp_cpu.scatter(x, 1, torch.tensor([[7]]), 0.0)
+
+
+def test_scatter_value_gradient_is_atens(ext_implicit) -> None:
+    grads = []
+    base = torch.randn(3, 4, dtype=torch.float64)
+    index = torch.tensor([[0, 2, 1], [1, 0, 2]])
+    for fn in (lambda t: torch.scatter(t, 1, index, 0.5), lambda t: torch.ops.comp_implicit.scatter(t, 1, index, 0.5)):
+        x = base.clone().requires_grad_()
+        (fn(x) * torch.arange(12, dtype=torch.float64).view(3, 4)).sum().backward()
+        grads.append(x.grad)
+    assert torch.equal(*grads)

@@ -227,6 +227,9 @@ def main():
         if s["kernel"] == "as_double":
             report[op] = prove_as_double(op, s)
             continue
+        if s["kernel"] == "scatter_fill":
+            report[op] = prove_scatter_fill(op, s)
+            continue
         f, kernel = aten(op), KERNELS[s["kernel"]]
         tensors = [a for a in s["args"] if s["types"][a] == "Tensor"]
         numbers = [a for a in s["args"] if a not in tensors]
@@ -607,6 +610,54 @@ def prove_as_double(op, s):
                             grads.append(x.grad if x.grad is not None else torch.zeros_like(x))
                         if not same(("ok", grads[0]), ("ok", grads[1])) and not wrong:
                             wrong = f"gradient {shape} {pad} {n!r}"
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- kernel `scatter_fill`: scatter with a number as scatter.src of it expanded ----
+
+def scatter_fill_select(self, dim, index, value):
+    """scalar.h's scatter_fill_select."""
+    if self.dtype in (torch.uint16,) or not in_range(value, self.dtype):
+        raise Refused("number")
+    return aten("scatter.src")(self, dim, index, number_tensor(value, self.dtype).expand_as(index))
+
+
+def prove_scatter_fill(op, s):
+    """aten's op against scatter_fill_select: every dtype, shapes (index smaller than self, 0-dim, empty), dims
+    (negative, out of range), indices out of range, every number; float64 gradients."""
+    f = aten(op)
+    compared = both_ok = refused = 0
+    wrong = ""
+    numbers = [0, 1, -1, 2.5, 2.0, 0.1, -0.0, 1e10, 1e300, float("inf"), float("nan"), True, 300, -129, 2**40,
+               1 + 2j]
+    cases = [((3, 4), (2, 3), 1), ((3, 4), (2, 3), 0), ((3, 4), (3, 4), -1), ((), (), 0), ((5,), (0,), 0),
+             ((3, 4), (2, 3), 2), ((4, 5), (4, 5), 1)]
+    for d in DTYPES:
+        for k, (shape, ishape, dim) in enumerate(cases):
+            g = torch.Generator().manual_seed(k)
+            size = shape[dim] if shape and -len(shape) <= dim < len(shape) else 1
+            index = torch.randint(0, size + (k == 6), ishape, generator=g)  # case 6: an index out of range
+            for n in numbers:
+                v = {"self": sample(shape, d, k), "dim": dim, "index": index, "value": n}
+                want = run(lambda: f(**v))
+                got = outcome(lambda: scatter_fill_select(**v))
+                compared += 1
+                if got[0] == "refused":
+                    refused += 1
+                    continue
+                both_ok += want[0] == got[0] == "ok"
+                if not same(want, got) and not wrong:
+                    wrong = f"{d} {shape} {ishape} {dim} {n!r}: {want[0]} {want[1] if want[0] == 'error' else ''} " \
+                            f"vs {got[0]} {got[1] if got[0] == 'error' else ''}"
+                if d == torch.float64 and want[0] == got[0] == "ok":
+                    grads = []
+                    for fn in (lambda x: f(**dict(v, self=x)), lambda x: scatter_fill_select(**dict(v, self=x))):
+                        x = v["self"].clone().requires_grad_()
+                        r = fn(x)
+                        (r * torch.arange(r.numel(), dtype=r.dtype).view(r.shape)).sum().backward()
+                        grads.append(x.grad)
+                    if not same(("ok", grads[0]), ("ok", grads[1])) and not wrong:
+                        wrong = f"gradient {shape} {ishape} {dim} {n!r}"
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
 
 

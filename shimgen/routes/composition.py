@@ -10,8 +10,8 @@ autograd, autocast and Python modes see the composition's calls instead of the o
 The numbers become 0-dim tensors of the dtype aten computes them in; one out of that dtype's range (where aten
 raises) is refused with a `shimgen:` error, never computed.
 
-Kernels `clamp` (hardtanh) and `hardshrink` are selects of the same kind (scalar.h clamp_select,
-hardshrink_select); kernel `wrapped_numbers` (where.Scalar, searchsorted.Scalar, bucketize.Scalar) is how aten itself
+Kernels `clamp` (hardtanh), `hardshrink` and `scatter_fill` (scatter.value) are kernels of the same kind (scalar.h
+clamp_select, hardshrink_select, scatter_fill_select); kernel `wrapped_numbers` (where.Scalar, searchsorted.Scalar, bucketize.Scalar) is how aten itself
 computes those: the numbers wrapped as 0-dim tensors (promoting as wrapped numbers: a double as the default dtype),
 then the Tensor overload `via` (its wrapper at the release, with the parameters it takes there); kernel
 `item_numbers` (linspace, logspace): `via` takes each number back with .item(), so a 0-dim tensor of its own type;
@@ -36,7 +36,7 @@ from shimgen.sig_cpp import active, target_wrapper
 from shimgen.table import Row, Table
 from shimgen.versions import FIRST_STABLE, Version
 
-CARRIED = {"Tensor", "Scalar", "bool"}
+CARRIED = {"Tensor", "Scalar", "bool", "int"}
 LISTS = {"Tensor[]", "Scalar[]"}
 FOREACH = "foreach"  # a _foreach_ op: aten's CPU kernel (its slow path), `via` on each element in order
 INPLACE = "inplace"  # the kernel of an in-place op: its functional overload, then copy_ (scalar.h assign_inplace)
@@ -196,10 +196,9 @@ def _wrapped_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
                  for n in numbers]
     else:
         device = next(p.name for p in w.params if str(p.arg.type) == "Tensor")
-        promote = rule["promote"]
-        tensors = ", ".join(f"&{t}" for t in promote)
-        lines = [f"const auto dtype = shimgen::detail::wrapped_numbers_dtype<{len(promote)}, {len(numbers)}>("
-                 f'"{w.op.name}", {{{tensors}}}, {{{", ".join("&" + n for n in numbers)}}});']
+        tensors = ", ".join(f"&{t}" for t in rule["promote"])
+        lines = [f'const auto dtype = shimgen::detail::wrapped_numbers_dtype("{w.op.name}", {{{tensors}}}, '
+                 f'{{{", ".join("&" + n for n in numbers)}}});']
         lines += [f"const torch::stable::Tensor {n}_t = shimgen::detail::wrapped_number_tensor("
                   f'"{w.op.name}", "{n}", {n}, dtype, {device});' for n in numbers]
     names = {p.name for p in kept}

@@ -1133,23 +1133,26 @@ inline torch::stable::Tensor where_select(
 /// The dtype aten gives wrapped numbers among `tensors` (ATen's result_type:
 /// a floating-point number counts as the default dtype), for ops that wrap
 /// their Scalars with scalar_to_tensor / wrapped_scalar_tensor and call their
-/// Tensor overload (where.Scalar, searchsorted.Scalar, bucketize.Scalar,
-/// isin.Tensor_Scalar).
-template <size_t N, size_t M>
-ScalarType wrapped_numbers_dtype(
+/// Tensor overload (where.Scalar, searchsorted.Scalar, bucketize.Scalar).
+inline ScalarType wrapped_numbers_dtype(
     const char* op,
-    const std::array<const torch::stable::Tensor*, N>& tensors,
-    const std::array<const Scalar*, M>& numbers) {
-  std::array<Operand, N> operands{};
-  for (size_t i = 0; i < N; ++i) {
-    operands[i] = operand(*tensors[i]);
+    std::initializer_list<const torch::stable::Tensor*> tensors,
+    std::initializer_list<const Scalar*> numbers) {
+  int dim = kUndefined;
+  int zero = kUndefined;
+  int wrapped = kUndefined;
+  for (const torch::stable::Tensor* t : tensors) {
+    if (t->dim() == 0) {
+      zero = promote(zero, position(t->scalar_type()));
+    } else {
+      dim = promote(dim, position(t->scalar_type()));
+    }
   }
   std::optional<int> default_float;
-  std::array<int, M> wrapped{};
-  for (size_t i = 0; i < M; ++i) {
-    wrapped[i] = wrapped_dtype(*numbers[i], default_float);
+  for (const Scalar* s : numbers) {
+    wrapped = promote(wrapped, wrapped_dtype(*s, default_float));
   }
-  const int t = result_type<N, M>(operands, wrapped);
+  const int t = combine_categories(dim, combine_categories(zero, wrapped));
   if (t < 0) {
     fail(op, "no dtype promotion for these arguments (aten raises)");
   }
@@ -1212,11 +1215,12 @@ inline torch::stable::Tensor clamp_bound(
   const std::string why = "out of the range of the dtype aten computes it in";
   Scalar b = s;
   if (!is_floating(position(t))) {
-    const double d = s.to_double();
-    if (s.is_complex() || s.kind() == Scalar::Kind::UInt || !(std::fabs(d) < 9.2e18)) {
+    const bool real = !s.is_complex() && s.kind() != Scalar::Kind::UInt;
+    if (!real || !(std::fabs(s.to_double()) < 9.2e18)) {
       refuse(op, arg, s, why);
     }
-    b = s.is_floating_point() ? Scalar(static_cast<int64_t>(d)) : Scalar(s.to_int64());
+    // toward zero, as Scalar::toLong
+    b = Scalar(s.to_int64());
   }
   if (!in_range(b, position(t))) {
     refuse(op, arg, s, why);
@@ -1269,16 +1273,31 @@ inline torch::stable::Tensor hardshrink_select(
   if (!kernel_dtype(t, false, compute)) {
     no_kernel(op);
   }
+  const std::string why = "out of the range of the dtype aten computes it in";
   if (!in_range(lambd, position(t))) {
-    refuse(op, "lambd", lambd, "out of the range of the dtype aten computes it in");
+    refuse(op, "lambd", lambd, why);
   }
-  const Scalar neg(-lambd.to_double()); // in_range: the double holds it exactly
+  // in_range: the double holds it exactly
+  const Scalar neg(-lambd.to_double());
   const torch::stable::Tensor inside = tensor_op(
       "aten::logical_and",
       "",
       tensor_op("aten::ge", "Tensor", self, number_tensor(neg, t)),
       tensor_op("aten::le", "Tensor", self, number_tensor(lambd, t)));
   return where_select(inside, number_tensor(Scalar(0), t), self);
+}
+
+/// Is `t` an unsigned integer dtype?
+inline bool is_unsigned(ScalarType t) {
+  switch (t) {
+    case ScalarType::Byte:
+    case ScalarType::UInt16:
+    case ScalarType::UInt32:
+    case ScalarType::UInt64:
+      return true;
+    default:
+      return false;
+  }
 }
 
 /// The number as the double a `float` parameter of `op`'s `via` carries, where
@@ -1294,13 +1313,40 @@ inline double exact_double(
   if (s.is_complex() || !float_exact(s)) {
     refuse(op, arg, s, "no double holds it exactly");
   }
-  const ScalarType t = self.scalar_type();
-  const bool is_unsigned = t == ScalarType::Byte || t == ScalarType::UInt16 ||
-      t == ScalarType::UInt32 || t == ScalarType::UInt64;
-  if (s.is_integral() && s.kind() == Scalar::Kind::Int && s.to_int64() < 0 && is_unsigned) {
-    refuse(op, arg, s, "aten wraps a negative integer into an unsigned dtype, which a double does not carry");
+  const bool negative = s.kind() == Scalar::Kind::Int && s.to_int64() < 0;
+  if (negative && is_unsigned(self.scalar_type())) {
+    std::string why = "aten wraps a negative integer into an unsigned dtype";
+    why += " (the double would raise)";
+    refuse(op, arg, s, why);
   }
   return s.to_double();
+}
+
+/// aten's scatter with a number (scatter_fill): the number converted to
+/// self's dtype, written where `index` says along `dim`; as aten::scatter.src
+/// with a 0-dim tensor of it expanded to index's shape (aten::expand_as). A
+/// number outside self's dtype (out of range; not whole for an integral
+/// dtype) is refused.
+inline torch::stable::Tensor scatter_fill_select(
+    const char* op,
+    const torch::stable::Tensor& self,
+    int64_t dim,
+    const torch::stable::Tensor& index,
+    const Scalar& value) {
+  const int t = position(self.scalar_type());
+  if (t < 0 || !in_range(value, t)) {
+    refuse(op, "value", value, "it does not convert exactly to self's dtype");
+  }
+  const torch::stable::Tensor number = number_tensor(value, self.scalar_type());
+  const torch::stable::Tensor src =
+      tensor_op("aten::expand_as", "", number, index);
+  return dispatch_tensors<4>(
+      "aten::scatter",
+      "src",
+      {torch::stable::detail::from(self),
+       torch::stable::detail::from(dim),
+       torch::stable::detail::from(index),
+       torch::stable::detail::from(src)});
 }
 
 } // namespace detail
