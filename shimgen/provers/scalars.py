@@ -306,7 +306,7 @@ def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
                 failed.add(op)
             else:
                 proven[op].append(rt.name)
-    return {op: {**{k: r[k] for k in ("kernel", "args", "via", "promote", "fixed") if k in r},
+    return {op: {**{k: r[k] for k in ("kernel", "args", "via", "promote", "fixed", "caveat") if k in r},
                  "proven": [] if op in failed else proven[op]} for op, r in sorted(rules.items())}
 
 

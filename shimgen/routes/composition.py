@@ -43,11 +43,6 @@ INPLACE = "inplace"  # the kernel of an in-place op: its functional overload, th
 WRAPPED = "wrapped_numbers"  # an op aten computes as its Tensor overload `via` with its numbers as wrapped tensors
 AS_DOUBLE = "as_double"  # an op equal to `via` with its number as via's `float?` (scalar.h exact_double)
 ITEMS = "item_numbers"  # an op whose Tensor overload `via` takes each number back with .item(): a 0-dim tensor of it
-# What a kernel's proof leaves out, and why (said in the wrapper's doc comment).
-_NAN_GRADIENT = ("Its gradient at a NaN input is {}; aten's own ({}) is 0 or the incoming gradient depending on the "
-                 "element's position in its vectorized loop, so gradients are proven wherever the input is not NaN.")
-KERNEL_CAVEATS = {"clamp": _NAN_GRADIENT.format("0", "hardtanh_backward"),
-                  "hardshrink": _NAN_GRADIENT.format("the incoming gradient", "shrink_backward")}
 
 
 class Composition(Route):
@@ -143,7 +138,7 @@ class Composition(Route):
                 f"(shimgen::detail::{rule['kernel']}_select; proven equal, gradients included, on torch "
                 f"{', '.join(map(str, rule['proven']))}).",
                 "A number out of the range of the dtype aten computes it in raises an error (shimgen::Scalar)."] + (
-                    [KERNEL_CAVEATS[rule["kernel"]]] if rule["kernel"] in KERNEL_CAVEATS else [])
+                    [rule["caveat"]] if "caveat" in rule else [])  # what the proof leaves out, and why
 
     def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
         rule = scalars.load().kernel_compositions[w.op.name]
