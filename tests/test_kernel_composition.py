@@ -49,6 +49,24 @@ void k_fe_scalars(Tensor a, Tensor b, double n) {
   std::vector<double> v{n, -n};
   ts::_foreach_add_(s, v);
 }
+Tensor k_where(Tensor c, double a, double b) { return ts::where(c, a, b); }
+Tensor k_where_int(Tensor c, int64_t a, int64_t b) { return ts::where(c, a, b); }
+Tensor k_where_mixed(Tensor c, int64_t a, double b) { return ts::where(c, a, b); }
+Tensor k_hardtanh(Tensor x, double lo, double hi) { return ts::hardtanh(x, lo, hi); }
+Tensor k_hardtanh_default(Tensor x) { return ts::hardtanh(x); }
+Tensor k_hardshrink(Tensor x, double l) { return ts::hardshrink(x, l); }
+Tensor k_searchsorted(Tensor s, double v, bool right) { return ts::searchsorted(s, shimgen::Scalar(v), false, right); }
+Tensor k_searchsorted_int(Tensor s, int64_t v) { return ts::searchsorted(s, shimgen::Scalar(v)); }
+Tensor k_bucketize(double v, Tensor b) { return ts::bucketize(shimgen::Scalar(v), b); }
+Tensor k_pad(Tensor x, double v) { return ts::constant_pad_nd(x, {1, 2, 0, 1}, v); }
+Tensor k_pad_int(Tensor x, int64_t v) { return ts::constant_pad_nd(x, {1, -1}, v); }
+Tensor k_pad_default(Tensor x) { return ts::constant_pad_nd(x, {2, 2}); }
+Tensor k_scatter(Tensor x, int64_t dim, Tensor index, double v) { return ts::scatter(x, dim, index, v); }
+Tensor k_scatter_int(Tensor x, int64_t dim, Tensor index, int64_t v) { return ts::scatter(x, dim, index, v); }
+// a tensor argument (unused) so that the CPU kernel is dispatched to
+Tensor k_linspace(Tensor, double a, double b, int64_t n) { return ts::linspace(a, b, n); }
+Tensor k_linspace_int(Tensor, int64_t a, int64_t b, int64_t n) { return ts::linspace(a, b, n); }
+Tensor k_logspace(Tensor, double a, double b, int64_t n, double base) { return ts::logspace(a, b, n, base); }
 void k_fe_empty(Tensor dummy) {
   (void)dummy;
   std::vector<Tensor> s;
@@ -68,6 +86,23 @@ STABLE_TORCH_LIBRARY(NS, m) {
   m.def("fe_scalar(Tensor(a!) a, Tensor(b!) b, float n) -> ()");
   m.def("fe_scalars(Tensor(a!) a, Tensor(b!) b, float n) -> ()");
   m.def("fe_empty(Tensor dummy) -> ()");
+  m.def("where_s(Tensor c, float a, float b) -> Tensor");
+  m.def("where_int(Tensor c, int a, int b) -> Tensor");
+  m.def("where_mixed(Tensor c, int a, float b) -> Tensor");
+  m.def("hardtanh(Tensor x, float lo, float hi) -> Tensor");
+  m.def("hardtanh_default(Tensor x) -> Tensor");
+  m.def("hardshrink(Tensor x, float l) -> Tensor");
+  m.def("searchsorted(Tensor s, float v, bool right) -> Tensor");
+  m.def("searchsorted_int(Tensor s, int v) -> Tensor");
+  m.def("bucketize(float v, Tensor b) -> Tensor");
+  m.def("scatter(Tensor x, int dim, Tensor index, float v) -> Tensor");
+  m.def("scatter_int(Tensor x, int dim, Tensor index, int v) -> Tensor");
+  m.def("pad(Tensor x, float v) -> Tensor");
+  m.def("pad_int(Tensor x, int v) -> Tensor");
+  m.def("pad_default(Tensor x) -> Tensor");
+  m.def("linspace(Tensor d, float a, float b, int n) -> Tensor");
+  m.def("linspace_int(Tensor d, int a, int b, int n) -> Tensor");
+  m.def("logspace(Tensor d, float a, float b, int n, float base) -> Tensor");
 }
 
 STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
@@ -83,6 +118,23 @@ STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
   m.impl("fe_scalar", TORCH_BOX(&k_fe_scalar));
   m.impl("fe_scalars", TORCH_BOX(&k_fe_scalars));
   m.impl("fe_empty", TORCH_BOX(&k_fe_empty));
+  m.impl("where_s", TORCH_BOX(&k_where));
+  m.impl("where_int", TORCH_BOX(&k_where_int));
+  m.impl("where_mixed", TORCH_BOX(&k_where_mixed));
+  m.impl("hardtanh", TORCH_BOX(&k_hardtanh));
+  m.impl("hardtanh_default", TORCH_BOX(&k_hardtanh_default));
+  m.impl("hardshrink", TORCH_BOX(&k_hardshrink));
+  m.impl("searchsorted", TORCH_BOX(&k_searchsorted));
+  m.impl("searchsorted_int", TORCH_BOX(&k_searchsorted_int));
+  m.impl("bucketize", TORCH_BOX(&k_bucketize));
+  m.impl("scatter", TORCH_BOX(&k_scatter));
+  m.impl("scatter_int", TORCH_BOX(&k_scatter_int));
+  m.impl("pad", TORCH_BOX(&k_pad));
+  m.impl("pad_int", TORCH_BOX(&k_pad_int));
+  m.impl("pad_default", TORCH_BOX(&k_pad_default));
+  m.impl("linspace", TORCH_BOX(&k_linspace));
+  m.impl("linspace_int", TORCH_BOX(&k_linspace_int));
+  m.impl("logspace", TORCH_BOX(&k_logspace));
 }
 """
 
@@ -91,7 +143,9 @@ STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
 def gen(tmp_path_factory) -> str:
     out = str(tmp_path_factory.mktemp("composition") / "gen")
     files, _ = pipeline.generate(["threshold_backward", "threshold", "leaky_relu", "leaky_relu_backward", "add_", "sub_",
-                                     "_foreach_add_", "_foreach_mul_"], None, None, out, only=True)
+                                     "_foreach_add_", "_foreach_mul_", "where", "hardtanh", "hardshrink",
+                                     "searchsorted", "bucketize", "linspace", "logspace",
+                                     "constant_pad_nd", "scatter"], None, None, out, only=True)
     pipeline.write(out, files)
     return out
 
@@ -258,3 +312,150 @@ def test_leaky_relu_is_exact(ext, dg, ds) -> None:
             assert _same(torch.ops.comp_cpu.lrelu_bw(g, x, n), torch.ops.aten.leaky_relu_backward(g, x, n, False))
     with pytest.raises(RuntimeError, match="shimgen: leaky_relu.default: aten has no kernel for this dtype"):
         torch.ops.comp_cpu.lrelu(torch.ones(3, dtype=torch.int64), 0.1)
+
+
+def test_where_scalars_are_exact(ext) -> None:
+    c = torch.randn(4, 5) > 0
+    for a, b in ((1.0, 0.0), (0.1, -2.5), (1e10, float("-0.0"))):
+        assert _same(torch.ops.comp_cpu.where_s(c, a, b), torch.where(c, a, b)), (a, b)  # float32: the default dtype
+    assert _same(torch.ops.comp_cpu.where_int(c, 1, 0), torch.where(c, 1, 0))  # int64
+    assert _same(torch.ops.comp_cpu.where_mixed(c, 16777217, 0.5), torch.where(c, 16777217, 0.5))  # float32
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        assert _same(torch.ops.comp_cpu.where_s(c, 0.1, 0.0), torch.where(c, 0.1, 0.0))  # float64
+    finally:
+        torch.set_default_dtype(old)
+    with pytest.raises(RuntimeError, match=r"shimgen: where.Scalar: self=.*range"):
+        torch.ops.comp_cpu.where_s(c, 1e300, 0.0)  # no float32 holds it
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [torch.int8, torch.uint8])
+def test_hardtanh_is_exact(ext, dtype) -> None:
+    x = _sample((6, 7), dtype, 3)
+    x.view(-1)[5:9] = torch.tensor([1, -1, 6, 0]).to(dtype)  # on the bounds
+    for lo, hi in ((-1.0, 1.0), (0.0, 6.0), (-0.5, 2.7), (2.0, -2.0)):
+        if dtype == torch.uint8 and int(min(lo, hi)) < 0:  # the bounds as integers: aten raises or wraps a negative
+            with pytest.raises(RuntimeError, match="shimgen: hardtanh.default: m.._val="):
+                torch.ops.comp_cpu.hardtanh(x, lo, hi)
+            continue
+        assert _same(torch.ops.comp_cpu.hardtanh(x, lo, hi), torch.ops.aten.hardtanh(x, lo, hi)), (dtype, lo, hi)
+    if dtype != torch.uint8:
+        assert _same(torch.ops.comp_cpu.hardtanh_default(x), torch.ops.aten.hardtanh(x))
+    with pytest.raises(RuntimeError, match="shimgen: hardtanh.default: aten has no kernel"):
+        torch.ops.comp_cpu.hardtanh(torch.ones(3, dtype=torch.bool), 0.0, 1.0)
+
+
+@pytest.mark.parametrize("dtype", DTYPES[:4])
+def test_hardshrink_is_exact(ext, dtype) -> None:
+    x = _sample((6, 7), dtype, 4)
+    x.view(-1)[5:9] = torch.tensor([0.5, -0.5, 0.3, -0.3]).to(dtype)  # on +-lambd (0.3: half rounds it up)
+    for lambd in (0.5, 0.3, 0.0, -1.0):
+        assert _same(torch.ops.comp_cpu.hardshrink(x, lambd), torch.ops.aten.hardshrink(x, lambd)), (dtype, lambd)
+
+
+def test_hardtanh_hardshrink_gradients_are_atens(ext_implicit) -> None:
+    x = torch.randn(6, 7, dtype=torch.float64)
+    x.view(-1)[:6] = torch.tensor([1.0, -1.0, 0.5, -0.5, 0.0, -0.0], dtype=torch.float64)  # on the bounds
+    w = torch.arange(42, dtype=torch.float64).view(6, 7)
+    for mine, want in ((lambda t: torch.ops.comp_implicit.hardtanh(t, -1.0, 1.0), torch.nn.functional.hardtanh),
+                       (lambda t: torch.ops.comp_implicit.hardshrink(t, 0.5), lambda t: torch.ops.aten.hardshrink(t, 0.5))):
+        grads = []
+        for fn in (mine, want):
+            xl = x.clone().requires_grad_()
+            (fn(xl) * w).sum().backward()
+            grads.append(xl.grad)
+        assert torch.equal(*grads)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.int64, torch.int32, torch.uint8])
+def test_searchsorted_bucketize_numbers_are_atens(ext, dtype) -> None:
+    seq = torch.tensor([1, 3, 5, 16777216, 16777217, 16777218]).to(dtype)  # float32 rounds the large ones
+    for v in (0.5, 3.0, 16777216.5, -1.0, 2.5):
+        if dtype == torch.float16 and v > 65504:  # aten compares it as half's infinity
+            with pytest.raises(RuntimeError, match=r"shimgen: searchsorted.Scalar: self=.*range"):
+                torch.ops.comp_cpu.searchsorted(seq, v, False)
+            continue
+        for right in (False, True):
+            want = torch.searchsorted(seq, v, right=right)
+            assert _same(torch.ops.comp_cpu.searchsorted(seq, v, right), want), (dtype, v, right)
+        assert _same(torch.ops.comp_cpu.bucketize(v, seq), torch.bucketize(v, seq)), (dtype, v)
+    assert _same(torch.ops.comp_cpu.searchsorted_int(seq, 5), torch.searchsorted(seq, 5))
+
+
+def test_linspace_logspace_numbers_are_atens(ext) -> None:
+    d = torch.zeros(1)
+    for a, b, n in ((0.0, 1.0, 5), (0.1, -2.5, 7), (1e10, 1e10 + 1, 3), (0.0, 1.0, 1), (0.0, 1.0, 0)):
+        assert _same(torch.ops.comp_cpu.linspace(d, a, b, n), torch.linspace(a, b, n)), (a, b, n)
+        assert _same(torch.ops.comp_cpu.logspace(d, a, b, n, 2.0), torch.logspace(a, b, n, 2.0)), (a, b, n)
+    big = 2**53 + 1  # an int64 a double does not hold: .item() gives it back as an integer
+    assert _same(torch.ops.comp_cpu.linspace_int(d, big, big + 4, 5), torch.linspace(big, big + 4, 5))
+    assert _same(torch.ops.comp_cpu.linspace_int(d, 0, 10, 6), torch.linspace(0, 10, 6))
+    with pytest.raises(RuntimeError):  # aten: number of steps must be non-negative
+        torch.ops.comp_cpu.linspace(d, 0.0, 1.0, -1)
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [torch.uint8, torch.int8, torch.bool])
+def test_constant_pad_nd_is_exact(ext, dtype) -> None:
+    x = _sample((3, 4), dtype, 5) if dtype != torch.bool else torch.randn(3, 4) > 0
+    for v in (0.0, 1.5, -2.0, 0.1):
+        if dtype == torch.uint8 and v < 0:  # aten raises converting -2.0 to uint8
+            with pytest.raises(RuntimeError):
+                torch.ops.comp_cpu.pad(x, v)
+            continue
+        assert _same(torch.ops.comp_cpu.pad(x, v), torch.constant_pad_nd(x, [1, 2, 0, 1], v)), (dtype, v)
+    assert _same(torch.ops.comp_cpu.pad_int(x, 3), torch.constant_pad_nd(x, [1, -1], 3))
+    assert _same(torch.ops.comp_cpu.pad_default(x), torch.constant_pad_nd(x, [2, 2]))
+    if dtype == torch.uint8:  # aten wraps -1 to 255; a double -1.0 would raise: refused
+        with pytest.raises(RuntimeError, match=r"shimgen: constant_pad_nd.default: value=-1: aten wraps"):
+            torch.ops.comp_cpu.pad_int(x, -1)
+    if dtype == torch.int64:
+        with pytest.raises(RuntimeError, match=r"shimgen: constant_pad_nd.default: value=.*no double holds it"):
+            torch.ops.comp_cpu.pad_int(x, 2**53 + 1)
+
+
+def test_constant_pad_nd_gradient_is_atens(ext_implicit) -> None:
+    grads = []
+    base = torch.randn(3, 4, dtype=torch.float64)
+    for fn in (lambda t: torch.constant_pad_nd(t, [1, 2, 0, 1], 0.5), lambda t: torch.ops.comp_implicit.pad(t, 0.5)):
+        x = base.clone().requires_grad_()
+        r = fn(x)
+        (r * torch.arange(r.numel(), dtype=torch.float64).view(r.shape)).sum().backward()
+        grads.append(x.grad)
+    assert torch.equal(*grads)
+
+
+def test_a_via_with_a_str_argument_is_declared_for_every_build(tmp_path) -> None:
+    """searchsorted.Scalar alone: its composition's via, searchsorted.Tensor (added, `str? side`), goes through
+    shimgen's overlay shim in the builds that refuse the leaky str route, so its C shim is declared and defined."""
+    files, _ = pipeline.generate(["searchsorted.Scalar"], None, None, str(tmp_path / "g"), only=True)
+    header = next(text for path, text in files.items() if path.endswith("ops/searchsorted.h"))
+    assert "aoti_torch_aten_searchsorted_Tensor(" in header
+    assert "shimgen::detail::wrapped_numbers_dtype" in header
+
+
+@pytest.mark.parametrize("dtype", DTYPES + [torch.int8, torch.bool, torch.complex64])
+def test_scatter_value_is_exact(ext, dtype) -> None:
+    x = _sample((3, 4), dtype, 6) if dtype not in (torch.bool, torch.complex64) else torch.ones(3, 4, dtype=dtype)
+    index = torch.tensor([[0, 2, 1], [1, 0, 2]])
+    for dim, v in ((1, 0.0), (0, 1.0), (-1, -2.0), (1, 0.1)):
+        if dtype == torch.bool and v not in (0.0, 1.0) or not (dtype.is_floating_point or dtype.is_complex) and v != int(v):
+            with pytest.raises(RuntimeError, match=r"shimgen: scatter.value: value="):  # aten converts it
+                torch.ops.comp_cpu.scatter(x, dim, index, v)
+            continue
+        assert _same(torch.ops.comp_cpu.scatter(x, dim, index, v), torch.scatter(x, dim, index, v)), (dtype, dim, v)
+    if dtype != torch.bool:
+        assert _same(torch.ops.comp_cpu.scatter_int(x, 1, index, 3), torch.scatter(x, 1, index, 3))
+    with pytest.raises(RuntimeError):  # aten: index out of range
+        torch.ops.comp_cpu.scatter(x, 1, torch.tensor([[7]]), 0.0)
+
+
+def test_scatter_value_gradient_is_atens(ext_implicit) -> None:
+    grads = []
+    base = torch.randn(3, 4, dtype=torch.float64)
+    index = torch.tensor([[0, 2, 1], [1, 0, 2]])
+    for fn in (lambda t: torch.scatter(t, 1, index, 0.5), lambda t: torch.ops.comp_implicit.scatter(t, 1, index, 0.5)):
+        x = base.clone().requires_grad_()
+        (fn(x) * torch.arange(12, dtype=torch.float64).view(3, 4)).sum().backward()
+        grads.append(x.grad)
+    assert torch.equal(*grads)

@@ -16,8 +16,9 @@ table derived by hand from the stable ABI's rules, not from the tool:
   no libtorch route: overlay at 2.13, hidden at 2.10;
 * numel and dim are aten ops only from 2.12;
 * qscheme returns a QScheme, which has no stable representation;
-* where.Scalar (both values numbers) has no sibling: overlay at 2.13, hidden at 2.10; `where(c, t, zeros_like(t))`
-  could be any of the four overloads, so it varies.
+* where.Scalar (both values numbers) is aten's where.self with the numbers wrapped (the `composition` route: 0-dim
+  tensors of the wrapped numbers' dtype) from 2.9, so `where(c, t, zeros_like(t))`, which could be any of the four
+  overloads, works whichever it is: `yes (composition or dispatcher or sibling)`.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ EXPECTED = {
     ("roi_ops.cpp", 13, "torch::empty"): (D, D),
     ("roi_ops.cpp", 14, "at::amax"): (SH, SH),
     ("roi_ops.cpp", 15, "at::max"): (D, D),
-    ("roi_ops.cpp", 16, "at::where"): ("varies", "varies"),
+    ("roi_ops.cpp", 16, "at::where"): ("yes (composition or dispatcher or sibling)",) * 2,
     ("roi_ops.cpp", 16, "at::zeros_like"): (D, D),
     ("roi_ops.cpp", 17, "torch::cat"): (D, D),
     ("roi_ops.cpp", 18, "at::sum_out"): (D, D),
@@ -84,7 +85,7 @@ EXPECTED = {
 VARIES = {
     "at::add": {"add.Scalar": (S, S), "add.Tensor": ("yes (equivalent)", "yes (equivalent)")},
     "at::sub": {"sub.Scalar": (S, S), "sub.Tensor": ("yes (equivalent)", "yes (equivalent)")},
-    "at::where": {"where.Scalar": ("from 2.13 (overlay)", OVL), "where.ScalarOther": (S, S),
+    "at::where": {"where.Scalar": ("yes (composition)", "yes (composition)"), "where.ScalarOther": (S, S),
                   "where.ScalarSelf": (S, S), "where.self": (D, D)},
 }
 # The ops [tool.shimgen] needs: every ATen call above with a wrapper at some release (qscheme has none).
@@ -133,11 +134,11 @@ def test_summary_counts(ported):
     _, data, _ = ported
     calls = sum(4 if k[2] == "dets.select" else 1 for k in EXPECTED)
     assert calls == 41
-    # by hand from EXPECTED: at 2.10, 3 calls need a newer release (numel, dim, arange), where varies, qscheme
-    # has none, the other 36 work; at 2.13 where varies, arange needs the overlay, the other 38 work.
-    assert data["summary"]["2.10"] == {"yes": 36, "overlay": 0, "from": 3, "removed": 0, "varies": 1, "no": 1,
+    # by hand from EXPECTED: at 2.10, 3 calls need a newer release (numel, dim, arange), qscheme has none, the
+    # other 37 work; at 2.13 arange needs the overlay, the other 39 work.
+    assert data["summary"]["2.10"] == {"yes": 37, "overlay": 0, "from": 3, "removed": 0, "varies": 0, "no": 1,
                                        "not-aten": 0}
-    assert data["summary"]["2.13"] == {"yes": 38, "overlay": 1, "from": 0, "removed": 0, "varies": 1, "no": 1,
+    assert data["summary"]["2.13"] == {"yes": 39, "overlay": 1, "from": 0, "removed": 0, "varies": 0, "no": 1,
                                        "not-aten": 0}
 
 

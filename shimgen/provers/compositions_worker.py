@@ -25,6 +25,11 @@ THRESHOLD_KERNEL = {torch.uint8, torch.int8, torch.int16, torch.int32, torch.int
 
 def in_range(n, dtype):
     """scalar.h's in_range: exact for an integral or bool dtype, finite within range for a floating one."""
+    if dtype.is_complex:  # each part finite within the part's range (the double holds an integer exactly)
+        c = complex(n)
+        limit = torch.finfo(dtype).max
+        exact = not isinstance(n, int) or isinstance(n, bool) or abs(n) <= 2**53
+        return exact and all(math.isfinite(p) and abs(p) <= limit for p in (c.real, c.imag))
     if isinstance(n, complex):
         return False
     if dtype == torch.bool:
@@ -84,8 +89,44 @@ def hardtanh_backward_select(x, other, min_val, max_val):
     return aten("where.self")(inside, other.to(ct), number_tensor(0, ct))
 
 
+def clamp_select(x, min_val, max_val):
+    """scalar.h's clamp_select (hardtanh): the bounds in x's dtype (truncated to integers first for an integral x),
+    `min < x < max ? x : clamp(detach(x), min, max)`."""
+    t = x.dtype
+    if t not in THRESHOLD_KERNEL:
+        raise Refused("dtype")
+
+    def bound(b):
+        if not t.is_floating_point:
+            if isinstance(b, complex) or not abs(float(b)) < 9.2e18:
+                raise Refused("number")
+            b = int(b)
+        if not in_range(b, t):
+            raise Refused("number")
+        return number_tensor(b, t)
+    lo, hi = bound(min_val), bound(max_val)
+    inside = aten("logical_and")(aten("gt.Tensor")(x, lo), aten("lt.Tensor")(x, hi))
+    return aten("where.self")(inside, x, aten("clamp.Tensor")(x.detach(), lo, hi))
+
+
+def hardshrink_select(x, lambd):
+    """scalar.h's hardshrink_select: `-lambd <= x <= lambd ? 0 : x` in x's dtype (half and bfloat16 too)."""
+    t = x.dtype
+    if t not in (torch.float16, torch.bfloat16, torch.float32, torch.float64):
+        raise Refused("dtype")
+    if not in_range(lambd, t):
+        raise Refused("number")
+    inside = aten("logical_and")(aten("ge.Tensor")(x, number_tensor(-float(lambd), t)),
+                                 aten("le.Tensor")(x, number_tensor(lambd, t)))
+    return aten("where.self")(inside, number_tensor(0, t), x)
+
+
 KERNELS = {"threshold": threshold_select, "leaky_relu": leaky_relu_select,
-           "hardtanh_backward": hardtanh_backward_select}
+           "hardtanh_backward": hardtanh_backward_select, "clamp": clamp_select, "hardshrink": hardshrink_select}
+# Kernels whose aten backward (hardtanh_backward, shrink_backward) gives at a NaN input 0 in its vectorized loop and
+# the incoming gradient in its scalar loop (the element's position decides, not its value: measured on every
+# runtime): their gradients are compared wherever the input is not NaN.
+NAN_GRADIENT_BY_POSITION = {"clamp", "hardshrink"}
 
 
 def can_cast(src, dst):
@@ -177,8 +218,20 @@ def main():
         if s["kernel"] == "foreach":
             report[op] = prove_foreach(op, s)
             continue
+        if s["kernel"] == "wrapped_numbers":
+            report[op] = prove_wrapped(op, s)
+            continue
+        if s["kernel"] == "item_numbers":
+            report[op] = prove_items(op, s)
+            continue
+        if s["kernel"] == "as_double":
+            report[op] = prove_as_double(op, s)
+            continue
+        if s["kernel"] == "scatter_fill":
+            report[op] = prove_scatter_fill(op, s)
+            continue
         f, kernel = aten(op), KERNELS[s["kernel"]]
-        tensors = [a for a in s["args"] if a in s["bind"][:2]]  # every kernel's first two parameters: x, other
+        tensors = [a for a in s["args"] if s["types"][a] == "Tensor"]
         numbers = [a for a in s["args"] if a not in tensors]
         compared = both_ok = refused = 0
         wrong = ""
@@ -213,7 +266,10 @@ def main():
                                 # a gradient autograd never reached is zero (aten's formula gives zeros_like)
                                 grads.append([leaves[a].grad if leaves[a].grad is not None else
                                               torch.zeros_like(leaves[a]) for a in tensors])
-                            for ga, gb in zip(*grads):
+                            for a, ga, gb in zip(tensors, *grads):
+                                if s["kernel"] in NAN_GRADIENT_BY_POSITION:
+                                    keep = ~values[a].isnan()
+                                    ga, gb = ga[keep], gb[keep]
                                 if not same(("ok", ga), ("ok", gb)) and not wrong:
                                     wrong = f"gradient {shapes} {n!r}"
         report[op] = {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
@@ -362,6 +418,246 @@ def prove_inplace(op, s):
                 b = outcome(lambda: assign_inplace(s["via"], dict(self=leaf, other=make()["other"], **extra)))
                 if not same(a, b) and not wrong:
                     wrong = f"leaf requiring grad {label}: {a[0]} vs {b[0]}"
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- kernel `wrapped_numbers`: an op aten computes as its Tensor overload, its numbers wrapped ----
+
+WRAPPED_NUMBERS = [0, 1, -1, 3, 0.5, 0.1, -2.5, 1e-3, 1e10, 1e300, float("inf"), float("nan"), 2**40, 2**53 + 1,
+                   16777217, 16777216.5, 300, -129, True, False, 1.5 + 2j]
+
+
+def wrapped_dtype(n):
+    """The dtype aten gives a wrapped number in type promotion."""
+    if isinstance(n, bool):
+        return torch.bool
+    if isinstance(n, int):
+        return torch.int64
+    d = torch.get_default_dtype()
+    return d if isinstance(n, float) else {torch.float32: torch.complex64, torch.float64: torch.complex128}[d]
+
+
+def wrapped_numbers(s, values):
+    """scalar.h's wrapped_numbers_dtype / wrapped_number_tensor, then `via`: the numbers as 0-dim tensors of the
+    dtype aten gives them as wrapped numbers among the `promote` tensors."""
+    numbers = [a for a in s["args"] if s["types"][a] == "Scalar"]
+    dtype = None
+    for n in numbers:
+        dtype = wrapped_dtype(values[n]) if dtype is None else torch.promote_types(dtype, wrapped_dtype(values[n]))
+    for t in s["promote"]:
+        dtype = torch.result_type(values[t], values[numbers[0]]) if len(numbers) == 1 else None
+    if dtype is None or dtype in (torch.complex32,):
+        raise Refused("dtype")
+    tensors = {}
+    for n in numbers:
+        if not in_range(values[n], dtype):
+            raise Refused("number")
+        tensors[n] = number_tensor(values[n], dtype)
+    return aten(s["via"])(**{va: tensors.get(fa, values.get(fa)) for va, fa in s["bind"].items() if fa in values})
+
+
+def wrapped_samples(s):
+    """(label, values) pairs: each dtype of the op's tensor (sorted along its last dim: searchsorted and bucketize
+    need it), shapes (1-D, 0-dim, empty, 2-D), every number (two for where.Scalar), each bool argument both ways."""
+    types = s["types"]
+    tensor = next(a for a in s["args"] if types[a] == "Tensor")
+    numbers = [a for a in s["args"] if types[a] == "Scalar"]
+    flags = [a for a in s["args"] if types[a] == "bool"]
+    out = []
+    for d in DTYPES if tensor != "condition" else [torch.bool, torch.uint8]:
+        for k, shape in enumerate([(7,), (), (0,), (3, 4), (40,)]):
+            base = sample(shape, d, k)
+            if shape == (40,) and not (d.is_floating_point or d.is_complex or d == torch.bool):
+                base = torch.tensor([1, 16777216, 16777217, 16777218] * 10).to(d)  # float32 rounds these
+            t = base if d.is_complex or base.dim() == 0 else base.sort(dim=-1).values
+            for i, n in enumerate(WRAPPED_NUMBERS):
+                for j, flag in enumerate([False, True] if flags else [None]):
+                    v = {tensor: t}
+                    for m, name in enumerate(numbers):
+                        v[name] = n if m == 0 else WRAPPED_NUMBERS[(i + 5 * (j + 1)) % len(WRAPPED_NUMBERS)]
+                    for q, f in enumerate(flags):
+                        v[f] = flag if q == 0 else (i % 2 == 1)
+                    out.append((f"{d} {shape} {v}", v))
+    return out
+
+
+def prove_wrapped(op, s):
+    f = aten(op)
+    compared = both_ok = refused = 0
+    wrong = ""
+    for label, values in wrapped_samples(s):
+        want = run(lambda: f(**values))
+        got = outcome(lambda: wrapped_numbers(s, values))
+        compared += 1
+        if got[0] == "refused":
+            refused += 1
+            continue
+        both_ok += want[0] == got[0] == "ok"
+        if not same(want, got) and not wrong:
+            wrong = f"{label}: {want[0]} {want[1] if want[0] == 'error' else want[1].dtype} vs {got[0]} " \
+                    f"{got[1] if got[0] == 'error' else got[1].dtype}"
+    for default in (torch.float64,):  # the default dtype decides a floating-point number's wrapped dtype
+        old = torch.get_default_dtype()
+        torch.set_default_dtype(default)
+        try:
+            for label, values in wrapped_samples(s)[::7]:
+                want = run(lambda: f(**values))
+                got = outcome(lambda: wrapped_numbers(s, values))
+                compared += 1
+                if got[0] == "refused":
+                    refused += 1
+                    continue
+                both_ok += want[0] == got[0] == "ok"
+                if not same(want, got) and not wrong:
+                    wrong = f"default {default} {label}: {want[0]} vs {got[0]}"
+        finally:
+            torch.set_default_dtype(old)
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- kernel `item_numbers`: an op whose Tensor overload takes each number back with .item() ----
+
+def natural_tensor(n):
+    """scalar.h's number_tensor(n, natural_type(n)): a 0-dim tensor of the number's own type."""
+    dtype = (torch.bool if isinstance(n, bool) else torch.int64 if isinstance(n, int) else
+             torch.complex128 if isinstance(n, complex) else torch.float64)
+    return torch.tensor(n, dtype=dtype)
+
+
+def prove_items(op, s):
+    """aten's op against `via` with each number as natural_tensor(n): pairs of numbers (ints, doubles, bools,
+    complex, specials), steps, dtypes, base; under both default dtypes."""
+    f = aten(op)
+    numbers = [a for a in s["args"] if s["types"][a] == "Scalar"]
+    values_ = [0, 1, -3, 10, 2**40, 2**53 + 1, 0.5, -2.25, 0.1, 1e300, float("inf"), float("nan"), True, 1 + 2j]
+    compared = both_ok = refused = 0
+    wrong = ""
+    for default in (torch.float32, torch.float64):
+        old = torch.get_default_dtype()
+        torch.set_default_dtype(default)
+        try:
+            for i, a in enumerate(values_):
+                for j, b in enumerate(values_):
+                    for k, steps in enumerate([0, 1, 2, 7, 100, -1]):
+                        dtype = [None, torch.float32, torch.int64, torch.float16, torch.complex64, torch.uint8][
+                            (i + j + k) % 6]
+                        v = {numbers[0]: a, numbers[1]: b, "steps": steps, "dtype": dtype}
+                        if "base" in s["args"]:
+                            v["base"] = [10.0, 2.0, 0.5][(i + k) % 3]
+                        want = run(lambda: f(**v))
+                        got = outcome(lambda: aten(s["via"])(**{va: natural_tensor(v[fa]) if fa in numbers else
+                                                               v[fa] for va, fa in s["bind"].items() if fa in v}))
+                        compared += 1
+                        if got[0] == "refused":
+                            refused += 1
+                            continue
+                        both_ok += want[0] == got[0] == "ok"
+                        if not same(want, got) and not wrong:
+                            wrong = f"{default} {v}: {want[0]} {want[1] if want[0] == 'error' else want[1].dtype} " \
+                                    f"vs {got[0]} {got[1] if got[0] == 'error' else got[1].dtype}"
+        finally:
+            torch.set_default_dtype(old)
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- kernel `as_double`: an op equal to `via` with its number as via's `float?` ----
+
+def exact_double(n, dtype):
+    """scalar.h's exact_double."""
+    if isinstance(n, complex) or (isinstance(n, int) and not isinstance(n, bool) and abs(n) > 2**53):
+        raise Refused("number")
+    if isinstance(n, int) and not isinstance(n, bool) and n < 0 and dtype in (torch.uint8, torch.uint16):
+        raise Refused("unsigned")
+    return float(n)
+
+
+def prove_as_double(op, s):
+    """aten's op against `via` (its `fixed` string arguments, the number as exact_double): every dtype, shapes
+    (2-D, 0-dim, empty), pads (growing, shrinking, odd, too long, none), numbers; float64 gradients."""
+    f = aten(op)
+    number = next(a for a in s["args"] if s["types"][a] == "Scalar")
+    compared = both_ok = refused = 0
+    wrong = ""
+
+    def mine(v):
+        call = {va: v[fa] for va, fa in s["bind"].items() if fa in v}
+        call[number] = exact_double(v[number], v["self"].dtype)
+        return aten(s["via"])(**call, **s["fixed"])
+
+    numbers = [0, 1, -1, 2.5, -0.0, 1e300, float("inf"), float("nan"), True, False, 2**53 + 1, 300, -129,
+               2**40, 0.1, 1 + 2j]
+    for d in DTYPES:
+        for k, shape in enumerate([(3, 4), (), (0, 3), (2, 3, 4)]):
+            for pad in ([1, 1], [0, 2, 1, 0], [-1, 1], [1, 2, 3], [1] * 8, [], [-2, -1, 0, 1]):
+                for n in numbers:
+                    v = {"self": sample(shape, d, k), "pad": pad, number: n}
+                    want = run(lambda: f(**v))
+                    got = outcome(lambda: mine(v))
+                    compared += 1
+                    if got[0] == "refused":
+                        refused += 1
+                        continue
+                    both_ok += want[0] == got[0] == "ok"
+                    if not same(want, got) and not wrong:
+                        wrong = f"{d} {shape} {pad} {n!r}: {want[0]} {want[1] if want[0] == 'error' else ''} vs " \
+                                f"{got[0]} {got[1] if got[0] == 'error' else ''}"
+                    if d == torch.float64 and want[0] == got[0] == "ok":
+                        grads = []
+                        for fn in (lambda x: f(**dict(v, self=x)), lambda x: mine(dict(v, self=x))):
+                            x = v["self"].clone().requires_grad_()
+                            r = fn(x)
+                            (r * torch.arange(r.numel(), dtype=r.dtype).view(r.shape)).sum().backward()
+                            grads.append(x.grad if x.grad is not None else torch.zeros_like(x))
+                        if not same(("ok", grads[0]), ("ok", grads[1])) and not wrong:
+                            wrong = f"gradient {shape} {pad} {n!r}"
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- kernel `scatter_fill`: scatter with a number as scatter.src of it expanded ----
+
+def scatter_fill_select(self, dim, index, value):
+    """scalar.h's scatter_fill_select."""
+    if self.dtype in (torch.uint16,) or not in_range(value, self.dtype):
+        raise Refused("number")
+    return aten("scatter.src")(self, dim, index, number_tensor(value, self.dtype).expand_as(index))
+
+
+def prove_scatter_fill(op, s):
+    """aten's op against scatter_fill_select: every dtype, shapes (index smaller than self, 0-dim, empty), dims
+    (negative, out of range), indices out of range, every number; float64 gradients."""
+    f = aten(op)
+    compared = both_ok = refused = 0
+    wrong = ""
+    numbers = [0, 1, -1, 2.5, 2.0, 0.1, -0.0, 1e10, 1e300, float("inf"), float("nan"), True, 300, -129, 2**40,
+               1 + 2j]
+    cases = [((3, 4), (2, 3), 1), ((3, 4), (2, 3), 0), ((3, 4), (3, 4), -1), ((), (), 0), ((5,), (0,), 0),
+             ((3, 4), (2, 3), 2), ((4, 5), (4, 5), 1)]
+    for d in DTYPES:
+        for k, (shape, ishape, dim) in enumerate(cases):
+            g = torch.Generator().manual_seed(k)
+            size = shape[dim] if shape and -len(shape) <= dim < len(shape) else 1
+            index = torch.randint(0, size + (k == 6), ishape, generator=g)  # case 6: an index out of range
+            for n in numbers:
+                v = {"self": sample(shape, d, k), "dim": dim, "index": index, "value": n}
+                want = run(lambda: f(**v))
+                got = outcome(lambda: scatter_fill_select(**v))
+                compared += 1
+                if got[0] == "refused":
+                    refused += 1
+                    continue
+                both_ok += want[0] == got[0] == "ok"
+                if not same(want, got) and not wrong:
+                    wrong = f"{d} {shape} {ishape} {dim} {n!r}: {want[0]} {want[1] if want[0] == 'error' else ''} " \
+                            f"vs {got[0]} {got[1] if got[0] == 'error' else ''}"
+                if d == torch.float64 and want[0] == got[0] == "ok":
+                    grads = []
+                    for fn in (lambda x: f(**dict(v, self=x)), lambda x: scatter_fill_select(**dict(v, self=x))):
+                        x = v["self"].clone().requires_grad_()
+                        r = fn(x)
+                        (r * torch.arange(r.numel(), dtype=r.dtype).view(r.shape)).sum().backward()
+                        grads.append(x.grad)
+                    if not same(("ok", grads[0]), ("ok", grads[1])) and not wrong:
+                        wrong = f"gradient {shape} {ishape} {dim} {n!r}"
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
 
 

@@ -283,6 +283,7 @@ def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
 
     texts = history.schemas_of(NativeYaml().text)
     spec = {op: {"kernel": r["kernel"], "bind": r.get("args", []), "via": r.get("via", ""),
+                 "promote": r.get("promote", []), "fixed": r.get("fixed", {}),
                  "args": [a.name for a in FunctionSchema.parse(texts[op]).arguments.flat_all],
                  "types": {a.name: str(a.type).replace("?", "") for a in
                            FunctionSchema.parse(texts[op]).arguments.flat_all}}
@@ -305,7 +306,7 @@ def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
                 failed.add(op)
             else:
                 proven[op].append(rt.name)
-    return {op: {**{k: r[k] for k in ("kernel", "args", "via") if k in r},
+    return {op: {**{k: r[k] for k in ("kernel", "args", "via", "promote", "fixed", "caveat") if k in r},
                  "proven": [] if op in failed else proven[op]} for op, r in sorted(rules.items())}
 
 

@@ -10,6 +10,14 @@ autograd, autocast and Python modes see the composition's calls instead of the o
 The numbers become 0-dim tensors of the dtype aten computes them in; one out of that dtype's range (where aten
 raises) is refused with a `shimgen:` error, never computed.
 
+Kernels `clamp` (hardtanh), `hardshrink` and `scatter_fill` (scatter.value) are kernels of the same kind (scalar.h
+clamp_select, hardshrink_select, scatter_fill_select); kernel `wrapped_numbers` (where.Scalar, searchsorted.Scalar, bucketize.Scalar) is how aten itself
+computes those: the numbers wrapped as 0-dim tensors (promoting as wrapped numbers: a double as the default dtype),
+then the Tensor overload `via` (its wrapper at the release, with the parameters it takes there); kernel
+`item_numbers` (linspace, logspace): `via` takes each number back with .item(), so a 0-dim tensor of its own type;
+kernel `as_double` (constant_pad_nd -> pad with mode "constant"): `via` computes the op with its `float?` as the
+number, which the double carries where scalar.h's exact_double says so.
+
 Kernel `inplace` (`add_.Tensor` -> via `add.Tensor`): the in-place op as its functional overload's wrapper (where
 that has a libtorch route with every parameter at the release) and aten::copy_ into self, under aten's in-place rules
 (shimgen::detail::assign_inplace: the result dtype must cast to self's; self sharing memory with an input other than
@@ -28,10 +36,13 @@ from shimgen.sig_cpp import active, target_wrapper
 from shimgen.table import Row, Table
 from shimgen.versions import FIRST_STABLE, Version
 
-CARRIED = {"Tensor", "Scalar", "bool"}
+CARRIED = {"Tensor", "Scalar", "bool", "int"}
 LISTS = {"Tensor[]", "Scalar[]"}
 FOREACH = "foreach"  # a _foreach_ op: aten's CPU kernel (its slow path), `via` on each element in order
 INPLACE = "inplace"  # the kernel of an in-place op: its functional overload, then copy_ (scalar.h assign_inplace)
+WRAPPED = "wrapped_numbers"  # an op aten computes as its Tensor overload `via` with its numbers as wrapped tensors
+AS_DOUBLE = "as_double"  # an op equal to `via` with its number as via's `float?` (scalar.h exact_double)
+ITEMS = "item_numbers"  # an op whose Tensor overload `via` takes each number back with .item(): a 0-dim tensor of it
 
 
 class Composition(Route):
@@ -45,6 +56,8 @@ class Composition(Route):
         rule = scalars.load().kernel_compositions.get(q.op.name)
         if rule is not None and rule["kernel"] == FOREACH:
             return self._foreach_at(q, rule)
+        if rule is not None and rule["kernel"] in (WRAPPED, ITEMS, AS_DOUBLE):
+            return self._wrapped_at(q, rule)
         if rule is None or any(str(p.arg.type) not in CARRIED or p.is_out for p in q.params):
             return None
         if rule["kernel"] == INPLACE:
@@ -76,8 +89,41 @@ class Composition(Route):
             return None
         return Variant(self, len(q.params), q.level, lowering=(rule["via"],))
 
+    def _wrapped_at(self, q: Query, rule: dict) -> Variant | None:
+        """The leading parameters `via`'s wrapper takes with libtorch alone at q.level (each op argument bound to
+        one of its parameters), every parameter without a default among them."""
+        target = target_wrapper(rule["via"], q.plan)
+        tv = active(target, q.level) if target is not None else None
+        if tv is None or tv.route.overlay:
+            return None
+        theirs = {p.name for p in target.kept(tv)}  # type: ignore[union-attr]
+        bound = {fa: va for va, fa in rule["args"].items()}
+        if not set(rule.get("fixed", {})) <= theirs:
+            return None
+        kept = 0
+        for p in q.params:
+            if p.is_out or bound.get(p.name) not in theirs:
+                break
+            kept += 1
+        if any(p.default is None for p in q.params[kept:]):
+            return None
+        return Variant(self, kept, q.level, lowering=(rule["via"],))
+
     def describe(self, w: Wrapper, v: Variant) -> list[str]:
         rule = scalars.load().kernel_compositions[w.op.name]
+        if rule["kernel"] == AS_DOUBLE:
+            return [f"Route: aten::{rule['via']}, which computes aten::{w.op.name} with its `float?` as the number "
+                    f"(proven equal, gradients included, on torch {', '.join(map(str, rule['proven']))}).",
+                    "A number no double holds exactly raises an error (shimgen::Scalar)."]
+        if rule["kernel"] == ITEMS:
+            return [f"Route: aten::{rule['via']} with the numbers as 0-dim tensors of their own type (float64, "
+                    f"int64, bool, complex128), which it reads back exactly with .item(), as aten::{w.op.name} "
+                    f"(proven equal on torch {', '.join(map(str, rule['proven']))})."]
+        if rule["kernel"] == WRAPPED:
+            return [f"Route: aten::{rule['via']} with the numbers as 0-dim tensors of the dtype aten gives them as "
+                    f"wrapped numbers, as aten computes aten::{w.op.name} (proven equal on torch "
+                    f"{', '.join(map(str, rule['proven']))}).",
+                    "A number out of the range of that dtype raises an error (shimgen::Scalar)."]
         if rule["kernel"] == FOREACH:
             return [f"Route: aten::{rule['via']} on each element in order, as aten's CPU kernel for "
                     f"aten::{w.op.name} does (proven equal, gradients included, on torch "
@@ -91,12 +137,15 @@ class Composition(Route):
         return [f"Route: aten's {rule['kernel']} kernel as the dispatching aten calls that compute it "
                 f"(shimgen::detail::{rule['kernel']}_select; proven equal, gradients included, on torch "
                 f"{', '.join(map(str, rule['proven']))}).",
-                "A number out of the range of the dtype aten computes it in raises an error (shimgen::Scalar)."]
+                "A number out of the range of the dtype aten computes it in raises an error (shimgen::Scalar)."] + (
+                    [rule["caveat"]] if "caveat" in rule else [])  # what the proof leaves out, and why
 
     def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
         rule = scalars.load().kernel_compositions[w.op.name]
         if rule["kernel"] == FOREACH:
             return _foreach_body(w, v, plan, rule)
+        if rule["kernel"] in (WRAPPED, ITEMS, AS_DOUBLE):
+            return _wrapped_body(w, v, plan, rule)
         if rule["kernel"] == INPLACE:
             target = target_wrapper(rule["via"], plan)
             assert target is not None
@@ -123,6 +172,37 @@ def _foreach_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         lines.append(f'if ({name}.size() != self.size()) {{\nshimgen::detail::fail("{w.op.name}", "`{name}` must '
                      f'have as many elements as `self` (aten raises)");\n}}')
     lines.append(f"for (size_t i = 0; i < self.size(); ++i) {{\n{target.name}({', '.join(args)});\n}}")
+    return "\n".join(lines)
+
+
+def _wrapped_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
+    """WRAPPED: the numbers as 0-dim tensors of their wrapped dtype among the tensors `promote` names, on the device
+    of the op's first tensor (aten's scalar_to_tensor); ITEMS: of their own type. Then `via`'s wrapper."""
+    target = target_wrapper(rule["via"], plan)
+    assert target is not None
+    kept = w.kept(v)
+    numbers = [p.name for p in kept if str(p.arg.type) == "Scalar"]
+    if rule["kernel"] == ITEMS:  # .item() gives each back as the caller wrote it
+        lines = [f"const torch::stable::Tensor {n}_t = shimgen::detail::number_tensor({n}, "
+                 f"shimgen::detail::natural_type({n}));" for n in numbers]
+    elif rule["kernel"] == AS_DOUBLE:
+        self_ = next(p.name for p in w.params if str(p.arg.type) == "Tensor")
+        lines = [f'const double {n}_t = shimgen::detail::exact_double("{w.op.name}", "{n}", {n}, {self_});'
+                 for n in numbers]
+    else:
+        device = next(p.name for p in w.params if str(p.arg.type) == "Tensor")
+        tensors = ", ".join(f"&{t}" for t in rule["promote"])
+        lines = [f'const auto dtype = shimgen::detail::wrapped_numbers_dtype("{w.op.name}", {{{tensors}}}, '
+                 f'{{{", ".join("&" + n for n in numbers)}}});']
+        lines += [f"const torch::stable::Tensor {n}_t = shimgen::detail::wrapped_number_tensor("
+                  f'"{w.op.name}", "{n}", {n}, dtype, {device});' for n in numbers]
+    names = {p.name for p in kept}
+    fixed = rule.get("fixed", {})  # via parameters given a string literal
+    last = max(i for i, p in enumerate(target.params) if rule["args"].get(p.name) in names)
+    args = [f'"{fixed[p.name]}"' if p.name in fixed else
+            rule["args"][p.name] + ("_t" if rule["args"][p.name] in numbers else "") for p in target.params[: last + 1]]
+    # qualified: a parameter may share the wrapper's name (constant_pad_nd's `pad`)
+    lines.append(f"return torch::stable::{target.name}({', '.join(args)});")
     return "\n".join(lines)
 
 

@@ -1223,5 +1223,266 @@ inline torch::stable::Tensor assign_inplace(
        torch::stable::detail::from(false)});
 }
 
+// ---- Kernel compositions of functional Scalar ops ----
+//
+// aten ops whose numbers aten itself turns into tensors (wrapped numbers), or
+// whose kernel is a select over comparisons (hardtanh, hardshrink): the same
+// dispatching calls, the numbers as 0-dim tensors of the dtype aten computes
+// them in.
+
+/// aten::detach: `t` with no autograd history (a branch whose gradient aten's
+/// formula gives as zero).
+inline torch::stable::Tensor detached(const torch::stable::Tensor& t) {
+  return dispatch_tensors<1>(
+      "aten::detach", "", {torch::stable::detail::from(t)});
+}
+
+/// aten::`op`.`overload` of two tensors (a comparison or logical op).
+inline torch::stable::Tensor tensor_op(
+    const char* op,
+    const char* overload,
+    const torch::stable::Tensor& a,
+    const torch::stable::Tensor& b) {
+  return dispatch_tensors<2>(
+      op,
+      overload,
+      {torch::stable::detail::from(a), torch::stable::detail::from(b)});
+}
+
+/// aten::where.self(condition, a, b).
+inline torch::stable::Tensor where_select(
+    const torch::stable::Tensor& condition,
+    const torch::stable::Tensor& a,
+    const torch::stable::Tensor& b) {
+  return dispatch_tensors<3>(
+      "aten::where",
+      "self",
+      {torch::stable::detail::from(condition),
+       torch::stable::detail::from(a),
+       torch::stable::detail::from(b)});
+}
+
+/// The dtype aten gives wrapped numbers among `tensors` (ATen's result_type:
+/// a floating-point number counts as the default dtype), for ops that wrap
+/// their Scalars with scalar_to_tensor / wrapped_scalar_tensor and call their
+/// Tensor overload (where.Scalar, searchsorted.Scalar, bucketize.Scalar).
+inline ScalarType wrapped_numbers_dtype(
+    const char* op,
+    std::initializer_list<const torch::stable::Tensor*> tensors,
+    std::initializer_list<const Scalar*> numbers) {
+  int dim = kUndefined;
+  int zero = kUndefined;
+  int wrapped = kUndefined;
+  for (const torch::stable::Tensor* t : tensors) {
+    if (t->dim() == 0) {
+      zero = promote(zero, position(t->scalar_type()));
+    } else {
+      dim = promote(dim, position(t->scalar_type()));
+    }
+  }
+  std::optional<int> default_float;
+  for (const Scalar* s : numbers) {
+    wrapped = promote(wrapped, wrapped_dtype(*s, default_float));
+  }
+  const int t = combine_categories(dim, combine_categories(zero, wrapped));
+  if (t < 0) {
+    fail(op, "no dtype promotion for these arguments (aten raises)");
+  }
+  return kType[t];
+}
+
+/// The 0-dim tensor aten computes a wrapped number as: its value in dtype `t`
+/// (as aten casts the wrapped tensor to the common dtype), on `like`'s device
+/// (scalar_to_tensor's device); a number out of `t`'s range is refused.
+inline torch::stable::Tensor wrapped_number_tensor(
+    const char* op,
+    const char* arg,
+    const Scalar& s,
+    ScalarType t,
+    const torch::stable::Tensor& like) {
+  if (!in_range(s, position(t))) {
+    refuse(op, arg, s, "out of the range of the dtype aten computes it in");
+  }
+  torch::stable::Tensor n = number_tensor(s, t);
+  int32_t device_type = 0;
+  check(
+      aoti_torch_get_device_type(like.get(), &device_type), "get_device_type");
+  if (device_type == aoti_torch_device_type_cpu()) {
+    return n;
+  }
+  // aten::to.other: to an empty tensor of dtype t on like's device
+  int32_t device_index = 0;
+  check(
+      aoti_torch_get_device_index(like.get(), &device_index),
+      "get_device_index");
+  const std::array<int64_t, 1> sizes{0};
+  const std::array<int64_t, 1> strides{1};
+  AtenTensorHandle h = nullptr;
+  check(
+      aoti_torch_empty_strided(
+          1,
+          sizes.data(),
+          strides.data(),
+          static_cast<int32_t>(t),
+          device_type,
+          device_index,
+          &h),
+      "aoti_torch_empty_strided");
+  return dispatch_tensors<5>(
+      "aten::to",
+      "other",
+      {torch::stable::detail::from(n),
+       torch::stable::detail::from(torch::stable::Tensor(h)),
+       torch::stable::detail::from(false),
+       torch::stable::detail::from(false),
+       torch::stable::detail::from(std::nullopt)});
+}
+
+/// A hardtanh bound as the 0-dim tensor aten's clamp kernel compares with: in
+/// self's dtype, truncated to an integer first for an integral self (as
+/// hardtanh_out does); one aten cannot convert (overflow, a negative bound for
+/// uint8, a NaN or infinity) is refused.
+inline torch::stable::Tensor clamp_bound(
+    const char* op,
+    const char* arg,
+    const Scalar& s,
+    ScalarType t) {
+  const std::string why = "out of the range of the dtype aten computes it in";
+  Scalar b = s;
+  if (!is_floating(position(t))) {
+    const bool real = !s.is_complex() && s.kind() != Scalar::Kind::UInt;
+    if (!real || !(std::fabs(s.to_double()) < 9.2e18)) {
+      refuse(op, arg, s, why);
+    }
+    // toward zero, as Scalar::toLong
+    b = Scalar(s.to_int64());
+  }
+  if (!in_range(b, position(t))) {
+    refuse(op, arg, s, why);
+  }
+  return number_tensor(b, t);
+}
+
+/// aten's hardtanh: clamp(self, min_val, max_val) in self's dtype (clamp's
+/// scalar kernel; bool and the dtypes clamp has no kernel for raise), with
+/// hardtanh's gradient (zero where self is on or beyond a bound):
+/// `min_val < self < max_val ? self : clamp(detach(self), min_val, max_val)`
+/// as aten::gt, aten::lt, aten::logical_and, aten::clamp.Tensor and
+/// aten::where.self.
+inline torch::stable::Tensor clamp_select(
+    const char* op,
+    const torch::stable::Tensor& self,
+    const Scalar& min_val,
+    const Scalar& max_val) {
+  const ScalarType t = self.scalar_type();
+  ScalarType compute = t;
+  if (!kernel_dtype(t, true, compute)) {
+    no_kernel(op);
+  }
+  const torch::stable::Tensor lo = clamp_bound(op, "min_val", min_val, t);
+  const torch::stable::Tensor hi = clamp_bound(op, "max_val", max_val, t);
+  const torch::stable::Tensor inside = tensor_op(
+      "aten::logical_and",
+      "",
+      tensor_op("aten::gt", "Tensor", self, lo),
+      tensor_op("aten::lt", "Tensor", self, hi));
+  const torch::stable::Tensor clamped = dispatch_tensors<3>(
+      "aten::clamp",
+      "Tensor",
+      {torch::stable::detail::from(detached(self)),
+       torch::stable::detail::from(std::optional<torch::stable::Tensor>(lo)),
+       torch::stable::detail::from(std::optional<torch::stable::Tensor>(hi))});
+  return where_select(inside, self, clamped);
+}
+
+/// aten's hardshrink kernel: `-lambd <= self <= lambd ? 0 : self` in self's
+/// dtype (half and bfloat16 too), lambd converted to it; as aten::ge,
+/// aten::le, aten::logical_and and aten::where.self. aten's kernel exists for
+/// the floating dtypes.
+inline torch::stable::Tensor hardshrink_select(
+    const char* op,
+    const torch::stable::Tensor& self,
+    const Scalar& lambd) {
+  const ScalarType t = self.scalar_type();
+  ScalarType compute = t;
+  if (!kernel_dtype(t, false, compute)) {
+    no_kernel(op);
+  }
+  const std::string why = "out of the range of the dtype aten computes it in";
+  if (!in_range(lambd, position(t))) {
+    refuse(op, "lambd", lambd, why);
+  }
+  // in_range: the double holds it exactly
+  const Scalar neg(-lambd.to_double());
+  const torch::stable::Tensor inside = tensor_op(
+      "aten::logical_and",
+      "",
+      tensor_op("aten::ge", "Tensor", self, number_tensor(neg, t)),
+      tensor_op("aten::le", "Tensor", self, number_tensor(lambd, t)));
+  return where_select(inside, number_tensor(Scalar(0), t), self);
+}
+
+/// Is `t` an unsigned integer dtype?
+inline bool is_unsigned(ScalarType t) {
+  switch (t) {
+    case ScalarType::Byte:
+    case ScalarType::UInt16:
+    case ScalarType::UInt32:
+    case ScalarType::UInt64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+/// The number as the double a `float` parameter of `op`'s `via` carries, where
+/// aten converting that double to self's dtype gives what converting the
+/// number itself gives: a floating-point or bool number, or an integer a
+/// double holds exactly and, for an unsigned self, not negative (aten wraps
+/// such an integer, and raises for the double). Otherwise refused.
+inline double exact_double(
+    const char* op,
+    const char* arg,
+    const Scalar& s,
+    const torch::stable::Tensor& self) {
+  if (s.is_complex() || !float_exact(s)) {
+    refuse(op, arg, s, "no double holds it exactly");
+  }
+  const bool negative = s.kind() == Scalar::Kind::Int && s.to_int64() < 0;
+  if (negative && is_unsigned(self.scalar_type())) {
+    std::string why = "aten wraps a negative integer into an unsigned dtype";
+    why += " (the double would raise)";
+    refuse(op, arg, s, why);
+  }
+  return s.to_double();
+}
+
+/// aten's scatter with a number (scatter_fill): the number converted to
+/// self's dtype, written where `index` says along `dim`; as aten::scatter.src
+/// with a 0-dim tensor of it expanded to index's shape (aten::expand_as). A
+/// number outside self's dtype (out of range; not whole for an integral
+/// dtype) is refused.
+inline torch::stable::Tensor scatter_fill_select(
+    const char* op,
+    const torch::stable::Tensor& self,
+    int64_t dim,
+    const torch::stable::Tensor& index,
+    const Scalar& value) {
+  const int t = position(self.scalar_type());
+  if (t < 0 || !in_range(value, t)) {
+    refuse(op, "value", value, "it does not convert exactly to self's dtype");
+  }
+  const torch::stable::Tensor number = number_tensor(value, self.scalar_type());
+  const torch::stable::Tensor src =
+      tensor_op("aten::expand_as", "", number, index);
+  return dispatch_tensors<4>(
+      "aten::scatter",
+      "src",
+      {torch::stable::detail::from(self),
+       torch::stable::detail::from(dim),
+       torch::stable::detail::from(index),
+       torch::stable::detail::from(src)});
+}
+
 } // namespace detail
 } // namespace shimgen
