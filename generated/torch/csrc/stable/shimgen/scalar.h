@@ -1018,6 +1018,38 @@ inline bool kernel_dtype(ScalarType t, bool integral, ScalarType& compute) {
   throw std::runtime_error(what + ": aten has no kernel for this dtype");
 }
 
+/// aten::detach: `t` with no autograd history (a branch whose gradient aten's
+/// formula gives as zero).
+inline torch::stable::Tensor detached(const torch::stable::Tensor& t) {
+  return dispatch_tensors<1>(
+      "aten::detach", "", {torch::stable::detail::from(t)});
+}
+
+/// aten::`op`.`overload` of two tensors (a comparison or logical op).
+inline torch::stable::Tensor tensor_op(
+    const char* op,
+    const char* overload,
+    const torch::stable::Tensor& a,
+    const torch::stable::Tensor& b) {
+  return dispatch_tensors<2>(
+      op,
+      overload,
+      {torch::stable::detail::from(a), torch::stable::detail::from(b)});
+}
+
+/// aten::where.self(condition, a, b).
+inline torch::stable::Tensor where_select(
+    const torch::stable::Tensor& condition,
+    const torch::stable::Tensor& a,
+    const torch::stable::Tensor& b) {
+  return dispatch_tensors<3>(
+      "aten::where",
+      "self",
+      {torch::stable::detail::from(condition),
+       torch::stable::detail::from(a),
+       torch::stable::detail::from(b)});
+}
+
 /// aten's threshold kernel (threshold_stub): `x <= threshold ? value : other`
 /// over the common dtype of x and other (each input cast to it first, as
 /// TensorIterator does), the threshold compared in that dtype (in float for
@@ -1044,17 +1076,9 @@ inline torch::stable::Tensor threshold_select(
     refuse(op, "value", value, why);
   }
   torch::stable::Tensor xc = to_dtype(to_dtype(x, ct), cmp);
-  torch::stable::Tensor mask = dispatch_tensors<2>(
-      "aten::le",
-      "Tensor",
-      {torch::stable::detail::from(xc),
-       torch::stable::detail::from(number_tensor(threshold, cmp))});
-  return dispatch_tensors<3>(
-      "aten::where",
-      "self",
-      {torch::stable::detail::from(mask),
-       torch::stable::detail::from(number_tensor(value, ct)),
-       torch::stable::detail::from(to_dtype(other, ct))});
+  torch::stable::Tensor mask =
+      tensor_op("aten::le", "Tensor", xc, number_tensor(threshold, cmp));
+  return where_select(mask, number_tensor(value, ct), to_dtype(other, ct));
 }
 
 /// aten's leaky_relu kernels: `x > 0 ? other : other * negative_slope` over
@@ -1084,23 +1108,15 @@ inline torch::stable::Tensor leaky_relu_select(
     throw std::runtime_error(what + why);
   }
   torch::stable::Tensor xc = to_dtype(to_dtype(x, ct), cmp);
-  torch::stable::Tensor mask = dispatch_tensors<2>(
-      "aten::gt",
-      "Tensor",
-      {torch::stable::detail::from(xc),
-       torch::stable::detail::from(number_tensor(Scalar(0), cmp))});
+  torch::stable::Tensor mask =
+      tensor_op("aten::gt", "Tensor", xc, number_tensor(Scalar(0), cmp));
   torch::stable::Tensor o = to_dtype(to_dtype(other, ct), cmp);
   torch::stable::Tensor scaled = dispatch_tensors<2>(
       "aten::mul",
       "Tensor",
       {torch::stable::detail::from(o),
        torch::stable::detail::from(number_tensor(negative_slope, cmp))});
-  torch::stable::Tensor r = dispatch_tensors<3>(
-      "aten::where",
-      "self",
-      {torch::stable::detail::from(mask),
-       torch::stable::detail::from(o),
-       torch::stable::detail::from(scaled)});
+  torch::stable::Tensor r = where_select(mask, o, scaled);
   return to_dtype(r, ct);
 }
 
@@ -1229,38 +1245,6 @@ inline torch::stable::Tensor assign_inplace(
 // whose kernel is a select over comparisons (hardtanh, hardshrink): the same
 // dispatching calls, the numbers as 0-dim tensors of the dtype aten computes
 // them in.
-
-/// aten::detach: `t` with no autograd history (a branch whose gradient aten's
-/// formula gives as zero).
-inline torch::stable::Tensor detached(const torch::stable::Tensor& t) {
-  return dispatch_tensors<1>(
-      "aten::detach", "", {torch::stable::detail::from(t)});
-}
-
-/// aten::`op`.`overload` of two tensors (a comparison or logical op).
-inline torch::stable::Tensor tensor_op(
-    const char* op,
-    const char* overload,
-    const torch::stable::Tensor& a,
-    const torch::stable::Tensor& b) {
-  return dispatch_tensors<2>(
-      op,
-      overload,
-      {torch::stable::detail::from(a), torch::stable::detail::from(b)});
-}
-
-/// aten::where.self(condition, a, b).
-inline torch::stable::Tensor where_select(
-    const torch::stable::Tensor& condition,
-    const torch::stable::Tensor& a,
-    const torch::stable::Tensor& b) {
-  return dispatch_tensors<3>(
-      "aten::where",
-      "self",
-      {torch::stable::detail::from(condition),
-       torch::stable::detail::from(a),
-       torch::stable::detail::from(b)});
-}
 
 /// The dtype aten gives wrapped numbers among `tensors` (ATen's result_type:
 /// a floating-point number counts as the default dtype), for ops that wrap
