@@ -13,9 +13,16 @@ raises) is refused with a `shimgen:` error, never computed.
 Kernel `inplace` (`add_.Tensor` -> via `add.Tensor`): the in-place op as its functional overload's wrapper (where
 that has a libtorch route with every parameter at the release) and aten::copy_ into self, under aten's in-place rules
 (shimgen::detail::assign_inplace: the result dtype must cast to self's; self sharing memory with an input other than
-as the very same view is refused, since aten computes it element by element in place). Proven only where the
-functional op's backward needs no input the copy overwrites (add_, sub_; not mul_, whose saved self copy_ would
-overwrite: the prover finds the gradient error)."""
+as the very same view is refused, since aten computes it element by element in place). In grad mode the functional computes from a clone of self (shimgen::detail::saved_self), so what its backward
+saves of self is not the tensor copy_ overwrites (mul_, threshold_: their backward needs the original self).
+
+Kernel `out` (`add.out` -> via `add.Tensor`): an out= overload as its functional overload's wrapper (where that has a
+libtorch route with every parameter at the release) under aten's out= rules (shimgen::detail::check_out_autograd
+and assign_out): in grad mode no argument, out included, may require grad; the result dtype must cast to out's
+(`same_dtype: true`: must be out's, as aten's unary ops check); out overlapping an input other than as the very
+same view, or resized while it overlaps one, or writing an element twice, is refused; a resized out gets the
+result's strides (aten's structured kernels restride it: a channels_last input gives a channels_last out), and
+aten's warning on resizing a non-empty out."""
 
 from __future__ import annotations
 
@@ -32,6 +39,7 @@ CARRIED = {"Tensor", "Scalar", "bool"}
 LISTS = {"Tensor[]", "Scalar[]"}
 FOREACH = "foreach"  # a _foreach_ op: aten's CPU kernel (its slow path), `via` on each element in order
 INPLACE = "inplace"  # the kernel of an in-place op: its functional overload, then copy_ (scalar.h assign_inplace)
+OUT = "out"  # the kernel of an out= op: its functional overload, then aten's out= rules (scalar.h assign_out)
 
 
 class Composition(Route):
@@ -45,6 +53,8 @@ class Composition(Route):
         rule = scalars.load().kernel_compositions.get(q.op.name)
         if rule is not None and rule["kernel"] == FOREACH:
             return self._foreach_at(q, rule)
+        if rule is not None and rule["kernel"] == OUT:
+            return self._out_at(q, rule)
         if rule is None or any(str(p.arg.type) not in CARRIED or p.is_out for p in q.params):
             return None
         if rule["kernel"] == INPLACE:
@@ -76,14 +86,35 @@ class Composition(Route):
             return None
         return Variant(self, len(q.params), q.level, lowering=(rule["via"],))
 
+    def _out_at(self, q: Query, rule: dict) -> Variant | None:
+        """Every parameter, where `via`'s wrapper takes the others, in the same order, with libtorch alone at
+        q.level, and the overload has one Tensor out=."""
+        if sum(p.is_out for p in q.params) != 1 or any(str(p.arg.type) != "Tensor" for p in q.params if p.is_out):
+            return None
+        target = target_wrapper(rule["via"], q.plan)
+        tv = active(target, q.level) if target is not None else None
+        if tv is None or tv.route.overlay or tv.kept < len(target.params):  # type: ignore[union-attr]
+            return None
+        if [p.name for p in q.params if not p.is_out] != [p.name for p in target.params]:  # type: ignore[union-attr]
+            return None
+        return Variant(self, len(q.params), q.level, lowering=(rule["via"],))
+
     def describe(self, w: Wrapper, v: Variant) -> list[str]:
         rule = scalars.load().kernel_compositions[w.op.name]
+        if rule["kernel"] == OUT:
+            return [f"Route: aten::{rule['via']}, then aten's out= rules (shimgen::detail::check_out_autograd and "
+                    "assign_out: in grad mode no argument may require grad; the result dtype must cast to out's; a "
+                    "resized out gets the result's strides), written into out with aten::copy_ (proven equal on "
+                    f"torch {', '.join(map(str, rule['proven']))}).",
+                    "Where out shares memory with an input other than as the very same view, or is resized while "
+                    "it shares memory with one, it raises an error (aten computes such a call element by element)."]
         if rule["kernel"] == FOREACH:
             return [f"Route: aten::{rule['via']} on each element in order, as aten's CPU kernel for "
                     f"aten::{w.op.name} does (proven equal, gradients included, on torch "
                     f"{', '.join(map(str, rule['proven']))})."]
         if rule["kernel"] == INPLACE:
-            return [f"Route: aten::{rule['via']} out of place, then aten::copy_ into self, with aten's in-place rules "
+            return [f"Route: aten::{rule['via']} out of place (in grad mode on a clone of self, which its backward "
+                    "saves), then aten::copy_ into self, with aten's in-place rules "
                     "(shimgen::detail::assign_inplace; proven equal, gradients included, on torch "
                     f"{', '.join(map(str, rule['proven']))}).",
                     "Where self shares memory with an input other than as the very same view, it raises an error "
@@ -101,12 +132,29 @@ class Composition(Route):
             target = target_wrapper(rule["via"], plan)
             assert target is not None
             inputs = ", ".join(f"&{p.name}" for p in w.kept(v) if str(p.arg.type) == "Tensor" and p.name != "self")
+            args = ", ".join("shimgen::detail::saved_self(self)" if p.name == "self" else p.name for p in w.kept(v))
             return "\n".join([
-                f"torch::stable::Tensor result = {target.name}({', '.join(p.name for p in w.kept(v))});",
+                f"torch::stable::Tensor result = {target.name}({args});",
                 f'return shimgen::detail::assign_inplace("{w.op.name}", self, result, {{{inputs}}});'])
+        if rule["kernel"] == OUT:
+            return _out_body(w, v, plan, rule)
         # the kernel's parameters in order (scalar.h): argument names, numbers, C++ bool literals
         args = [("true" if a else "false") if isinstance(a, bool) else str(a) for a in rule["args"]]
         return f'return shimgen::detail::{rule["kernel"]}_select("{w.op.name}", {", ".join(args)});'
+
+
+def _out_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
+    """aten's autograd check, `via`'s wrapper out of place, then aten's out= rules into out."""
+    target = target_wrapper(rule["via"], plan)
+    assert target is not None
+    out = next(p.name for p in w.kept(v) if p.is_out)
+    inputs = [p.name for p in w.kept(v) if str(p.arg.type) == "Tensor" and not p.is_out]
+    same = "true" if rule.get("same_dtype") else "false"
+    return "\n".join([
+        f'shimgen::detail::check_out_autograd("{w.op.name}", {{{", ".join(f"&{n}" for n in [out, *inputs])}}});',
+        f"torch::stable::Tensor result = {target.name}({', '.join(p.name for p in target.params)});",
+        f'shimgen::detail::assign_out("{w.op.name}", {out}, result, {{{", ".join(f"&{n}" for n in inputs)}}}, {same});',
+        f"return {out};"])
 
 
 def _foreach_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
@@ -119,6 +167,10 @@ def _foreach_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
     args = [f"{by_via[p.name]}[i]" if by_via[p.name] in lists else by_via[p.name] for p in target.params[: last + 1]]
     lines = [f'if (self.size() == 0) {{\nshimgen::detail::fail("{w.op.name}", "Tensor list must have at least one '
              'tensor (aten raises)");\n}']
+    for p in w.kept(v):  # a Tensor beside the lists stands for a number: aten requires it 0-dim
+        if str(p.arg.type) == "Tensor":
+            lines.append(f'if ({p.name}.dim() != 0) {{\nshimgen::detail::fail("{w.op.name}", "`{p.name}` must be a '
+                         '0-dim tensor (aten raises)");\n}')
     for name in sorted(lists - {"self"}):
         lines.append(f'if ({name}.size() != self.size()) {{\nshimgen::detail::fail("{w.op.name}", "`{name}` must '
                      f'have as many elements as `self` (aten raises)");\n}}')
