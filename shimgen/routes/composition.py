@@ -13,8 +13,9 @@ raises) is refused with a `shimgen:` error, never computed.
 Kernel `inplace` (`add_.Tensor` -> via `add.Tensor`): the in-place op as its functional overload's wrapper (where
 that has a libtorch route with every parameter at the release) and aten::copy_ into self, under aten's in-place rules
 (shimgen::detail::assign_inplace: the result dtype must cast to self's; self sharing memory with an input other than
-as the very same view is refused, since aten computes it element by element in place). In grad mode the functional computes from a clone of self (shimgen::detail::saved_self), so what its backward
-saves of self is not the tensor copy_ overwrites (mul_, threshold_: their backward needs the original self).
+as the very same view is refused, since aten computes it element by element in place). In grad mode the functional
+computes from a clone of self (shimgen::detail::saved_self), so what its backward saves of self is not the tensor
+copy_ overwrites (mul_, threshold_: their backward needs the original self).
 
 Kernel `out` (`add.out` -> via `add.Tensor`): an out= overload as its functional overload's wrapper (where that has a
 libtorch route with every parameter at the release) under aten's out= rules (shimgen::detail::check_out_autograd
@@ -104,7 +105,8 @@ class Composition(Route):
         if rule["kernel"] == OUT:
             return [f"Route: aten::{rule['via']}, then aten's out= rules (shimgen::detail::check_out_autograd and "
                     "assign_out: in grad mode no argument may require grad; the result dtype must cast to out's; a "
-                    "resized out gets the result's strides), written into out with aten::copy_ (proven equal on "
+                    "resized out gets the result's strides), written into out by aten::copy_ (aten::where.self_out "
+                    "where out is resized: TensorIterator's resize and warning) (proven equal on "
                     f"torch {', '.join(map(str, rule['proven']))}).",
                     "Where out shares memory with an input other than as the very same view, or is resized while "
                     "it shares memory with one, it raises an error (aten computes such a call element by element)."]
@@ -134,7 +136,7 @@ class Composition(Route):
             inputs = ", ".join(f"&{p.name}" for p in w.kept(v) if str(p.arg.type) == "Tensor" and p.name != "self")
             args = ", ".join("shimgen::detail::saved_self(self)" if p.name == "self" else p.name for p in w.kept(v))
             return "\n".join([
-                f"torch::stable::Tensor result = {target.name}({args});",
+                f"torch::stable::Tensor result = torch::stable::{target.name}({args});",
                 f'return shimgen::detail::assign_inplace("{w.op.name}", self, result, {{{inputs}}});'])
         if rule["kernel"] == OUT:
             return _out_body(w, v, plan, rule)
@@ -150,9 +152,10 @@ def _out_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
     out = next(p.name for p in w.kept(v) if p.is_out)
     inputs = [p.name for p in w.kept(v) if str(p.arg.type) == "Tensor" and not p.is_out]
     same = "true" if rule.get("same_dtype") else "false"
+    args = ", ".join(p.name for p in target.params)
     return "\n".join([
         f'shimgen::detail::check_out_autograd("{w.op.name}", {{{", ".join(f"&{n}" for n in [out, *inputs])}}});',
-        f"torch::stable::Tensor result = {target.name}({', '.join(p.name for p in target.params)});",
+        f"torch::stable::Tensor result = torch::stable::{target.name}({args});",
         f'shimgen::detail::assign_out("{w.op.name}", {out}, result, {{{", ".join(f"&{n}" for n in inputs)}}}, {same});',
         f"return {out};"])
 
