@@ -114,11 +114,13 @@ def shares_memory(a, b):
 
 
 def assign_inplace(via, values):
-    """The in-place op as the generated wrapper computes it: `via` (the functional overload) out of place, in grad
-    mode on a clone of self (scalar.h's saved_self), aten's in-place rules (scalar.h's assign_inplace), then copy_
-    into self."""
+    """The in-place op as the generated wrapper computes it: `via` (the functional overload) out of place, where
+    autograd records the call on a clone of self (scalar.h's saved_self), aten's in-place rules (scalar.h's
+    assign_inplace), then copy_ into self."""
     self = values["self"]
-    saved = aten("clone")(self) if torch.is_grad_enabled() else self
+    inputs = [v for v in values.values() if isinstance(v, torch.Tensor)]
+    recorded = torch.is_grad_enabled() and any(requires_grad_proxy(t) for t in inputs)
+    saved = aten("clone")(self) if recorded else self
     result = aten(via)(**dict(values, self=saved))
     if not can_cast(result.dtype, self.dtype):
         raise RuntimeError("result type can't be cast to the desired output type")
@@ -364,19 +366,23 @@ def prove_inplace(op, s):
                     wrong = f"{label} {n!r} grad mode {grad_mode}: {want[0]} {want[1] if want[0] == 'error' else ''} " \
                             f"vs {got[0]}"
             if label.startswith("torch.float64 torch.float64") and want[0] == got[0] == "ok":
-                grads = []
-                for fn in (lambda v: f(**v, **extra), lambda v: assign_inplace(s["via"], dict(v, **extra))):
-                    v = make()
-                    leaves = {k: t.clone().requires_grad_() for k, t in v.items()}
-                    call = dict(leaves, self=leaves["self"] * 1)  # self: not a leaf
+                # self a non-leaf requiring grad; and (with other tensors) self requiring none, the others grad
+                for self_grad in ((True, False) if len(tensors) > 1 else (True,)):
+                    grads = []
+                    for fn in (lambda v: f(**v, **extra), lambda v: assign_inplace(s["via"], dict(v, **extra))):
+                        v = make()
+                        leaves = {k: t.clone().requires_grad_() for k, t in v.items() if k != "self" or self_grad}
+                        call = dict(v, **leaves)
+                        call["self"] = leaves["self"] * 1 if self_grad else v["self"].clone()  # self: not a leaf
 
-                    def backward(fn=fn, call=call, leaves=leaves):
-                        (fn(call) * 3).sum().backward()
-                        return torch.cat([leaves[k].grad.flatten() for k in sorted(leaves)])
-                    grads.append(run(backward))
-                if not same(*grads) and not wrong:
-                    wrong = f"gradient {label} {n!r}: {grads[0][0]} {grads[0][1] if grads[0][0] == 'error' else ''} " \
-                            f"vs {grads[1][0]} {grads[1][1] if grads[1][0] == 'error' else ''}"
+                        def backward(fn=fn, call=call, leaves=leaves):
+                            (fn(call) * 3).sum().backward()
+                            return torch.cat([leaves[k].grad.flatten() for k in sorted(leaves)])
+                        grads.append(run(backward))
+                    if not same(*grads) and not wrong:
+                        wrong = f"gradient {label} {n!r} self requires grad {self_grad}: {grads[0][0]} " \
+                                f"{grads[0][1] if grads[0][0] == 'error' else ''} vs {grads[1][0]} " \
+                                f"{grads[1][1] if grads[1][0] == 'error' else ''}"
                 leaf = make()["self"].requires_grad_()  # in place on a leaf that requires grad: both raise
                 rest = {k: t for k, t in make().items() if k != "self"}
                 a = run(lambda: f(self=leaf, **rest, **extra))

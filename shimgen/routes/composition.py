@@ -15,7 +15,8 @@ that has a libtorch route with every parameter at the release) and aten::copy_ i
 (shimgen::detail::assign_inplace: the result dtype must cast to self's; self sharing memory with an input other than
 as the very same view is refused, since aten computes it element by element in place). In grad mode the functional
 computes from a clone of self (shimgen::detail::saved_self), so what its backward saves of self is not the tensor
-copy_ overwrites (mul_, threshold_: their backward needs the original self).
+copy_ overwrites (mul_, threshold_: their backward needs the original self), where self or another input requires
+grad (without, autograd records nothing).
 
 Kernel `out` (`add.out` -> via `add.Tensor`): an out= overload as its functional overload's wrapper (where that has a
 libtorch route with every parameter at the release) under aten's out= rules (shimgen::detail::check_out_autograd
@@ -115,8 +116,8 @@ class Composition(Route):
                     f"aten::{w.op.name} does (proven equal, gradients included, on torch "
                     f"{', '.join(map(str, rule['proven']))})."]
         if rule["kernel"] == INPLACE:
-            return [f"Route: aten::{rule['via']} out of place (in grad mode on a clone of self, which its backward "
-                    "saves), then aten::copy_ into self, with aten's in-place rules "
+            return [f"Route: aten::{rule['via']} out of place (on a clone of self where autograd records it, which "
+                    "its backward saves), then aten::copy_ into self, with aten's in-place rules "
                     "(shimgen::detail::assign_inplace; proven equal, gradients included, on torch "
                     f"{', '.join(map(str, rule['proven']))}).",
                     "Where self shares memory with an input other than as the very same view, it raises an error "
@@ -134,7 +135,8 @@ class Composition(Route):
             target = target_wrapper(rule["via"], plan)
             assert target is not None
             inputs = ", ".join(f"&{p.name}" for p in w.kept(v) if str(p.arg.type) == "Tensor" and p.name != "self")
-            args = ", ".join("shimgen::detail::saved_self(self)" if p.name == "self" else p.name for p in w.kept(v))
+            saved = f"shimgen::detail::saved_self(self, {{{inputs}}})"
+            args = ", ".join(saved if p.name == "self" else p.name for p in w.kept(v))
             return "\n".join([
                 f"torch::stable::Tensor result = torch::stable::{target.name}({args});",
                 f'return shimgen::detail::assign_inplace("{w.op.name}", self, result, {{{inputs}}});'])

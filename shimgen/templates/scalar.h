@@ -1245,11 +1245,22 @@ inline void assign_out(
        torch::stable::detail::from(out)});
 }
 
-/// The self an in-place composition computes from: in grad mode a clone
+/// The self an in-place composition computes from: where autograd records
+/// the call (grad mode, and self or another input requires grad) a clone
 /// (aten::clone), so that what autograd saves of it is not the tensor
-/// aten::copy_ then overwrites (mul_'s backward needs the original self).
-inline torch::stable::Tensor saved_self(const torch::stable::Tensor& self) {
+/// aten::copy_ then overwrites (mul_'s backward needs the original self);
+/// otherwise self itself.
+inline torch::stable::Tensor saved_self(
+    const torch::stable::Tensor& self,
+    std::initializer_list<const torch::stable::Tensor*> inputs) {
   if (!aoti_torch_grad_mode_is_enabled()) {
+    return self;
+  }
+  bool recorded = requires_grad_in_grad_mode(self);
+  for (const torch::stable::Tensor* input : inputs) {
+    recorded = recorded || requires_grad_in_grad_mode(*input);
+  }
+  if (!recorded) {
     return self;
   }
   return dispatch_tensors<2>(
