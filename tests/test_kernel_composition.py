@@ -297,6 +297,7 @@ def test_out_routes_need_libtorch_alone(gen, ext) -> None:
     for name in ("add_out", "threshold_backward_out", "leaky_relu_out", "threshold_out"):
         assert "shimgen::detail::assign_out(" in ops.joinpath(f"{name}.h").read_text(), name
     assert "shimgen::detail::saved_self(self, {})" in ops.joinpath("threshold_.h").read_text()
+    assert "saved_self" not in ops.joinpath("add_.h").read_text()  # add_'s backward reads no self: no clone
     out = subprocess.run(["nm", "-D", "--undefined-only", ext], capture_output=True, text=True, check=True).stdout
     assert "aoti_torch_aten_add_out" not in out and "_out" not in out.replace("aoti_torch_empty_strided", "")
 

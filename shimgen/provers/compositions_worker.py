@@ -113,13 +113,13 @@ def shares_memory(a, b):
                 and a.stride() == b.stride())
 
 
-def assign_inplace(via, values):
-    """The in-place op as the generated wrapper computes it: `via` (the functional overload) out of place, where
-    autograd records the call on a clone of self (scalar.h's saved_self), aten's in-place rules (scalar.h's
-    assign_inplace), then copy_ into self."""
+def assign_inplace(via, values, saves_self=False):
+    """The in-place op as the generated wrapper computes it: `via` (the functional overload) out of place (with
+    `saves_self`, where autograd records the call, on a clone of self: scalar.h's saved_self), aten's in-place
+    rules (scalar.h's assign_inplace), then copy_ into self."""
     self = values["self"]
     inputs = [v for v in values.values() if isinstance(v, torch.Tensor)]
-    recorded = torch.is_grad_enabled() and any(requires_grad_proxy(t) for t in inputs)
+    recorded = saves_self and torch.is_grad_enabled() and any(requires_grad_proxy(t) for t in inputs)
     saved = aten("clone")(self) if recorded else self
     result = aten(via)(**dict(values, self=saved))
     if not can_cast(result.dtype, self.dtype):
@@ -356,7 +356,7 @@ def prove_inplace(op, s):
             for grad_mode in (False, True):  # the composition clones self in grad mode: both forms compared
                 with torch.set_grad_enabled(grad_mode):
                     want = run(lambda: f(**make(), **extra))
-                    got = outcome(lambda: assign_inplace(s["via"], dict(make(), **extra)))
+                    got = outcome(lambda: assign_inplace(s["via"], dict(make(), **extra), s["saves_self"]))
                 compared += 1
                 if got[0] == "refused":
                     refused += 1
@@ -369,7 +369,8 @@ def prove_inplace(op, s):
                 # self a non-leaf requiring grad; and (with other tensors) self requiring none, the others grad
                 for self_grad in ((True, False) if len(tensors) > 1 else (True,)):
                     grads = []
-                    for fn in (lambda v: f(**v, **extra), lambda v: assign_inplace(s["via"], dict(v, **extra))):
+                    for fn in (lambda v: f(**v, **extra),
+                               lambda v: assign_inplace(s["via"], dict(v, **extra), s["saves_self"])):
                         v = make()
                         leaves = {k: t.clone().requires_grad_() for k, t in v.items() if k != "self" or self_grad}
                         call = dict(v, **leaves)
@@ -386,7 +387,7 @@ def prove_inplace(op, s):
                 leaf = make()["self"].requires_grad_()  # in place on a leaf that requires grad: both raise
                 rest = {k: t for k, t in make().items() if k != "self"}
                 a = run(lambda: f(self=leaf, **rest, **extra))
-                b = outcome(lambda: assign_inplace(s["via"], dict(self=leaf, **rest, **extra)))
+                b = outcome(lambda: assign_inplace(s["via"], dict(self=leaf, **rest, **extra), s["saves_self"]))
                 if not same(a, b) and not wrong:
                     wrong = f"leaf requiring grad {label}: {a[0]} vs {b[0]}"
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}

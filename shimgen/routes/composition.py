@@ -13,10 +13,11 @@ raises) is refused with a `shimgen:` error, never computed.
 Kernel `inplace` (`add_.Tensor` -> via `add.Tensor`): the in-place op as its functional overload's wrapper (where
 that has a libtorch route with every parameter at the release) and aten::copy_ into self, under aten's in-place rules
 (shimgen::detail::assign_inplace: the result dtype must cast to self's; self sharing memory with an input other than
-as the very same view is refused, since aten computes it element by element in place). In grad mode the functional
-computes from a clone of self (shimgen::detail::saved_self), so what its backward saves of self is not the tensor
-copy_ overwrites (mul_, threshold_: their backward needs the original self), where self or another input requires
-grad (without, autograd records nothing).
+as the very same view is refused, since aten computes it element by element in place). A row with `saves_self: true`
+(mul_, threshold_: the functional's backward reads self) computes from a clone of self where autograd records the
+call (grad mode, and an input requiring grad: shimgen::detail::saved_self), so what the backward saves is not the
+tensor copy_ overwrites; the prover finds a row that needs it and lacks it (autograd's "modified by an inplace
+operation").
 
 Kernel `out` (`add.out` -> via `add.Tensor`): an out= overload as its functional overload's wrapper (where that has a
 libtorch route with every parameter at the release) under aten's out= rules (shimgen::detail::check_out_autograd
@@ -116,8 +117,10 @@ class Composition(Route):
                     f"aten::{w.op.name} does (proven equal, gradients included, on torch "
                     f"{', '.join(map(str, rule['proven']))})."]
         if rule["kernel"] == INPLACE:
-            return [f"Route: aten::{rule['via']} out of place (on a clone of self where autograd records it, which "
-                    "its backward saves), then aten::copy_ into self, with aten's in-place rules "
+            saved = (" (on a clone of self where autograd records the call: its backward saves self)"
+                     if rule.get("saves_self") else "")
+            return [f"Route: aten::{rule['via']} out of place{saved}, then aten::copy_ into self, with aten's in-place "
+                    "rules "
                     "(shimgen::detail::assign_inplace; proven equal, gradients included, on torch "
                     f"{', '.join(map(str, rule['proven']))}).",
                     "Where self shares memory with an input other than as the very same view, it raises an error "
@@ -135,7 +138,8 @@ class Composition(Route):
             target = target_wrapper(rule["via"], plan)
             assert target is not None
             inputs = ", ".join(f"&{p.name}" for p in w.kept(v) if str(p.arg.type) == "Tensor" and p.name != "self")
-            saved = f"shimgen::detail::saved_self(self, {{{inputs}}})"
+            # `saves_self: true`: the functional's backward reads self (mul_, threshold_), which copy_ overwrites
+            saved = f"shimgen::detail::saved_self(self, {{{inputs}}})" if rule.get("saves_self") else "self"
             args = ", ".join(saved if p.name == "self" else p.name for p in w.kept(v))
             return "\n".join([
                 f"torch::stable::Tensor result = torch::stable::{target.name}({args});",
