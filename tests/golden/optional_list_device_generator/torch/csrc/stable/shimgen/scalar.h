@@ -1223,7 +1223,6 @@ inline torch::stable::Tensor assign_inplace(
        torch::stable::detail::from(false)});
 }
 
-
 // ---- out= and in-place compositions: aten's out= rules, self saved for
 // autograd (kernels `out` and `inplace`, shimgen/routes/composition.py) ----
 
@@ -1258,9 +1257,9 @@ inline void check_out_autograd(
   for (const torch::stable::Tensor* t : tensors) {
     if (requires_grad_in_grad_mode(*t)) {
       std::string why = std::string("shimgen: ") + op;
-      why += ": functions with out=... arguments don't support automatic ";
-      why +=
-          "differentiation, but one of the arguments requires grad (aten raises)";
+      why += ": functions with out=... arguments don't support ";
+      why += "automatic differentiation, but one of the arguments ";
+      why += "requires grad (aten raises)";
       throw std::runtime_error(why);
     }
   }
@@ -1333,23 +1332,22 @@ inline void assign_out(
   int32_t result_device = 0;
   int32_t out_index = 0;
   int32_t result_index = 0;
-  check(aoti_torch_get_device_type(out.get(), &out_device), "get_device_type");
-  check(
-      aoti_torch_get_device_type(result.get(), &result_device),
-      "get_device_type");
-  check(aoti_torch_get_device_index(out.get(), &out_index), "get_device_index");
-  check(
-      aoti_torch_get_device_index(result.get(), &result_index),
-      "get_device_index");
+  AtenTensorHandle o = out.get();
+  AtenTensorHandle r = result.get();
+  check(aoti_torch_get_device_type(o, &out_device), "get_device_type");
+  check(aoti_torch_get_device_type(r, &result_device), "get_device_type");
+  check(aoti_torch_get_device_index(o, &out_index), "get_device_index");
+  check(aoti_torch_get_device_index(r, &result_index), "get_device_index");
   if (out_device != result_device || out_index != result_index) {
-    throw std::runtime_error(
-        what + ": out is on another device than the result (aten raises)");
+    const std::string why = ": out is on another device than the result";
+    throw std::runtime_error(what + why + " (aten raises)");
   }
-  if (same_dtype ? result.scalar_type() != out.scalar_type()
-                 : !can_cast(result.scalar_type(), out.scalar_type())) {
-    const std::string why = same_dtype
-        ? ": out's dtype differs from the result's"
-        : ": the result's dtype cannot be cast to out's";
+  if (same_dtype && result.scalar_type() != out.scalar_type()) {
+    const std::string why = ": out's dtype differs from the result's";
+    throw std::runtime_error(what + why + " (aten raises)");
+  }
+  if (!can_cast(result.scalar_type(), out.scalar_type())) {
+    const std::string why = ": the result's dtype cannot be cast to out's";
     throw std::runtime_error(what + why + " (aten raises)");
   }
   const bool resize = !same_sizes(out, result);
@@ -1358,7 +1356,10 @@ inline void assign_out(
     refused = "out writes an element twice";
   }
   for (const torch::stable::Tensor* input : inputs) {
-    if (resize ? overlaps(out, *input) : shares_memory(out, *input)) {
+    if (resize && overlaps(out, *input)) {
+      refused = "out shares memory with an input";
+    }
+    if (shares_memory(out, *input)) {
       refused = "out shares memory with an input";
     }
   }
@@ -1366,8 +1367,8 @@ inline void assign_out(
     std::string why = what + ": " + refused;
     why += ", which this composition (the op out of place, then copy_) ";
     why += "cannot compute as aten does: define SHIMGEN_OVERLAY and link ";
-    why +=
-        "libshimgen_overlay (rebuilt for each torch release), or pass a copy";
+    why += "libshimgen_overlay (rebuilt for each torch release), or pass ";
+    why += "a copy";
     throw std::runtime_error(why);
   }
   if (!resize) {
@@ -1379,14 +1380,14 @@ inline void assign_out(
          torch::stable::detail::from(false)});
     return;
   }
-  torch::stable::Tensor r = to_dtype(result, out.scalar_type());
+  torch::stable::Tensor cast = to_dtype(result, out.scalar_type());
+  torch::stable::Tensor all = number_tensor(Scalar(true), ScalarType::Bool);
   dispatch_tensors<4>(
       "aten::where",
       "self_out",
-      {torch::stable::detail::from(
-           number_tensor(Scalar(true), ScalarType::Bool)),
-       torch::stable::detail::from(r),
-       torch::stable::detail::from(r),
+      {torch::stable::detail::from(all),
+       torch::stable::detail::from(cast),
+       torch::stable::detail::from(cast),
        torch::stable::detail::from(out)});
 }
 
