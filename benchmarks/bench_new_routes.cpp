@@ -6,8 +6,9 @@
 // call for add(x, y) (equivalent route), pow(x, 2) (number rule: mul),
 // std(x, {1}) (dispatcher, correction None), gelu(x, "tanh") (dispatcher,
 // a str), addmm(x, x, x) (libtorch's legacy aoti_torch_addmm_out),
-// threshold_backward(x, x, 0) (composition: le, where) and add_(x, x)
-// (add, then copy_).
+// threshold_backward(x, x, 0) (composition: le, where), add_(x, x)
+// (add, then copy_) and add_out(o, x, x) (add, then aten's out= rules and
+// copy_; in grad mode, the requires-grad checks).
 
 #include <torch/csrc/stable/library.h>
 #include <torch/csrc/stable/tensor.h>
@@ -53,6 +54,8 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return at::threshold_backward(t, t, 0); }));
   at::Tensor u = t.clone();
   ns.push_back(ns_per_call(iters, [&] { return u.add_(t); }));
+  at::Tensor o = t.clone();
+  ns.push_back(ns_per_call(iters, [&] { return at::add_out(o, t, t); }));
 #else
   namespace ts = torch::stable;
   ns.push_back(ns_per_call(iters, [&] { return ts::add(x, x); }));
@@ -63,6 +66,8 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return ts::threshold_backward(x, x, 0); }));
   Tensor u = ts::clone(x);
   ns.push_back(ns_per_call(iters, [&] { return ts::add_(u, x); }));
+  Tensor o = ts::clone(x);
+  ns.push_back(ns_per_call(iters, [&] { return ts::add_out(o, x, x); }));
 #endif
   return ns;
 }

@@ -12,6 +12,9 @@ measured side by side in one run (medians of interleaved rounds, 4x4 float32, on
 | addmm(x, x, x) | legacy shim: libtorch's aoti_torch_addmm_out (+ a dispatch probe for the dtype) | shimgen's addmm shim |
 | threshold_backward(x, x, 0) | composition: le.Tensor + where.self (dispatcher) | shimgen's threshold_backward shim |
 | add_(u, x) | composition: add (libtorch's subtract shim) then copy_ | shimgen's add_.Tensor shim |
+| add_out(o, x, x) | composition: add, then aten's out= rules and copy_ | shimgen's add.out shim |
+
+`--no-grad` runs the calls with grad mode off (the out= and in-place compositions skip their autograd checks).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ from shimgen.verify import build as vbuild  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CALLS = ["add(x, y)", "pow(x, 2)", "std(x, {1})", 'gelu(x, "tanh")', "addmm(x, x, x)", "threshold_bw(x,x,0)",
-         "add_(u, x)"]
+         "add_(u, x)", "add_out(o, x, x)"]
 OPS = ["add", "pow", "std", "gelu", "mul", "addmm", "threshold_backward", "add_", "clone"]
 TORCH = vbuild.find_torch()
 
@@ -71,6 +74,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--iters", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--no-grad", action="store_true", help="call with grad mode off")
     args = ap.parse_args()
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as tmp:
@@ -81,9 +85,11 @@ def main() -> int:
         runs: dict[str, list[list[float]]] = {k: [] for k in libs}
         for _ in range(args.rounds):
             for name in libs:  # interleaved: every round measures all the builds
-                runs[name].append(getattr(torch.ops, f"bench_new_{name}").bench(x, args.iters))
+                with torch.set_grad_enabled(not args.no_grad):
+                    runs[name].append(getattr(torch.ops, f"bench_new_{name}").bench(x, args.iters))
     med = {k: [statistics.median(r[i] for r in v) for i in range(len(CALLS))] for k, v in runs.items()}
-    print(f"torch {torch.__version__}, 4x4 float32, {args.iters} calls x {args.rounds} rounds, medians (ns/call)")
+    print(f"torch {torch.__version__}, 4x4 float32, {args.iters} calls x {args.rounds} rounds, medians (ns/call), "
+          f"grad mode {'off' if args.no_grad else 'on'}")
     head = f"{'call':<20} {'at::':>8} {'new':>8} {'overlay':>8} {'new/at::':>9} {'overlay/at::':>13} {'new/overlay':>12}"
     print(head)
     print("-" * len(head))

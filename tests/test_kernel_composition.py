@@ -2,7 +2,9 @@
 threshold_backward and threshold as aten's threshold kernel composed of dispatching aten calls
 (shimgen::detail::threshold_select), and add_/sub_ as add/sub then copy_ under aten's in-place rules
 (shimgen::detail::assign_inplace), and _foreach_add_/_foreach_mul_ as the per-tensor op in a loop (aten's CPU
-kernel), in an extension linked with libtorch alone.
+kernel), and add.out/threshold_backward.grad_input/leaky_relu.out as their functional then aten's out= rules
+(shimgen::detail::assign_out), and threshold_ computing from a clone of self in grad mode, in an extension linked
+with libtorch alone.
 
 Each call is compared with ATen given what the caller wrote: dtype pairs (mixed ones promote), broadcasting and
 0-dim shapes, nan/inf among the values, a threshold that is no float32 (compared in the common dtype as aten
@@ -67,6 +69,23 @@ Tensor k_scatter_int(Tensor x, int64_t dim, Tensor index, int64_t v) { return ts
 Tensor k_linspace(Tensor, double a, double b, int64_t n) { return ts::linspace(a, b, n); }
 Tensor k_linspace_int(Tensor, int64_t a, int64_t b, int64_t n) { return ts::linspace(a, b, n); }
 Tensor k_logspace(Tensor, double a, double b, int64_t n, double base) { return ts::logspace(a, b, n, base); }
+Tensor k_add_out(Tensor s, Tensor o, double a, Tensor out) {
+  ts::add_out(out, s, o, a);
+  return out;
+}
+Tensor k_tb_out(Tensor g, Tensor s, double t, Tensor out) {
+  ts::threshold_backward_out(out, g, s, t);
+  return out;
+}
+Tensor k_lrelu_out(Tensor x, double n, Tensor out) {
+  ts::leaky_relu_out(out, x, n);
+  return out;
+}
+Tensor k_th_(Tensor s, double t, double v) { return ts::threshold_(s, t, v); }
+void k_fe_tensor(Tensor a, Tensor b, Tensor o) {
+  std::vector<Tensor> s{a, b};
+  ts::_foreach_add_(s, o, 1.0);
+}
 void k_fe_empty(Tensor dummy) {
   (void)dummy;
   std::vector<Tensor> s;
@@ -103,6 +122,11 @@ STABLE_TORCH_LIBRARY(NS, m) {
   m.def("linspace(Tensor d, float a, float b, int n) -> Tensor");
   m.def("linspace_int(Tensor d, int a, int b, int n) -> Tensor");
   m.def("logspace(Tensor d, float a, float b, int n, float base) -> Tensor");
+  m.def("add_out(Tensor s, Tensor o, float a, Tensor(a!) out) -> Tensor(a!)");
+  m.def("tb_out(Tensor g, Tensor s, float t, Tensor(a!) out) -> Tensor(a!)");
+  m.def("lrelu_out(Tensor x, float n, Tensor(a!) out) -> Tensor(a!)");
+  m.def("th_(Tensor(a!) s, float t, float v) -> Tensor(a!)");
+  m.def("fe_tensor(Tensor(a!) a, Tensor(b!) b, Tensor o) -> ()");
 }
 
 STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
@@ -135,6 +159,11 @@ STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
   m.impl("linspace", TORCH_BOX(&k_linspace));
   m.impl("linspace_int", TORCH_BOX(&k_linspace_int));
   m.impl("logspace", TORCH_BOX(&k_logspace));
+  m.impl("add_out", TORCH_BOX(&k_add_out));
+  m.impl("tb_out", TORCH_BOX(&k_tb_out));
+  m.impl("lrelu_out", TORCH_BOX(&k_lrelu_out));
+  m.impl("th_", TORCH_BOX(&k_th_));
+  m.impl("fe_tensor", TORCH_BOX(&k_fe_tensor));
 }
 """
 
@@ -145,7 +174,7 @@ def gen(tmp_path_factory) -> str:
     files, _ = pipeline.generate(["threshold_backward", "threshold", "leaky_relu", "leaky_relu_backward", "add_", "sub_",
                                      "_foreach_add_", "_foreach_mul_", "where", "hardtanh", "hardshrink",
                                      "searchsorted", "bucketize", "linspace", "logspace",
-                                     "constant_pad_nd", "scatter"], None, None, out, only=True)
+                                     "constant_pad_nd", "scatter", "add", "threshold_"], None, None, out, only=True)
     pipeline.write(out, files)
     return out
 
@@ -459,3 +488,108 @@ def test_scatter_value_gradient_is_atens(ext_implicit) -> None:
         (fn(x) * torch.arange(12, dtype=torch.float64).view(3, 4)).sum().backward()
         grads.append(x.grad)
     assert torch.equal(*grads)
+def test_out_routes_need_libtorch_alone(gen, ext) -> None:
+    """add.out, threshold.out, threshold_backward.grad_input, leaky_relu.out and threshold_ take the composition
+    in the default build: the built extension references no aten C shim of theirs."""
+    import pathlib
+    ops = pathlib.Path(gen, "torch/csrc/stable/ops")
+    for name in ("add_out", "threshold_backward_out", "leaky_relu_out", "threshold_out"):
+        assert "shimgen::detail::assign_out(" in ops.joinpath(f"{name}.h").read_text(), name
+    assert "shimgen::detail::saved_self(self, {})" in ops.joinpath("threshold_.h").read_text()
+    assert "saved_self" not in ops.joinpath("add_.h").read_text()  # add_'s backward reads no self: no clone
+    out = subprocess.run(["nm", "-D", "--undefined-only", ext], capture_output=True, text=True, check=True).stdout
+    assert "aoti_torch_aten_add_out" not in out and "_out" not in out.replace("aoti_torch_empty_strided", "")
+
+
+def _out_call(fn, out, *args):
+    """fn's outcome on out (values, dtype, shape, strides) and whether it returned out itself."""
+    r = fn(*args, out)
+    return r.data_ptr() == out.data_ptr(), out
+
+
+@pytest.mark.parametrize("shape,other", [((4, 5), (4, 5)), ((4, 5), (5,)), ((2, 3, 4, 5), (5,))])
+def test_add_out_is_exact_with_atens_resize_and_strides(ext, shape, other) -> None:
+    x, o = _sample(shape, torch.float32, 1), _sample(other, torch.float32, 2)
+    for layout in ("contiguous", "channels_last"):
+        if layout == "channels_last":
+            if len(shape) != 4:
+                continue
+            x = x.to(memory_format=torch.channels_last)
+        for make_out in (lambda: torch.empty(shape), lambda: torch.empty(0), lambda: torch.zeros(7),
+                         lambda: torch.empty(0, dtype=torch.float64),
+                         lambda: torch.zeros(shape[::-1]).transpose(0, -1)):
+            want, mine = make_out(), make_out()
+            torch.add(x, o, alpha=0.5, out=want)
+            same_tensor, _ = _out_call(torch.ops.comp_cpu.add_out, mine, x, o, 0.5)
+            assert same_tensor and _same(mine, want) and mine.stride() == want.stride(), (layout, want.shape)
+    if len(shape) == 4:  # a resized out gets the channels_last strides of the result, as aten's structured kernel
+        out = torch.empty(0)
+        torch.ops.comp_cpu.add_out(x, o, 1.0, out)
+        assert out.is_contiguous(memory_format=torch.channels_last) and not out.is_contiguous()
+
+
+def test_out_refuses_what_aten_refuses(ext) -> None:
+    x = torch.randn(3)
+    with pytest.raises(RuntimeError, match=r"shimgen: add.out: the result's dtype cannot be cast to out's"):
+        torch.ops.comp_cpu.add_out(x, x, 1.0, torch.zeros(3, dtype=torch.int64))
+    with pytest.raises(RuntimeError):  # aten: result type Float can't be cast to the desired output type Long
+        torch.add(x, x, out=torch.zeros(3, dtype=torch.int64))
+    with pytest.raises(RuntimeError, match=r"shimgen: leaky_relu.out: out's dtype differs from the result's"):
+        torch.ops.comp_cpu.lrelu_out(x, 0.1, torch.zeros(3, dtype=torch.float64))
+    base = torch.randn(3, 4)
+    with pytest.raises(RuntimeError, match=r"shimgen: add.out: out shares memory with an input"):
+        torch.ops.comp_cpu.add_out(base[:, :3], base[:, :3], 1.0, base[:, 1:])
+    a = torch.randn(4, 5)
+    want = a.clone()
+    torch.add(want, want, alpha=2.0, out=want)  # out is self: aten computes in place, as the composition does
+    assert torch.equal(torch.ops.comp_cpu.add_out(a, a, 2.0, a), want)
+    g, s = torch.randn(4, 5), torch.randn(4, 5)
+    want = torch.empty(0)
+    torch.ops.aten.threshold_backward.grad_input(g, s, 0.1, grad_input=want)
+    assert _same(torch.ops.comp_cpu.tb_out(g, s, 0.1, torch.empty(0)), want)
+
+
+@pytest.mark.parametrize("who", ["self", "other", "out"])
+def test_out_with_an_argument_requiring_grad_raises_in_grad_mode(ext, who) -> None:
+    def args():
+        return {k: torch.randn(3, dtype=torch.float64) for k in ("self", "other", "out")}
+
+    v = args()
+    v[who].requires_grad_()
+    with pytest.raises(RuntimeError, match="functions with out=... arguments don't support automatic differentiation"):
+        torch.add(v["self"], v["other"], out=v["out"])
+    with pytest.raises(RuntimeError, match=r"shimgen: add.out: functions with out=\.\.\. arguments don't support"):
+        torch.ops.comp_cpu.add_out(v["self"], v["other"], 1.0, v["out"])
+    with torch.no_grad():  # without grad mode aten computes, and so does the composition
+        want = args()["out"]
+        torch.add(v["self"], v["other"], out=want)
+        got = args()["out"]
+        torch.ops.comp_cpu.add_out(v["self"], v["other"], 1.0, got)
+    assert torch.equal(want, got)
+
+
+def test_threshold_inplace_gradients_need_the_saved_self(ext, ext_implicit) -> None:
+    """threshold_'s backward reads the original self: the composition computes from a clone of it in grad mode
+    (value 20 turns the masked elements positive, so a backward reading the overwritten self would differ)."""
+    grads = []
+    for fn in (lambda s: torch.ops.aten.threshold_(s, 0.0, 20.0), lambda s: torch.ops.comp_implicit.th_(s, 0.0, 20.0)):
+        a = torch.randn(4, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(3), requires_grad=True)
+        r = fn(a * 1)
+        (r * torch.arange(20, dtype=torch.float64).view(4, 5)).sum().backward()
+        grads.append((r.detach().clone(), a.grad.clone()))
+    assert torch.equal(grads[0][0], grads[1][0]) and torch.equal(grads[0][1], grads[1][1])
+    x = torch.randn(6)
+    assert torch.equal(torch.ops.comp_cpu.th_(x.clone(), 0.1, -2.0), torch.ops.aten.threshold_(x.clone(), 0.1, -2.0))
+
+
+def test_foreach_tensor_other_must_be_0_dim(ext) -> None:
+    a, b = torch.randn(3), torch.randn(2)
+    want = [a.clone(), b.clone()]
+    torch._foreach_add_(want, torch.tensor(0.5))
+    mine = [a.clone(), b.clone()]
+    torch.ops.comp_cpu.fe_tensor(*mine, torch.tensor(0.5))
+    assert all(torch.equal(p, q) for p, q in zip(mine, want))
+    with pytest.raises(RuntimeError):  # aten: scalar tensor expected to be 0 dim
+        torch._foreach_add_([a.clone(), b.clone()], torch.ones(3))
+    with pytest.raises(RuntimeError, match="shimgen: _foreach_add_.Tensor: `other` must be a 0-dim tensor"):
+        torch.ops.comp_cpu.fe_tensor(a.clone(), b.clone(), torch.ones(3))

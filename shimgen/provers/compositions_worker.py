@@ -154,11 +154,15 @@ def shares_memory(a, b):
                 and a.stride() == b.stride())
 
 
-def assign_inplace(via, values):
-    """The in-place op as the generated wrapper computes it: `via` (the functional overload) out of place, aten's
-    in-place rules (scalar.h's assign_inplace), then copy_ into self."""
-    result = aten(via)(**values)
+def assign_inplace(via, values, saves_self=False):
+    """The in-place op as the generated wrapper computes it: `via` (the functional overload) out of place (with
+    `saves_self`, where autograd records the call, on a clone of self: scalar.h's saved_self), aten's in-place
+    rules (scalar.h's assign_inplace), then copy_ into self."""
     self = values["self"]
+    inputs = [v for v in values.values() if isinstance(v, torch.Tensor)]
+    recorded = saves_self and torch.is_grad_enabled() and any(requires_grad_proxy(t) for t in inputs)
+    saved = aten("clone")(self) if recorded else self
+    result = aten(via)(**dict(values, self=saved))
     if not can_cast(result.dtype, self.dtype):
         raise RuntimeError("result type can't be cast to the desired output type")
     for k, v in values.items():
@@ -167,9 +171,16 @@ def assign_inplace(via, values):
     return self.copy_(result)
 
 
-def inplace_cases(dtypes):
-    """(label, make) pairs: make() gives fresh {self, other} each call (in-place ops consume self)."""
+def inplace_cases(dtypes, tensors=("self", "other")):
+    """(label, make) pairs: make() gives fresh tensors each call (in-place ops consume self): {self, other}, or
+    {self} for an op of one tensor."""
     cases = []
+    if list(tensors) == ["self"]:
+        for da in dtypes:
+            for k, sa in enumerate([(2, 3), (), (0, 3), (4, 5)]):
+                cases.append((f"{da} {da} {sa}", lambda da=da, sa=sa, k=k: {"self": sample(sa, da, k + 11)}))
+            cases.append((f"{da} transposed", lambda da=da: {"self": sample((3, 4), da, 3).t()}))
+        return cases
     for da in dtypes:
         for db in dtypes:
             for k, (sa, sb) in enumerate([((2, 3), (2, 3)), ((2, 3), (3,)), ((2, 3), ()), ((3,), (2, 3)),
@@ -230,6 +241,9 @@ def main():
         if s["kernel"] == "scatter_fill":
             report[op] = prove_scatter_fill(op, s)
             continue
+        if s["kernel"] == "out":
+            report[op] = prove_out(op, s)
+            continue
         f, kernel = aten(op), KERNELS[s["kernel"]]
         tensors = [a for a in s["args"] if s["types"][a] == "Tensor"]
         numbers = [a for a in s["args"] if a not in tensors]
@@ -286,6 +300,9 @@ def foreach_loop(s, values):
     for a in lists:
         if len(values[a]) != len(self):
             raise RuntimeError("Tensor lists must have the same number of tensors")
+    for a, t in s["types"].items():  # a Tensor beside the lists stands for a number: aten requires it 0-dim
+        if t == "Tensor" and values[a].dim() != 0:
+            raise RuntimeError("scalar tensor expected to be 0 dim")
     via = aten(s["via"])
     for i in range(len(self)):
         via(**{va: values[fa][i] if fa in lists or fa == "self" else values[fa] for va, fa in s["bind"].items()})
@@ -384,38 +401,49 @@ def prove_foreach(op, s):
 
 def prove_inplace(op, s):
     f = aten(op)
-    numbers = [a for a in s["args"] if a not in ("self", "other")]
+    tensors = [a for a in s["args"] if s["types"][a] == "Tensor"]
+    numbers = [a for a in s["args"] if s["types"][a] == "Scalar"]
     compared = both_ok = refused = 0
     wrong = ""
     for label, make in inplace_cases([torch.float32, torch.float64, torch.bfloat16, torch.int64, torch.int32,
-                                      torch.bool, torch.complex64]):
-        for n in ([1, 2, 0.5, -1.5] if numbers else [None]):
-            extra = {a: n for a in numbers}
-            want = run(lambda: f(**make(), **extra))
-            got = outcome(lambda: assign_inplace(s["via"], dict(make(), **extra)))
-            compared += 1
-            if got[0] == "refused":
-                refused += 1
-                continue
-            both_ok += want[0] == got[0] == "ok"
-            if not same(want, got) and not wrong:
-                wrong = f"{label} {n!r}: {want[0]} {want[1] if want[0] == 'error' else ''} vs {got[0]}"
+                                      torch.bool, torch.complex64], tensors):
+        for n in ([1, 2, 0.5, -1.5, 0] if numbers else [None]):
+            extra = {a: (-n if j else n) for j, a in enumerate(numbers)}  # a second number: the first negated
+            for grad_mode in (False, True):  # the composition clones self in grad mode: both forms compared
+                with torch.set_grad_enabled(grad_mode):
+                    want = run(lambda: f(**make(), **extra))
+                    got = outcome(lambda: assign_inplace(s["via"], dict(make(), **extra), s["saves_self"]))
+                compared += 1
+                if got[0] == "refused":
+                    refused += 1
+                    continue
+                both_ok += want[0] == got[0] == "ok"
+                if not same(want, got) and not wrong:
+                    wrong = f"{label} {n!r} grad mode {grad_mode}: {want[0]} {want[1] if want[0] == 'error' else ''} " \
+                            f"vs {got[0]}"
             if label.startswith("torch.float64 torch.float64") and want[0] == got[0] == "ok":
-                grads = []
-                for fn in (lambda v: f(**v, **extra), lambda v: assign_inplace(s["via"], dict(v, **extra))):
-                    v = make()
-                    leaves = {k: t.clone().requires_grad_() for k, t in v.items()}
-                    call = {"self": leaves["self"] * 1, "other": leaves["other"]}  # self: not a leaf
+                # self a non-leaf requiring grad; and (with other tensors) self requiring none, the others grad
+                for self_grad in ((True, False) if len(tensors) > 1 else (True,)):
+                    grads = []
+                    for fn in (lambda v: f(**v, **extra),
+                               lambda v: assign_inplace(s["via"], dict(v, **extra), s["saves_self"])):
+                        v = make()
+                        leaves = {k: t.clone().requires_grad_() for k, t in v.items() if k != "self" or self_grad}
+                        call = dict(v, **leaves)
+                        call["self"] = leaves["self"] * 1 if self_grad else v["self"].clone()  # self: not a leaf
 
-                    def backward(fn=fn, call=call, leaves=leaves):
-                        (fn(call) * 3).sum().backward()
-                        return torch.cat([leaves[k].grad.flatten() for k in sorted(leaves)])
-                    grads.append(run(backward))
-                if not same(*grads) and not wrong:
-                    wrong = f"gradient {label} {n!r}: {grads[0][0]} vs {grads[1][0]}"
+                        def backward(fn=fn, call=call, leaves=leaves):
+                            (fn(call) * 3).sum().backward()
+                            return torch.cat([leaves[k].grad.flatten() for k in sorted(leaves)])
+                        grads.append(run(backward))
+                    if not same(*grads) and not wrong:
+                        wrong = f"gradient {label} {n!r} self requires grad {self_grad}: {grads[0][0]} " \
+                                f"{grads[0][1] if grads[0][0] == 'error' else ''} vs {grads[1][0]} " \
+                                f"{grads[1][1] if grads[1][0] == 'error' else ''}"
                 leaf = make()["self"].requires_grad_()  # in place on a leaf that requires grad: both raise
-                a = run(lambda: f(self=leaf, other=make()["other"], **extra))
-                b = outcome(lambda: assign_inplace(s["via"], dict(self=leaf, other=make()["other"], **extra)))
+                rest = {k: t for k, t in make().items() if k != "self"}
+                a = run(lambda: f(self=leaf, **rest, **extra))
+                b = outcome(lambda: assign_inplace(s["via"], dict(self=leaf, **rest, **extra), s["saves_self"]))
                 if not same(a, b) and not wrong:
                     wrong = f"leaf requiring grad {label}: {a[0]} vs {b[0]}"
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
@@ -658,6 +686,189 @@ def prove_scatter_fill(op, s):
                         grads.append(x.grad)
                     if not same(("ok", grads[0]), ("ok", grads[1])) and not wrong:
                         wrong = f"gradient {shape} {ishape} {dim} {n!r}"
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- kernel `out`: the functional, then aten's out= rules (scalar.h's check_out_autograd and assign_out) ----
+
+def requires_grad_proxy(t):
+    """scalar.h's requires_grad_in_grad_mode: an alias of a tensor requiring grad is a recorded view."""
+    return not aten("is_leaf")(aten("alias")(t))
+
+
+def overlaps(a, b):
+    sa, sb = byte_span(a), byte_span(b)
+    return sa is not None and sb is not None and sa[0] < sb[1] and sb[0] < sa[1]
+
+
+def assign_out(s, values, out):
+    """The out= op as the generated wrapper computes it (scalar.h's check_out_autograd, assign_out)."""
+    inputs = [v for k, v in values.items() if isinstance(v, torch.Tensor)]
+    if torch.is_grad_enabled() and any(requires_grad_proxy(t) for t in [out, *inputs]):
+        raise RuntimeError("functions with out=... arguments don't support automatic differentiation")
+    result = aten(s["via"])(**values)
+    if out.device != result.device:
+        raise RuntimeError("out on another device")
+    if (result.dtype != out.dtype) if s.get("same_dtype") else not can_cast(result.dtype, out.dtype):
+        raise RuntimeError("result type can't be cast to the desired output type")
+    resize = out.shape != result.shape
+    if any(n > 1 and st == 0 for n, st in zip(out.shape, out.stride())):
+        raise Refused("out writes an element twice")
+    for t in inputs:
+        if (overlaps(out, t) if resize else shares_memory(out, t)):
+            raise Refused("overlap")
+    if not resize:
+        out.copy_(result)
+    else:
+        r = result.to(out.dtype)
+        aten("where.self_out")(torch.tensor(True), r, r, out=out)
+    return out
+
+
+def observed(fn, out):
+    """fn()'s outcome with what an out= call leaves: out's strides, whether it returned out, how many of aten's
+    resize warnings it gave (aten::X calls warn through c10's handler, on stderr, read from fd 2; or from 2.15 as
+    Python warnings) and whether out
+    requires grad."""
+    import os
+    import tempfile
+    import warnings
+
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as err, warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # 2.15 hands them to Python's warnings
+        os.dup2(err.fileno(), 2)
+        try:
+            o = outcome(fn)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        err.seek(0)
+        text = err.read().decode(errors="replace") + "".join(str(w.message) for w in caught)
+        warned = text.count("was resized since it had shape")
+    if o[0] != "ok":
+        return o, None
+    return o, (tuple(out.stride()), o[1] is out, warned, out.requires_grad)
+
+
+def prove_out(op, s):
+    f = aten(op)
+    names = [a for a in s["args"] if a != s["out"]]
+    tensors = [a for a in names if s["types"][a] == "Tensor"]
+    numbers = [a for a in names if s["types"][a] == "Scalar"]
+    bools = [a for a in names if s["types"][a] == "bool"]
+    compared = both_ok = refused = 0
+    wrong = ""
+    dtypes = [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.bool,
+              torch.complex64]
+    shapes = ([((2, 3), (2, 3)), ((2, 3), (3,)), ((3,), (2, 3)), ((), ()), ((0, 3), (3,)), ((2, 3, 4, 5), (5,))]
+              if len(tensors) > 1 else [((2, 3),), ((),), ((0, 3),), ((2, 3, 4, 5),)])
+
+    def inputs(da, db, sh, n, k, channels_last=False):
+        v = {a: sample(x, d, 3 * k + i) for i, (a, x, d) in enumerate(zip(tensors, sh, (da, db)))}
+        if channels_last:
+            v = {a: t.to(memory_format=torch.channels_last) if t.dim() == 4 else t for a, t in v.items()}
+        for j, a in enumerate(numbers):
+            v[a] = -n if j and not isinstance(n, bool) else n
+        for a in bools:
+            v[a] = bool(k % 2) and n >= 0
+        return v
+
+    def outs(result_dtype, shape):
+        yield "exact", lambda: torch.empty(shape, dtype=result_dtype)
+        yield "empty", lambda: torch.empty(0, dtype=result_dtype)
+        yield "non-empty resized", lambda: torch.zeros(7, dtype=result_dtype)
+        if len(shape) >= 2:
+            yield "transposed", lambda: torch.zeros(tuple(reversed(shape)), dtype=result_dtype).t() \
+                if len(shape) == 2 else torch.zeros(shape, dtype=result_dtype).transpose(0, 1).contiguous() \
+                .transpose(0, 1)
+            yield "expanded", lambda: torch.zeros((1, *shape[1:]), dtype=result_dtype).expand(shape)
+        for d in (torch.float32, torch.float64, torch.int64, torch.bool, torch.float16, torch.complex64):
+            if d != result_dtype:
+                yield f"dtype {d}", lambda d=d: torch.zeros(shape, dtype=d)
+
+    def compare(label, make_values, make_out, grad_mode=False):
+        nonlocal compared, both_ok, refused, wrong
+        with torch.set_grad_enabled(grad_mode):
+            va, oa = make_values(), make_out()
+            want = observed(lambda: f(**va, **{s["out"]: oa}), oa)
+            vb, ob = make_values(), make_out()
+            got = observed(lambda: assign_out(s, vb, ob), ob)
+        compared += 1
+        if got[0][0] == "refused":
+            refused += 1
+            return
+        both_ok += want[0][0] == got[0][0] == "ok"
+        if (not same(want[0], got[0]) or want[1] != got[1]) and not wrong:
+            wrong = f"{label}: {want[0][0]} {want[0][1] if want[0][0] == 'error' else want[1]} vs {got[0][0]} " \
+                    f"{got[0][1] if got[0][0] == 'error' else got[1]}"
+
+    for da in dtypes:
+        for db in (dtypes if len(tensors) > 1 else [da]):
+            for k, sh in enumerate(shapes):
+                for n in ([0.5, -1.5, 2] if numbers or bools else [None]):
+                    mk = (lambda da=da, db=db, sh=sh, n=n, k=k: inputs(da, db, sh, n, k))
+                    r = run(lambda: aten(s["via"])(**mk()))
+                    if r[0] != "ok":
+                        compare(f"{da} {db} {sh} {n!r} (via raises)", mk, lambda: torch.empty(0, dtype=da))
+                        continue
+                    for kind, make_out in outs(r[1].dtype, tuple(r[1].shape)):
+                        compare(f"{da} {db} {sh} {n!r} out {kind}", mk, make_out)
+                    if len(sh[0]) == 4:  # channels_last inputs: a resized out gets their strides
+                        mcl = (lambda da=da, db=db, sh=sh, n=n, k=k: inputs(da, db, sh, n, k, True))
+                        compare(f"{da} {db} {sh} {n!r} channels_last, out empty", mcl,
+                                lambda d=r[1].dtype: torch.empty(0, dtype=d))
+    # aliasing: out is an input (same view; resized), partly overlaps one
+    for n in ([0.5, -1.5] if numbers or bools else [None]):
+        for target in tensors:
+            for shape in ((2, 3), (3,)):
+                box = {}
+
+                def mk(shape=shape, target=target, n=n, box=box):
+                    v = inputs(torch.float32, torch.float32, ((shape, (2, 3)) if len(tensors) > 1 else (shape,)), n, 5)
+                    box["v"] = v
+                    return v
+                # out is the very tensor passed as `target` (the out tensor is made after the inputs)
+                compare(f"out is {target} {shape} {n!r}", mk, lambda box=box, target=target: box["v"][target])
+            base_box = {}
+
+            def mk_partial(target=target, n=n, box=base_box):
+                base = sample((3, 4), torch.float32, 9)
+                v = inputs(torch.float32, torch.float32, tuple((3, 3) for _ in tensors), n, 6)
+                v[target] = base[:, :3]
+                box["base"] = base
+                return v
+            compare(f"out overlaps {target} {n!r}", mk_partial, lambda box=base_box: box["base"][:, 1:])
+    # autograd: in grad mode no argument may require grad; without it aten computes
+    for n in ([0.5] if numbers or bools else [None]):
+        for who in [*tensors, "out"]:
+            for grad_mode in (True, False):
+                for nonleaf in (False, True):
+                    box = {}
+
+                    def mk_grad(who=who, n=n, nonleaf=nonleaf, box=box):
+                        v = inputs(torch.float64, torch.float64, tuple((2, 3) for _ in tensors), n, 7)
+                        if who != "out":
+                            leaf = v[who].clone().requires_grad_()
+                            v[who] = leaf * 1 if nonleaf else leaf
+                        return v
+
+                    def mk_out(who=who, nonleaf=nonleaf):
+                        o = torch.zeros(2, 3, dtype=torch.float64)
+                        if who == "out":
+                            with torch.enable_grad():
+                                o = o.requires_grad_() if not nonleaf else o.requires_grad_() * 1
+                        return o
+                    compare(f"{who} requires grad (non-leaf {nonleaf}), grad mode {grad_mode}", mk_grad, mk_out,
+                            grad_mode)
+    # the proxy itself: in grad mode, requires_grad of leaves, views, non-leaves, integer tensors
+    with torch.enable_grad():
+        leaf = torch.randn(3, dtype=torch.float64, requires_grad=True)
+        for t in (leaf, leaf * 2, leaf[1:], leaf.detach(), torch.ones(3), torch.ones(3, dtype=torch.int64),
+                  torch.randn(3)[1:]):
+            if requires_grad_proxy(t) != t.requires_grad and not wrong:
+                wrong = f"the requires_grad proxy differs for {t!r}"
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
 
 

@@ -284,6 +284,9 @@ def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
     texts = history.schemas_of(NativeYaml().text)
     spec = {op: {"kernel": r["kernel"], "bind": r.get("args", []), "via": r.get("via", ""),
                  "promote": r.get("promote", []), "fixed": r.get("fixed", {}),
+                 "same_dtype": bool(r.get("same_dtype")),
+                 "saves_self": bool(r.get("saves_self")),
+                 "out": "".join(a.name for a in FunctionSchema.parse(texts[op]).arguments.out[:1]),
                  "args": [a.name for a in FunctionSchema.parse(texts[op]).arguments.flat_all],
                  "types": {a.name: str(a.type).replace("?", "") for a in
                            FunctionSchema.parse(texts[op]).arguments.flat_all}}
@@ -306,7 +309,7 @@ def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
                 failed.add(op)
             else:
                 proven[op].append(rt.name)
-    return {op: {**{k: r[k] for k in ("kernel", "args", "via", "promote", "fixed", "caveat") if k in r},
+    return {op: {**{k: v for k, v in r.items() if k != "proven"},
                  "proven": [] if op in failed else proven[op]} for op, r in sorted(rules.items())}
 
 

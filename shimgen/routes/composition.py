@@ -21,9 +21,19 @@ number, which the double carries where scalar.h's exact_double says so.
 Kernel `inplace` (`add_.Tensor` -> via `add.Tensor`): the in-place op as its functional overload's wrapper (where
 that has a libtorch route with every parameter at the release) and aten::copy_ into self, under aten's in-place rules
 (shimgen::detail::assign_inplace: the result dtype must cast to self's; self sharing memory with an input other than
-as the very same view is refused, since aten computes it element by element in place). Proven only where the
-functional op's backward needs no input the copy overwrites (add_, sub_; not mul_, whose saved self copy_ would
-overwrite: the prover finds the gradient error)."""
+as the very same view is refused, since aten computes it element by element in place). A row with `saves_self: true`
+(mul_, threshold_: the functional's backward reads self) computes from a clone of self where autograd records the
+call (grad mode, and an input requiring grad: shimgen::detail::saved_self), so what the backward saves is not the
+tensor copy_ overwrites; the prover finds a row that needs it and lacks it (autograd's "modified by an inplace
+operation").
+
+Kernel `out` (`add.out` -> via `add.Tensor`): an out= overload as its functional overload's wrapper (where that has a
+libtorch route with every parameter at the release) under aten's out= rules (shimgen::detail::check_out_autograd
+and assign_out): in grad mode no argument, out included, may require grad; the result dtype must cast to out's
+(`same_dtype: true`: must be out's, as aten's unary ops check); out overlapping an input other than as the very
+same view, or resized while it overlaps one, or writing an element twice, is refused; a resized out gets the
+result's strides (aten's structured kernels restride it: a channels_last input gives a channels_last out), and
+aten's warning on resizing a non-empty out."""
 
 from __future__ import annotations
 
@@ -43,6 +53,7 @@ INPLACE = "inplace"  # the kernel of an in-place op: its functional overload, th
 WRAPPED = "wrapped_numbers"  # an op aten computes as its Tensor overload `via` with its numbers as wrapped tensors
 AS_DOUBLE = "as_double"  # an op equal to `via` with its number as via's `float?` (scalar.h exact_double)
 ITEMS = "item_numbers"  # an op whose Tensor overload `via` takes each number back with .item(): a 0-dim tensor of it
+OUT = "out"  # the kernel of an out= op: its functional overload, then aten's out= rules (scalar.h assign_out)
 
 
 class Composition(Route):
@@ -58,6 +69,8 @@ class Composition(Route):
             return self._foreach_at(q, rule)
         if rule is not None and rule["kernel"] in (WRAPPED, ITEMS, AS_DOUBLE):
             return self._wrapped_at(q, rule)
+        if rule is not None and rule["kernel"] == OUT:
+            return self._out_at(q, rule)
         if rule is None or any(str(p.arg.type) not in CARRIED or p.is_out for p in q.params):
             return None
         if rule["kernel"] == INPLACE:
@@ -109,6 +122,19 @@ class Composition(Route):
             return None
         return Variant(self, kept, q.level, lowering=(rule["via"],))
 
+    def _out_at(self, q: Query, rule: dict) -> Variant | None:
+        """Every parameter, where `via`'s wrapper takes the others, in the same order, with libtorch alone at
+        q.level, and the overload has one Tensor out=."""
+        if sum(p.is_out for p in q.params) != 1 or any(str(p.arg.type) != "Tensor" for p in q.params if p.is_out):
+            return None
+        target = target_wrapper(rule["via"], q.plan)
+        tv = active(target, q.level) if target is not None else None
+        if tv is None or tv.route.overlay or tv.kept < len(target.params):  # type: ignore[union-attr]
+            return None
+        if [p.name for p in q.params if not p.is_out] != [p.name for p in target.params]:  # type: ignore[union-attr]
+            return None
+        return Variant(self, len(q.params), q.level, lowering=(rule["via"],))
+
     def describe(self, w: Wrapper, v: Variant) -> list[str]:
         rule = scalars.load().kernel_compositions[w.op.name]
         if rule["kernel"] == AS_DOUBLE:
@@ -124,12 +150,23 @@ class Composition(Route):
                     f"wrapped numbers, as aten computes aten::{w.op.name} (proven equal on torch "
                     f"{', '.join(map(str, rule['proven']))}).",
                     "A number out of the range of that dtype raises an error (shimgen::Scalar)."]
+        if rule["kernel"] == OUT:
+            return [f"Route: aten::{rule['via']}, then aten's out= rules (shimgen::detail::check_out_autograd and "
+                    "assign_out: in grad mode no argument may require grad; the result dtype must cast to out's; a "
+                    "resized out gets the result's strides), written into out by aten::copy_ (aten::where.self_out "
+                    "where out is resized: TensorIterator's resize and warning) (proven equal on "
+                    f"torch {', '.join(map(str, rule['proven']))}).",
+                    "Where out shares memory with an input other than as the very same view, or is resized while "
+                    "it shares memory with one, it raises an error (aten computes such a call element by element)."]
         if rule["kernel"] == FOREACH:
             return [f"Route: aten::{rule['via']} on each element in order, as aten's CPU kernel for "
                     f"aten::{w.op.name} does (proven equal, gradients included, on torch "
                     f"{', '.join(map(str, rule['proven']))})."]
         if rule["kernel"] == INPLACE:
-            return [f"Route: aten::{rule['via']} out of place, then aten::copy_ into self, with aten's in-place rules "
+            saved = (" (on a clone of self where autograd records the call: its backward saves self)"
+                     if rule.get("saves_self") else "")
+            return [f"Route: aten::{rule['via']} out of place{saved}, then aten::copy_ into self, with aten's in-place "
+                    "rules "
                     "(shimgen::detail::assign_inplace; proven equal, gradients included, on torch "
                     f"{', '.join(map(str, rule['proven']))}).",
                     "Where self shares memory with an input other than as the very same view, it raises an error "
@@ -150,12 +187,32 @@ class Composition(Route):
             target = target_wrapper(rule["via"], plan)
             assert target is not None
             inputs = ", ".join(f"&{p.name}" for p in w.kept(v) if str(p.arg.type) == "Tensor" and p.name != "self")
+            # `saves_self: true`: the functional's backward reads self (mul_, threshold_), which copy_ overwrites
+            saved = f"shimgen::detail::saved_self(self, {{{inputs}}})" if rule.get("saves_self") else "self"
+            args = ", ".join(saved if p.name == "self" else p.name for p in w.kept(v))
             return "\n".join([
-                f"torch::stable::Tensor result = {target.name}({', '.join(p.name for p in w.kept(v))});",
+                f"torch::stable::Tensor result = torch::stable::{target.name}({args});",
                 f'return shimgen::detail::assign_inplace("{w.op.name}", self, result, {{{inputs}}});'])
+        if rule["kernel"] == OUT:
+            return _out_body(w, v, plan, rule)
         # the kernel's parameters in order (scalar.h): argument names, numbers, C++ bool literals
         args = [("true" if a else "false") if isinstance(a, bool) else str(a) for a in rule["args"]]
         return f'return shimgen::detail::{rule["kernel"]}_select("{w.op.name}", {", ".join(args)});'
+
+
+def _out_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
+    """aten's autograd check, `via`'s wrapper out of place, then aten's out= rules into out."""
+    target = target_wrapper(rule["via"], plan)
+    assert target is not None
+    out = next(p.name for p in w.kept(v) if p.is_out)
+    inputs = [p.name for p in w.kept(v) if str(p.arg.type) == "Tensor" and not p.is_out]
+    same = "true" if rule.get("same_dtype") else "false"
+    args = ", ".join(p.name for p in target.params)
+    return "\n".join([
+        f'shimgen::detail::check_out_autograd("{w.op.name}", {{{", ".join(f"&{n}" for n in [out, *inputs])}}});',
+        f"torch::stable::Tensor result = torch::stable::{target.name}({args});",
+        f'shimgen::detail::assign_out("{w.op.name}", {out}, result, {{{", ".join(f"&{n}" for n in inputs)}}}, {same});',
+        f"return {out};"])
 
 
 def _foreach_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
@@ -168,6 +225,10 @@ def _foreach_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
     args = [f"{by_via[p.name]}[i]" if by_via[p.name] in lists else by_via[p.name] for p in target.params[: last + 1]]
     lines = [f'if (self.size() == 0) {{\nshimgen::detail::fail("{w.op.name}", "Tensor list must have at least one '
              'tensor (aten raises)");\n}']
+    for p in w.kept(v):  # a Tensor beside the lists stands for a number: aten requires it 0-dim
+        if str(p.arg.type) == "Tensor":
+            lines.append(f'if ({p.name}.dim() != 0) {{\nshimgen::detail::fail("{w.op.name}", "`{p.name}` must be a '
+                         '0-dim tensor (aten raises)");\n}')
     for name in sorted(lists - {"self"}):
         lines.append(f'if ({name}.size() != self.size()) {{\nshimgen::detail::fail("{w.op.name}", "`{name}` must '
                      f'have as many elements as `self` (aten raises)");\n}}')

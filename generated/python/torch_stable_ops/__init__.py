@@ -76,7 +76,7 @@ __all__ = [
 VERSIONS: dict[str, str] = {
     "add.Scalar": "2.10",
     "add.Tensor": "2.10",
-    "add.out": "2.13",
+    "add.out": "2.10",
     "amax.default": "2.9",
     "amax.out": "2.10",
     "clone.default": "2.9",
@@ -240,10 +240,10 @@ def add_out(
 ) -> Tensor:
     """aten::add.out(Tensor self, Tensor other, *, Scalar alpha=1, Tensor(a!) out) -> Tensor(a!)
 
-    Minimum compatible version: PyTorch 2.13.
+    Minimum compatible version: PyTorch 2.10.
     """
-    if _RUNNING < (2, 13):
-        _too_new("add_out", "add.out", "2.13")
+    if _RUNNING < (2, 10):
+        _too_new("add_out", "add.out", "2.10")
     torch.ops.aten.add.out(self, other, alpha=alpha, out=out)
     return out
 

@@ -1468,5 +1468,198 @@ inline torch::stable::Tensor scatter_fill_select(
        torch::stable::detail::from(src)});
 }
 
+// ---- out= and in-place compositions: aten's out= rules, self saved for
+// autograd (kernels `out` and `inplace`, shimgen/routes/composition.py) ----
+
+/// Does `t` require grad? Asked only in grad mode: libtorch 2.9-2.15 exports
+/// no requires_grad getter, but an alias of a tensor that requires grad is a
+/// view autograd records (aten::is_leaf false), of any other a leaf.
+inline bool requires_grad_in_grad_mode(const torch::stable::Tensor& t) {
+  torch::stable::Tensor view =
+      dispatch_tensors<1>("aten::alias", "", {torch::stable::detail::from(t)});
+  std::array<StableIValue, 1> stack{torch::stable::detail::from(view)};
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+  check(
+      torch_call_dispatcher(
+          "aten::is_leaf", "", stack.data(), TORCH_ABI_VERSION),
+      "aten::is_leaf");
+#else
+  check(
+      aoti_torch_call_dispatcher("aten::is_leaf", "", stack.data()),
+      "aten::is_leaf");
+#endif
+  return !torch::stable::detail::to<bool>(stack[0]);
+}
+
+/// aten's autograd check of an out= call: in grad mode, no argument (out
+/// included) may require grad.
+inline void check_out_autograd(
+    const char* op,
+    std::initializer_list<const torch::stable::Tensor*> tensors) {
+  if (!aoti_torch_grad_mode_is_enabled()) {
+    return;
+  }
+  for (const torch::stable::Tensor* t : tensors) {
+    if (requires_grad_in_grad_mode(*t)) {
+      std::string why = std::string("shimgen: ") + op;
+      why += ": functions with out=... arguments don't support ";
+      why += "automatic differentiation, but one of the arguments ";
+      why += "requires grad (aten raises)";
+      throw std::runtime_error(why);
+    }
+  }
+}
+
+/// Do `a` and `b` share any byte (the very same view included)?
+inline bool overlaps(
+    const torch::stable::Tensor& a,
+    const torch::stable::Tensor& b) {
+  uintptr_t alo = 0;
+  uintptr_t ahi = 0;
+  uintptr_t blo = 0;
+  uintptr_t bhi = 0;
+  if (!byte_span(a, alo, ahi) || !byte_span(b, blo, bhi)) {
+    return false;
+  }
+  return alo < bhi && blo < ahi;
+}
+
+/// Has `t` a dimension of size > 1 and stride 0 (elements written twice)?
+inline bool written_twice(const torch::stable::Tensor& t) {
+  int64_t* sizes = nullptr;
+  int64_t* strides = nullptr;
+  check(aoti_torch_get_sizes(t.get(), &sizes), "aoti_torch_get_sizes");
+  check(aoti_torch_get_strides(t.get(), &strides), "aoti_torch_get_strides");
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (sizes[d] > 1 && strides[d] == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+inline bool same_sizes(
+    const torch::stable::Tensor& a,
+    const torch::stable::Tensor& b) {
+  if (a.dim() != b.dim()) {
+    return false;
+  }
+  int64_t* as = nullptr;
+  int64_t* bs = nullptr;
+  check(aoti_torch_get_sizes(a.get(), &as), "aoti_torch_get_sizes");
+  check(aoti_torch_get_sizes(b.get(), &bs), "aoti_torch_get_sizes");
+  for (int64_t d = 0; d < a.dim(); ++d) {
+    if (as[d] != bs[d]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// An out= op as aten's out= rules around its functional overload's
+/// `result`: out on the result's device; the result dtype must cast to out's
+/// (c10::canCast; `same_dtype`: must be out's, as aten's unary ops check);
+/// out sharing memory with an input other than as the very same view, or
+/// being resized while it shares memory with one, or writing an element
+/// twice, is refused (aten computes such calls element by element). Then,
+/// where out's shape differs, aten::where.self_out writes the result into
+/// it: TensorIterator's resize_output (aten's warning on a non-empty out
+/// included) and the result's strides, as aten's structured kernels
+/// restride a resized out; otherwise aten::copy_.
+inline void assign_out(
+    const char* op,
+    torch::stable::Tensor& out,
+    const torch::stable::Tensor& result,
+    std::initializer_list<const torch::stable::Tensor*> inputs,
+    bool same_dtype) {
+  const std::string what = std::string("shimgen: ") + op;
+  int32_t out_device = 0;
+  int32_t result_device = 0;
+  int32_t out_index = 0;
+  int32_t result_index = 0;
+  AtenTensorHandle o = out.get();
+  AtenTensorHandle r = result.get();
+  check(aoti_torch_get_device_type(o, &out_device), "get_device_type");
+  check(aoti_torch_get_device_type(r, &result_device), "get_device_type");
+  check(aoti_torch_get_device_index(o, &out_index), "get_device_index");
+  check(aoti_torch_get_device_index(r, &result_index), "get_device_index");
+  if (out_device != result_device || out_index != result_index) {
+    const std::string why = ": out is on another device than the result";
+    throw std::runtime_error(what + why + " (aten raises)");
+  }
+  if (same_dtype && result.scalar_type() != out.scalar_type()) {
+    const std::string why = ": out's dtype differs from the result's";
+    throw std::runtime_error(what + why + " (aten raises)");
+  }
+  if (!can_cast(result.scalar_type(), out.scalar_type())) {
+    const std::string why = ": the result's dtype cannot be cast to out's";
+    throw std::runtime_error(what + why + " (aten raises)");
+  }
+  const bool resize = !same_sizes(out, result);
+  std::string refused;
+  if (written_twice(out)) {
+    refused = "out writes an element twice";
+  }
+  for (const torch::stable::Tensor* input : inputs) {
+    if (resize && overlaps(out, *input)) {
+      refused = "out shares memory with an input";
+    }
+    if (shares_memory(out, *input)) {
+      refused = "out shares memory with an input";
+    }
+  }
+  if (!refused.empty()) {
+    std::string why = what + ": " + refused;
+    why += ", which this composition (the op out of place, then copy_) ";
+    why += "cannot compute as aten does: define SHIMGEN_OVERLAY and link ";
+    why += "libshimgen_overlay (rebuilt for each torch release), or pass ";
+    why += "a copy";
+    throw std::runtime_error(why);
+  }
+  if (!resize) {
+    dispatch_tensors<3>(
+        "aten::copy_",
+        "",
+        {torch::stable::detail::from(out),
+         torch::stable::detail::from(result),
+         torch::stable::detail::from(false)});
+    return;
+  }
+  torch::stable::Tensor cast = to_dtype(result, out.scalar_type());
+  torch::stable::Tensor all = number_tensor(Scalar(true), ScalarType::Bool);
+  dispatch_tensors<4>(
+      "aten::where",
+      "self_out",
+      {torch::stable::detail::from(all),
+       torch::stable::detail::from(cast),
+       torch::stable::detail::from(cast),
+       torch::stable::detail::from(out)});
+}
+
+/// The self an in-place composition computes from: where autograd records
+/// the call (grad mode, and self or another input requires grad) a clone
+/// (aten::clone), so that what autograd saves of it is not the tensor
+/// aten::copy_ then overwrites (mul_'s backward needs the original self);
+/// otherwise self itself.
+inline torch::stable::Tensor saved_self(
+    const torch::stable::Tensor& self,
+    std::initializer_list<const torch::stable::Tensor*> inputs) {
+  if (!aoti_torch_grad_mode_is_enabled()) {
+    return self;
+  }
+  bool recorded = requires_grad_in_grad_mode(self);
+  for (const torch::stable::Tensor* input : inputs) {
+    recorded = recorded || requires_grad_in_grad_mode(*input);
+  }
+  if (!recorded) {
+    return self;
+  }
+  return dispatch_tensors<2>(
+      "aten::clone",
+      "",
+      {torch::stable::detail::from(self),
+       torch::stable::detail::from(std::nullopt)});
+}
+
 } // namespace detail
 } // namespace shimgen
