@@ -14,20 +14,32 @@
 #include <torch/csrc/stable/tensor.h>
 
 #include <chrono>
+#include <tuple>
 #include <vector>
 
 #ifdef BENCH_ATEN
 #include <ATen/ops/add.h>
 #include <ATen/ops/addmm.h>
-#include <ATen/ops/threshold_backward.h>
+#include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/gelu.h>
+#include <ATen/ops/gt.h>
+#include <ATen/ops/hardshrink.h>
+#include <ATen/ops/hardtanh.h>
+#include <ATen/ops/linspace.h>
 #include <ATen/ops/pow.h>
+#include <ATen/ops/scatter.h>
+#include <ATen/ops/searchsorted.h>
 #include <ATen/ops/std.h>
+#include <ATen/ops/threshold.h>
+#include <ATen/ops/threshold_backward.h>
+#include <ATen/ops/where.h>
+#include <ATen/ops/zeros_like.h>
 #include <torch/csrc/inductor/aoti_torch/utils.h>
 #else
 #include <torch/csrc/stable/ops.h>
 #endif
 
+using torch::headeronly::ScalarType;
 using torch::stable::Tensor;
 
 template <class F>
@@ -56,6 +68,18 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return u.add_(t); }));
   at::Tensor o = t.clone();
   ns.push_back(ns_per_call(iters, [&] { return at::add_out(o, t, t); }));
+  at::Tensor c = at::gt(t, 0);
+  ns.push_back(ns_per_call(iters, [&] { return at::where(c, 1.0, 0.0); }));
+  ns.push_back(ns_per_call(iters, [&] { return at::hardtanh(t, -0.5, 0.5); }));
+  ns.push_back(ns_per_call(iters, [&] { return at::hardshrink(t, 0.5); }));
+  at::Tensor sorted = std::get<0>(t.flatten().sort());
+  ns.push_back(ns_per_call(iters, [&] { return at::searchsorted(sorted, 0.5); }));
+  ns.push_back(ns_per_call(iters, [&] { return at::linspace(0.0, 1.0, 16); }));
+  ns.push_back(ns_per_call(iters, [&] { return at::constant_pad_nd(t, {1, 1}, 0.5); }));
+  at::Tensor index = at::zeros_like(t, at::kLong);
+  ns.push_back(ns_per_call(iters, [&] { return at::scatter(t, 0, index, 1.0); }));
+  at::Tensor v = t.clone();
+  ns.push_back(ns_per_call(iters, [&] { return at::threshold_(v, 0, 0); }));
 #else
   namespace ts = torch::stable;
   ns.push_back(ns_per_call(iters, [&] { return ts::add(x, x); }));
@@ -68,6 +92,18 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return ts::add_(u, x); }));
   Tensor o = ts::clone(x);
   ns.push_back(ns_per_call(iters, [&] { return ts::add_out(o, x, x); }));
+  Tensor c = ts::gt(x, 0);
+  ns.push_back(ns_per_call(iters, [&] { return ts::where(c, 1.0, 0.0); }));
+  ns.push_back(ns_per_call(iters, [&] { return ts::hardtanh(x, -0.5, 0.5); }));
+  ns.push_back(ns_per_call(iters, [&] { return ts::hardshrink(x, 0.5); }));
+  Tensor sorted = std::get<0>(ts::sort(ts::flatten(x)));
+  ns.push_back(ns_per_call(iters, [&] { return ts::searchsorted(sorted, 0.5); }));
+  ns.push_back(ns_per_call(iters, [&] { return ts::linspace(0.0, 1.0, 16); }));
+  ns.push_back(ns_per_call(iters, [&] { return ts::constant_pad_nd(x, {1, 1}, 0.5); }));
+  Tensor index = ts::zeros_like(x, ScalarType::Long);
+  ns.push_back(ns_per_call(iters, [&] { return ts::scatter(x, 0, index, 1.0); }));
+  Tensor v = ts::clone(x);
+  ns.push_back(ns_per_call(iters, [&] { return ts::threshold_(v, 0, 0); }));
 #endif
   return ns;
 }

@@ -13,6 +13,14 @@ measured side by side in one run (medians of interleaved rounds, 4x4 float32, on
 | threshold_backward(x, x, 0) | composition: le.Tensor + where.self (dispatcher) | shimgen's threshold_backward shim |
 | add_(u, x) | composition: add (libtorch's subtract shim) then copy_ | shimgen's add_.Tensor shim |
 | add_out(o, x, x) | composition: add, then aten's out= rules and copy_ | shimgen's add.out shim |
+| where(c, 1.0, 0.0) | composition `wrapped_numbers`: where.self with 0-dim tensors | shimgen's where.Scalar shim |
+| hardtanh(x, -.5, .5) | composition `clamp`: clamp.Tensor with 0-dim bounds | shimgen's hardtanh shim |
+| hardshrink(x, 0.5) | composition `hardshrink`: abs, le, where | shimgen's hardshrink shim |
+| searchsorted(s, 0.5) | composition `wrapped_numbers`: searchsorted.Tensor | shimgen's searchsorted.Scalar shim |
+| linspace(0, 1, 16) | composition `item_numbers`: linspace.Tensor_Tensor | shimgen's linspace shim |
+| constant_pad_nd(x, {1, 1}, 0.5) | composition `as_double`: pad.default, mode constant | shimgen's shim |
+| scatter(x, 0, i, 1.0) | composition `scatter_fill`: expand_as, scatter.src | shimgen's scatter.value shim |
+| threshold_(v, 0, 0) | composition `inplace`: threshold, then copy_ (a clone of self in grad mode) | shimgen's shim |
 
 `--no-grad` runs the calls with grad mode off (the out= and in-place compositions skip their autograd checks).
 """
@@ -35,8 +43,11 @@ from shimgen.verify import build as vbuild  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CALLS = ["add(x, y)", "pow(x, 2)", "std(x, {1})", 'gelu(x, "tanh")', "addmm(x, x, x)", "threshold_bw(x,x,0)",
-         "add_(u, x)", "add_out(o, x, x)"]
-OPS = ["add", "pow", "std", "gelu", "mul", "addmm", "threshold_backward", "add_", "clone"]
+         "add_(u, x)", "add_out(o, x, x)", "where(c, 1.0, 0.0)", "hardtanh(x,-.5,.5)", "hardshrink(x, 0.5)",
+         "searchsorted(s,0.5)", "linspace(0,1,16)", "constant_pad_nd", "scatter(x,0,i,1.0)", "threshold_(v,0,0)"]
+OPS = ["add", "pow", "std", "gelu", "mul", "addmm", "threshold_backward", "add_", "clone", "gt", "where", "hardtanh",
+       "hardshrink", "sort", "flatten", "searchsorted", "linspace", "constant_pad_nd", "zeros_like", "scatter",
+       "threshold_"]
 TORCH = vbuild.find_torch()
 
 

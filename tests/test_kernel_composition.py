@@ -63,6 +63,7 @@ Tensor k_bucketize(double v, Tensor b) { return ts::bucketize(shimgen::Scalar(v)
 Tensor k_pad(Tensor x, double v) { return ts::constant_pad_nd(x, {1, 2, 0, 1}, v); }
 Tensor k_pad_int(Tensor x, int64_t v) { return ts::constant_pad_nd(x, {1, -1}, v); }
 Tensor k_pad_default(Tensor x) { return ts::constant_pad_nd(x, {2, 2}); }
+Tensor k_pad_list(Tensor x, std::vector<int64_t> pad) { return ts::constant_pad_nd(x, pad, 0.5); }
 Tensor k_scatter(Tensor x, int64_t dim, Tensor index, double v) { return ts::scatter(x, dim, index, v); }
 Tensor k_scatter_int(Tensor x, int64_t dim, Tensor index, int64_t v) { return ts::scatter(x, dim, index, v); }
 // a tensor argument (unused) so that the CPU kernel is dispatched to
@@ -119,6 +120,7 @@ STABLE_TORCH_LIBRARY(NS, m) {
   m.def("pad(Tensor x, float v) -> Tensor");
   m.def("pad_int(Tensor x, int v) -> Tensor");
   m.def("pad_default(Tensor x) -> Tensor");
+  m.def("pad_list(Tensor x, int[] pad) -> Tensor");
   m.def("linspace(Tensor d, float a, float b, int n) -> Tensor");
   m.def("linspace_int(Tensor d, int a, int b, int n) -> Tensor");
   m.def("logspace(Tensor d, float a, float b, int n, float base) -> Tensor");
@@ -156,6 +158,7 @@ STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
   m.impl("pad", TORCH_BOX(&k_pad));
   m.impl("pad_int", TORCH_BOX(&k_pad_int));
   m.impl("pad_default", TORCH_BOX(&k_pad_default));
+  m.impl("pad_list", TORCH_BOX(&k_pad_list));
   m.impl("linspace", TORCH_BOX(&k_linspace));
   m.impl("linspace_int", TORCH_BOX(&k_linspace_int));
   m.impl("logspace", TORCH_BOX(&k_logspace));
@@ -441,6 +444,17 @@ def test_constant_pad_nd_is_exact(ext, dtype) -> None:
     if dtype == torch.int64:
         with pytest.raises(RuntimeError, match=r"shimgen: constant_pad_nd.default: value=.*no double holds it"):
             torch.ops.comp_cpu.pad_int(x, 2**53 + 1)
+
+
+@pytest.mark.parametrize("shape,pad", [((3, 4), [1, 2, 3]), ((3, 4), [1] * 6), ((), [1, 1]), ((2, 3), [-3, -1])])
+def test_constant_pad_nd_raises_atens_errors(ext, shape, pad) -> None:
+    """The pad's errors are constant_pad_nd's own (aten::pad words them differently: the release matrix found it)."""
+    x = torch.randn(shape)
+    with pytest.raises(RuntimeError) as want:
+        torch.constant_pad_nd(x, pad, 0.5)
+    with pytest.raises(RuntimeError) as got:
+        torch.ops.comp_cpu.pad_list(x, pad)
+    assert str(want.value).splitlines()[0] in str(got.value)
 
 
 def test_constant_pad_nd_gradient_is_atens(ext_implicit) -> None:

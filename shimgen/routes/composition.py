@@ -257,6 +257,9 @@ def _wrapped_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
                  f'{{{", ".join("&" + n for n in numbers)}}});']
         lines += [f"const torch::stable::Tensor {n}_t = shimgen::detail::wrapped_number_tensor("
                   f'"{w.op.name}", "{n}", {n}, dtype, {device});' for n in numbers]
+    if "check" in rule:  # the op's own argument checks, with its messages, before `via`'s (scalar.h)
+        check = rule["check"]
+        lines.insert(0, f"shimgen::detail::{check['function']}({', '.join(check['args'])});")
     names = {p.name for p in kept}
     fixed = rule.get("fixed", {})  # via parameters given a string literal
     last = max(i for i, p in enumerate(target.params) if rule["args"].get(p.name) in names)

@@ -1441,6 +1441,28 @@ inline double exact_double(
   return s.to_double();
 }
 
+/// aten::constant_pad_nd's own checks of `pad`, with its messages: aten::pad
+/// checks the same with other words before it computes constant_pad_nd, so
+/// the composition asks them first (row field `check`).
+template <class Ints>
+inline void constant_pad_check(
+    const torch::stable::Tensor& self,
+    const Ints& pad) {
+  const int64_t length = static_cast<int64_t>(pad.size());
+  if (length % 2 != 0) {
+    throw std::runtime_error(
+        "Length of pad must be even but instead it equals " +
+        std::to_string(length));
+  }
+  if (self.dim() < length / 2) {
+    std::string why = "Length of pad should be no more than twice the number ";
+    why +=
+        "of dimensions of the input. Pad length is " + std::to_string(length);
+    why += "while the input has " + std::to_string(self.dim()) + "dimensions.";
+    throw std::runtime_error(why);
+  }
+}
+
 /// aten's scatter with a number (scatter_fill): the number converted to
 /// self's dtype, written where `index` says along `dim`; as aten::scatter.src
 /// with a 0-dim tensor of it expanded to index's shape (aten::expand_as). A
