@@ -80,6 +80,8 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return at::scatter(t, 0, index, 1.0); }));
   at::Tensor v = t.clone();
   ns.push_back(ns_per_call(iters, [&] { return at::threshold_(v, 0, 0); }));
+  at::Tensor i = index.add(1);
+  ns.push_back(ns_per_call(iters, [&] { return at::add(i, i); }));
 #else
   namespace ts = torch::stable;
   ns.push_back(ns_per_call(iters, [&] { return ts::add(x, x); }));
@@ -104,6 +106,8 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return ts::scatter(x, 0, index, 1.0); }));
   Tensor v = ts::clone(x);
   ns.push_back(ns_per_call(iters, [&] { return ts::threshold_(v, 0, 0); }));
+  Tensor i = ts::add(index, ts::ones_like(index));
+  ns.push_back(ns_per_call(iters, [&] { return ts::add(i, i); }));
 #endif
   return ns;
 }

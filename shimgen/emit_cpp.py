@@ -123,8 +123,7 @@ def render_wrapper(w: Wrapper, v: Variant, plan: Plan) -> _Rendered:
     g_open, g_close = gate(v)
     lines = doc(w, v, plan)
     for rule, _ in rules:
-        lines.append(f"{rule['argument']} = {rule['value']} goes to aten::{rule['via']}, as aten's Scalar kernel "
-                     f"computes it (proven equal, gradients included, on torch {', '.join(rule['proven'])}).")
+        lines.append(_rule_note(rule))
     return _Rendered(lines, g_open, g_close, signature(w, v), body, name=w.name,
                      calls=tuple(dict.fromkeys([*_calls(w, v, plan), *(t for _, t in _rule_targets(rules, plan))])))
 
@@ -136,27 +135,58 @@ def _number_rules(w: Wrapper, v: Variant, plan: Plan) -> list[tuple[dict, str]]:
     kept = {p.name for p in w.kept(v)}
     operands = [p.name for p in w.kept(v) if str(p.arg.type) == "Tensor" and not p.is_out]
     for rule in scalars.load().number_rules.get(w.op.name, []):
-        target = target_wrapper(rule["via"], plan)
-        tv = active(target, v.start) if target is not None else None
-        if tv is None or rule["argument"] not in kept or not operands or (tv.end and (v.end is None or tv.end < v.end)):
+        if rule["argument"] not in kept or not operands:
             continue
+        if "kernel" not in rule:
+            target = target_wrapper(rule["via"], plan)
+            tv = active(target, v.start) if target is not None else None
+            if tv is None or (tv.end and (v.end is None or tv.end < v.end)):
+                continue
         a, value = rule["argument"], rule["value"]
-        conds = []
+        tensors = ", ".join(f"&{t}" for t in operands)
+        checks = []  # one short statement per number kind: the layout rules (cpp_layout) write them directly
         for kind, cats in sorted(rule["cells"].items()):
-            number = {"int": f"{a}.is_integral() && {a}.to_int64() == {int(value)}",
-                      "double": f"{a}.is_floating_point() && {a}.to_double() == {float(value)!r}"}[kind]
-            tensors = " && ".join(
-                "(" + " || ".join(f"{t}.scalar_type() == torch::headeronly::ScalarType::{c}" for c in cats) + ")"
-                for t in operands)
-            conds.append(f"({number} && {tensors})")
-        args = ", ".join(rule["args"][p.name] for p in target.kept(tv))  # type: ignore[union-attr]
-        result.append((rule, f"if ({' || '.join(conds)}) {{\nreturn {target.name}({args});\n}}"))  # type: ignore[union-attr]
+            flag = f"{a}_is_{int(value)}" if kind == "int" else f"{a}_is_{float(value)!r}".replace(".", "_")
+            test = f"is_int({a}, {int(value)})" if kind == "int" else f"is_double({a}, {float(value)!r})"
+            mask = sum(1 << SCALAR_TYPE_VALUES[c] for c in cats)
+            checks.append((f"const bool {flag} = shimgen::detail::{test};",
+                           f"// {', '.join(cats)}",
+                           f"{flag} && shimgen::detail::dtypes_in<{len(operands)}>({mask:#x}, {{{tensors}}})"))
+        if "kernel" in rule:  # scalar.h's shimgen::detail::<kernel>_select: its arguments in order, C++ literals
+            args = ", ".join(("true" if a else "false") if isinstance(a, bool) else str(a) for a in rule["args"])
+            call = f"shimgen::detail::{rule['kernel']}_select({args})"
+        else:
+            args = ", ".join(rule["args"][p.name] for p in target.kept(tv))  # type: ignore[union-attr]
+            call = f"{target.name}({args})"  # type: ignore[union-attr]
+        result.append((rule, "\n".join(f"{decl}\n{comment}\nif ({cond}) {{\nreturn {call};\n}}"
+                                       for decl, comment, cond in checks)))
     return result
+
+
+# torch::headeronly::ScalarType's enumerator values (c10/core/ScalarType.h), the bits of a number rule's dtype mask
+# (scalar.h dtypes_in)
+SCALAR_TYPE_VALUES = {"Byte": 0, "Char": 1, "Short": 2, "Int": 3, "Long": 4, "Half": 5, "Float": 6, "Double": 7,
+                      "ComplexHalf": 8, "ComplexFloat": 9, "ComplexDouble": 10, "Bool": 11, "BFloat16": 15,
+                      "UInt16": 27, "UInt32": 28, "UInt64": 29}
+
+
+def _rule_note(rule: dict) -> str:
+    """The doc comment's line for a number rule."""
+    proven = ", ".join(rule["proven"])
+    if "kernel" in rule:
+        cells = ", ".join(c for cats in rule["cells"].values() for c in cats)
+        return (f"{rule['argument']} = {rule['value']} on {cells} tensors goes to "
+                f"shimgen::detail::{rule['kernel']}_select, which computes what aten's kernel computes with "
+                f"dispatching aten calls (proven equal on torch {proven}).")
+    return (f"{rule['argument']} = {rule['value']} goes to aten::{rule['via']}, as aten's Scalar kernel "
+            f"computes it (proven equal, gradients included, on torch {proven}).")
 
 
 def _rule_targets(rules: list[tuple[dict, str]], plan: Plan) -> list[tuple[dict, str]]:
     out = []
     for rule, _ in rules:
+        if "kernel" in rule:
+            continue
         t = target_wrapper(rule["via"], plan)
         if t is not None:
             out.append((rule, t.name))

@@ -1,8 +1,11 @@
 """Run by each runtime's own interpreter (imports torch only): for each number rule, is aten's `op` given that
 very number exactly `via` (results, dtypes, errors; float64 gradients) on tensors of the dtypes the rule
 claims for each number kind (ScalarType names)? Reads {op: [{"args": [op's argument names], "argument", "value", "cells", "via",
-"via_args": {via's argument: op's argument}}]} on stdin, writes {op: [{"both_ok": n, "wrong": example or ""}]}."""
+"via_args": {via's argument: op's argument}}]} on stdin, writes {op: [{"both_ok": n, "wrong": example or ""}]}.
+A rule with `kernel` instead of `via` names a scalar.h function (shimgen::detail::<kernel>_select) this script
+mirrors call by call (KERNELS), its `via_args` being that function's arguments in order."""
 
+import itertools
 import json
 import sys
 
@@ -29,6 +32,68 @@ def sample(shape, dtype, seed):
     return t.to(dtype) if (dtype.is_floating_point or dtype.is_complex) else t.round().clamp(-100, 100).to(dtype)
 
 
+# ---- kernel rules: scalar.h's shimgen::detail::<kernel>_select, call by call ----
+
+A = torch.ops.aten
+
+
+def integral_add_select(a, b, subtract):
+    """scalar.h's integral_add_select: mul for the result's layout, diff of the stacked operands, copy_."""
+    result = A.mul.Tensor(a, b)
+    if result.dtype == torch.bool:
+        return A.logical_or.default(a, b)
+    x = A.type_as.default(A.expand_as.default(a, result), result)
+    y = A.type_as.default(A.expand_as.default(b, result), result)
+    if not subtract:
+        y = A.neg.default(y)
+    d = A.diff.default(A.unsqueeze.default(x, 0), 1, 0, A.unsqueeze.default(y, 0), None)
+    return A.copy_.default(result, A.squeeze.dim(d, 0), False)
+
+
+KERNELS = {"integral_add": integral_add_select}
+
+
+def layout_sample(shape, dtype, seed, layout):
+    """Values over the dtype's whole range (its extremes first: overflow wraps), contiguous, transposed or
+    channels-last."""
+    g = torch.Generator().manual_seed(seed)
+    t = torch.randint(-2**62, 2**62, shape[::-1] if layout == "t" else shape, generator=g, dtype=torch.int64)
+    if t.numel():
+        t.view(-1)[0] = torch.iinfo(torch.int64).max
+        t.view(-1)[-1] = torch.iinfo(torch.int64).min
+    t = t > 0 if dtype == torch.bool else t.to(dtype)
+    if layout == "t" and t.dim() == 2:
+        t = t.t()
+    if layout == "cl" and t.dim() == 4:
+        t = t.contiguous(memory_format=torch.channels_last)
+    return t
+
+
+def prove_kernel_rule(f, r):
+    """The kernel against aten's op on every pair of the claimed dtypes (mixed ones promote), broadcasting, 0-dim
+    and empty shapes, mismatched shapes (aten's error), transposed and channels-last layouts: values, dtype, shape
+    and strides, errors with aten's message."""
+    kernel = KERNELS[r["kernel"]]
+    dtypes = sorted({DTYPES[d] for cats in r["cells"].values() for d in cats}, key=str)
+    number = int(r["value"])
+    both_ok, wrong = 0, ""
+    shapes = [((3, 4), (3, 4)), ((3, 4), (4,)), ((), (3, 4)), ((3, 4), ()), ((2, 3, 4, 5), (2, 3, 4, 5)),
+              ((2, 3, 4, 5), (5,)), ((0, 3), (3,)), ((3, 4), (5,))]
+    for da, db in itertools.product(dtypes, dtypes):
+        for (sa, sb), (la, lb) in itertools.product(shapes, [("c", "c"), ("t", "c"), ("cl", "cl"), ("c", "cl")]):
+            values = {"self": layout_sample(sa, da, 1, la), "other": layout_sample(sb, db, 2, lb),
+                      r["argument"]: number}
+            want = run(lambda: f(**values))
+            got = run(lambda: kernel(*(values[a] if isinstance(a, str) else a for a in r["via_args"])))
+            both_ok += want[0] == got[0] == "ok"
+            agree = same(want, got) and (want[0] != "ok" or want[1].stride() == got[1].stride()) and \
+                (want[0] != "error" or want[1] in got[1])
+            if not agree and not wrong:
+                wrong = f"{da} {db} {sa} {sb} {la}/{lb}: {want[0]} {want[1] if want[0] == 'error' else ''} vs " \
+                        f"{got[0]} {got[1] if got[0] == 'error' else ''}"
+    return {"both_ok": both_ok, "wrong": wrong}
+
+
 def main():
     spec = json.load(sys.stdin)
     out = {}
@@ -36,6 +101,9 @@ def main():
         f = aten(op)
         results = []
         for r in rules:
+            if r.get("kernel"):
+                results.append(prove_kernel_rule(f, r))
+                continue
             via = aten(r["via"])
             both_ok, wrong = 0, ""
             for kind, cats in r["cells"].items():

@@ -244,8 +244,8 @@ def prove_number_rules(rules: dict[str, list[dict]]) -> dict[str, list[dict]]:
     nowhere."""
     texts = history.schemas_of(NativeYaml().text)
     spec = {op: [{"args": [a.name for a in FunctionSchema.parse(texts[op]).arguments.flat_all],
-                  "argument": r["argument"], "value": r["value"], "cells": r["cells"], "via": r["via"],
-                  "via_args": r["args"]} for r in rs] for op, rs in rules.items()}
+                  "argument": r["argument"], "value": r["value"], "cells": r["cells"], "via": r.get("via"),
+                  "kernel": r.get("kernel"), "via_args": r["args"]} for r in rs] for op, rs in rules.items()}
     worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "number_rules_worker.py")
     # lazily: only this command runs the runtimes' interpreters (and their venvs need finding)
     from shimgen.verify import runtimes
@@ -263,12 +263,15 @@ def prove_number_rules(rules: dict[str, list[dict]]) -> dict[str, list[dict]]:
         for op, results in json.loads(proc.stdout).items():
             for k, r in enumerate(results):
                 if r["wrong"] or not r["both_ok"]:
-                    print(f"{op} {rules[op][k]['argument']}={rules[op][k]['value']} != {rules[op][k]['via']} on "
+                    print(f"{op} {rules[op][k]['argument']}={rules[op][k]['value']} != "
+                          f"{rules[op][k].get('via') or rules[op][k]['kernel']} on "
                           f"{rt.name}: {r['wrong'] or 'nothing compared'}", file=sys.stderr)
                     failed.add((op, k))
                 else:
                     proven[op][k].append(rt.name)
-    return {op: [{**{key: r[key] for key in ("argument", "value", "cells", "via", "args")},
+                print(f"{rt.name} {op} {rules[op][k]['argument']}={rules[op][k]['value']}: {r['both_ok']} equal "
+                      f"results, wrong: {r['wrong'] or 0}", file=sys.stderr)
+    return {op: [{**{key: r[key] for key in ("argument", "value", "cells", "via", "kernel", "args") if key in r},
                   "proven": [] if (op, k) in failed else proven[op][k]} for k, r in enumerate(rs)]
             for op, rs in sorted(rules.items())}
 

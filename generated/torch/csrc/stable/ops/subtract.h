@@ -27,11 +27,20 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Build time minimum version: PyTorch 2.13.
 /// Route: libtorch's C shim aoti_torch_aten_subtract_Tensor.
 /// Numbers the shim's double would change raise an error (shimgen::Scalar).
+/// alpha = 1 on Byte, Char, Short, Int, Long tensors goes to
+/// shimgen::detail::integral_add_select, which computes what aten's kernel
+/// computes with dispatching aten calls (proven equal on
+/// torch 2.9.1, 2.10.0, 2.11.0, 2.12.1, 2.13.0, 2.14.1, 2.15.0).
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor subtract(
     const torch::stable::Tensor& self,
     const torch::stable::Tensor& other,
     const shimgen::Scalar& alpha = 1) {
+  const bool alpha_is_1 = shimgen::detail::is_int(alpha, 1);
+  // Byte, Char, Short, Int, Long
+  if (alpha_is_1 && shimgen::detail::dtypes_in<2>(0x1f, {&self, &other})) {
+    return shimgen::detail::integral_add_select(self, other, true);
+  }
   const bool floating = shimgen::detail::all_floating<2>({&self, &other});
   if (!(alpha.is_floating_point() ||
         floating && shimgen::detail::fits_double(alpha))) {

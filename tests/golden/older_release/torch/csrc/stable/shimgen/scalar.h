@@ -654,6 +654,28 @@ bool any_is(ScalarType t, std::array<const torch::stable::Tensor*, N> ts) {
   return false;
 }
 
+/// Is every tensor's dtype in `set` (bit i: ScalarType i)? A number rule's
+/// tensor condition (emit_cpp._number_rules).
+template <size_t N>
+bool dtypes_in(uint64_t set, std::array<const torch::stable::Tensor*, N> ts) {
+  for (const torch::stable::Tensor* x : ts) {
+    if (((set >> static_cast<int>(x->scalar_type())) & 1) == 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// Is the number the integer `v`, given as an integer?
+inline bool is_int(const Scalar& s, int64_t v) {
+  return s.is_integral() && s.to_int64() == v;
+}
+
+/// Is the number `v`, given as a floating-point number?
+inline bool is_double(const Scalar& s, double v) {
+  return s.is_floating_point() && s.to_double() == v;
+}
+
 /// An integer a double holds exactly (|v| <= 2^53).
 inline bool fits_double(const Scalar& s) {
   constexpr int64_t limit = int64_t(1) << 53;
@@ -1035,6 +1057,70 @@ inline torch::stable::Tensor tensor_op(
       op,
       overload,
       {torch::stable::detail::from(a), torch::stable::detail::from(b)});
+}
+
+/// aten::`op`.`overload` of a tensor and a dimension.
+inline torch::stable::Tensor dim_op(
+    const char* op,
+    const char* overload,
+    const torch::stable::Tensor& t,
+    int64_t dim) {
+  return dispatch_tensors<2>(
+      op,
+      overload,
+      {torch::stable::detail::from(t), torch::stable::detail::from(dim)});
+}
+
+/// `t` broadcast to `like`'s shape, in its dtype.
+inline torch::stable::Tensor broadcast_as(
+    const torch::stable::Tensor& t,
+    const torch::stable::Tensor& like) {
+  const torch::stable::Tensor expanded =
+      tensor_op("aten::expand_as", "", t, like);
+  return tensor_op("aten::type_as", "", expanded, like);
+}
+
+/// aten's add (`subtract` false) or sub (true) of two integral or bool
+/// tensors with alpha 1: `a + b` / `a - b` in the result dtype, wrapping on
+/// overflow (number rule `kernel: integral_add`). libtorch carries no
+/// integral alpha (its C shims take a double, which aten refuses for integral
+/// tensors), so: aten::mul gives the result's shape, dtype and strides (the
+/// same TensorIterator as add's, with its errors), aten::diff of the operands
+/// stacked along a new dimension its values (`x - y`, as aten::sub computes;
+/// an add subtracts the negation, exact in two's complement), and copy_
+/// writes them there. bool + bool is aten::logical_or.
+inline torch::stable::Tensor integral_add_select(
+    const torch::stable::Tensor& a,
+    const torch::stable::Tensor& b,
+    bool subtract) {
+  torch::stable::Tensor result = tensor_op("aten::mul", "Tensor", a, b);
+  if (result.scalar_type() == ScalarType::Bool) {
+    return tensor_op("aten::logical_or", "", a, b);
+  }
+  const torch::stable::Tensor x =
+      dim_op("aten::unsqueeze", "", broadcast_as(a, result), 0);
+  torch::stable::Tensor y = broadcast_as(b, result);
+  if (!subtract) {
+    y = dispatch_tensors<1>("aten::neg", "", {torch::stable::detail::from(y)});
+  }
+  const std::optional<torch::stable::Tensor> before =
+      dim_op("aten::unsqueeze", "", y, 0);
+  const torch::stable::Tensor stacked_diff = dispatch_tensors<5>(
+      "aten::diff",
+      "",
+      {torch::stable::detail::from(x),
+       torch::stable::detail::from(int64_t(1)),
+       torch::stable::detail::from(int64_t(0)),
+       torch::stable::detail::from(before),
+       torch::stable::detail::from(std::nullopt)});
+  const torch::stable::Tensor values =
+      dim_op("aten::squeeze", "dim", stacked_diff, 0);
+  return dispatch_tensors<3>(
+      "aten::copy_",
+      "",
+      {torch::stable::detail::from(result),
+       torch::stable::detail::from(values),
+       torch::stable::detail::from(false)});
 }
 
 /// aten::where.self(condition, a, b).
@@ -1450,15 +1536,15 @@ inline void constant_pad_check(
     const Ints& pad) {
   const int64_t length = static_cast<int64_t>(pad.size());
   if (length % 2 != 0) {
-    throw std::runtime_error(
-        "Length of pad must be even but instead it equals " +
-        std::to_string(length));
+    std::string why = "Length of pad must be even but instead it equals ";
+    why += std::to_string(length);
+    throw std::runtime_error(why);
   }
   if (self.dim() < length / 2) {
     std::string why = "Length of pad should be no more than twice the number ";
-    why +=
-        "of dimensions of the input. Pad length is " + std::to_string(length);
-    why += "while the input has " + std::to_string(self.dim()) + "dimensions.";
+    why += "of dimensions of the input. Pad length is ";
+    why += std::to_string(length) + "while the input has ";
+    why += std::to_string(self.dim()) + "dimensions.";
     throw std::runtime_error(why);
   }
 }
