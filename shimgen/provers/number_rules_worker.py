@@ -37,13 +37,20 @@ def sample(shape, dtype, seed):
 A = torch.ops.aten
 
 
+def broadcast_as(t, like):
+    """scalar.h's broadcast_as: `t` itself where it has `like`'s dtype and sizes."""
+    if t.dtype == like.dtype and t.shape == like.shape:
+        return t
+    return A.type_as.default(A.expand_as.default(t, like), like)
+
+
 def integral_add_select(a, b, subtract):
     """scalar.h's integral_add_select: mul for the result's layout, diff of the stacked operands, copy_."""
     result = A.mul.Tensor(a, b)
     if result.dtype == torch.bool:
         return A.logical_or.default(a, b)
-    x = A.type_as.default(A.expand_as.default(a, result), result)
-    y = A.type_as.default(A.expand_as.default(b, result), result)
+    x = broadcast_as(a, result)
+    y = broadcast_as(b, result)
     if not subtract:
         y = A.neg.default(y)
     d = A.diff.default(A.unsqueeze.default(x, 0), 1, 0, A.unsqueeze.default(y, 0), None)

@@ -1071,10 +1071,33 @@ inline torch::stable::Tensor dim_op(
       {torch::stable::detail::from(t), torch::stable::detail::from(dim)});
 }
 
-/// `t` broadcast to `like`'s shape, in its dtype.
+/// Do `a` and `b` have the same sizes?
+inline bool same_sizes(
+    const torch::stable::Tensor& a,
+    const torch::stable::Tensor& b) {
+  if (a.dim() != b.dim()) {
+    return false;
+  }
+  int64_t* as = nullptr;
+  int64_t* bs = nullptr;
+  check(aoti_torch_get_sizes(a.get(), &as), "aoti_torch_get_sizes");
+  check(aoti_torch_get_sizes(b.get(), &bs), "aoti_torch_get_sizes");
+  for (int64_t d = 0; d < a.dim(); ++d) {
+    if (as[d] != bs[d]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+/// `t` broadcast to `like`'s shape, in its dtype (`t` itself where it has
+/// them already).
 inline torch::stable::Tensor broadcast_as(
     const torch::stable::Tensor& t,
     const torch::stable::Tensor& like) {
+  if (t.scalar_type() == like.scalar_type() && same_sizes(t, like)) {
+    return t;
+  }
   const torch::stable::Tensor expanded =
       tensor_op("aten::expand_as", "", t, like);
   return tensor_op("aten::type_as", "", expanded, like);
@@ -1644,24 +1667,6 @@ inline bool written_twice(const torch::stable::Tensor& t) {
     }
   }
   return false;
-}
-
-inline bool same_sizes(
-    const torch::stable::Tensor& a,
-    const torch::stable::Tensor& b) {
-  if (a.dim() != b.dim()) {
-    return false;
-  }
-  int64_t* as = nullptr;
-  int64_t* bs = nullptr;
-  check(aoti_torch_get_sizes(a.get(), &as), "aoti_torch_get_sizes");
-  check(aoti_torch_get_sizes(b.get(), &bs), "aoti_torch_get_sizes");
-  for (int64_t d = 0; d < a.dim(); ++d) {
-    if (as[d] != bs[d]) {
-      return false;
-    }
-  }
-  return true;
 }
 
 /// An out= op as aten's out= rules around its functional overload's
