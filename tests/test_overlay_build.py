@@ -1,7 +1,7 @@
 """The overlay is a build product (issue 16): `python -m shimgen.verify.overlay_build` builds libshimgen_overlay.so
 for the installed torch, records the torch version it was built against, and an extension that opts in
-(-DSHIMGEN_OVERLAY) gets its routes: `add(i, j)` on int64 tensors, which no libtorch route carries exactly, is
-exact. On another torch each overlay shim refuses with an error naming both versions (or, across minor releases
+(-DSHIMGEN_OVERLAY) gets its routes: `addcmul(a, b, c, 0.5)`, whose `value` no libtorch route carries (aten's
+kernel fuses the multiply-add; libtorch ships no shim for it), is exact. On another torch each overlay shim refuses with an error naming both versions (or, across minor releases
 whose internal C++ API differs, the loader refuses the library first: it is not ABI-stable)."""
 
 from __future__ import annotations
@@ -23,19 +23,21 @@ EXT = r"""
 
 using torch::stable::Tensor;
 
-Tensor add_ints(Tensor a, Tensor b) { return torch::stable::add(a, b); }
+Tensor addcmul_half(Tensor a, Tensor b) { return torch::stable::addcmul(a, b, b, 0.5); }
 
-STABLE_TORCH_LIBRARY(overlay_calls, m) { m.def("add_ints(Tensor a, Tensor b) -> Tensor"); }
-STABLE_TORCH_LIBRARY_IMPL(overlay_calls, CompositeExplicitAutograd, m) { m.impl("add_ints", TORCH_BOX(&add_ints)); }
+STABLE_TORCH_LIBRARY(overlay_calls, m) { m.def("addcmul_half(Tensor a, Tensor b) -> Tensor"); }
+STABLE_TORCH_LIBRARY_IMPL(overlay_calls, CompositeExplicitAutograd, m) {
+  m.impl("addcmul_half", TORCH_BOX(&addcmul_half));
+}
 """
 
 RUN = """
 import sys, torch
 torch.ops.load_library(sys.argv[1])
-a = torch.tensor([1, 2, 3]); b = torch.tensor([10, 20, 2**40])
+a = torch.randn(40, generator=torch.Generator().manual_seed(0)); b = torch.randn(40)
 try:
-    r = torch.ops.overlay_calls.add_ints(a, b)
-    print("exact" if torch.equal(r, a + b) and r.dtype == torch.int64 else "wrong")
+    r = torch.ops.overlay_calls.addcmul_half(a, b)
+    print("exact" if torch.equal(r, torch.addcmul(a, b, b, value=0.5)) and r.dtype == a.dtype else "wrong")
 except RuntimeError as e:
     print("error:", str(e).splitlines()[0])
 """
@@ -45,9 +47,9 @@ except RuntimeError as e:
 def built(tmp_path_factory) -> dict[str, str]:
     root = tmp_path_factory.mktemp("overlay_build")
     gen, lib_dir = str(root / "gen"), str(root / "lib")
-    files, _ = pipeline.generate(["add"], None, None)
+    files, _ = pipeline.generate(["addcmul"], None, None)
     pipeline.write(gen, files)
-    proc = subprocess.run([sys.executable, "-m", "shimgen.verify.overlay_build", "--ops", "add", "--out", lib_dir],
+    proc = subprocess.run([sys.executable, "-m", "shimgen.verify.overlay_build", "--ops", "addcmul", "--out", lib_dir],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     src = root / "ext.cpp"
@@ -63,10 +65,10 @@ def test_records_the_torch_it_was_built_for(built: dict[str, str]) -> None:
 
     with open(os.path.join(built["lib_dir"], "libshimgen_overlay.json")) as f:
         record = json.load(f)
-    assert record["torch"] == torch.__version__ and "add.Tensor" in record["ops"]
+    assert record["torch"] == torch.__version__ and "addcmul.default" in record["ops"]
     out = subprocess.run(["nm", "-D", "--defined-only", os.path.join(built["lib_dir"], "libshimgen_overlay.so")],
                          capture_output=True, text=True, check=True).stdout
-    assert "shimgen_overlay_torch_version" in out and "aoti_torch_aten_add_Tensor" in out
+    assert "shimgen_overlay_torch_version" in out and "aoti_torch_aten_addcmul" in out
 
 
 def test_opted_in_extension_is_exact_on_its_torch(built: dict[str, str]) -> None:
