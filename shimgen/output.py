@@ -427,16 +427,23 @@ def write(out: str, files: dict[str, str], before_switch=None, owned: tuple[str,
         with locked(out, exclusive=True):
             try:
                 recover(out, rels)
+                made: dict[str, bool] = {}  # folder -> created by this run (under the lock: empty but for it)
                 for rel in rels:
                     path = os.path.join(out, rel)
-                    if os.path.isdir(path) and not os.path.islink(path):  # a rename would fail mid-switch
+                    folder = os.path.dirname(path)
+                    fresh = made.get(folder)
+                    if fresh is None:
+                        before = len(inner)
+                        _makedirs(folder, inner)
+                        fresh = made[folder] = len(inner) > before
+                    # In a folder this run created, nothing is there to check (a stat or three a file).
+                    if not fresh and os.path.isdir(path) and not os.path.islink(path):  # a rename would fail
                         raise ShimgenError(f"cannot write {path}: it is a directory")
-                    _makedirs(os.path.dirname(path), inner)
                     if delay:
                         time.sleep(delay)
-                    if _unchanged(path, files[rel]):  # already what this run writes: no stage, no rename
+                    if not fresh and _unchanged(path, files[rel]):  # already what this run writes: no stage
                         continue
-                    durability.before_staging_in(os.path.dirname(path))
+                    durability.before_staging_in(folder)
                     _stage(out, rel, files[rel], umask, staged, token)
                 durability.done(list(staged.values()))
                 if before_switch is not None:
