@@ -40,6 +40,7 @@ import json
 import os
 import re
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -291,14 +292,25 @@ def _stage(out: str, rel: str, text: str, umask: int, staged: dict[str, str], to
 def _unchanged(path: str, text: str) -> bool:
     """Does `path` already hold exactly `text` (a regular file, not a link)? Then the run leaves it alone, so a
     build that regenerates on every run sees unchanged headers keep their modification time (no rebuild)."""
+    data = text.encode("utf-8")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        data = text.encode("utf-8")
-        if os.path.islink(path) or not os.path.isfile(path) or os.path.getsize(path) != len(data):
-            return False
-        with open(path, "rb") as f:
-            return f.read() == data
+        fd = os.open(path, flags)  # a link fails (O_NOFOLLOW); a FIFO opens without waiting (O_NONBLOCK)
     except OSError:
         return False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
+            return False
+        chunks, left = [], len(data) + 1  # one byte more: a file that grew meanwhile differs
+        while left > 0 and (chunk := os.read(fd, left)):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks) == data
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _fsync_all(paths: list[str]) -> None:
