@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
-from torchgen.model import FunctionSchema
+from torchgen.model import Argument, FunctionSchema
 
 from shimgen import history as history_mod
 from shimgen import manifest as manifest_mod
@@ -200,6 +201,12 @@ class Release:
     schema: FunctionSchema | None
     stack_compatible: bool
     c_compatible: bool
+
+    @functools.cached_property
+    def flat_arguments(self) -> tuple[Argument, ...]:
+        """The schema's arguments in schema order (torchgen's flat_all, which builds a new list on every call;
+        the routes ask at every release of every op)."""
+        return tuple(self.schema.arguments.flat_all) if self.schema is not None else ()
 
 
 # The yaml agrees with the history at its release when the schemas differ at most in argument names or defaults.
