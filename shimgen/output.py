@@ -10,7 +10,8 @@ A run writes DIR like this (`write`):
    rolled forward, completing that run's set; staging files of killed runs (`.shimgen-stage-*`, and the
    `.shimgen-XXXXXXXX` temporaries of shimgen <= 0.1) are removed.
 3. stage: every file whose bytes change is written as `.shimgen-stage-<random>-<name>` beside its destination,
-   then all are fsync'd (several at once); a file that already holds its bytes is left alone (its modification
+   then all are made durable (`_make_durable`: one syncfs(2) of each file system they live on where the kernel
+   reports write-back errors through it, else an fsync of each file, several at once); a file that already holds its bytes is left alone (its modification
    time too, so a build that regenerates every time recompiles nothing). Any error or interrupt here removes
    every staged file (and the folders this run created): DIR is untouched.
 4. switch: the journal listing every (staged, destination) pair is written and atomically renamed into place
@@ -34,10 +35,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import functools
 import json
 import os
 import re
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -272,10 +275,14 @@ def _stage(out: str, rel: str, text: str, umask: int, staged: dict[str, str], to
             mode = 0o666 & ~umask  # mkstemp creates 0600: give an ordinary file's mode
         staged[rel] = tmp
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+        try:
             if mode is not None:
-                os.fchmod(f.fileno(), mode)
-            f.write(text)
+                os.fchmod(fd, mode)
+            data = memoryview(text.encode("utf-8"))
+            while data:  # one write(2) for a whole file, unless the kernel takes less
+                data = data[os.write(fd, data):]
+        finally:
+            os.close(fd)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
@@ -285,13 +292,25 @@ def _stage(out: str, rel: str, text: str, umask: int, staged: dict[str, str], to
 def _unchanged(path: str, text: str) -> bool:
     """Does `path` already hold exactly `text` (a regular file, not a link)? Then the run leaves it alone, so a
     build that regenerates on every run sees unchanged headers keep their modification time (no rebuild)."""
+    data = text.encode("utf-8")
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        if os.path.islink(path) or not os.path.isfile(path) or os.path.getsize(path) != len(text.encode("utf-8")):
-            return False
-        with open(path, "rb") as f:
-            return f.read() == text.encode("utf-8")
+        fd = os.open(path, flags)  # a link fails (O_NOFOLLOW); a FIFO opens without waiting (O_NONBLOCK)
     except OSError:
         return False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size != len(data):
+            return False
+        chunks, left = [], len(data) + 1  # one byte more: a file that grew meanwhile differs
+        while left > 0 and (chunk := os.read(fd, left)):
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks) == data
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
 
 
 def _fsync_all(paths: list[str]) -> None:
@@ -313,6 +332,79 @@ def _fsync_all(paths: list[str]) -> None:
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         list(pool.map(one, paths))
+
+
+SYNCFS_MIN_FILES = 4  # fewer staged files are fsync'd one by one (as cheap, and no libc lookup)
+
+
+@functools.cache
+def _syncfs():
+    """libc's syncfs(2) where it can stand in for an fsync of each staged file, else None.
+
+    syncfs(fd) writes back every dirty page and inode of the file system holding fd and waits for the device
+    (ext4, xfs, btrfs: a journal commit and a cache flush), so every staged file on it is as durable as after its
+    own fsync. What fsync also gives is the error: since Linux 5.8 syncfs returns a write-back error (EIO,
+    ENOSPC...) of any file of that file system that happened after fd was opened (the superblock's error
+    sequence); before 5.8 it always returns 0, so older kernels, and systems without syncfs, keep the fsync of
+    each file. (An error older than the fd that nobody has seen is reported too: a failed run, never a silent
+    one.) Measured here (whole 2.13 yaml, 2,067 staged files): fsync of each, 8 threads, 0.2-0.45 s; one syncfs
+    0.03 s."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        major, minor = (int(x) for x in re.match(r"(\d+)\.(\d+)", os.uname().release).groups())
+    except (AttributeError, ValueError):
+        return None
+    if (major, minor) < (5, 8):
+        return None
+    try:
+        import ctypes
+
+        fn = ctypes.CDLL(None, use_errno=True).syncfs
+    except (ImportError, OSError, AttributeError):
+        return None
+    fn.argtypes = [ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return fn
+
+
+class _Durability:
+    """Makes the staged files durable before the commit point (`done`): one syncfs of each file system they are
+    on (`_syncfs`), through a descriptor of a folder on it opened before the first file staged there (so a
+    write-back error of the staged files is reported), or, where syncfs cannot stand in, an fsync of each."""
+
+    def __init__(self) -> None:
+        self.fds: dict[int, int] = {}  # st_dev -> a descriptor of a folder on that file system
+        self.folders: set[str] = set()
+        self.paths: list[str] = []
+
+    def before_staging_in(self, folder: str) -> None:
+        if folder in self.folders:
+            return
+        self.folders.add(folder)
+        if _syncfs() is None:
+            return
+        dev = os.stat(folder).st_dev
+        if dev not in self.fds:
+            self.fds[dev] = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+
+    def done(self, paths: list[str]) -> None:
+        syncfs = _syncfs()
+        if syncfs is None or len(paths) < SYNCFS_MIN_FILES:
+            _fsync_all(paths)
+            return
+        import ctypes  # loaded already by _syncfs
+
+        for _, fd in sorted(self.fds.items()):
+            if syncfs(fd) != 0:
+                err = ctypes.get_errno()
+                raise OSError(err, os.strerror(err))
+
+    def close(self) -> None:
+        for fd in self.fds.values():
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self.fds.clear()
 
 
 def _test_delay() -> float:
@@ -338,6 +430,7 @@ def write(out: str, files: dict[str, str], before_switch=None, owned: tuple[str,
     committed: list[bool] = []  # set at the commit point: from then on the journal completes the switch
     delay = _test_delay()
     token = os.urandom(4).hex()  # this run's staging names (_stage)
+    durability = _Durability()
     try:
         try:
             _makedirs(out, outer)
@@ -346,17 +439,25 @@ def write(out: str, files: dict[str, str], before_switch=None, owned: tuple[str,
         with locked(out, exclusive=True):
             try:
                 recover(out, rels)
+                made: dict[str, bool] = {}  # folder -> created by this run (under the lock: empty but for it)
                 for rel in rels:
                     path = os.path.join(out, rel)
-                    if os.path.isdir(path) and not os.path.islink(path):  # a rename would fail mid-switch
+                    folder = os.path.dirname(path)
+                    fresh = made.get(folder)
+                    if fresh is None:
+                        before = len(inner)
+                        _makedirs(folder, inner)
+                        fresh = made[folder] = len(inner) > before
+                    # In a folder this run created, nothing is there to check (a stat or three a file).
+                    if not fresh and os.path.isdir(path) and not os.path.islink(path):  # a rename would fail
                         raise ShimgenError(f"cannot write {path}: it is a directory")
-                    _makedirs(os.path.dirname(path), inner)
                     if delay:
                         time.sleep(delay)
-                    if _unchanged(path, files[rel]):  # already what this run writes: no stage, no rename
+                    if not fresh and _unchanged(path, files[rel]):  # already what this run writes: no stage
                         continue
+                    durability.before_staging_in(folder)
                     _stage(out, rel, files[rel], umask, staged, token)
-                _fsync_all(list(staged.values()))
+                durability.done(list(staged.values()))
                 if before_switch is not None:
                     before_switch([os.path.join(out, rel) for rel in rels])
                 removals = unwritten(out, owned, set(rels))
@@ -372,6 +473,7 @@ def write(out: str, files: dict[str, str], before_switch=None, owned: tuple[str,
                 if not committed:  # an error or an interrupt before the commit point: out stays as it was
                     _remove(list(staged.values()), inner)
     finally:
+        durability.close()
         if not committed:
             _remove([], outer)
     return [os.path.join(out, rel) for rel in rels]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import TypeVar
 
-from torchgen.model import FunctionSchema
+from torchgen.model import Argument, FunctionSchema
 
 from shimgen import history as history_mod
 from shimgen import manifest as manifest_mod
@@ -103,7 +104,9 @@ class Plan:
         """compute()'s value, once for this plan and every world of it (in_world): for results that depend on one
         op and the plan's data (table, manifest, history, releases) but not on the world. `key` names the result
         and the op, e.g. ("timeline", "add.Tensor")."""
-        memo = self._per_op()
+        memo = self.derived.get("per_op")  # asked ~200,000 times for a whole yaml: no setdefault's new dict
+        if memo is None:
+            memo = self._per_op()
         try:
             return memo[key]  # type: ignore[return-value]
         except KeyError:
@@ -200,6 +203,12 @@ class Release:
     schema: FunctionSchema | None
     stack_compatible: bool
     c_compatible: bool
+
+    @functools.cached_property
+    def flat_arguments(self) -> tuple[Argument, ...]:
+        """The schema's arguments in schema order (torchgen's flat_all, which builds a new list on every call;
+        the routes ask at every release of every op)."""
+        return tuple(self.schema.arguments.flat_all) if self.schema is not None else ()
 
 
 # The yaml agrees with the history at its release when the schemas differ at most in argument names or defaults.

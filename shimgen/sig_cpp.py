@@ -303,7 +303,7 @@ def _stack_layouts(op: Op, plan: Plan) -> dict[Version, tuple[Argument, ...]]:
             after = ()
             result[r] = own
             continue
-        theirs = at.schema.arguments.flat_all
+        theirs = at.flat_arguments
         if len(theirs) > len(own) and len(theirs) >= len(own) + len(after):
             after = tuple(theirs[len(own):])
         result[r] = own + after
@@ -318,7 +318,7 @@ def _stack_layout(op: Op, plan: Plan, level: Version) -> tuple[Argument, ...]:
             continue
         if at.schema is None or not at.stack_compatible:
             break
-        theirs = at.schema.arguments.flat_all
+        theirs = at.flat_arguments
         if len(theirs) > len(own) + len(extra):
             extra = tuple(theirs[len(own):])
     return own + extra

@@ -134,6 +134,22 @@ class Table:
     @staticmethod
     def _lookup(section: dict[str, Row], typ: Type | str, op: str, arg: str) -> Row:
         text = str(typ)
+        found = _FOUND.get((id(section), text))  # a whole yaml asks ~60,000 times for ~100 types
+        if found is not None and found[0] is section:
+            if isinstance(found[1], str):
+                raise Refusal(found[1], op, arg)
+            return found[1]
+        try:
+            row = Table._find(section, text)
+        except Refusal as e:
+            _FOUND[(id(section), text)] = (section, e.reason)
+            raise Refusal(e.reason, op, arg) from None
+        _FOUND[(id(section), text)] = (section, row)
+        return row
+
+    @staticmethod
+    def _find(section: dict[str, Row], text: str) -> Row:
+        op, arg = "", ""
         m = _SIZE_RE.search(text)
         key = _SIZE_RE.sub("[N]", text)
         row = section.get(key)
@@ -148,6 +164,11 @@ class Table:
         if m:
             row = Row(**{**row.__dict__, "size": int(m.group(1))})
         return row
+
+
+# _lookup's answers: (id(section), type text) -> (that section, its row or the refusal's reason). The section is
+# held, so its id is never another's; a table's sections are not changed once loaded.
+_FOUND: dict[tuple[int, str], tuple[dict[str, Row], Row | str]] = {}
 
 
 def refusal_base(type_text: str) -> str:

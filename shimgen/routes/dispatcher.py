@@ -43,7 +43,7 @@ class Dispatcher(Route):
         if not q.at.stack_compatible:
             return None
         assert q.at.schema is not None
-        cap = min(len(q.at.schema.arguments.flat_all), len(q.params))
+        cap = min(len(q.at.flat_arguments), len(q.params))
         stack = stack_layout(q.op, q.plan, q.level)
         as_none: list[str] = []
         if none_only:
