@@ -18,12 +18,7 @@ import contextlib
 import difflib
 import gc
 import os
-import pickle
 import re
-import signal
-import sys
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from shimgen import drift as drift_mod
@@ -82,90 +77,16 @@ def _generate(ops: list[str] | None, yaml_path: str | None, since: str | None, o
     if not wrapped and not shims:  # never an empty surface: one rule for every way of selecting ops
         raise ShimgenError(f"nothing to generate: every selected overload was skipped ({refusals[0]})")
     files: dict[str, str] = {}
-    # Many ops: the Python emitter runs in a forked copy of this process, beside the C++ emitters (its input, the
-    # wrappers, is computed above and shared by the fork; its output is text).
-    python = _Beside(lambda: emit_py.emit(p, formatter), parallel=len(p.ops) >= PARALLEL_MIN_OPS and not formatter)
-    try:
-        files.update(emit_c.emit(p))
-        files.update(emit_cpp.emit(p))
-        for route in routes.ordered():  # routes with a surface of their own (torch::stable::cpu::)
-            files.update(route.files(p))
-        formatted = fmt.start_formatting(files, per_file=formatter)  # in parallel with the Python emitter
-        files.update(python.result())
-    finally:
-        python.cancel()  # an error or an interrupt before result(): the copy is ended, not left behind
+    files.update(emit_c.emit(p))
+    files.update(emit_cpp.emit(p))
+    for route in routes.ordered():  # routes with a surface of their own (torch::stable::cpu::)
+        files.update(route.files(p))
+    formatted = fmt.start_formatting(files, per_file=formatter)  # in parallel with the Python emitter
+    files.update(emit_py.emit(p, formatter))
     files.update(formatted.result())
     yaml_rel = os.path.relpath(yaml_path, out).replace(os.sep, "/") if (yaml_path and out) else yaml_path
     files[STAMP] = stamp.text(ops, since, yaml_rel, only)
     return dict(sorted(files.items())), p
-
-
-# From this many ops on, the Python emitter runs in a forked process (~0.25 s of a whole yaml's ~2 s; forking
-# costs ~10-30 ms, so a few ops stay in this process).
-PARALLEL_MIN_OPS = 200
-
-
-class _Beside:
-    """compute() run in a forked copy of this process, beside the caller's own work; result() returns its value
-    (a dict of text, pickled through a pipe). Only on Linux and while this process has no other thread (a fork
-    copies no thread, so a lock one holds would stay held in the copy). Wherever the copy cannot be made or does
-    not deliver (it failed, was killed, raised), result() computes the value here instead: the same function on
-    the same input, so the same value or the same error as without the fork."""
-
-    def __init__(self, compute: Callable[[], dict[str, str]], parallel: bool) -> None:
-        self.compute = compute
-        self.pid: int | None = None
-        self.fd = -1
-        if not (parallel and sys.platform.startswith("linux") and threading.active_count() == 1):
-            return
-        r, w = os.pipe()
-        try:
-            pid = os.fork()
-        except OSError:
-            os.close(r)
-            os.close(w)
-            return
-        if pid == 0:  # the copy: compute, send, and end without running the parent's cleanup (atexit, finally)
-            status = 1
-            try:
-                os.close(r)
-                data = pickle.dumps(compute(), protocol=pickle.HIGHEST_PROTOCOL)
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(w, view):]
-                status = 0
-            except BaseException:  # noqa: B036 - any failure: the parent computes it again and reports it
-                pass
-            finally:
-                os._exit(status)
-        os.close(w)
-        self.pid, self.fd = pid, r
-
-    def result(self) -> dict[str, str]:
-        if self.pid is None:
-            return self.compute()
-        chunks = []
-        try:
-            while chunk := os.read(self.fd, 1 << 20):
-                chunks.append(chunk)
-        finally:
-            os.close(self.fd)
-            _, status = os.waitpid(self.pid, 0)
-            self.pid = None
-        if status == 0:
-            return pickle.loads(b"".join(chunks))
-        return self.compute()
-
-    def cancel(self) -> None:
-        """End the copy if result() was not asked for (nothing once it was)."""
-        if self.pid is None:
-            return
-        with contextlib.suppress(OSError):
-            os.kill(self.pid, signal.SIGKILL)
-        os.close(self.fd)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(self.pid, 0)
-        self.pid = None
 
 
 def notes(p: Plan) -> list[str]:
