@@ -49,6 +49,9 @@ def _digest(parts: list[bytes]) -> str:
     return h.hexdigest()[:40]
 
 
+_PACKAGES = ("routes", "verify", "provers", "probe")  # shimgen's subpackages
+
+
 @functools.cache
 def code() -> bytes:
     """The digest of shimgen's own modules (part of every key: any change to the code that derives a value or
@@ -56,10 +59,11 @@ def code() -> bytes:
     folder = os.path.dirname(os.path.abspath(__file__))
     h = hashlib.sha256()
     try:
-        for name in sorted(os.listdir(folder)):
-            if name.endswith(".py"):
-                with open(os.path.join(folder, name), "rb") as f:
-                    h.update(name.encode() + b"\0" + f.read() + b"\0")
+        for sub in ("", *_PACKAGES):  # every module: a cached object's class may live in a subpackage
+            for name in sorted(os.listdir(os.path.join(folder, sub))):
+                if name.endswith(".py"):
+                    with open(os.path.join(folder, sub, name), "rb") as f:
+                        h.update(f"{sub}/{name}".encode() + b"\0" + f.read() + b"\0")
     except OSError:
         return os.urandom(16)  # unknown code: a key nobody else has, i.e. no reuse
     return h.digest()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
 
 from shimgen import cache, history, scalars, table
 
@@ -58,3 +60,20 @@ def test_the_folder_is_kept_under_its_size_limit_least_recently_used_first(tmp_p
     assert sum(p.stat().st_size for p in tmp_path.iterdir()) <= 768 * 1024
     assert "old-0.pickle" in left and "old-1.pickle" not in left and "old-5.pickle" in left, left
     assert any(n.startswith("value-") for n in left)
+
+
+def test_the_code_digest_covers_the_subpackages(tmp_path) -> None:
+    """A change to any of shimgen's modules, a route's included, gives cached values another key."""
+    copy = tmp_path / "shimgen"
+    shutil.copytree(os.path.dirname(cache.__file__), copy, ignore=shutil.ignore_patterns("__pycache__", "data"))
+
+    def digest() -> bytes:
+        spec = importlib.util.spec_from_file_location("cache_copy", copy / "cache.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)  # a fresh module: its own memo of code()
+        return module.code()
+
+    before = digest()
+    with open(copy / "routes" / "composition.py", "a") as f:
+        f.write("\n# changed\n")
+    assert digest() != before
