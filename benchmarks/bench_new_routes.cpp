@@ -8,7 +8,9 @@
 // a str), addmm(x, x, x) (libtorch's legacy aoti_torch_addmm_out),
 // threshold_backward(x, x, 0) (composition: le, where), add_(x, x)
 // (add, then copy_) and add_out(o, x, x) (add, then aten's out= rules and
-// copy_; in grad mode, the requires-grad checks).
+// copy_; in grad mode, the requires-grad checks), arange(0.0, 16.0, 1.0)
+// (composition: cumsum of [start, step, ...]) and linalg_vector_norm(x)
+// (linalg_norm with ord None).
 
 #include <torch/csrc/stable/library.h>
 #include <torch/csrc/stable/tensor.h>
@@ -18,6 +20,8 @@
 
 #ifdef BENCH_ATEN
 #include <ATen/ops/add.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/linalg_vector_norm.h>
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/threshold_backward.h>
 #include <ATen/ops/gelu.h>
@@ -56,6 +60,9 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return u.add_(t); }));
   at::Tensor o = t.clone();
   ns.push_back(ns_per_call(iters, [&] { return at::add_out(o, t, t); }));
+  // ---- kernels arange_factory and number_as_none ----
+  ns.push_back(ns_per_call(iters, [&] { return at::arange(0.0, 16.0, 1.0); }));
+  ns.push_back(ns_per_call(iters, [&] { return at::linalg_vector_norm(t); }));
 #else
   namespace ts = torch::stable;
   ns.push_back(ns_per_call(iters, [&] { return ts::add(x, x); }));
@@ -68,6 +75,9 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return ts::add_(u, x); }));
   Tensor o = ts::clone(x);
   ns.push_back(ns_per_call(iters, [&] { return ts::add_out(o, x, x); }));
+  // ---- kernels arange_factory and number_as_none (a double end: the overlay's shim refuses an integer) ----
+  ns.push_back(ns_per_call(iters, [&] { return ts::arange(0.0, 16.0, 1.0); }));
+  ns.push_back(ns_per_call(iters, [&] { return ts::linalg_vector_norm(x); }));
 #endif
   return ns;
 }

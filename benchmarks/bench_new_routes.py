@@ -13,6 +13,8 @@ measured side by side in one run (medians of interleaved rounds, 4x4 float32, on
 | threshold_backward(x, x, 0) | composition: le.Tensor + where.self (dispatcher) | shimgen's threshold_backward shim |
 | add_(u, x) | composition: add (libtorch's subtract shim) then copy_ | shimgen's add_.Tensor shim |
 | add_out(o, x, x) | composition: add, then aten's out= rules and copy_ | shimgen's add.out shim |
+| arange(0.0, 16.0, 1.0) | composition: empty_strided shim, fill_, narrow, fill_, cumsum (float64), _to_copy | shimgen's arange.start_step shim |
+| linalg_vector_norm(x) | number_as_none: linalg_norm with ord None (dispatcher) | shimgen's linalg_vector_norm shim |
 
 `--no-grad` runs the calls with grad mode off (the out= and in-place compositions skip their autograd checks).
 """
@@ -35,8 +37,9 @@ from shimgen.verify import build as vbuild  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CALLS = ["add(x, y)", "pow(x, 2)", "std(x, {1})", 'gelu(x, "tanh")', "addmm(x, x, x)", "threshold_bw(x,x,0)",
-         "add_(u, x)", "add_out(o, x, x)"]
-OPS = ["add", "pow", "std", "gelu", "mul", "addmm", "threshold_backward", "add_", "clone"]
+         "add_(u, x)", "add_out(o, x, x)", "arange(0., 16., 1.)", "vector_norm(x)"]
+OPS = ["add", "pow", "std", "gelu", "mul", "addmm", "threshold_backward", "add_", "clone", "arange",
+       "linalg_vector_norm", "linalg_norm"]
 TORCH = vbuild.find_torch()
 
 

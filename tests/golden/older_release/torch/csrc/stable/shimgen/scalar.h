@@ -1661,5 +1661,348 @@ inline torch::stable::Tensor saved_self(
        torch::stable::detail::from(std::nullopt)});
 }
 
+
+// ---- kernels `arange_factory` / `range_factory`: aten's range factories as
+// aten::cumsum of [start, step, step, ...], decided per number
+// (shimgen/routes/composition.py) ----
+
+/// The least e >= 0 with x * 2^e a whole number (x finite; doubling is exact).
+inline int binary_places(double x) {
+  int e = 0;
+  while (x != std::floor(x)) {
+    x *= 2;
+    ++e;
+  }
+  return e;
+}
+
+/// a - b (`sign` -1) or a + b (`sign` 1) in int64, false where it overflows.
+inline bool int64_step(int64_t a, int64_t b, int sign, int64_t& r) {
+  constexpr int64_t lo = std::numeric_limits<int64_t>::min();
+  constexpr int64_t hi = std::numeric_limits<int64_t>::max();
+  if (sign < 0) {
+    if ((b > 0 && a < lo + b) || (b < 0 && a > hi + b)) {
+      return false;
+    }
+    r = a - b;
+    return true;
+  }
+  if ((b > 0 && a > hi - b) || (b < 0 && a < lo - b)) {
+    return false;
+  }
+  r = a + b;
+  return true;
+}
+
+/// aten's bounds check (true: it raises) over the numbers as one type holds
+/// them.
+template <typename T>
+inline bool range_check_fails(T start, T end, T step) {
+  if (!(step > 0 || step < 0)) {
+    return true;
+  }
+  if (!(std::isfinite(static_cast<double>(start)) &&
+        std::isfinite(static_cast<double>(end)))) {
+    return true;
+  }
+  return !((step > 0 && end >= start) || (step < 0 && end <= start));
+}
+
+/// Why a range is refused, with the remedy.
+[[noreturn]] inline void range_refuse(
+    const char* op,
+    const char* arg,
+    const Scalar& s,
+    const char* why) {
+  std::string text = why;
+  text +=
+      "; define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch release) for aten's own kernel";
+  refuse(op, arg, s, text);
+}
+
+/// aten's range factories (`inclusive`: aten::range, whose end is included;
+/// otherwise aten::arange) as aten::cumsum of [start, step, step, ...] in int64
+/// (an integral dtype: the numbers truncated, as aten's int64 accumulate type
+/// holds them) or float64, then aten::_to_copy to the dtype. The dtype is
+/// aten's: the one given, else int64 for arange of integers and bools, else
+/// the default dtype. aten's checks and its number of elements are mirrored
+/// where every release 2.9-2.15 computes them alike (they check in double or
+/// in the accumulate type, and size an int64 arange in integers or in double);
+/// elsewhere the call is refused. A floating dtype is served only where every
+/// element is exact in it and in aten's arithmetic: aten's vectorized kernel
+/// rounds each vector's first element before adding the steps, which no
+/// composition reproduces (0.1 steps are refused, 0.25 steps are exact).
+inline torch::stable::Tensor range_select(
+    const char* op,
+    bool inclusive,
+    const Scalar& start,
+    const Scalar& end,
+    const Scalar& step,
+    std::optional<ScalarType> dtype,
+    bool strided,
+    bool pinned,
+    int32_t device_type,
+    int32_t device_index) {
+  const char* names[3] = {"start", "end", "step"};
+  const Scalar* numbers[3] = {&start, &end, &step};
+  for (int i = 0; i < 3; ++i) {
+    if (numbers[i]->is_complex() || numbers[i]->kind() == Scalar::Kind::UInt) {
+      range_refuse(
+          op,
+          names[i],
+          *numbers[i],
+          "shimgen computes ranges of real numbers within int64 only");
+    }
+  }
+  if (!strided || pinned) {
+    fail(
+        op,
+        "shimgen computes a strided, unpinned range only (layout and pin_memory are not served)");
+  }
+  ScalarType t = ScalarType::Long;
+  if (dtype.has_value()) {
+    t = *dtype;
+  } else if (
+      inclusive || start.is_floating_point() || end.is_floating_point() ||
+      step.is_floating_point()) {
+    t = default_dtype();
+  }
+  int bits = 0; // a floating dtype's significand bits
+  int places = 0; // and the binary places of its least subnormal
+  bool integral = false;
+  switch (t) {
+    case ScalarType::Byte:
+    case ScalarType::Char:
+    case ScalarType::Short:
+    case ScalarType::Int:
+    case ScalarType::Long:
+      integral = true;
+      break;
+    case ScalarType::Half:
+      bits = 11;
+      places = 24;
+      break;
+    case ScalarType::BFloat16:
+      bits = 8;
+      places = 133;
+      break;
+    case ScalarType::Float:
+      bits = 24;
+      places = 149;
+      break;
+    case ScalarType::Double:
+      bits = 53;
+      places = 1074;
+      break;
+    default:
+      fail(
+          op,
+          "shimgen computes ranges of the integral and floating dtypes aten's kernels take (not bool, complex, uint16+)");
+  }
+  const bool float_acc = t == ScalarType::Half || t == ScalarType::BFloat16;
+  double d[3];
+  double acc[3];
+  int64_t ia[3] = {0, 0, 0};
+  for (int i = 0; i < 3; ++i) {
+    d[i] = numbers[i]->to_double();
+    if (integral) {
+      if (numbers[i]->is_floating_point()) {
+        if (!(std::isfinite(d[i]) && d[i] > -9223372036854775808.0 &&
+              d[i] < 9223372036854775808.0)) {
+          range_refuse(
+              op,
+              names[i],
+              *numbers[i],
+              "aten converts it to int64 differently between releases");
+        }
+        ia[i] = static_cast<int64_t>(d[i]);
+      } else {
+        ia[i] = numbers[i]->to_int64();
+      }
+      acc[i] = static_cast<double>(ia[i]);
+    } else {
+      if (!float_exact(*numbers[i])) {
+        range_refuse(
+            op,
+            names[i],
+            *numbers[i],
+            "an integer beyond 2^53 is rounded by aten's floating arithmetic");
+      }
+      if (float_acc && std::isfinite(d[i]) &&
+          std::fabs(d[i]) > std::numeric_limits<float>::max()) {
+        range_refuse(
+            op,
+            names[i],
+            *numbers[i],
+            "aten's float accumulate type cannot hold it");
+      }
+      acc[i] = float_acc ? static_cast<double>(static_cast<float>(d[i])) : d[i];
+    }
+  }
+  const bool fails = range_check_fails(d[0], d[1], d[2]);
+  if (fails !=
+      (integral ? range_check_fails(ia[0], ia[1], ia[2])
+                : range_check_fails(acc[0], acc[1], acc[2]))) {
+    range_refuse(
+        op,
+        "step",
+        step,
+        "releases check these bounds in double or in aten's accumulate type, which disagree here");
+  }
+  if (fails) {
+    fail(
+        op,
+        "aten raises: the step must be nonzero, start and end finite, and the step's sign that of end - start");
+  }
+  if (std::isinf(d[2])) {
+    range_refuse(
+        op,
+        "step",
+        step,
+        "releases answer an infinite step apart (2.15 raises, earlier ones compute)");
+  }
+  constexpr double two63 = 9223372036854775808.0;
+  int64_t size = 0;
+  if (inclusive) {
+    double size_a = 0;
+    if (integral) {
+      int64_t diff = 0;
+      if (!int64_step(ia[1], ia[0], -1, diff) ||
+          (ia[2] == -1 && diff == std::numeric_limits<int64_t>::min()) ||
+          diff / ia[2] == std::numeric_limits<int64_t>::max()) {
+        range_refuse(
+            op, "end", end, "aten's size of this range overflows int64");
+      }
+      size_a = static_cast<double>(diff / ia[2] + 1);
+    } else if (float_acc) {
+      const float fs = static_cast<float>(acc[0]);
+      const float fe = static_cast<float>(acc[1]);
+      const float ft = static_cast<float>(acc[2]);
+      size_a = static_cast<double>((fe - fs) / ft + 1.0f);
+    } else {
+      size_a = (acc[1] - acc[0]) / acc[2] + 1;
+    }
+    const double size_d = (d[1] - d[0]) / d[2] + 1;
+    if (!(std::isfinite(size_a) && std::isfinite(size_d) && size_a < two63 &&
+          size_d < two63) ||
+        static_cast<int64_t>(size_a) != static_cast<int64_t>(size_d)) {
+      range_refuse(op, "end", end, "releases size this range differently");
+    }
+    size = static_cast<int64_t>(size_a);
+  } else {
+    const double q = (d[1] - d[0]) / d[2];
+    double size_d = std::isfinite(q) ? std::ceil(q) : q;
+    if (t == ScalarType::Long) {
+      const int64_t sgn = (ia[2] > 0) - (ia[2] < 0);
+      int64_t diff = 0;
+      int64_t partial = 0;
+      int64_t num = 0;
+      if (!int64_step(ia[1], ia[0], -1, diff) ||
+          !int64_step(diff, ia[2], 1, partial) ||
+          !int64_step(partial, sgn, -1, num) ||
+          (num == std::numeric_limits<int64_t>::min() && ia[2] == -1)) {
+        range_refuse(
+            op, "end", end, "aten's size of this range overflows int64");
+      }
+      const double size_i = static_cast<double>(num / ia[2]);
+      if (!(start.is_integral() && end.is_integral() && step.is_integral()) &&
+          size_i != size_d) {
+        range_refuse(
+            op,
+            "step",
+            step,
+            "releases size this int64 range differently (in integers or in double)");
+      }
+      size_d = size_i;
+    }
+    if (!(size_d >= 0 && size_d <= two63)) {
+      fail(op, "aten raises: invalid size, possible overflow?");
+    }
+    if (size_d >= two63) {
+      range_refuse(op, "end", end, "aten's size of this range overflows int64");
+    }
+    size = static_cast<int64_t>(size_d);
+  }
+  const ScalarType work_t = integral ? ScalarType::Long : ScalarType::Double;
+  const std::array<int64_t, 1> sizes{size};
+  const std::array<int64_t, 1> strides{1};
+  auto empty_1d = [&](ScalarType of) {
+    AtenTensorHandle h = nullptr;
+    check(
+        aoti_torch_empty_strided(
+            1,
+            sizes.data(),
+            strides.data(),
+            torch::stable::detail::to<int32_t>(torch::stable::detail::from(of)),
+            device_type,
+            device_index,
+            &h),
+        "aoti_torch_empty_strided");
+    return torch::stable::Tensor(h);
+  };
+  if (size == 0) {
+    return empty_1d(t);
+  }
+  Scalar first = Scalar(acc[0]);
+  Scalar stride = Scalar(acc[2]);
+  if (integral) {
+    const uint64_t a0 =
+        ia[0] < 0 ? uint64_t(0) - uint64_t(ia[0]) : uint64_t(ia[0]);
+    const uint64_t a2 =
+        ia[2] < 0 ? uint64_t(0) - uint64_t(ia[2]) : uint64_t(ia[2]);
+    constexpr uint64_t limit = uint64_t(1) << 62;
+    if (a0 >= limit || (size > 1 && a2 > (limit - a0) / uint64_t(size - 1))) {
+      range_refuse(op, "end", end, "an element of this range overflows int64");
+    }
+    first = Scalar(ia[0]);
+    stride = Scalar(ia[2]);
+  } else {
+    if (!std::isfinite(acc[2]) ||
+        (acc[0] == 0 && std::signbit(acc[0]) && acc[2] < 0)) {
+      range_refuse(
+          op,
+          "step",
+          step,
+          "aten's first element is NaN or -0.0 here, which cumsum does not give");
+    }
+    const int e0 = binary_places(acc[0]);
+    const int e2 = size > 1 ? binary_places(acc[2]) : 0;
+    const int e = e0 > e2 ? e0 : e2;
+    const char* inexact =
+        "an element of this range is not exact in the dtype, where aten's vectorized kernel rounds in its own way "
+        "(use integers or power-of-two steps such as 0.25, or compute start + step * arange(n) yourself)";
+    if (e > places) {
+      range_refuse(op, "step", step, inexact);
+    }
+    const double s = std::ldexp(acc[0], e);
+    const double u = std::ldexp(acc[2], e);
+    const double n = static_cast<double>(size - 1);
+    const double limit = std::ldexp(1.0, bits);
+    if (std::fabs(s) >= limit ||
+        (size > 1 &&
+         (std::fabs(u) >= limit || n >= limit || n * std::fabs(u) >= limit ||
+          std::fabs(s + n * u) >= limit))) {
+      range_refuse(op, "step", step, inexact);
+    }
+  }
+  const torch::stable::Tensor work = empty_1d(work_t);
+  tensor_op("aten::fill_", "Tensor", work, number_tensor(stride, work_t));
+  const torch::stable::Tensor head = dispatch_tensors<4>(
+      "aten::narrow",
+      "",
+      {torch::stable::detail::from(work),
+       torch::stable::detail::from(int64_t(0)),
+       torch::stable::detail::from(int64_t(0)),
+       torch::stable::detail::from(int64_t(1))});
+  tensor_op("aten::fill_", "Tensor", head, number_tensor(first, work_t));
+  const torch::stable::Tensor sums = dispatch_tensors<3>(
+      "aten::cumsum",
+      "",
+      {torch::stable::detail::from(work),
+       torch::stable::detail::from(int64_t(0)),
+       torch::stable::detail::from(std::optional<ScalarType>())});
+  return to_dtype(sums, t);
+}
+
 } // namespace detail
 } // namespace shimgen
