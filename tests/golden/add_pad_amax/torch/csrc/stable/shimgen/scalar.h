@@ -1661,7 +1661,6 @@ inline torch::stable::Tensor saved_self(
        torch::stable::detail::from(std::nullopt)});
 }
 
-
 // ---- kernels `arange_factory` / `range_factory`: aten's range factories as
 // aten::cumsum of [start, step, step, ...], decided per number
 // (shimgen/routes/composition.py) ----
