@@ -8,7 +8,9 @@
 // a str), addmm(x, x, x) (libtorch's legacy aoti_torch_addmm_out),
 // threshold_backward(x, x, 0) (composition: le, where), add_(x, x)
 // (add, then copy_) and add_out(o, x, x) (add, then aten's out= rules and
-// copy_; in grad mode, the requires-grad checks).
+// copy_; in grad mode, the requires-grad checks), arange(0.0, 16.0, 1.0)
+// (composition: cumsum of [start, step, ...]) and linalg_vector_norm(x)
+// (linalg_norm with ord None).
 
 #include <torch/csrc/stable/library.h>
 #include <torch/csrc/stable/tensor.h>
@@ -19,6 +21,8 @@
 
 #ifdef BENCH_ATEN
 #include <ATen/ops/add.h>
+#include <ATen/ops/arange.h>
+#include <ATen/ops/linalg_vector_norm.h>
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/gelu.h>
@@ -82,6 +86,9 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return at::threshold_(v, 0, 0); }));
   at::Tensor i = index.add(1);
   ns.push_back(ns_per_call(iters, [&] { return at::add(i, i); }));
+  // ---- kernels arange_factory and number_as_none ----
+  ns.push_back(ns_per_call(iters, [&] { return at::arange(0.0, 16.0, 1.0); }));
+  ns.push_back(ns_per_call(iters, [&] { return at::linalg_vector_norm(t); }));
 #else
   namespace ts = torch::stable;
   ns.push_back(ns_per_call(iters, [&] { return ts::add(x, x); }));
@@ -108,6 +115,9 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return ts::threshold_(v, 0, 0); }));
   Tensor i = ts::add(index, ts::ones_like(index));
   ns.push_back(ns_per_call(iters, [&] { return ts::add(i, i); }));
+  // ---- kernels arange_factory and number_as_none (a double end: the overlay's shim refuses an integer) ----
+  ns.push_back(ns_per_call(iters, [&] { return ts::arange(0.0, 16.0, 1.0); }));
+  ns.push_back(ns_per_call(iters, [&] { return ts::linalg_vector_norm(x); }));
 #endif
   return ns;
 }

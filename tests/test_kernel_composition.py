@@ -608,3 +608,224 @@ def test_foreach_tensor_other_must_be_0_dim(ext) -> None:
         torch._foreach_add_([a.clone(), b.clone()], torch.ones(3))
     with pytest.raises(RuntimeError, match="shimgen: _foreach_add_.Tensor: `other` must be a 0-dim tensor"):
         torch.ops.comp_cpu.fe_tensor(a.clone(), b.clone(), torch.ones(3))
+
+
+# ---- kernels `arange_factory` / `range_factory`: aten's range factories as cumsum of [start, step, ...], decided per number ----
+
+RANGE_CALLS = r"""
+#include <torch/csrc/stable/library.h>
+#include <torch/csrc/stable/ops.h>
+
+using torch::stable::Tensor;
+namespace ts = torch::stable;
+using Dtype = std::optional<torch::headeronly::ScalarType>;
+
+// a tensor argument (unused) so that the CPU kernel is dispatched to
+Tensor k_arange_end(Tensor, int64_t e, Dtype d) { return ts::arange(e, d); }
+Tensor k_arange_fend(Tensor, double e) { return ts::arange(e); }
+Tensor k_arange_int(Tensor, int64_t s, int64_t e, int64_t st, Dtype d) { return ts::arange(s, e, st, d); }
+Tensor k_arange_float(Tensor, double s, double e, double st, Dtype d) { return ts::arange(s, e, st, d); }
+Tensor k_arange_mixed(Tensor, int64_t s, double e, int64_t st) { return ts::arange(s, e, st); }
+Tensor k_arange_start(Tensor, double s, double e) { return ts::arange(s, e); }
+Tensor k_range_float(Tensor, double s, double e, double st, Dtype d) { return ts::range(s, e, st, d); }
+// range(s, e) alone is ambiguous between range.default and range.step (step=1), as in ATen's C++ API
+Tensor k_range_int(Tensor, int64_t s, int64_t e) { return ts::range(s, e, Dtype()); }
+Tensor k_arange_sparse(Tensor, int64_t e) { return ts::arange(e, std::nullopt, torch::headeronly::Layout::Sparse); }
+
+STABLE_TORCH_LIBRARY(NS, m) {
+  m.def("arange_end(Tensor d, int e, ScalarType? dtype) -> Tensor");
+  m.def("arange_fend(Tensor d, float e) -> Tensor");
+  m.def("arange_int(Tensor d, int s, int e, int st, ScalarType? dtype) -> Tensor");
+  m.def("arange_float(Tensor d, float s, float e, float st, ScalarType? dtype) -> Tensor");
+  m.def("arange_mixed(Tensor d, int s, float e, int st) -> Tensor");
+  m.def("arange_start(Tensor d, float s, float e) -> Tensor");
+  m.def("range_float(Tensor d, float s, float e, float st, ScalarType? dtype) -> Tensor");
+  m.def("range_int(Tensor d, int s, int e) -> Tensor");
+  m.def("arange_sparse(Tensor d, int e) -> Tensor");
+}
+
+STABLE_TORCH_LIBRARY_IMPL(NS, CPU, m) {
+  m.impl("arange_end", TORCH_BOX(&k_arange_end));
+  m.impl("arange_fend", TORCH_BOX(&k_arange_fend));
+  m.impl("arange_int", TORCH_BOX(&k_arange_int));
+  m.impl("arange_float", TORCH_BOX(&k_arange_float));
+  m.impl("arange_mixed", TORCH_BOX(&k_arange_mixed));
+  m.impl("arange_start", TORCH_BOX(&k_arange_start));
+  m.impl("range_float", TORCH_BOX(&k_range_float));
+  m.impl("range_int", TORCH_BOX(&k_range_int));
+  m.impl("arange_sparse", TORCH_BOX(&k_arange_sparse));
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def ranges(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ranges")
+    files, _ = pipeline.generate(["arange", "range"], None, None, str(root / "gen"), only=True)
+    pipeline.write(str(root / "gen"), files)
+    src = root / "ranges.cpp"
+    src.write_text(RANGE_CALLS.replace("NS", "comp_ranges"))
+    lib = str(root / "ranges.so")
+    build_so(str(src), lib, str(root / "gen"))  # libtorch alone
+    torch.ops.load_library(lib)
+    return torch.ops.comp_ranges, lib
+
+
+def _bit_same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Equal dtype, shape, strides and values, each zero's sign included."""
+    return (a.dtype, a.shape, a.stride(), a.device) == (b.dtype, b.shape, b.stride(), b.device) and torch.equal(
+        a, b) and (not a.is_floating_point() or torch.equal(a.signbit(), b.signbit()))
+
+
+def test_arange_needs_libtorch_alone(ranges) -> None:
+    _, lib = ranges
+    out = subprocess.run(["nm", "-D", "--undefined-only", lib], capture_output=True, text=True, check=True).stdout
+    assert "aoti_torch_aten_arange" not in out and "aoti_torch_aten_range" not in out
+
+
+@pytest.mark.parametrize("default", [torch.float32, torch.float64])
+def test_arange_and_range_are_exact(ranges, default) -> None:
+    ops, _ = ranges
+    d = torch.zeros(1)
+    old = torch.get_default_dtype()
+    torch.set_default_dtype(default)
+    try:
+        assert _bit_same(ops.arange_end(d, 10, None), torch.arange(10))
+        assert _bit_same(ops.arange_fend(d, 10.0), torch.arange(10.0))
+        assert _bit_same(ops.arange_fend(d, 2.5), torch.arange(2.5))
+        assert _bit_same(ops.arange_start(d, -3.0, 4.5), torch.arange(-3.0, 4.5))
+        assert _bit_same(ops.arange_mixed(d, 1, 9.5, 2), torch.arange(1, 9.5, 2))
+        for s, e, st in ((0, 10, 1), (5, -7, -3), (0, 300, 7), (-40000, 40001, 1), (0, 0, 1), (3, 4, 100)):
+            for dtype in (None, torch.int64, torch.int32, torch.int8, torch.uint8, torch.float32, torch.float16,
+                          torch.bfloat16, torch.float64):
+                want = torch.arange(s, e, st, dtype=dtype)
+                bits = {torch.float16: 11, torch.bfloat16: 8, torch.float32: 24}.get(dtype, 53)
+                if want.numel() and want.to(torch.float64).abs().max() >= 2**bits:  # not exact in the dtype
+                    with pytest.raises(RuntimeError, match="not exact in the dtype"):
+                        ops.arange_int(d, s, e, st, dtype)
+                    continue
+                assert _bit_same(ops.arange_int(d, s, e, st, dtype), want), (s, e, st, dtype)
+        for s, e, st in ((0.0, 1.0, 0.25), (-2.0, 2.0, 0.5), (1.5, -700.5, -1.0), (0.0, 0.5, 0.75), (0.5, 5.5, 1.5)):
+            # (int64 from fractions is refused: releases size it in integers or in double)
+            for dtype in (None, torch.float32, torch.float64, torch.float16, torch.int32):
+                if dtype == torch.int32 and abs(st) < 1:  # int64 accumulates a step of 0
+                    with pytest.raises(RuntimeError, match="which disagree here"):
+                        ops.arange_float(d, s, e, st, dtype)
+                    continue
+                want = torch.arange(s, e, st, dtype=dtype)
+                assert _bit_same(ops.arange_float(d, s, e, st, dtype), want), (s, e, st, dtype)
+                if dtype is None or dtype.is_floating_point:  # an int range of fractions: releases size it apart
+                    want = torch.ops.aten.range.step(s, e, st, dtype=dtype)
+                    assert _bit_same(ops.range_float(d, s, e, st, dtype), want), (s, e, st, dtype)
+        assert _bit_same(ops.range_int(d, -2, 5), torch.ops.aten.range.default(-2, 5))
+    finally:
+        torch.set_default_dtype(old)
+
+
+def test_arange_raises_where_aten_raises_and_refuses_what_it_cannot_give_exactly(ranges) -> None:
+    ops, _ = ranges
+    d = torch.zeros(1)
+    for s, e, st in ((0.0, 1.0, 0.0), (0.0, 1.0, -1.0), (0.0, float("nan"), 1.0), (0.0, float("inf"), 1.0)):
+        with pytest.raises(RuntimeError):
+            torch.arange(s, e, st)
+        with pytest.raises(RuntimeError, match="aten raises"):
+            ops.arange_float(d, s, e, st, None)
+    with pytest.raises(RuntimeError):
+        torch.arange(0, 1, 0.25, dtype=torch.bool)
+    with pytest.raises(RuntimeError, match="shimgen: arange.start_step"):
+        ops.arange_float(d, 0.0, 1.0, 0.25, torch.bool)
+    # aten's vectorized kernel rounds a 0.1 range its own way: refused, naming the argument and the remedy
+    with pytest.raises(RuntimeError, match=r"shimgen: arange.start_step: step=0.1.*SHIMGEN_OVERLAY"):
+        ops.arange_float(d, 0.0, 1.0, 0.1, None)
+    with pytest.raises(RuntimeError, match="shimgen: arange.start_step: step="):  # beyond float32's 2^24
+        ops.arange_float(d, 16777216.0 + 8, 16777216.0 - 100, -1.0, torch.float32)
+    with pytest.raises(RuntimeError, match="shimgen: arange.start_step: step=.*in integers or in double"):
+        ops.arange_float(d, 0.5, 5.5, 1.5, torch.int64)
+    with pytest.raises(RuntimeError, match="shimgen: range.step: step="):  # aten's first element is -0.0
+        ops.range_float(d, -0.0, -3.0, -1.0, None)
+    with pytest.raises(RuntimeError, match="shimgen: arange.default: .*strided"):
+        ops.arange_sparse(d, 5)
+
+
+# ---- kernel `number_as_none`: linalg_vector_norm with ord=2 as linalg_norm with ord None ----
+
+NORM_CALLS = r"""
+#include <torch/csrc/stable/library.h>
+#include <torch/csrc/stable/ops.h>
+
+using torch::stable::Tensor;
+namespace ts = torch::stable;
+
+Tensor k_norm(Tensor x) { return ts::linalg_vector_norm(x); }
+Tensor k_norm_int(Tensor x, int64_t ord, int64_t dim, bool keepdim) { return ts::linalg_vector_norm(x, ord, {dim}, keepdim); }
+Tensor k_norm_float(Tensor x, double ord) { return ts::linalg_vector_norm(x, ord, {0, 1}); }
+Tensor k_norm_dtype(Tensor x) { return ts::linalg_vector_norm(x, 2, std::nullopt, false, torch::headeronly::ScalarType::Double); }
+Tensor k_norm_3d(Tensor x) { return ts::linalg_vector_norm(x, 2, {0, 1, 2}); }
+
+STABLE_TORCH_LIBRARY(NS, m) {
+  m.def("norm(Tensor x) -> Tensor");
+  m.def("norm_int(Tensor x, int ord, int dim, bool keepdim) -> Tensor");
+  m.def("norm_float(Tensor x, float ord) -> Tensor");
+  m.def("norm_dtype(Tensor x) -> Tensor");
+  m.def("norm_3d(Tensor x) -> Tensor");
+}
+
+STABLE_TORCH_LIBRARY_IMPL(NS, CompositeImplicitAutograd, m) {
+  m.impl("norm", TORCH_BOX(&k_norm));
+  m.impl("norm_int", TORCH_BOX(&k_norm_int));
+  m.impl("norm_float", TORCH_BOX(&k_norm_float));
+  m.impl("norm_dtype", TORCH_BOX(&k_norm_dtype));
+  m.impl("norm_3d", TORCH_BOX(&k_norm_3d));
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def norms(tmp_path_factory):
+    root = tmp_path_factory.mktemp("norms")
+    files, _ = pipeline.generate(["linalg_vector_norm"], None, None, str(root / "gen"), only=True)
+    pipeline.write(str(root / "gen"), files)
+    src = root / "norms.cpp"
+    src.write_text(NORM_CALLS.replace("NS", "comp_norms"))
+    lib = str(root / "norms.so")
+    build_so(str(src), lib, str(root / "gen"))  # libtorch alone
+    torch.ops.load_library(lib)
+    return torch.ops.comp_norms, lib
+
+
+def test_vector_norm_needs_libtorch_alone(norms) -> None:
+    _, lib = norms
+    out = subprocess.run(["nm", "-D", "--undefined-only", lib], capture_output=True, text=True, check=True).stdout
+    assert "aoti_torch_aten_linalg" not in out
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64])
+def test_vector_norm_ord_2_is_exact_with_its_gradient(norms, dtype) -> None:
+    ops, _ = norms
+    x = _sample((6, 9), torch.float64, 3).nan_to_num(0.0, 4.0, -4.0).to(dtype)
+    x[1] = 0  # a zero row: the 2-norm's gradient there
+    assert _same(ops.norm(x), torch.linalg.vector_norm(x))
+    for dim, keepdim in ((0, False), (1, True), (-1, False)):
+        assert _same(ops.norm_int(x, 2, dim, keepdim), torch.linalg.vector_norm(x, 2, [dim], keepdim))
+    assert _same(ops.norm_float(x, 2.0), torch.linalg.vector_norm(x, 2.0, [0, 1]))
+    if not dtype.is_complex:
+        y = x.to(torch.float32)
+        assert _same(ops.norm_dtype(y), torch.linalg.vector_norm(y, dtype=torch.float64))
+    if dtype in (torch.float64, torch.complex64):
+        grads = []
+        for fn in (lambda t: ops.norm_int(t, 2, 1, False), lambda t: torch.linalg.vector_norm(t, 2, [1])):
+            leaf = x.clone().requires_grad_()
+            (fn(leaf) * torch.arange(6)).sum().backward()
+            grads.append(leaf.grad)
+        assert _same(*grads)
+
+
+def test_vector_norm_refuses_another_ord_and_dim_naming_the_remedy(norms) -> None:
+    ops, _ = norms
+    x = torch.randn(3, 4)
+    with pytest.raises(RuntimeError, match=r"shimgen: linalg_vector_norm.default: ord=1: only ord=2 .*SHIMGEN_OVERLAY"):
+        ops.norm_int(x, 1, 1, False)
+    with pytest.raises(RuntimeError, match="shimgen: linalg_vector_norm.default: ord="):
+        ops.norm_float(x, float("inf"))
+    with pytest.raises(RuntimeError, match="`dim` of 1 or 2 dims only"):
+        ops.norm_3d(torch.randn(2, 3, 4))

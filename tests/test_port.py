@@ -12,8 +12,9 @@ table derived by hand from the stable ABI's rules, not from the tool:
   `subtract.Tensor`, whose C shim libtorch exports from 2.10 (the `equivalent` route: floating tensors, per
   call); add.Scalar/sub.Scalar lower to them (sibling): `yes (equivalent or sibling)` at 2.10 and 2.13;
 * gelu's `str approximate` crosses the dispatcher from 2.10 (libtorch 2.10-2.13 leak the string, accepted by
-  default, SHIMGEN_NO_LEAKY_STR refuses it): `yes (dispatcher)`; arange's Scalar `end` has no Tensor sibling and
-  no libtorch route: overlay at 2.13, hidden at 2.10;
+  default, SHIMGEN_NO_LEAKY_STR refuses it): `yes (dispatcher)`; arange's Scalar `end` has no Tensor sibling, C
+  shim or dispatcher route, but aten's range kernel is the `composition` route's cumsum of [start, step, ...]
+  (kernel arange_factory, from 2.9): `yes (composition)` at 2.10 and 2.13;
 * numel and dim are aten ops only from 2.12;
 * qscheme returns a QScheme, which has no stable representation;
 * where.Scalar (both values numbers) is aten's where.self with the numbers wrapped (the `composition` route: 0-dim
@@ -38,7 +39,6 @@ PORT = os.path.join(HERE, "port")
 D, S, SH = "yes (dispatcher)", "yes (sibling)", "yes (shim)"
 DS = "yes (dispatcher or sibling)"
 ES = "yes (equivalent or sibling)"
-OVL = "overlay (shimgen's C shim)"
 
 # (file, line, call as written) -> (at 2.10, at 2.13)
 EXPECTED = {
@@ -76,7 +76,7 @@ EXPECTED = {
     ("roi_ops.cpp", 26, "dets.select"): (D, D),  # four calls on the line
     ("roi_ops.cpp", 27, "at::zeros_like(order).to"): (D, D),
     ("roi_ops.cpp", 27, "at::zeros_like"): (D, D),
-    ("roi_ops.cpp", 28, "at::arange"): ("from 2.13 (overlay)", OVL),
+    ("roi_ops.cpp", 28, "at::arange"): ("yes (composition)", "yes (composition)"),
     ("roi_ops.cpp", 29, "dets.qscheme"): ("no", "no"),
     ("roi_ops.cpp", 30, "at::index_select"): (D, D),
     ("roi_ops.cpp", 34, "boxes->abs"): (D, D),  # a method through a pointer
@@ -134,11 +134,11 @@ def test_summary_counts(ported):
     _, data, _ = ported
     calls = sum(4 if k[2] == "dets.select" else 1 for k in EXPECTED)
     assert calls == 41
-    # by hand from EXPECTED: at 2.10, 3 calls need a newer release (numel, dim, arange), qscheme has none, the
-    # other 37 work; at 2.13 arange needs the overlay, the other 39 work.
-    assert data["summary"]["2.10"] == {"yes": 37, "overlay": 0, "from": 3, "removed": 0, "varies": 0, "no": 1,
+    # by hand from EXPECTED: at 2.10, 2 calls need a newer release (numel, dim), qscheme has none, the other 38
+    # work (arange through the composition); at 2.13 the other 40 work.
+    assert data["summary"]["2.10"] == {"yes": 38, "overlay": 0, "from": 2, "removed": 0, "varies": 0, "no": 1,
                                        "not-aten": 0}
-    assert data["summary"]["2.13"] == {"yes": 39, "overlay": 1, "from": 0, "removed": 0, "varies": 0, "no": 1,
+    assert data["summary"]["2.13"] == {"yes": 40, "overlay": 0, "from": 0, "removed": 0, "varies": 0, "no": 1,
                                        "not-aten": 0}
 
 
@@ -155,7 +155,7 @@ def test_op_list_for_the_project_table(ported):
 def test_caveats_of_the_routes_used(ported):
     out, _, _ = ported
     caveats = out.split("## Caveats")[1].split("## Ops")[0]
-    for route in ("shim", "dispatcher", "sibling", "overlay", "from"):
+    for route in ("shim", "dispatcher", "sibling", "from"):  # no call needs the overlay since arange's composition
         assert f"- `{route}`: " in caveats, route
     assert "raises a `shimgen:` error" in caveats  # a Scalar the sibling cannot carry exactly
 

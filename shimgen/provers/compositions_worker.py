@@ -244,6 +244,12 @@ def main():
         if s["kernel"] == "out":
             report[op] = prove_out(op, s)
             continue
+        if s["kernel"] in RANGE_KERNELS:  # kernel `arange_factory` / `range_factory` (section at the end)
+            report[op] = prove_range(op, s)
+            continue
+        if s["kernel"] == "number_as_none":  # (section at the end)
+            report[op] = prove_number_as_none(op, s)
+            continue
         f, kernel = aten(op), KERNELS[s["kernel"]]
         tensors = [a for a in s["args"] if s["types"][a] == "Tensor"]
         numbers = [a for a in s["args"] if a not in tensors]
@@ -884,6 +890,297 @@ def prove_out(op, s):
                   torch.randn(3)[1:]):
             if requires_grad_proxy(t) != t.requires_grad and not wrong:
                 wrong = f"the requires_grad proxy differs for {t!r}"
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- kernel `arange_factory` / `range_factory`: aten's range factories as cumsum of [start, step, step, ...], per number ----
+
+RANGE_KERNELS = ("arange_factory", "range_factory")
+RANGE_DTYPES = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, torch.bfloat16,
+                torch.float32, torch.float64]
+# a floating dtype's significand bits and the binary places of its least subnormal
+PRECISION = {torch.float64: (53, 1074), torch.float32: (24, 149), torch.float16: (11, 24), torch.bfloat16: (8, 133)}
+FLOAT32_MAX = 3.4028234663852886e38
+
+
+def to_float32(x):
+    """static_cast<float>(double): rounded to nearest, beyond float's range to an infinity."""
+    return torch.tensor(x, dtype=torch.float64).to(torch.float32).item()
+
+
+def binary_places(x):
+    """scalar.h's binary_places: the least e >= 0 with x * 2^e whole (x finite)."""
+    e = 0
+    while x != math.floor(x):
+        x *= 2
+        e += 1
+    return e
+
+
+def trunc_div(a, b):
+    """C++'s int64 division (toward zero)."""
+    q = abs(a) // abs(b)
+    return q if (a < 0) == (b < 0) else -q
+
+
+def range_size(kernel, numbers, dtype):
+    """scalar.h's range_size: the numbers as aten's accumulate type holds them, aten's checks (an error), and the
+    number of elements, where every release 2.9-2.15 agrees (their checks run in double or in the accumulate
+    type, arange's int64 size in integers or in double): otherwise refused."""
+    start, end, step = numbers
+    d = [float(n) for n in numbers]
+    integral = not dtype.is_floating_point
+    if integral:
+        acc = []
+        for n in numbers:
+            if isinstance(n, float) and not (math.isfinite(n) and -2.0 ** 63 < n < 2.0 ** 63):
+                raise Refused("number")
+            acc.append(int(n))
+    else:
+        if any(isinstance(n, int) and not isinstance(n, bool) and abs(n) > 2 ** 53 for n in numbers):
+            raise Refused("number")
+        if dtype in (torch.float16, torch.bfloat16):  # aten's float accumulate type: beyond its range aten raises
+            if any(math.isfinite(x) and abs(x) > FLOAT32_MAX for x in d):
+                raise Refused("number")
+            acc = [to_float32(x) for x in d]
+        else:
+            acc = d
+
+    def failing(s, e, t):
+        return not (t > 0 or t < 0) or not (math.isfinite(s) and math.isfinite(e)) or \
+            not ((t > 0 and e >= s) or (t < 0 and e <= s))
+    if failing(*d) != failing(*acc):
+        raise Refused("check")
+    if failing(*d):
+        raise RuntimeError("aten's range check")
+    if math.isinf(d[2]):  # 2.15 raises (step must be finite), earlier releases give an empty or NaN range
+        raise Refused("step")
+    if kernel == "range_factory":
+        if integral:
+            diff = acc[1] - acc[0]
+            if not -2 ** 63 <= diff < 2 ** 63 or not trunc_div(diff, acc[2]) + 1 < 2 ** 63:
+                raise Refused("overflow")
+            size_a = float(trunc_div(diff, acc[2]) + 1)
+        elif dtype in (torch.float16, torch.bfloat16):
+            size_a = to_float32(to_float32(to_float32(acc[1] - acc[0]) / acc[2]) + 1)
+        else:
+            size_a = (acc[1] - acc[0]) / acc[2] + 1
+        size_d = (d[1] - d[0]) / d[2] + 1
+        if not (math.isfinite(size_a) and math.isfinite(size_d) and size_a < 2.0 ** 63 and size_d < 2.0 ** 63):
+            raise Refused("size")
+        if int(size_a) != int(size_d):
+            raise Refused("size")
+        return int(size_a), acc
+    size_d = math.ceil((d[1] - d[0]) / d[2]) if math.isfinite((d[1] - d[0]) / d[2]) else (d[1] - d[0]) / d[2]
+    if dtype == torch.int64:
+        sgn = (acc[2] > 0) - (acc[2] < 0)
+        partial = [acc[1] - acc[0], acc[1] - acc[0] + acc[2], acc[1] - acc[0] + acc[2] - sgn]
+        if any(not -2 ** 63 <= x < 2 ** 63 for x in partial) or (partial[2] == -2 ** 63 and acc[2] == -1):
+            raise Refused("overflow")
+        size_i = float(trunc_div(partial[2], acc[2]))
+        if not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers) and size_i != size_d:
+            raise Refused("size")
+        size_d = size_i
+    if not (size_d >= 0 and size_d <= 2.0 ** 63):
+        raise RuntimeError("invalid size, possible overflow?")
+    if size_d >= 2.0 ** 63:
+        raise Refused("size")
+    return int(size_d), acc
+
+
+def range_select(kernel, start, end, step, dtype=None, layout=None, device=None, pin_memory=None):
+    """scalar.h's range_select: [start, step, step, ...] in int64 (an integral dtype: the numbers truncated, as
+    aten's int64 accumulate type holds them) or float64, aten::cumsum, then aten::_to_copy to the dtype; where
+    every element is exact in the dtype and in aten's arithmetic (a floating dtype), or no int64 overflows;
+    otherwise refused."""
+    numbers = (start, end, step)
+    if any(isinstance(n, complex) or (isinstance(n, int) and not isinstance(n, bool) and not -2 ** 63 <= n < 2 ** 63)
+           for n in numbers):
+        raise Refused("number")
+    if layout not in (None, torch.strided) or pin_memory:
+        raise Refused("options")
+    if dtype is None:
+        dtype = (torch.int64 if kernel == "arange_factory" and all(isinstance(n, int) for n in numbers)
+                 else torch.get_default_dtype())
+    if dtype not in RANGE_DTYPES:
+        raise Refused("dtype")
+    size, acc = range_size(kernel, numbers, dtype)
+    device = torch.device(device) if device is not None else torch.device("cpu")
+    if size == 0:
+        return torch.empty_strided((0,), (1,), dtype=dtype, device=device)
+    first, step_ = acc[0], acc[2]
+    if not dtype.is_floating_point:
+        if abs(first) >= 2 ** 62 or (size > 1 and abs(step_) > (2 ** 62 - abs(first)) // (size - 1)):
+            raise Refused("overflow")
+        work = torch.empty_strided((size,), (1,), dtype=torch.int64, device=device)
+    else:
+        if not math.isfinite(step_) or (first == 0 and math.copysign(1, first) < 0 and step_ < 0):
+            raise Refused("number")
+        bits, places = PRECISION[dtype]
+        e = max(binary_places(first), binary_places(step_) if size > 1 else 0)
+        if e > places:
+            raise Refused("exact")
+        s_, t_, n = math.ldexp(first, e), math.ldexp(step_, e), size - 1
+        if abs(s_) >= 2.0 ** bits:
+            raise Refused("exact")
+        if n and (abs(t_) >= 2.0 ** bits or n >= 2 ** bits or n * abs(t_) >= 2.0 ** bits
+                  or abs(s_ + n * t_) >= 2.0 ** bits):
+            raise Refused("exact")
+        work = torch.empty_strided((size,), (1,), dtype=torch.float64, device=device)
+    aten("fill_.Tensor")(work, torch.tensor(step_, dtype=work.dtype))
+    aten("fill_.Tensor")(aten("narrow")(work, 0, 0, 1), torch.tensor(first, dtype=work.dtype))
+    return aten("_to_copy")(aten("cumsum")(work, 0), dtype=dtype)
+
+
+def range_same(want, got):
+    """Outcomes equal, and for results also the device and each zero's sign."""
+    if want[0] != "ok" or got[0] != "ok":
+        return same(want, got)
+    x, y = want[1], got[1]
+    if (x.device, x.dtype, x.shape, x.stride(), x.requires_grad) != (y.device, y.dtype, y.shape, y.stride(),
+                                                                      y.requires_grad):
+        return False
+    if x.device.type == "meta":
+        return True
+    return same(want, got) and (not x.is_floating_point() or torch.equal(x.signbit(), y.signbit()))
+
+
+def range_samples(s):
+    """(label, values): triples of numbers (ints, doubles, bools, specials, beyond 2^53, negative zero), every
+    dtype, the options; a call whose size lies between 2e5 and int64's limit is left out (it would allocate)."""
+    ints = [0, 1, 3, 10, -5, 7, 40000, 2 ** 40, 2 ** 53 + 1, 2 ** 62, -2 ** 63]
+    doubles = [0.0, -0.0, 0.25, 0.5, 1.0, 2.5, 0.1, -1.5, 1e-3, 16777217.0, 1e300, float("inf"), float("nan"), 3.0,
+               2.0 ** -30, 65504.0, -7.75]
+    steps = [1, 2, -1, 3, 0, 0.25, -0.5, 0.1, 1e-10, float("inf"), float("nan"), 7, -3, True, 2.0 ** -20, 0.0]
+    starts = ints[:6] + doubles + [True, False]
+    ends = ints + doubles + [True]
+    dtypes = [None, torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+              torch.int8, torch.uint8, torch.bool, torch.complex64]
+    names = [a for a in s["args"] if s["types"][a] == "Scalar"]
+    out = []
+    i = 0
+    for a in starts if "start" in names else [0]:
+        for b in ends:
+            for c in steps if "step" in names else [1]:
+                i += 1
+                dtype = dtypes[i % len(dtypes)]
+                try:
+                    approx = abs((float(b) - float(a)) / float(c))
+                except ZeroDivisionError:
+                    approx = 0.0
+                if approx == approx and 2e5 < approx < 1e19:
+                    continue
+                v = {"start": a, "end": b, "step": c, "dtype": dtype}
+                out.append((f"{v}", {k: x for k, x in v.items() if k in names or k == "dtype"}))
+    for label, v in list(out[::13]):  # every dtype on a few
+        for dtype in dtypes:
+            out.append((f"{label} {dtype}", dict(v, dtype=dtype)))
+    for opts in ({"device": "meta"}, {"device": "cpu"}, {"layout": torch.strided}, {"layout": torch.sparse_coo},
+                 {"pin_memory": False}, {"pin_memory": True}):
+        for v in ({"start": 0, "end": 10, "step": 1}, {"start": 0.0, "end": 1.0, "step": 0.25},
+                  {"start": 3, "end": 3, "step": 1}):
+            out.append((f"{v} {opts}", dict({k: x for k, x in v.items() if k in names}, **opts)))
+    if "start" in names:  # at each floating dtype's precision limit, where aten's vectorized body rounds its base
+        for first, dtype in ((2 ** 24 - 40, torch.float32), (2 ** 11 - 40, torch.float16), (2 ** 8 - 40, torch.bfloat16),
+                             (2 ** 53 - 40, torch.float64), (2.0 ** 24 - 40, torch.float32), (-(2 ** 24) - 3, None),
+                             (0.1, torch.float32), (1 / 3, torch.float64), (0.5 ** 140, torch.float32)):
+            for step in (1, 0.5, 3, 0.1):
+                if "step" in names or step == 1:
+                    out.append((f"limit {first} {step} {dtype}", dict(
+                        {"start": first, "end": first + 100 * step, "dtype": dtype},
+                        **({"step": step} if "step" in names else {}))))
+                    if "step" in names and isinstance(first, int) and first > 0:  # down from just beyond the limit
+                        out.append((f"limit {first + 49} {-step} {dtype}", dict(
+                            {"start": first + 49, "end": first - 100 * step, "step": -step, "dtype": dtype})))
+    for n in (40000, 70001):  # beyond aten's grain size and vector width: parallel chunks, the scalar tail
+        for dtype in (None, torch.float32, torch.float16, torch.int8):
+            out.append((f"{n} {dtype}", dict({"end": n, "dtype": dtype}, **({"start": -3} if "start" in names else {}))))
+    return out
+
+
+def prove_range(op, s):
+    """aten's op against range_select on every sample, under both default dtypes."""
+    f = aten(op)
+    compared = both_ok = refused = 0
+    wrong = ""
+    for default in (torch.float32, torch.float64):
+        old = torch.get_default_dtype()
+        torch.set_default_dtype(default)
+        try:
+            for label, v in range_samples(s):
+                got = outcome(lambda: range_select(s["kernel"], v.get("start", 0), v["end"], v.get("step", 1),
+                                                   v.get("dtype"), v.get("layout"), v.get("device"),
+                                                   v.get("pin_memory")))
+                compared += 1
+                if got[0] == "refused":  # aten is not called: an int64 overflow in its size can raise SIGFPE
+                    refused += 1
+                    continue
+                want = run(lambda: f(**v))
+                both_ok += want[0] == got[0] == "ok"
+                if not range_same(want, got) and not wrong:
+                    wrong = f"default {default} {label}: {want[0]} " \
+                            f"{want[1] if want[0] == 'error' else (want[1].dtype, want[1][:8])} vs {got[0]} " \
+                            f"{got[1] if got[0] == 'error' else (got[1].dtype, got[1][:8])}"
+        finally:
+            torch.set_default_dtype(old)
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- kernel `number_as_none`: the op as `via` with its number as via's `Scalar?` None, for one value ----
+
+def number_as_none(s, v):
+    """The generated wrapper (composition.py _none_body): the rule's one value (int or double) or refused; an
+    optional int list of the lengths `lengths` allows, or refused; then `via` with None for the number."""
+    r = s["rule"]
+    n = v[r["argument"]]
+    if not ((type(n) is int and n == int(r["value"])) or (type(n) is float and n == float(r["value"]))):
+        raise Refused("number")
+    for name, lengths in r.get("lengths", {}).items():
+        if v.get(name) is not None and len(v[name]) not in lengths:
+            raise Refused("length")
+    return aten(r["via"])(**{va: v[fa] for va, fa in r["args"].items()}, **{r["none"]: None})
+
+
+def prove_number_as_none(op, s):
+    """aten's op against number_as_none: dtypes (floating, complex, integral, bool), shapes (2-D, 0-dim, empty,
+    3-D), dims (None, one, two, none, three, out of range), keepdim, dtype=, numbers (the value as int and double,
+    others); float64 and complex128 gradients (zeros, inf and nan among the values)."""
+    f = aten(op)
+    r = s["rule"]
+    compared = both_ok = refused = 0
+    wrong = ""
+    numbers = [2, 2.0, 1, 0, float("inf"), -float("inf"), 3, -2, 0.5, True, 2 + 0j]
+    for d in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64, torch.int64, torch.bool):
+        for k, shape in enumerate([(5, 7), (), (0,), (3, 4, 5), (0, 3), (40, 3)]):
+            for dim in (None, [1], [-1], [0, 1], [], [0, 1, 2], [3], [0]):
+                for keepdim in (False, True):
+                    for dtype in (None, torch.float64, torch.complex128):
+                        for n in numbers:
+                            v = {"self": sample(shape, d, k), r["argument"]: n, "dim": dim, "keepdim": keepdim,
+                                 "dtype": dtype}
+                            got = outcome(lambda: number_as_none(s, v))
+                            compared += 1
+                            if got[0] == "refused":
+                                refused += 1
+                                continue
+                            want = run(lambda: f(**v))
+                            both_ok += want[0] == got[0] == "ok"
+                            if not same(want, got) and not wrong:
+                                wrong = f"{d} {shape} {dim} {keepdim} {dtype} {n!r}: {want[0]} " \
+                                        f"{want[1] if want[0] == 'error' else want[1].dtype} vs {got[0]} " \
+                                        f"{got[1] if got[0] == 'error' else got[1].dtype}"
+                            if d in (torch.float64, torch.complex64) and dtype is None and want[0] == got[0] == "ok":
+                                grads = []
+                                for fn in (lambda x: f(**dict(v, self=x)), lambda x: number_as_none(s, dict(v, self=x))):
+                                    x = v["self"].to(torch.complex128 if d.is_complex else d).clone()
+                                    if k == 0:
+                                        x[0] = 0  # a zero row: the norm's gradient there
+                                    x.requires_grad_()
+                                    res = fn(x)
+                                    (res * torch.arange(res.numel(), dtype=res.dtype).view(res.shape)).sum().backward()
+                                    grads.append(x.grad)
+                                if not same(("ok", grads[0]), ("ok", grads[1])) and not wrong:
+                                    wrong = f"gradient {d} {shape} {dim} {keepdim} {n!r}"
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
 
 

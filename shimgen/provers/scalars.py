@@ -289,6 +289,7 @@ def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
                  "promote": r.get("promote", []), "fixed": r.get("fixed", {}), "check": r.get("check"),
                  "same_dtype": bool(r.get("same_dtype")),
                  "saves_self": bool(r.get("saves_self")),
+                 "rule": {k: v for k, v in r.items() if k != "proven"},  # a kernel's own keys (number_as_none)
                  "out": "".join(a.name for a in FunctionSchema.parse(texts[op]).arguments.out[:1]),
                  "args": [a.name for a in FunctionSchema.parse(texts[op]).arguments.flat_all],
                  "types": {a.name: str(a.type).replace("?", "") for a in

@@ -33,7 +33,17 @@ and assign_out): in grad mode no argument, out included, may require grad; the r
 (`same_dtype: true`: must be out's, as aten's unary ops check); out overlapping an input other than as the very
 same view, or resized while it overlaps one, or writing an element twice, is refused; a resized out gets the
 result's strides (aten's structured kernels restride it: a channels_last input gives a channels_last out), and
-aten's warning on resizing a non-empty out."""
+aten's warning on resizing a non-empty out.
+
+Kernels `arange_factory` and `range_factory` (arange.default/.start/.start_step, range.default/.step): aten's range factories as
+aten::cumsum of [start, step, step, ...] in int64 or float64 and aten::_to_copy to the dtype (scalar.h range_select),
+decided per number: aten's dtype rule, checks and size mirrored where releases agree, a floating range served only
+where every element is exact in the dtype and in aten's arithmetic; otherwise a `shimgen:` refusal.
+
+Kernel `number_as_none` (linalg_vector_norm.default -> via linalg_norm.default): for the one value `value` of its
+number `argument`, the op is `via` with that number as via's `Scalar?` None (`none`), which the dispatcher carries
+(linalg_norm with ord None computes linalg_vector_norm with ord 2); another value, or a list argument of a length
+`via` refuses (`lengths`), raises a `shimgen:` error naming the remedy."""
 
 from __future__ import annotations
 
@@ -54,6 +64,8 @@ WRAPPED = "wrapped_numbers"  # an op aten computes as its Tensor overload `via` 
 AS_DOUBLE = "as_double"  # an op equal to `via` with its number as via's `float?` (scalar.h exact_double)
 ITEMS = "item_numbers"  # an op whose Tensor overload `via` takes each number back with .item(): a 0-dim tensor of it
 OUT = "out"  # the kernel of an out= op: its functional overload, then aten's out= rules (scalar.h assign_out)
+RANGES = ("arange_factory", "range_factory")  # aten's range factories as cumsum of [start, step, ...] (scalar.h range_select)
+NONE = "number_as_none"  # for one value of its number, the op is `via` with that number as via's `Scalar?` None
 
 
 class Composition(Route):
@@ -71,6 +83,10 @@ class Composition(Route):
             return self._wrapped_at(q, rule)
         if rule is not None and rule["kernel"] == OUT:
             return self._out_at(q, rule)
+        if rule is not None and rule["kernel"] in RANGES:
+            return self._range_at(q)
+        if rule is not None and rule["kernel"] == NONE:
+            return self._none_at(q, rule)
         if rule is None or any(str(p.arg.type) not in CARRIED or p.is_out for p in q.params):
             return None
         if rule["kernel"] == INPLACE:
@@ -135,8 +151,45 @@ class Composition(Route):
             return None
         return Variant(self, len(q.params), q.level, lowering=(rule["via"],))
 
+    def _range_at(self, q: Query) -> Variant | None:
+        """The numbers, and each option (dtype, layout, device, pin_memory) whose C++ type the release's stable
+        headers carry at q.level (the table's `since`: a Device from 2.10); an option left out gets its default."""
+        kept = 0
+        for p in q.params:
+            if p.is_out or not (str(p.arg.type) == "Scalar" or (p.row.since is not None and p.row.since <= q.level)):
+                break
+            kept += 1
+        if any(p.default is None for p in q.params[kept:]):
+            return None
+        return Variant(self, kept, q.level)
+
+    def _none_at(self, q: Query, rule: dict) -> Variant | None:
+        """Every parameter, where `via`'s wrapper takes all of its own with libtorch alone at q.level: the op's
+        arguments bound to them (`args`) and the number (`argument`), which `via` gets as None (`none`)."""
+        target = target_wrapper(rule["via"], q.plan)
+        tv = active(target, q.level) if target is not None else None
+        if tv is None or tv.route.overlay or tv.kept < len(target.params):  # type: ignore[union-attr]
+            return None
+        if set(rule["args"].values()) | {rule["argument"]} != {p.name for p in q.params}:
+            return None
+        if set(rule["args"]) | {rule["none"]} != {p.name for p in target.params}:  # type: ignore[union-attr]
+            return None
+        return Variant(self, len(q.params), q.level, lowering=(rule["via"],))
+
     def describe(self, w: Wrapper, v: Variant) -> list[str]:
         rule = scalars.load().kernel_compositions[w.op.name]
+        if rule["kernel"] == NONE:
+            return [f"Route: {rule['argument']} = {rule['value']} as aten::{rule['via']} with {rule['none']} None, "
+                    f"which computes aten::{w.op.name} with {rule['value']} (proven equal, gradients included, on "
+                    f"torch {', '.join(map(str, rule['proven']))}).",
+                    f"Another {rule['argument']} raises an error: no libtorch route carries it."]
+        if rule["kernel"] in RANGES:
+            return [f"Route: aten's {w.op.name.split('.')[0]} kernel as aten::cumsum of [start, step, step, ...] in int64 or "
+                    "float64, then aten::_to_copy to the dtype (shimgen::detail::range_select; aten's dtype rule, "
+                    f"checks and size mirrored; proven equal on torch {', '.join(map(str, rule['proven']))}).",
+                    "A floating range is served where every element is exact in the dtype (integers, power-of-two "
+                    "steps such as 0.25): aten's vectorized kernel rounds others its own way, so 0.1 steps raise an "
+                    "error, as do a layout other than strided and pin_memory=true."]
         if rule["kernel"] == AS_DOUBLE:
             return [f"Route: aten::{rule['via']}, which computes aten::{w.op.name} with its `float?` as the number "
                     f"(proven equal, gradients included, on torch {', '.join(map(str, rule['proven']))}).",
@@ -179,6 +232,10 @@ class Composition(Route):
 
     def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
         rule = scalars.load().kernel_compositions[w.op.name]
+        if rule["kernel"] in RANGES:
+            return _range_body(w, v, rule)
+        if rule["kernel"] == NONE:
+            return _none_body(w, v, plan, rule)
         if rule["kernel"] == FOREACH:
             return _foreach_body(w, v, plan, rule)
         if rule["kernel"] in (WRAPPED, ITEMS, AS_DOUBLE):
@@ -267,6 +324,49 @@ def _wrapped_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
             rule["args"][p.name] + ("_t" if rule["args"][p.name] in numbers else "") for p in target.params[: last + 1]]
     # qualified: a parameter may share the wrapper's name (constant_pad_nd's `pad`)
     lines.append(f"return torch::stable::{target.name}({', '.join(args)});")
+    return "\n".join(lines)
+
+
+def _range_body(w: Wrapper, v: Variant, rule: dict) -> str:
+    """scalar.h's range_select with the overload's numbers (arange's start 0 and step 1, as aten's overloads pass
+    them) and the options the wrapper takes, found by type (defaults for the others: CPU, strided, unpinned)."""
+    kept = {p.name for p in w.kept(v)}
+    option = {str(p.arg.type): p.name for p in w.kept(v) if str(p.arg.type) != "Scalar"}
+    dtype, layout, device, pinned = (option.get(t) for t in ("ScalarType?", "Layout?", "Device?", "bool?"))
+    lines = ["int32_t device_type = aoti_torch_device_type_cpu();", "int32_t device_index = -1;"]
+    if device:
+        lines += [f"if ({device}.has_value()) {{",
+                  f"device_type = torch::stable::detail::to<int32_t>(torch::stable::detail::from({device}->type()));",
+                  f"device_index = {device}->index();", "}"]
+    args = [f'"{w.op.name}"', "true" if rule["kernel"] == RANGES[1] else "false",  # range includes its end
+            "start" if "start" in kept else "shimgen::Scalar(int64_t(0))", "end",
+            "step" if "step" in kept else "shimgen::Scalar(int64_t(1))", dtype or "std::nullopt",
+            f"!{layout}.has_value() || *{layout} == torch::headeronly::Layout::Strided" if layout else "true",
+            f"{pinned}.value_or(false)" if pinned else "false", "device_type", "device_index"]
+    lines.append(f"return shimgen::detail::range_select({', '.join(args)});")
+    return "\n".join(lines)
+
+
+def _none_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
+    """The number checked to be the rule's value (an integer or a double equal to it) and each `lengths` list
+    argument of an allowed length (where `via` raises otherwise), then `via`'s wrapper with None for the number."""
+    target = target_wrapper(rule["via"], plan)
+    assert target is not None
+    a, value, op = rule["argument"], rule["value"], w.op.name
+    why = (f"only {a}={value} has a libtorch route (aten::{rule['via']} with {rule['none']} None, which computes "
+           "it): define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch release)")
+    lines = [f"if (!(({a}.is_integral() && {a}.to_int64() == {int(value)}) || ({a}.is_floating_point() && "
+             f"{a}.to_double() == {float(value)!r}))) {{",
+             f'shimgen::detail::refuse("{op}", "{a}", {a}, "{why}");', "}"]
+    for name, lengths in sorted(rule.get("lengths", {}).items()):
+        allowed = " || ".join(f"{name}->size() == {n}" for n in lengths)
+        lines += [f"if ({name}.has_value() && !({allowed})) {{",
+                  f'shimgen::detail::fail("{op}", "with {a}={value}, `{name}` of {" or ".join(map(str, lengths))} '
+                  f'dims only (aten::{rule["via"]} refuses others): define SHIMGEN_OVERLAY and link '
+                  'libshimgen_overlay (rebuilt for each torch release)");', "}"]
+    args = ", ".join("std::optional<shimgen::Scalar>()" if p.name == rule["none"] else rule["args"][p.name]
+                     for p in target.params)
+    lines.append(f"return torch::stable::{target.name}({args});")
     return "\n".join(lines)
 
 
