@@ -126,7 +126,7 @@ def main() -> int:
             "package's are" if pyc else "no .pyc files exist, so every run compiles shimgen's modules from source, "
             "as an installed package never does"))
     print("note: wall time includes making the output durable (shimgen.output: one syncfs, else an fsync of each "
-          "file) and this machine's load; CPU time is the process's own (with its forked Python emitter)")
+          "file) and this machine's load; CPU time is the process's own")
     print("load average at start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     with tempfile.TemporaryDirectory() as tmp:
         whole, small = os.path.join(tmp, "whole"), os.path.join(tmp, "small")
