@@ -33,7 +33,14 @@ and assign_out): in grad mode no argument, out included, may require grad; the r
 (`same_dtype: true`: must be out's, as aten's unary ops check); out overlapping an input other than as the very
 same view, or resized while it overlaps one, or writing an element twice, is refused; a resized out gets the
 result's strides (aten's structured kernels restride it: a channels_last input gives a channels_last out), and
-aten's warning on resizing a non-empty out."""
+aten's warning on resizing a non-empty out.
+
+Kernels `softshrink`, `shrink_backward` (hardshrink_backward, softshrink_backward) and `hardtanh_backward` are
+elementwise kernels of the same kind (scalar.h softshrink_select, shrink_backward_select, hardtanh_backward_select).
+softshrink subtracts: its row names `via` (sub.Tensor), whose wrapper the kernel calls, so it routes where that
+wrapper has a libtorch route. The backward kernels refuse a NaN self (aten's answer there depends on the element's
+position in its vectorized loop). A wrapped_numbers row's `refuse_kinds` (isin.Tensor_Scalar: bool, complex) are
+the kinds of number aten raises for before wrapping them."""
 
 from __future__ import annotations
 
@@ -54,6 +61,7 @@ WRAPPED = "wrapped_numbers"  # an op aten computes as its Tensor overload `via` 
 AS_DOUBLE = "as_double"  # an op equal to `via` with its number as via's `float?` (scalar.h exact_double)
 ITEMS = "item_numbers"  # an op whose Tensor overload `via` takes each number back with .item(): a 0-dim tensor of it
 OUT = "out"  # the kernel of an out= op: its functional overload, then aten's out= rules (scalar.h assign_out)
+SUBTRACTING = {"softshrink"}  # kernels that subtract: `via` is sub.Tensor, whose wrapper scalar.h's _select calls
 
 
 class Composition(Route):
@@ -73,6 +81,14 @@ class Composition(Route):
             return self._out_at(q, rule)
         if rule is None or any(str(p.arg.type) not in CARRIED or p.is_out for p in q.params):
             return None
+        if rule["kernel"] in SUBTRACTING:  # and where sub.Tensor's wrapper subtracts with libtorch alone
+            target = target_wrapper(rule["via"], q.plan)
+            tv = active(target, q.level) if target is not None else None
+            if tv is None or tv.route.overlay or tv.kept < 2:
+                return None
+            if {b for b in rule["args"] if isinstance(b, str)} != {p.name for p in q.params}:
+                return None
+            return Variant(self, len(q.params), q.level, lowering=(rule["via"],))
         if rule["kernel"] == INPLACE:
             # the functional overload's wrapper, with every parameter and libtorch alone at this release
             target = target_wrapper(rule["via"], q.plan)
@@ -149,7 +165,9 @@ class Composition(Route):
             return [f"Route: aten::{rule['via']} with the numbers as 0-dim tensors of the dtype aten gives them as "
                     f"wrapped numbers, as aten computes aten::{w.op.name} (proven equal on torch "
                     f"{', '.join(map(str, rule['proven']))}).",
-                    "A number out of the range of that dtype raises an error (shimgen::Scalar)."]
+                    "A number out of the range of that dtype raises an error (shimgen::Scalar)."] + (
+                        [f"A {' or '.join(rule['refuse_kinds'])} number raises an error, as in aten, which checks "
+                         "the number's own type before wrapping it."] if rule.get("refuse_kinds") else [])
         if rule["kernel"] == OUT:
             return [f"Route: aten::{rule['via']}, then aten's out= rules (shimgen::detail::check_out_autograd and "
                     "assign_out: in grad mode no argument may require grad; the result dtype must cast to out's; a "
@@ -171,6 +189,12 @@ class Composition(Route):
                     f"{', '.join(map(str, rule['proven']))}).",
                     "Where self shares memory with an input other than as the very same view, it raises an error "
                     "(aten computes such a call element by element in place)."]
+        if rule["kernel"] in SUBTRACTING:
+            return [f"Route: aten's {rule['kernel']} kernel as the dispatching aten calls that compute it, its "
+                    f"subtractions by aten::{rule['via']} (shimgen::detail::{rule['kernel']}_select; proven equal, "
+                    f"gradients included, on torch {', '.join(map(str, rule['proven']))}).",
+                    "A number out of the range of the dtype aten computes it in raises an error (shimgen::Scalar)."] + (
+                        [rule["caveat"]] if "caveat" in rule else [])
         return [f"Route: aten's {rule['kernel']} kernel as the dispatching aten calls that compute it "
                 f"(shimgen::detail::{rule['kernel']}_select; proven equal, gradients included, on torch "
                 f"{', '.join(map(str, rule['proven']))}).",
@@ -197,6 +221,12 @@ class Composition(Route):
             return _out_body(w, v, plan, rule)
         # the kernel's parameters in order (scalar.h): argument names, numbers, C++ bool literals
         args = [("true" if a else "false") if isinstance(a, bool) else str(a) for a in rule["args"]]
+        if rule["kernel"] in SUBTRACTING:  # `via`'s wrapper (sub.Tensor) does the kernel's subtractions
+            target = target_wrapper(rule["via"], plan)
+            assert target is not None
+            sub = ("[](const torch::stable::Tensor& a, const torch::stable::Tensor& b) {\n"
+                   f"return torch::stable::{target.name}(a, b);\n}}")
+            args.append(sub)
         return f'return shimgen::detail::{rule["kernel"]}_select("{w.op.name}", {", ".join(args)});'
 
 
@@ -255,6 +285,7 @@ def _wrapped_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         tensors = ", ".join(f"&{t}" for t in rule["promote"])
         lines = [f'const auto dtype = shimgen::detail::wrapped_numbers_dtype("{w.op.name}", {{{tensors}}}, '
                  f'{{{", ".join("&" + n for n in numbers)}}});']
+        lines = _refused_kinds(w, rule, numbers) + lines
         lines += [f"const torch::stable::Tensor {n}_t = shimgen::detail::wrapped_number_tensor("
                   f'"{w.op.name}", "{n}", {n}, dtype, {device});' for n in numbers]
     names = {p.name for p in kept}
@@ -265,6 +296,23 @@ def _wrapped_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
     # qualified: a parameter may share the wrapper's name (constant_pad_nd's `pad`)
     lines.append(f"return torch::stable::{target.name}({', '.join(args)});")
     return "\n".join(lines)
+
+
+# ---- `refuse_kinds` of a wrapped_numbers row: numbers aten raises for before wrapping them ----
+
+KIND_TESTS = {"bool": "is_boolean()", "complex": "is_complex()"}  # row word -> shimgen::Scalar's test
+
+
+def _refused_kinds(w: Wrapper, rule: dict, numbers: list[str]) -> list[str]:
+    """The row's `refuse_kinds`: aten checks the number's own type before wrapping it (isin.Tensor_Scalar raises
+    for a bool or complex test element), which the wrapped tensor of the common dtype would pass."""
+    kinds = rule.get("refuse_kinds", [])
+    if not kinds:
+        return []
+    why = f"aten raises for a {' or '.join(kinds)} number"
+    test = " || ".join(f"{{n}}.{KIND_TESTS[k]}" for k in kinds)
+    return [f"if ({test.format(n=n)}) {{\nshimgen::detail::refuse(\"{w.op.name}\", \"{n}\", {n}, \"{why}\");\n}}"
+            for n in numbers]
 
 
 ROUTE_CLASS = Composition
