@@ -627,6 +627,13 @@ Tensor k_hs_out(Tensor x, double l, Tensor out) {
   ts::hardshrink_out(out, x, l);
   return out;
 }
+Tensor k_isin(Tensor e, double n, bool invert) { return ts::isin(e, shimgen::Scalar(n), false, invert); }
+Tensor k_isin_int(Tensor e, int64_t n) { return ts::isin(e, shimgen::Scalar(n)); }
+Tensor k_isin_bool(Tensor e, bool n) { return ts::isin(e, shimgen::Scalar(n)); }
+Tensor k_isin_out(Tensor e, double n, Tensor out) {
+  ts::isin_out(out, e, shimgen::Scalar(n));
+  return out;
+}
 
 STABLE_TORCH_LIBRARY(NS, m) {
   m.def("ss(Tensor x, float l) -> Tensor");
@@ -639,6 +646,10 @@ STABLE_TORCH_LIBRARY(NS, m) {
   m.def("ht_(Tensor(a!) x, float lo, float hi) -> Tensor(a!)");
   m.def("ht_out(Tensor x, float lo, float hi, Tensor(a!) out) -> Tensor(a!)");
   m.def("hs_out(Tensor x, float l, Tensor(a!) out) -> Tensor(a!)");
+  m.def("isin(Tensor e, float n, bool invert) -> Tensor");
+  m.def("isin_int(Tensor e, int n) -> Tensor");
+  m.def("isin_bool(Tensor e, bool n) -> Tensor");
+  m.def("isin_out(Tensor e, float n, Tensor(a!) out) -> Tensor(a!)");
 }
 
 STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
@@ -652,6 +663,10 @@ STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
   m.impl("ht_", TORCH_BOX(&k_ht_));
   m.impl("ht_out", TORCH_BOX(&k_ht_out));
   m.impl("hs_out", TORCH_BOX(&k_hs_out));
+  m.impl("isin", TORCH_BOX(&k_isin));
+  m.impl("isin_int", TORCH_BOX(&k_isin_int));
+  m.impl("isin_bool", TORCH_BOX(&k_isin_bool));
+  m.impl("isin_out", TORCH_BOX(&k_isin_out));
 }
 """
 
@@ -660,7 +675,8 @@ STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
 def shrink_gen(tmp_path_factory) -> str:
     out = str(tmp_path_factory.mktemp("shrink") / "gen")
     files, _ = pipeline.generate(["softshrink", "softshrink_backward", "hardshrink_backward", "hardtanh_backward",
-                                     "hardtanh", "hardtanh_", "hardshrink", "sub"], None, None, out, only=True)
+                                     "hardtanh", "hardtanh_", "hardshrink", "sub", "isin"], None, None, out,
+                                    only=True)
     pipeline.write(out, files)
     return out
 
@@ -808,3 +824,37 @@ def test_shrink_extension_needs_libtorch_alone(shrink_gen, shrink_ext) -> None:
                          check=True).stdout
     for name in ("softshrink", "shrink_backward", "hardtanh", "hardshrink", "aoti_torch_aten_sub_Tensor"):
         assert name not in out, name
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.int64, torch.int32,
+                                   torch.uint8, torch.int8])
+def test_isin_number_is_atens(shrink_ext, dtype) -> None:
+    """aten computes isin(elements, number) as eq/ne with the number wrapped: the composition is isin.Tensor_Tensor
+    with the number as a 0-dim tensor of that wrapped dtype (an int64 tensor and 2.5 compare in float32; 16777217
+    rounds there)."""
+    e = torch.tensor([0, 1, 3, 16777216, 16777217, -2]).to(dtype) if dtype != torch.uint8 else torch.arange(6,
+                                                                                                          dtype=dtype)
+    for n in (1.0, 2.5, -2.0) + ((16777217.0,) if dtype != torch.float16 else ()):  # no half holds it: refused
+        for invert in (False, True):
+            assert _same(torch.ops.shrink_cpu.isin(e, n, invert), torch.isin(e, n, invert=invert)), (dtype, n, invert)
+    assert _same(torch.ops.shrink_cpu.isin_int(e, 3), torch.isin(e, 3))
+    mine, want = torch.empty(0, dtype=torch.bool), torch.empty(0, dtype=torch.bool)
+    torch.ops.shrink_cpu.isin_out(e, 3.0, mine)
+    torch.isin(e, 3.0, out=want)
+    assert _same(mine, want)
+
+
+def test_isin_number_refuses_what_aten_refuses(shrink_ext) -> None:
+    e = torch.tensor([0, 1, 2])
+    with pytest.raises(RuntimeError):  # aten: Unsupported input type encountered for isin(): Bool
+        torch.isin(e, True)
+    with pytest.raises(RuntimeError, match=r"shimgen: isin.Tensor_Scalar: test_element=.*bool or complex"):
+        torch.ops.shrink_cpu.isin_bool(e, True)
+    with pytest.raises(RuntimeError, match=r"shimgen: isin.Tensor_Scalar: test_element=nan: out of the range"):
+        torch.ops.shrink_cpu.isin(e.float(), float("nan"), False)  # a wrapped NaN: the in_range rule of the kind
+    e16 = e.to(torch.uint16)  # aten computes it (eq); isin.Tensor_Tensor's kernel has no uint16: refused
+    assert torch.isin(e16, 1).tolist() == [False, True, False]
+    with pytest.raises(RuntimeError, match=r"shimgen: isin.Tensor_Scalar: aten::isin.Tensor_Tensor has no kernel"):
+        torch.ops.shrink_cpu.isin_int(e16, 1)
+    with pytest.raises(RuntimeError, match=r"shimgen: isin.Tensor_Scalar_out: out's dtype differs"):
+        torch.ops.shrink_cpu.isin_out(e, 1.0, torch.empty(3))

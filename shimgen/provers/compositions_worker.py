@@ -485,6 +485,8 @@ def wrapped_numbers(s, values):
         dtype = torch.result_type(values[t], values[numbers[0]]) if len(numbers) == 1 else None
     if dtype is None or dtype in (torch.complex32,):
         raise Refused("dtype")
+    if str(dtype) in (f"torch.{d.lower()}" for d in s.get("refuse_dtypes", [])):  # the row's refuse_dtypes
+        raise Refused("dtype")
     tensors = {}
     for n in numbers:
         if not in_range(values[n], dtype):

@@ -285,7 +285,7 @@ def _wrapped_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         tensors = ", ".join(f"&{t}" for t in rule["promote"])
         lines = [f'const auto dtype = shimgen::detail::wrapped_numbers_dtype("{w.op.name}", {{{tensors}}}, '
                  f'{{{", ".join("&" + n for n in numbers)}}});']
-        lines = _refused_kinds(w, rule, numbers) + lines
+        lines = _refused_kinds(w, rule, numbers) + lines + _refused_dtypes(w, rule)
         lines += [f"const torch::stable::Tensor {n}_t = shimgen::detail::wrapped_number_tensor("
                   f'"{w.op.name}", "{n}", {n}, dtype, {device});' for n in numbers]
     names = {p.name for p in kept}
@@ -313,6 +313,18 @@ def _refused_kinds(w: Wrapper, rule: dict, numbers: list[str]) -> list[str]:
     test = " || ".join(f"{{n}}.{KIND_TESTS[k]}" for k in kinds)
     return [f"if ({test.format(n=n)}) {{\nshimgen::detail::refuse(\"{w.op.name}\", \"{n}\", {n}, \"{why}\");\n}}"
             for n in numbers]
+
+
+def _refused_dtypes(w: Wrapper, rule: dict) -> list[str]:
+    """The row's `refuse_dtypes`: common dtypes `via`'s kernel has no version for where the op's own kernel has
+    (isin.Tensor_Tensor's default CPU kernel lacks uint16/32/64, which isin.Tensor_Scalar's eq computes)."""
+    dtypes = rule.get("refuse_dtypes", [])
+    if not dtypes:
+        return []
+    test = " || ".join(f"dtype == shimgen::detail::ScalarType::{d}" for d in dtypes)
+    why = (f"aten::{rule['via']} has no kernel for this dtype, which aten::{w.op.name} computes: define "
+           "SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch release)")
+    return [f'if ({test}) {{\nshimgen::detail::fail("{w.op.name}", "{why}");\n}}']
 
 
 ROUTE_CLASS = Composition
