@@ -627,6 +627,11 @@ Tensor k_hs_out(Tensor x, double l, Tensor out) {
   ts::hardshrink_out(out, x, l);
   return out;
 }
+Tensor k_scatter_(Tensor x, int64_t dim, Tensor index, double v) { return ts::scatter_(x, dim, index, v); }
+Tensor k_scatter_out(Tensor x, int64_t dim, Tensor index, double v, Tensor out) {
+  ts::scatter_out(out, x, dim, index, v);
+  return out;
+}
 Tensor k_isin(Tensor e, double n, bool invert) { return ts::isin(e, shimgen::Scalar(n), false, invert); }
 Tensor k_isin_int(Tensor e, int64_t n) { return ts::isin(e, shimgen::Scalar(n)); }
 Tensor k_isin_bool(Tensor e, bool n) { return ts::isin(e, shimgen::Scalar(n)); }
@@ -646,6 +651,8 @@ STABLE_TORCH_LIBRARY(NS, m) {
   m.def("ht_(Tensor(a!) x, float lo, float hi) -> Tensor(a!)");
   m.def("ht_out(Tensor x, float lo, float hi, Tensor(a!) out) -> Tensor(a!)");
   m.def("hs_out(Tensor x, float l, Tensor(a!) out) -> Tensor(a!)");
+  m.def("scatter_(Tensor(a!) x, int dim, Tensor index, float v) -> Tensor(a!)");
+  m.def("scatter_out(Tensor x, int dim, Tensor index, float v, Tensor(a!) out) -> Tensor(a!)");
   m.def("isin(Tensor e, float n, bool invert) -> Tensor");
   m.def("isin_int(Tensor e, int n) -> Tensor");
   m.def("isin_bool(Tensor e, bool n) -> Tensor");
@@ -663,6 +670,8 @@ STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
   m.impl("ht_", TORCH_BOX(&k_ht_));
   m.impl("ht_out", TORCH_BOX(&k_ht_out));
   m.impl("hs_out", TORCH_BOX(&k_hs_out));
+  m.impl("scatter_", TORCH_BOX(&k_scatter_));
+  m.impl("scatter_out", TORCH_BOX(&k_scatter_out));
   m.impl("isin", TORCH_BOX(&k_isin));
   m.impl("isin_int", TORCH_BOX(&k_isin_int));
   m.impl("isin_bool", TORCH_BOX(&k_isin_bool));
@@ -675,7 +684,7 @@ STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
 def shrink_gen(tmp_path_factory) -> str:
     out = str(tmp_path_factory.mktemp("shrink") / "gen")
     files, _ = pipeline.generate(["softshrink", "softshrink_backward", "hardshrink_backward", "hardtanh_backward",
-                                     "hardtanh", "hardtanh_", "hardshrink", "sub", "isin"], None, None, out,
+                                     "hardtanh", "hardtanh_", "hardshrink", "sub", "isin", "scatter", "scatter_"], None, None, out,
                                     only=True)
     pipeline.write(out, files)
     return out
@@ -858,3 +867,27 @@ def test_isin_number_refuses_what_aten_refuses(shrink_ext) -> None:
         torch.ops.shrink_cpu.isin_int(e16, 1)
     with pytest.raises(RuntimeError, match=r"shimgen: isin.Tensor_Scalar_out: out's dtype differs"):
         torch.ops.shrink_cpu.isin_out(e, 1.0, torch.empty(3))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.bfloat16])
+def test_scatter_value_out_and_inplace_are_atens(shrink_ext, shrink_implicit, dtype) -> None:
+    x = _sample((3, 4), dtype, 6)
+    index = torch.tensor([[0, 2, 1], [1, 0, 2]])
+    for dim, v in ((1, 0.0), (0, 1.0), (-1, -2.0)):
+        assert _same(torch.ops.shrink_cpu.scatter_(x.clone(), dim, index, v), x.clone().scatter_(dim, index, v))
+        for make_out in (lambda: torch.empty(3, 4, dtype=dtype), lambda: torch.empty(0, dtype=dtype)):
+            mine, want = make_out(), make_out()
+            assert torch.ops.shrink_cpu.scatter_out(x, dim, index, v, mine).data_ptr() == mine.data_ptr()
+            torch.scatter(x, dim, index, v, out=want)
+            assert _same(mine, want) and mine.stride() == want.stride(), (dtype, dim, v)
+    with pytest.raises(RuntimeError, match=r"shimgen: scatter.value_out: out's dtype differs from the result's"):
+        torch.ops.shrink_cpu.scatter_out(x, 1, index, 0.0, torch.empty(3, 4, dtype=torch.complex64))
+    with pytest.raises(RuntimeError):  # aten: index out of range
+        torch.ops.shrink_cpu.scatter_(x.clone(), 1, torch.tensor([[7]]), 0.0)
+    if dtype == torch.float64:  # scatter_ on a non-leaf: the gradient of self is aten's (zero where written)
+        grads = []
+        for fn in (lambda s: s.scatter_(1, index, 0.5), lambda s: torch.ops.shrink_implicit.scatter_(s, 1, index, 0.5)):
+            a = x.clone().requires_grad_()
+            (fn(a * 1) * torch.arange(12, dtype=torch.float64).view(3, 4)).sum().backward()
+            grads.append(a.grad)
+        assert torch.equal(*grads)

@@ -225,6 +225,9 @@ def main():
     spec = json.load(sys.stdin)
     report = {}
     for op, s in spec.items():
+        if s.get("samples"):  # out= / in-place rows over ops with an index or a sorted sequence
+            report[op] = prove_indexed(op, s)
+            continue
         if s["kernel"] == "inplace":
             report[op] = prove_inplace(op, s)
             continue
@@ -1006,6 +1009,112 @@ def prove_select(op, s):
                                     ga, gb = ga[keep], gb[keep]
                                 if not same(("ok", ga), ("ok", gb)) and not wrong:
                                     wrong = f"gradient {sh} {n!r} clean={clean}"
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- rows of kernels `out` and `inplace` over ops with an index or a sorted sequence (`samples: scatter`,
+# `samples: searchsorted`): prove_out / prove_inplace with arguments those ops accept ----
+
+def indexed_samples(s, d):
+    """(label, make) pairs of the row's `samples` kind in dtype d; make() gives fresh arguments (in-place ops write
+    into self)."""
+    out = []
+    if s["samples"] == "scatter":
+        cases = [((3, 4), (2, 3), 1), ((3, 4), (2, 3), 0), ((3, 4), (3, 4), -1), ((), (), 0), ((5,), (0,), 0),
+                 ((3, 4), (2, 3), 2), ((4, 5), (4, 5), 1)]
+        for k, (shape, ishape, dim) in enumerate(cases):
+            g = torch.Generator().manual_seed(k)
+            size = shape[dim] if shape and -len(shape) <= dim < len(shape) else 1
+            index = torch.randint(0, size + (k == 6), ishape, generator=g)  # case 6: an index out of range
+            for n in (0, 1.5, -1, True, 2**40):
+                out.append((f"{d} {shape} {ishape} {dim} {n!r}", lambda shape=shape, dim=dim, index=index, n=n, k=k: {
+                    "self": sample(shape, d, k), "dim": dim, "index": index.clone(), "value": n}))
+        return out
+    for k, shape in enumerate([(7,), (3, 4), (), (0,)]):
+        base = sample(shape, d, k)
+        seq = base if d.is_complex or base.dim() == 0 else base.sort(dim=-1).values
+        for n in (0, 2.5, -1, 16777217, True):
+            for out_int32, right, side in ((False, False, None), (True, False, None), (False, True, None),
+                                           (False, False, "right"), (False, True, "left")):
+                out.append((f"{d} {shape} {n!r} {out_int32} {right} {side}", lambda seq=seq, n=n, o=out_int32, r=right,
+                            sd=side: {"sorted_sequence": seq.clone(), "self": n, "out_int32": o, "right": r,
+                                      "side": sd, "sorter": None}))
+    return out
+
+
+def prove_indexed(op, s):
+    f = aten(op)
+    compared = both_ok = refused = 0
+    wrong = ""
+
+    def compare(label, want, got, extra_want=None, extra_got=None):
+        nonlocal compared, both_ok, refused, wrong
+        compared += 1
+        if got[0] == "refused":
+            refused += 1
+            return
+        both_ok += want[0] == got[0] == "ok"
+        if (not same(want, got) or extra_want != extra_got) and not wrong:
+            wrong = f"{label}: {want[0]} {want[1] if want[0] == 'error' else extra_want} vs {got[0]} " \
+                    f"{got[1] if got[0] == 'error' else extra_got}"
+
+    dtypes = [torch.float32, torch.float64, torch.bfloat16, torch.int64, torch.int32, torch.uint8, torch.bool,
+              torch.complex64]
+    for d in dtypes:
+        for label, make in indexed_samples(s, d):
+            if s["kernel"] == "inplace":
+                for grad_mode in (False, True):
+                    with torch.set_grad_enabled(grad_mode):
+                        want = run(lambda: f(**make()))
+                        got = outcome(lambda: assign_inplace(s["via"], make(), s["saves_self"]))
+                    compare(f"{label} grad mode {grad_mode}", want, got)
+                if d == torch.float64 and want[0] == got[0] == "ok":
+                    grads = []
+                    for fn in (lambda v: f(**v), lambda v: assign_inplace(s["via"], v, s["saves_self"])):
+                        def backward(fn=fn):
+                            v = make()
+                            leaf = v["self"].clone().requires_grad_()
+                            r = fn(dict(v, self=leaf * 1))
+                            (r * torch.arange(r.numel(), dtype=r.dtype).view(r.shape)).sum().backward()
+                            return leaf.grad
+                        grads.append(run(backward))
+                    compare(f"gradient {label}", grads[0], grads[1])
+                    leaf = make()["self"].requires_grad_()  # in place on a leaf requiring grad: both raise
+                    rest = {k: v for k, v in make().items() if k != "self"}
+                    compare(f"leaf {label}", run(lambda: f(self=leaf, **rest)),
+                            outcome(lambda: assign_inplace(s["via"], dict(rest, self=leaf), s["saves_self"])))
+                continue
+            r = run(lambda: aten(s["via"])(**make()))
+            shapes = [tuple(r[1].shape)] if r[0] == "ok" else [(0,)]
+            rdtype = r[1].dtype if r[0] == "ok" else d
+            makers = [("exact", lambda: torch.empty(shapes[0], dtype=rdtype)), ("empty", lambda: torch.empty(0, dtype=rdtype)),
+                      ("non-empty resized", lambda: torch.zeros(7, dtype=rdtype))]
+            makers += [(f"dtype {o}", lambda o=o: torch.zeros(shapes[0], dtype=o))
+                       for o in (torch.float32, torch.float64, torch.int64, torch.int32, torch.bool) if o != rdtype]
+            for kind, make_out in makers:
+                for grad_mode in (False, True):
+                    with torch.set_grad_enabled(grad_mode):
+                        va, oa = make(), make_out()
+                        want = observed(lambda: f(**va, **{s["out"]: oa}), oa)
+                        vb, ob = make(), make_out()
+                        got = observed(lambda: assign_out(s, vb, ob), ob)
+                    compare(f"{label} out {kind} grad mode {grad_mode}", want[0], got[0], want[1], got[1])
+    if s["kernel"] == "out":  # out is the first tensor argument itself; an argument requiring grad in grad mode
+        first = next(a for a in s["args"] if s["types"][a] == "Tensor")
+        for label, make in indexed_samples(s, torch.float64)[:12]:
+            for grad_mode in (False, True):
+                with torch.set_grad_enabled(grad_mode):
+                    va, vb = make(), make()
+                    want = observed(lambda: f(**va, **{s["out"]: va[first]}), va[first])
+                    got = observed(lambda: assign_out(s, vb, vb[first]), vb[first])
+                    compare(f"out is {first} {label} grad mode {grad_mode}", want[0], got[0], want[1], got[1])
+                    va, vb = make(), make()
+                    va[first].requires_grad_()
+                    vb[first].requires_grad_()
+                    oa, ob = torch.empty(0, dtype=torch.float64), torch.empty(0, dtype=torch.float64)
+                    want = observed(lambda: f(**va, **{s["out"]: oa}), oa)
+                    got = observed(lambda: assign_out(s, vb, ob), ob)
+                    compare(f"{first} requires grad {label} grad mode {grad_mode}", want[0], got[0])
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
 
 

@@ -285,6 +285,7 @@ def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
     spec = {op: {"kernel": r["kernel"], "bind": r.get("args", []), "via": r.get("via", ""),
                  "promote": r.get("promote", []), "fixed": r.get("fixed", {}),
                  "refuse_kinds": r.get("refuse_kinds", []), "refuse_dtypes": r.get("refuse_dtypes", []),
+                 "samples": r.get("samples", ""),
                  "same_dtype": bool(r.get("same_dtype")),
                  "saves_self": bool(r.get("saves_self")),
                  "out": "".join(a.name for a in FunctionSchema.parse(texts[op]).arguments.out[:1]),
