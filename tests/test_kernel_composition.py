@@ -596,7 +596,7 @@ def test_foreach_tensor_other_must_be_0_dim(ext) -> None:
 
 
 # ---- softshrink, the shrink / hardtanh backward kernels, and the out= / in-place rows over hardtanh and
-# hardshrink (kernels `softshrink`, `shrink_backward`, `hardtanh_backward`; rows of kernels `out`, `inplace`) ----
+# hardshrink (kernels `softshrink`, `shrink_grad`, `hardtanh_backward`; rows of kernels `out`, `inplace`) ----
 
 SHRINK_CALLS = r"""
 #include <torch/csrc/stable/library.h>
@@ -684,8 +684,8 @@ STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
 def shrink_gen(tmp_path_factory) -> str:
     out = str(tmp_path_factory.mktemp("shrink") / "gen")
     files, _ = pipeline.generate(["softshrink", "softshrink_backward", "hardshrink_backward", "hardtanh_backward",
-                                     "hardtanh", "hardtanh_", "hardshrink", "sub", "isin", "scatter", "scatter_"], None, None, out,
-                                    only=True)
+                                     "hardtanh", "hardtanh_", "hardshrink", "sub", "isin", "scatter", "scatter_"],
+                                    None, None, out, only=True)
     pipeline.write(out, files)
     return out
 
@@ -795,12 +795,15 @@ def test_softshrink_gradients_are_atens(shrink_implicit) -> None:
 
 def test_shrink_hardtanh_out_and_inplace_are_atens(shrink_ext, shrink_implicit) -> None:
     x = _sample((6, 40), torch.float32, 9)
-    for make_out in (lambda: torch.empty(6, 40), lambda: torch.empty(0), lambda: torch.zeros(6, 40).t().contiguous().t()):
+    for make_out in (lambda: torch.empty(6, 40), lambda: torch.empty(0),
+                     lambda: torch.zeros(6, 40).t().contiguous().t()):
         for mine_fn, want_fn in (
-                (lambda o: torch.ops.shrink_cpu.ss_out(x, 0.5, o), lambda o: torch.ops.aten.softshrink.out(x, 0.5, out=o)),
+                (lambda o: torch.ops.shrink_cpu.ss_out(x, 0.5, o),
+                 lambda o: torch.ops.aten.softshrink.out(x, 0.5, out=o)),
                 (lambda o: torch.ops.shrink_cpu.ht_out(x, -1.0, 2.0, o),
                  lambda o: torch.ops.aten.hardtanh.out(x, -1.0, 2.0, out=o)),
-                (lambda o: torch.ops.shrink_cpu.hs_out(x, 0.5, o), lambda o: torch.ops.aten.hardshrink.out(x, 0.5, out=o))):
+                (lambda o: torch.ops.shrink_cpu.hs_out(x, 0.5, o),
+                 lambda o: torch.ops.aten.hardshrink.out(x, 0.5, out=o))):
             mine, want = make_out(), make_out()
             assert mine_fn(mine).data_ptr() == mine.data_ptr()
             want_fn(want)
@@ -827,7 +830,7 @@ def test_shrink_extension_needs_libtorch_alone(shrink_gen, shrink_ext) -> None:
     import pathlib
     ops = pathlib.Path(shrink_gen, "torch/csrc/stable/ops")
     assert "shimgen::detail::softshrink_select(" in ops.joinpath("softshrink.h").read_text()
-    assert "shimgen::detail::shrink_backward_select(" in ops.joinpath("hardshrink_backward.h").read_text()
+    assert "shimgen::detail::shrink_grad_select(" in ops.joinpath("hardshrink_backward.h").read_text()
     assert "shimgen::detail::hardtanh_backward_select(" in ops.joinpath("hardtanh_backward.h").read_text()
     out = subprocess.run(["nm", "-D", "--undefined-only", shrink_ext], capture_output=True, text=True,
                          check=True).stdout

@@ -886,8 +886,8 @@ def prove_out(op, s):
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
 
 
-# ---- kernels `softshrink`, `shrink_backward`, `hardtanh_backward`: scalar.h's softshrink_select,
-# shrink_backward_select, hardtanh_backward_select ----
+# ---- kernels `softshrink`, `shrink_grad`, `hardtanh_backward`: scalar.h's softshrink_select,
+# shrink_grad_select, hardtanh_backward_select ----
 
 FLOATING = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
@@ -931,8 +931,8 @@ def reduced_holds(v, t):
     return s == math.floor(s)
 
 
-def shrink_backward_select(grad_output, x, lambd):
-    """scalar.h's shrink_backward_select: `-lambd <= x <= lambd ? 0 : grad_output` over the common dtype, lambd in
+def shrink_grad_select(grad_output, x, lambd):
+    """scalar.h's shrink_grad_select: `-lambd <= x <= lambd ? 0 : grad_output` over the common dtype, lambd in
     it; a NaN in x refused."""
     ct = torch.result_type(grad_output, x)
     if ct not in FLOATING:
@@ -947,7 +947,7 @@ def shrink_backward_select(grad_output, x, lambd):
     return aten("where.self")(inside, number_tensor(0, ct), grad_output.to(ct))
 
 
-SELECT_PROVERS = {"softshrink": softshrink_select, "shrink_backward": shrink_backward_select,
+SELECT_PROVERS = {"softshrink": softshrink_select, "shrink_grad": shrink_grad_select,
                   "hardtanh_backward": hardtanh_backward_select}
 SELECT_NAN_GRADIENT = {"softshrink"}  # as NAN_GRADIENT_BY_POSITION: aten's shrink_backward at a NaN input
 
@@ -1087,7 +1087,8 @@ def prove_indexed(op, s):
             r = run(lambda: aten(s["via"])(**make()))
             shapes = [tuple(r[1].shape)] if r[0] == "ok" else [(0,)]
             rdtype = r[1].dtype if r[0] == "ok" else d
-            makers = [("exact", lambda: torch.empty(shapes[0], dtype=rdtype)), ("empty", lambda: torch.empty(0, dtype=rdtype)),
+            makers = [("exact", lambda: torch.empty(shapes[0], dtype=rdtype)),
+                      ("empty", lambda: torch.empty(0, dtype=rdtype)),
                       ("non-empty resized", lambda: torch.zeros(7, dtype=rdtype))]
             makers += [(f"dtype {o}", lambda o=o: torch.zeros(shapes[0], dtype=o))
                        for o in (torch.float32, torch.float64, torch.int64, torch.int32, torch.bool) if o != rdtype]

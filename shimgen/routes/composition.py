@@ -35,8 +35,9 @@ same view, or resized while it overlaps one, or writing an element twice, is ref
 result's strides (aten's structured kernels restride it: a channels_last input gives a channels_last out), and
 aten's warning on resizing a non-empty out.
 
-Kernels `softshrink`, `shrink_backward` (hardshrink_backward, softshrink_backward) and `hardtanh_backward` are
-elementwise kernels of the same kind (scalar.h softshrink_select, shrink_backward_select, hardtanh_backward_select).
+Kernels `softshrink`, `shrink_grad` (hardshrink_backward, softshrink_backward: aten's shrink_backward) and
+`hardtanh_backward` are elementwise kernels of the same kind (scalar.h softshrink_select, shrink_grad_select,
+hardtanh_backward_select).
 softshrink subtracts: its row names `via` (sub.Tensor), whose wrapper the kernel calls, so it routes where that
 wrapper has a libtorch route. The backward kernels refuse a NaN self (aten's answer there depends on the element's
 position in its vectorized loop). A wrapped_numbers row's `refuse_kinds` (isin.Tensor_Scalar: bool, complex) are
@@ -61,7 +62,6 @@ WRAPPED = "wrapped_numbers"  # an op aten computes as its Tensor overload `via` 
 AS_DOUBLE = "as_double"  # an op equal to `via` with its number as via's `float?` (scalar.h exact_double)
 ITEMS = "item_numbers"  # an op whose Tensor overload `via` takes each number back with .item(): a 0-dim tensor of it
 OUT = "out"  # the kernel of an out= op: its functional overload, then aten's out= rules (scalar.h assign_out)
-SUBTRACTING = {"softshrink"}  # kernels that subtract: `via` is sub.Tensor, whose wrapper scalar.h's _select calls
 
 
 class Composition(Route):
@@ -81,7 +81,7 @@ class Composition(Route):
             return self._out_at(q, rule)
         if rule is None or any(str(p.arg.type) not in CARRIED or p.is_out for p in q.params):
             return None
-        if rule["kernel"] in SUBTRACTING:  # and where sub.Tensor's wrapper subtracts with libtorch alone
+        if rule["kernel"] != INPLACE and "via" in rule:  # softshrink: where `via` (sub.Tensor) has a libtorch route
             target = target_wrapper(rule["via"], q.plan)
             tv = active(target, q.level) if target is not None else None
             if tv is None or tv.route.overlay or tv.kept < 2:
@@ -189,7 +189,7 @@ class Composition(Route):
                     f"{', '.join(map(str, rule['proven']))}).",
                     "Where self shares memory with an input other than as the very same view, it raises an error "
                     "(aten computes such a call element by element in place)."]
-        if rule["kernel"] in SUBTRACTING:
+        if "via" in rule:  # softshrink: its subtractions by `via`'s wrapper
             return [f"Route: aten's {rule['kernel']} kernel as the dispatching aten calls that compute it, its "
                     f"subtractions by aten::{rule['via']} (shimgen::detail::{rule['kernel']}_select; proven equal, "
                     f"gradients included, on torch {', '.join(map(str, rule['proven']))}).",
@@ -221,7 +221,7 @@ class Composition(Route):
             return _out_body(w, v, plan, rule)
         # the kernel's parameters in order (scalar.h): argument names, numbers, C++ bool literals
         args = [("true" if a else "false") if isinstance(a, bool) else str(a) for a in rule["args"]]
-        if rule["kernel"] in SUBTRACTING:  # `via`'s wrapper (sub.Tensor) does the kernel's subtractions
+        if "via" in rule:  # softshrink: `via`'s wrapper (sub.Tensor) does the kernel's subtractions
             target = target_wrapper(rule["via"], plan)
             assert target is not None
             sub = ("[](const torch::stable::Tensor& a, const torch::stable::Tensor& b) {\n"

@@ -1519,7 +1519,7 @@ inline torch::stable::Tensor saved_self(
 }
 
 // ---- softshrink and the shrink / hardtanh backward kernels (kernels
-// `softshrink`, `shrink_backward`, `hardtanh_backward`,
+// `softshrink`, `shrink_grad`, `hardtanh_backward`,
 // shimgen/routes/composition.py) ----
 
 /// Does half (or bfloat16) hold `v` exactly? (11 (8) significant bits; for
@@ -1632,7 +1632,7 @@ inline torch::stable::Tensor softshrink_select(
 /// converted to that dtype (half and bfloat16 too); as aten::ge, aten::le,
 /// aten::logical_and, aten::where.self and aten::_to_copy. A NaN in self is
 /// refused (refuse_nan).
-inline torch::stable::Tensor shrink_backward_select(
+inline torch::stable::Tensor shrink_grad_select(
     const char* op,
     const torch::stable::Tensor& grad_output,
     const torch::stable::Tensor& self,
