@@ -221,12 +221,13 @@ class Composition(Route):
             return _out_body(w, v, plan, rule)
         # the kernel's parameters in order (scalar.h): argument names, numbers, C++ bool literals
         args = [("true" if a else "false") if isinstance(a, bool) else str(a) for a in rule["args"]]
-        if "via" in rule:  # softshrink: `via`'s wrapper (sub.Tensor) does the kernel's subtractions
+        if "via" in rule:  # softshrink: its operands, its two subtractions by `via`'s wrapper (sub.Tensor), the select
             target = target_wrapper(rule["via"], plan)
             assert target is not None
-            sub = ("[](const torch::stable::Tensor& a, const torch::stable::Tensor& b) {\n"
-                   f"return torch::stable::{target.name}(a, b);\n}}")
-            args.append(sub)
+            sub = f"torch::stable::{target.name}"
+            return "\n".join([
+                f'const auto s = shimgen::detail::{rule["kernel"]}_operands("{w.op.name}", {", ".join(args)});',
+                f'return shimgen::detail::{rule["kernel"]}_select(s, {sub}(s.x, s.hi), {sub}(s.x, s.lo));'])
         return f'return shimgen::detail::{rule["kernel"]}_select("{w.op.name}", {", ".join(args)});'
 
 
@@ -286,7 +287,7 @@ def _wrapped_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         lines = [f'const auto dtype = shimgen::detail::wrapped_numbers_dtype("{w.op.name}", {{{tensors}}}, '
                  f'{{{", ".join("&" + n for n in numbers)}}});']
         lines = _refused_kinds(w, rule, numbers) + lines + _refused_dtypes(w, rule)
-        lines += [f"const torch::stable::Tensor {n}_t = shimgen::detail::wrapped_number_tensor("
+        lines += [f"const auto {n}_t = shimgen::detail::wrapped_number_tensor("
                   f'"{w.op.name}", "{n}", {n}, dtype, {device});' for n in numbers]
     names = {p.name for p in kept}
     fixed = rule.get("fixed", {})  # via parameters given a string literal
@@ -321,10 +322,8 @@ def _refused_dtypes(w: Wrapper, rule: dict) -> list[str]:
     dtypes = rule.get("refuse_dtypes", [])
     if not dtypes:
         return []
-    test = " || ".join(f"dtype == shimgen::detail::ScalarType::{d}" for d in dtypes)
-    why = (f"aten::{rule['via']} has no kernel for this dtype, which aten::{w.op.name} computes: define "
-           "SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch release)")
-    return [f'if ({test}) {{\nshimgen::detail::fail("{w.op.name}", "{why}");\n}}']
+    return [f'shimgen::detail::refuse_dtype("{w.op.name}", "{rule["via"]}", dtype, '
+            f'shimgen::detail::ScalarType::{d});' for d in dtypes]
 
 
 ROUTE_CLASS = Composition

@@ -1719,19 +1719,22 @@ inline void refuse_nan(const char* op, const torch::stable::Tensor& self) {
   }
 }
 
-/// aten's softshrink kernel: `x > lambd ? x - lambd : x < -lambd ? x + lambd
-/// : 0` (NaN stays NaN) in self's dtype, in float for half and bfloat16,
-/// where lambd must be one those dtypes hold exactly (reduced_holds); as
-/// aten::ge, aten::le, aten::gt, aten::logical_and, aten::where.self,
-/// aten::_to_copy and `sub` (aten::sub.Tensor's wrapper: x + lambd as x -
-/// (-lambd), which IEEE computes exactly alike). aten raises for a negative or
-/// NaN lambd and for non-floating dtypes.
-template <typename Sub>
-inline torch::stable::Tensor softshrink_select(
+/// softshrink's operands: self in the dtype aten's softshrink kernel computes
+/// in (float for half and bfloat16, where lambd must be one those dtypes
+/// hold exactly: reduced_holds), lambd and -lambd as 0-dim tensors of it,
+/// and self's dtype. aten raises for a negative or NaN lambd and for
+/// non-floating dtypes.
+struct ShrinkOperands {
+  torch::stable::Tensor x;
+  torch::stable::Tensor hi;
+  torch::stable::Tensor lo;
+  ScalarType t;
+};
+
+inline ShrinkOperands softshrink_operands(
     const char* op,
     const torch::stable::Tensor& self,
-    const Scalar& lambd,
-    Sub sub) {
+    const Scalar& lambd) {
   const ScalarType t = self.scalar_type();
   ScalarType compute = t;
   if (!kernel_dtype(t, false, compute)) {
@@ -1759,15 +1762,43 @@ inline torch::stable::Tensor softshrink_select(
   const torch::stable::Tensor x = to_dtype(self, compute);
   const torch::stable::Tensor hi = number_tensor(lambd, compute);
   const torch::stable::Tensor lo = number_tensor(neg, compute);
+  return ShrinkOperands{x, hi, lo, t};
+}
+
+/// aten's softshrink kernel: `x > lambd ? x - lambd : x < -lambd ? x + lambd
+/// : 0` (NaN stays NaN) over softshrink_operands, given its two subtractions
+/// `minus` (x - lambd) and `plus` (x - (-lambd), which IEEE computes as
+/// x + lambd) by aten::sub.Tensor's wrapper; as aten::ge, aten::le, aten::gt,
+/// aten::logical_and, aten::where.self and aten::_to_copy.
+inline torch::stable::Tensor softshrink_select(
+    const ShrinkOperands& s,
+    const torch::stable::Tensor& minus,
+    const torch::stable::Tensor& plus) {
   const torch::stable::Tensor inside = tensor_op(
       "aten::logical_and",
       "",
-      tensor_op("aten::ge", "Tensor", x, lo),
-      tensor_op("aten::le", "Tensor", x, hi));
-  const torch::stable::Tensor shrunk = where_select(
-      tensor_op("aten::gt", "Tensor", x, hi), sub(x, hi), sub(x, lo));
+      tensor_op("aten::ge", "Tensor", s.x, s.lo),
+      tensor_op("aten::le", "Tensor", s.x, s.hi));
+  const torch::stable::Tensor shrunk =
+      where_select(tensor_op("aten::gt", "Tensor", s.x, s.hi), minus, plus);
+  const ScalarType compute = s.x.scalar_type();
   return to_dtype(
-      where_select(inside, number_tensor(Scalar(0), compute), shrunk), t);
+      where_select(inside, number_tensor(Scalar(0), compute), shrunk), s.t);
+}
+
+/// A common dtype `via`'s kernel has no version for where the op's own
+/// kernel has one (a wrapped_numbers row's `refuse_dtypes`): refused.
+inline void refuse_dtype(
+    const char* op,
+    const char* via,
+    ScalarType dtype,
+    ScalarType refused) {
+  if (dtype == refused) {
+    std::string why = std::string("aten::") + via + " has no kernel for this ";
+    why += "dtype, which aten computes: define SHIMGEN_OVERLAY and link ";
+    why += "libshimgen_overlay (rebuilt for each torch release)";
+    fail(op, why.c_str());
+  }
 }
 
 /// aten's shrink_backward kernel (hardshrink_backward, softshrink_backward):
