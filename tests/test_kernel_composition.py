@@ -829,3 +829,304 @@ def test_vector_norm_refuses_another_ord_and_dim_naming_the_remedy(norms) -> Non
         ops.norm_float(x, float("inf"))
     with pytest.raises(RuntimeError, match="`dim` of 1 or 2 dims only"):
         ops.norm_3d(torch.randn(2, 3, 4))
+
+
+# ---- softshrink, the shrink / hardtanh backward kernels, and the out= / in-place rows over hardtanh and
+# hardshrink (kernels `softshrink`, `shrink_grad`, `hardtanh_backward`; rows of kernels `out`, `inplace`) ----
+
+SHRINK_CALLS = r"""
+#include <torch/csrc/stable/library.h>
+#include <torch/csrc/stable/ops.h>
+
+using torch::stable::Tensor;
+namespace ts = torch::stable;
+
+Tensor k_ss(Tensor x, double l) { return ts::softshrink(x, l); }
+Tensor k_ss_default(Tensor x) { return ts::softshrink(x); }
+Tensor k_ss_out(Tensor x, double l, Tensor out) {
+  ts::softshrink_out(out, x, l);
+  return out;
+}
+Tensor k_ssb(Tensor g, Tensor x, double l) { return ts::softshrink_backward(g, x, l); }
+Tensor k_hsb(Tensor g, Tensor x, double l) { return ts::hardshrink_backward(g, x, l); }
+Tensor k_hsb_out(Tensor g, Tensor x, double l, Tensor out) {
+  ts::hardshrink_backward_out(out, g, x, l);
+  return out;
+}
+Tensor k_htb(Tensor g, Tensor x, double lo, double hi) { return ts::hardtanh_backward(g, x, lo, hi); }
+Tensor k_ht_(Tensor x, double lo, double hi) { return ts::hardtanh_(x, lo, hi); }
+Tensor k_ht_out(Tensor x, double lo, double hi, Tensor out) {
+  ts::hardtanh_out(out, x, lo, hi);
+  return out;
+}
+Tensor k_hs_out(Tensor x, double l, Tensor out) {
+  ts::hardshrink_out(out, x, l);
+  return out;
+}
+Tensor k_scatter_(Tensor x, int64_t dim, Tensor index, double v) { return ts::scatter_(x, dim, index, v); }
+Tensor k_scatter_out(Tensor x, int64_t dim, Tensor index, double v, Tensor out) {
+  ts::scatter_out(out, x, dim, index, v);
+  return out;
+}
+Tensor k_isin(Tensor e, double n, bool invert) { return ts::isin(e, shimgen::Scalar(n), false, invert); }
+Tensor k_isin_int(Tensor e, int64_t n) { return ts::isin(e, shimgen::Scalar(n)); }
+Tensor k_isin_bool(Tensor e, bool n) { return ts::isin(e, shimgen::Scalar(n)); }
+Tensor k_isin_out(Tensor e, double n, Tensor out) {
+  ts::isin_out(out, e, shimgen::Scalar(n));
+  return out;
+}
+
+STABLE_TORCH_LIBRARY(NS, m) {
+  m.def("ss(Tensor x, float l) -> Tensor");
+  m.def("ss_default(Tensor x) -> Tensor");
+  m.def("ss_out(Tensor x, float l, Tensor(a!) out) -> Tensor(a!)");
+  m.def("ssb(Tensor g, Tensor x, float l) -> Tensor");
+  m.def("hsb(Tensor g, Tensor x, float l) -> Tensor");
+  m.def("hsb_out(Tensor g, Tensor x, float l, Tensor(a!) out) -> Tensor(a!)");
+  m.def("htb(Tensor g, Tensor x, float lo, float hi) -> Tensor");
+  m.def("ht_(Tensor(a!) x, float lo, float hi) -> Tensor(a!)");
+  m.def("ht_out(Tensor x, float lo, float hi, Tensor(a!) out) -> Tensor(a!)");
+  m.def("hs_out(Tensor x, float l, Tensor(a!) out) -> Tensor(a!)");
+  m.def("scatter_(Tensor(a!) x, int dim, Tensor index, float v) -> Tensor(a!)");
+  m.def("scatter_out(Tensor x, int dim, Tensor index, float v, Tensor(a!) out) -> Tensor(a!)");
+  m.def("isin(Tensor e, float n, bool invert) -> Tensor");
+  m.def("isin_int(Tensor e, int n) -> Tensor");
+  m.def("isin_bool(Tensor e, bool n) -> Tensor");
+  m.def("isin_out(Tensor e, float n, Tensor(a!) out) -> Tensor(a!)");
+}
+
+STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
+  m.impl("ss", TORCH_BOX(&k_ss));
+  m.impl("ss_default", TORCH_BOX(&k_ss_default));
+  m.impl("ss_out", TORCH_BOX(&k_ss_out));
+  m.impl("ssb", TORCH_BOX(&k_ssb));
+  m.impl("hsb", TORCH_BOX(&k_hsb));
+  m.impl("hsb_out", TORCH_BOX(&k_hsb_out));
+  m.impl("htb", TORCH_BOX(&k_htb));
+  m.impl("ht_", TORCH_BOX(&k_ht_));
+  m.impl("ht_out", TORCH_BOX(&k_ht_out));
+  m.impl("hs_out", TORCH_BOX(&k_hs_out));
+  m.impl("scatter_", TORCH_BOX(&k_scatter_));
+  m.impl("scatter_out", TORCH_BOX(&k_scatter_out));
+  m.impl("isin", TORCH_BOX(&k_isin));
+  m.impl("isin_int", TORCH_BOX(&k_isin_int));
+  m.impl("isin_bool", TORCH_BOX(&k_isin_bool));
+  m.impl("isin_out", TORCH_BOX(&k_isin_out));
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def shrink_gen(tmp_path_factory) -> str:
+    out = str(tmp_path_factory.mktemp("shrink") / "gen")
+    files, _ = pipeline.generate(["softshrink", "softshrink_backward", "hardshrink_backward", "hardtanh_backward",
+                                     "hardtanh", "hardtanh_", "hardshrink", "sub", "isin", "scatter", "scatter_"],
+                                    None, None, out, only=True)
+    pipeline.write(out, files)
+    return out
+
+
+def _build_shrink(gen: str, root, ns: str, key: str) -> str:
+    src = root / f"{ns}.cpp"
+    src.write_text(SHRINK_CALLS.replace("NS", ns).replace("KEY", key))
+    lib = str(root / f"{ns}.so")
+    build_so(str(src), lib, gen)  # libtorch alone
+    torch.ops.load_library(lib)
+    return lib
+
+
+@pytest.fixture(scope="module")
+def shrink_ext(shrink_gen, tmp_path_factory) -> str:
+    return _build_shrink(shrink_gen, tmp_path_factory.mktemp("shrink_cpu"), "shrink_cpu", "CPU")
+
+
+@pytest.fixture(scope="module")
+def shrink_implicit(shrink_gen, tmp_path_factory) -> str:
+    return _build_shrink(shrink_gen, tmp_path_factory.mktemp("shrink_implicit"), "shrink_implicit",
+                         "CompositeImplicitAutograd")
+
+
+FLOATS = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
+
+
+def _no_nan(t: torch.Tensor) -> torch.Tensor:
+    return t.nan_to_num(0.25, float("inf"), float("-inf"))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_softshrink_is_exact(shrink_ext, dtype) -> None:
+    """(6, 40): aten's vectorized body and scalar tail, NaN in both; on and next to +-lambd."""
+    x = _sample((6, 40), dtype, 7)
+    x.view(-1)[5:11] = torch.tensor([0.5, -0.5, 0.25, -0.25, 0.5000001, -0.4999999], dtype=torch.float64).to(dtype)
+    x.view(-1)[-1] = float("nan")
+    for lambd in (0.5, 0.25, 0.0, 3.0) + ((0.1, 1e-3) if dtype in (torch.float32, torch.float64) else ()):
+        assert _same(torch.ops.shrink_cpu.ss(x, lambd), torch.ops.aten.softshrink(x, lambd)), (dtype, lambd)
+    assert _same(torch.ops.shrink_cpu.ss_default(x), torch.ops.aten.softshrink(x))
+
+
+def test_softshrink_refuses_what_no_one_composition_computes(shrink_ext) -> None:
+    """half/bfloat16 with a lambd they do not hold: aten's kernel rounds it to self's dtype from 2.14 and used it as a
+    float before (measured: softshrink(bfloat16 0.1182, 0.1) is 0.018188 on 2.9-2.13, 0.018066 from 2.14)."""
+    for dtype in (torch.bfloat16, torch.float16):
+        with pytest.raises(RuntimeError, match=r"shimgen: softshrink.default: lambd=0.1\d*: half and bfloat16 do not"):
+            torch.ops.shrink_cpu.ss(torch.ones(3, dtype=dtype), 0.1)
+    with pytest.raises(RuntimeError):
+        torch.ops.aten.softshrink(torch.ones(3), -1.0)  # aten: lambda must be greater or equal to 0
+    with pytest.raises(RuntimeError, match=r"shimgen: softshrink.default: lambda must be greater or equal to 0"):
+        torch.ops.shrink_cpu.ss(torch.ones(3), -1.0)
+    with pytest.raises(RuntimeError, match=r"shimgen: softshrink.default: aten has no kernel for this dtype"):
+        torch.ops.shrink_cpu.ss(torch.ones(3, dtype=torch.int64), 0.5)
+    with pytest.raises(RuntimeError, match=r"shimgen: softshrink.default: lambd=1\S*: out of the range"):
+        torch.ops.shrink_cpu.ss(torch.ones(3, dtype=torch.float16), 1e10)  # aten (2.10+): lambda must be in range
+
+
+@pytest.mark.parametrize("dg,ds", list(itertools.product(FLOATS, FLOATS)))
+def test_shrink_and_hardtanh_backward_are_exact(shrink_ext, dg, ds) -> None:
+    """No NaN in self (refused, below); mixed dtypes promote; (6, 40) reaches the vectorized body."""
+    for shapes in (((6, 40), (6, 40)), ((6, 40), ()), ((), (3,))):
+        g, x = _sample(shapes[0], dg, 1), _no_nan(_sample(shapes[1], ds, 2))
+        if x.dim() == 2:
+            x.view(-1)[5:9] = torch.tensor([0.5, -0.5, 1.0, -1.0]).to(ds)  # on the bounds
+        for lambd in (0.5, 0.0, 1.0, 0.1):
+            want = torch.ops.aten.softshrink_backward(g, x, lambd)
+            assert _same(torch.ops.shrink_cpu.ssb(g, x, lambd), want), (dg, ds, shapes, lambd)
+            want = torch.ops.aten.hardshrink_backward(g, x, lambd)
+            assert _same(torch.ops.shrink_cpu.hsb(g, x, lambd), want), (dg, ds, shapes, lambd)
+        for lo, hi in ((-1.0, 1.0), (0.0, 6.0), (-0.1, 0.3)):
+            want = torch.ops.aten.hardtanh_backward(g, x, lo, hi)
+            assert _same(torch.ops.shrink_cpu.htb(g, x, lo, hi), want), (dg, ds, shapes, lo, hi)
+
+
+def test_backward_kernels_refuse_a_nan_self(shrink_ext) -> None:
+    """aten's answer at a NaN self depends on the element's position (0 in the vectorized body, grad_output in the
+    scalar tail): measured here, then refused by the composition."""
+    g, x = torch.ones(37), torch.full((37,), float("nan"))
+    got = torch.ops.aten.hardshrink_backward(g, x, 0.5)
+    assert got[0] == 0 and got[-1] == 1  # the body and the tail of one call differ
+    for call in (lambda: torch.ops.shrink_cpu.ssb(g, x, 0.5), lambda: torch.ops.shrink_cpu.hsb(g, x, 0.5),
+                 lambda: torch.ops.shrink_cpu.htb(g, x, -1.0, 1.0)):
+        with pytest.raises(RuntimeError, match=r"shimgen: \w+_backward.default: self holds a NaN"):
+            call()
+
+
+def test_softshrink_gradients_are_atens(shrink_implicit) -> None:
+    """float64, on the bounds and beyond (at a NaN aten's own backward answers by position: not compared)."""
+    x = torch.randn(6, 40, dtype=torch.float64, generator=torch.Generator().manual_seed(5)) * 2
+    x.view(-1)[:6] = torch.tensor([0.5, -0.5, 0.0, -0.0, float("inf"), float("-inf")], dtype=torch.float64)
+    w = torch.arange(240, dtype=torch.float64).view(6, 40)
+    grads = []
+    for fn in (lambda t: torch.ops.aten.softshrink(t, 0.5), lambda t: torch.ops.shrink_implicit.ss(t, 0.5)):
+        xl = x.clone().requires_grad_()
+        (fn(xl) * w).sum().backward()
+        grads.append(xl.grad)
+    assert torch.equal(*grads)
+    g = torch.randn(6, 40, dtype=torch.float64)
+    grads = []  # the backward ops' own gradients: grad_output's is the op again, self's is zeros
+    for fn in (torch.ops.aten.hardshrink_backward, torch.ops.shrink_implicit.hsb):
+        gl, xl = g.clone().requires_grad_(), x.clone().requires_grad_()
+        (fn(gl, xl, 0.5) * w).sum().backward()
+        grads.append((gl.grad, xl.grad if xl.grad is not None else torch.zeros_like(xl)))
+    assert torch.equal(grads[0][0], grads[1][0]) and torch.equal(grads[0][1], grads[1][1])
+
+
+def test_shrink_hardtanh_out_and_inplace_are_atens(shrink_ext, shrink_implicit) -> None:
+    x = _sample((6, 40), torch.float32, 9)
+    for make_out in (lambda: torch.empty(6, 40), lambda: torch.empty(0),
+                     lambda: torch.zeros(6, 40).t().contiguous().t()):
+        for mine_fn, want_fn in (
+                (lambda o: torch.ops.shrink_cpu.ss_out(x, 0.5, o),
+                 lambda o: torch.ops.aten.softshrink.out(x, 0.5, out=o)),
+                (lambda o: torch.ops.shrink_cpu.ht_out(x, -1.0, 2.0, o),
+                 lambda o: torch.ops.aten.hardtanh.out(x, -1.0, 2.0, out=o)),
+                (lambda o: torch.ops.shrink_cpu.hs_out(x, 0.5, o),
+                 lambda o: torch.ops.aten.hardshrink.out(x, 0.5, out=o))):
+            mine, want = make_out(), make_out()
+            assert mine_fn(mine).data_ptr() == mine.data_ptr()
+            want_fn(want)
+            assert _same(mine, want) and mine.stride() == want.stride()
+    g, xs = torch.randn(6, 40), _no_nan(x)
+    mine, want = torch.empty(0), torch.empty(0)
+    torch.ops.shrink_cpu.hsb_out(g, xs, 0.5, mine)
+    torch.ops.aten.hardshrink_backward.grad_input(g, xs, 0.5, grad_input=want)
+    assert _same(mine, want)
+    for op in (lambda o: torch.ops.shrink_cpu.ss_out(x, 0.5, o), lambda o: torch.ops.shrink_cpu.ht_out(x, -1.0, 1.0, o),
+               lambda o: torch.ops.shrink_cpu.hs_out(x, 0.5, o)):  # unary ops: out's dtype must be the result's
+        with pytest.raises(RuntimeError, match=r"shimgen: \w+.out: out's dtype differs from the result's"):
+            op(torch.zeros(6, 40, dtype=torch.float64))
+    assert _same(torch.ops.shrink_cpu.ht_(x.clone(), -1.0, 2.0), torch.ops.aten.hardtanh_(x.clone(), -1.0, 2.0))
+    grads = []  # hardtanh_ on a non-leaf: the composition's backward is hardtanh's
+    for fn in (lambda s: torch.ops.aten.hardtanh_(s, -1.0, 1.0), lambda s: torch.ops.shrink_implicit.ht_(s, -1.0, 1.0)):
+        a = torch.randn(4, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(3), requires_grad=True)
+        (fn(a * 2) * torch.arange(20, dtype=torch.float64).view(4, 5)).sum().backward()
+        grads.append(a.grad)
+    assert torch.equal(*grads)
+
+
+def test_shrink_extension_needs_libtorch_alone(shrink_gen, shrink_ext) -> None:
+    import pathlib
+    ops = pathlib.Path(shrink_gen, "torch/csrc/stable/ops")
+    assert "shimgen::detail::softshrink_select(" in ops.joinpath("softshrink.h").read_text()
+    assert "shimgen::detail::shrink_grad_select(" in ops.joinpath("hardshrink_backward.h").read_text()
+    assert "shimgen::detail::hardtanh_backward_select(" in ops.joinpath("hardtanh_backward.h").read_text()
+    out = subprocess.run(["nm", "-D", "--undefined-only", shrink_ext], capture_output=True, text=True,
+                         check=True).stdout
+    for name in ("softshrink", "shrink_backward", "hardtanh", "hardshrink", "aoti_torch_aten_sub_Tensor"):
+        assert name not in out, name
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.int64, torch.int32,
+                                   torch.uint8, torch.int8])
+def test_isin_number_is_atens(shrink_ext, dtype) -> None:
+    """aten computes isin(elements, number) as eq/ne with the number wrapped: the composition is isin.Tensor_Tensor
+    with the number as a 0-dim tensor of that wrapped dtype (an int64 tensor and 2.5 compare in float32; 16777217
+    rounds there)."""
+    e = torch.tensor([0, 1, 3, 16777216, 16777217, -2]).to(dtype) if dtype != torch.uint8 else torch.arange(6,
+                                                                                                          dtype=dtype)
+    for n in (1.0, 2.5, -2.0) + ((16777217.0,) if dtype != torch.float16 else ()):  # no half holds it: refused
+        for invert in (False, True):
+            assert _same(torch.ops.shrink_cpu.isin(e, n, invert), torch.isin(e, n, invert=invert)), (dtype, n, invert)
+    assert _same(torch.ops.shrink_cpu.isin_int(e, 3), torch.isin(e, 3))
+    mine, want = torch.empty(0, dtype=torch.bool), torch.empty(0, dtype=torch.bool)
+    torch.ops.shrink_cpu.isin_out(e, 3.0, mine)
+    torch.isin(e, 3.0, out=want)
+    assert _same(mine, want)
+
+
+def test_isin_number_refuses_what_aten_refuses(shrink_ext) -> None:
+    e = torch.tensor([0, 1, 2])
+    with pytest.raises(RuntimeError):  # aten: Unsupported input type encountered for isin(): Bool
+        torch.isin(e, True)
+    with pytest.raises(RuntimeError, match=r"shimgen: isin.Tensor_Scalar: test_element=.*bool or complex"):
+        torch.ops.shrink_cpu.isin_bool(e, True)
+    with pytest.raises(RuntimeError, match=r"shimgen: isin.Tensor_Scalar: test_element=nan: out of the range"):
+        torch.ops.shrink_cpu.isin(e.float(), float("nan"), False)  # a wrapped NaN: the in_range rule of the kind
+    e16 = e.to(torch.uint16)  # aten computes it (eq); isin.Tensor_Tensor's kernel has no uint16: refused
+    assert torch.isin(e16, 1).tolist() == [False, True, False]
+    with pytest.raises(RuntimeError, match=r"shimgen: isin.Tensor_Scalar: aten::isin.Tensor_Tensor has no kernel"):
+        torch.ops.shrink_cpu.isin_int(e16, 1)
+    with pytest.raises(RuntimeError, match=r"shimgen: isin.Tensor_Scalar_out: out's dtype differs"):
+        torch.ops.shrink_cpu.isin_out(e, 1.0, torch.empty(3))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.int64, torch.bfloat16])
+def test_scatter_value_out_and_inplace_are_atens(shrink_ext, shrink_implicit, dtype) -> None:
+    x = _sample((3, 4), dtype, 6)
+    index = torch.tensor([[0, 2, 1], [1, 0, 2]])
+    for dim, v in ((1, 0.0), (0, 1.0), (-1, -2.0)):
+        assert _same(torch.ops.shrink_cpu.scatter_(x.clone(), dim, index, v), x.clone().scatter_(dim, index, v))
+        for make_out in (lambda: torch.empty(3, 4, dtype=dtype), lambda: torch.empty(0, dtype=dtype)):
+            mine, want = make_out(), make_out()
+            assert torch.ops.shrink_cpu.scatter_out(x, dim, index, v, mine).data_ptr() == mine.data_ptr()
+            torch.scatter(x, dim, index, v, out=want)
+            assert _same(mine, want) and mine.stride() == want.stride(), (dtype, dim, v)
+    with pytest.raises(RuntimeError, match=r"shimgen: scatter.value_out: out's dtype differs from the result's"):
+        torch.ops.shrink_cpu.scatter_out(x, 1, index, 0.0, torch.empty(3, 4, dtype=torch.complex64))
+    with pytest.raises(RuntimeError):  # aten: index out of range
+        torch.ops.shrink_cpu.scatter_(x.clone(), 1, torch.tensor([[7]]), 0.0)
+    if dtype == torch.float64:  # scatter_ on a non-leaf: the gradient of self is aten's (zero where written)
+        grads = []
+        for fn in (lambda s: s.scatter_(1, index, 0.5), lambda s: torch.ops.shrink_implicit.scatter_(s, 1, index, 0.5)):
+            a = x.clone().requires_grad_()
+            (fn(a * 1) * torch.arange(12, dtype=torch.float64).view(3, 4)).sum().backward()
+            grads.append(a.grad)
+        assert torch.equal(*grads)

@@ -84,6 +84,8 @@ def hardtanh_backward_select(x, other, min_val, max_val):
     if not in_range(min_val, cmp) or not in_range(max_val, cmp):
         raise Refused("number")
     xc = x.to(ct).to(cmp)
+    if xc.isnan().any():  # scalar.h's refuse_nan: aten's answer there depends on the element's position
+        raise Refused("nan")
     inside = aten("logical_and")(aten("gt.Tensor")(xc, number_tensor(min_val, cmp)),
                                  aten("lt.Tensor")(xc, number_tensor(max_val, cmp)))
     return aten("where.self")(inside, other.to(ct), number_tensor(0, ct))
@@ -223,6 +225,9 @@ def main():
     spec = json.load(sys.stdin)
     report = {}
     for op, s in spec.items():
+        if s.get("samples"):  # out= / in-place rows over ops with an index or a sorted sequence
+            report[op] = prove_indexed(op, s)
+            continue
         if s["kernel"] == "inplace":
             report[op] = prove_inplace(op, s)
             continue
@@ -249,6 +254,9 @@ def main():
             continue
         if s["kernel"] == "number_as_none":  # (section at the end)
             report[op] = prove_number_as_none(op, s)
+            continue
+        if s["kernel"] in SELECT_PROVERS:
+            report[op] = prove_select(op, s)
             continue
         f, kernel = aten(op), KERNELS[s["kernel"]]
         tensors = [a for a in s["args"] if s["types"][a] == "Tensor"]
@@ -475,12 +483,18 @@ def wrapped_numbers(s, values):
     """scalar.h's wrapped_numbers_dtype / wrapped_number_tensor, then `via`: the numbers as 0-dim tensors of the
     dtype aten gives them as wrapped numbers among the `promote` tensors."""
     numbers = [a for a in s["args"] if s["types"][a] == "Scalar"]
+    for n in numbers:  # the row's refuse_kinds (composition.py _refused_kinds)
+        kind = "bool" if isinstance(values[n], bool) else "complex" if isinstance(values[n], complex) else ""
+        if kind in s.get("refuse_kinds", []):
+            raise Refused("kind")
     dtype = None
     for n in numbers:
         dtype = wrapped_dtype(values[n]) if dtype is None else torch.promote_types(dtype, wrapped_dtype(values[n]))
     for t in s["promote"]:
         dtype = torch.result_type(values[t], values[numbers[0]]) if len(numbers) == 1 else None
     if dtype is None or dtype in (torch.complex32,):
+        raise Refused("dtype")
+    if str(dtype) in (f"torch.{d.lower()}" for d in s.get("refuse_dtypes", [])):  # the row's refuse_dtypes
         raise Refused("dtype")
     tensors = {}
     for n in numbers:
@@ -1181,6 +1195,239 @@ def prove_number_as_none(op, s):
                                     grads.append(x.grad)
                                 if not same(("ok", grads[0]), ("ok", grads[1])) and not wrong:
                                     wrong = f"gradient {d} {shape} {dim} {keepdim} {n!r}"
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- kernels `softshrink`, `shrink_grad`, `hardtanh_backward`: scalar.h's softshrink_select,
+# shrink_grad_select, hardtanh_backward_select ----
+
+FLOATING = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+
+def softshrink_select(x, lambd):
+    """scalar.h's softshrink_select: in x's dtype (float for half and bfloat16, lambd a float), `x > lambd ? x - lambd
+    : x < -lambd ? x - (-lambd) : 0`, the subtractions by aten::sub.Tensor (its wrapper's route)."""
+    t = x.dtype
+    if t not in FLOATING:
+        raise Refused("dtype")
+    if isinstance(lambd, complex):
+        raise Refused("number")
+    if not float(lambd) >= 0:
+        raise RuntimeError("lambda must be greater or equal to 0")
+    compute = torch.float32 if t in (torch.float16, torch.bfloat16) else t
+    if not in_range(lambd, t):  # self's dtype: aten checks lambd against its range (from 2.10)
+        raise Refused("number")
+    if compute != t and not reduced_holds(float(lambd), t):  # aten's kernel changed in 2.14
+        raise Refused("number")
+    xc = x.to(compute)
+    hi, lo = number_tensor(lambd, compute), number_tensor(-float(lambd), compute)
+    inside = aten("logical_and")(aten("ge.Tensor")(xc, lo), aten("le.Tensor")(xc, hi))
+    sub = aten("sub.Tensor")
+    shrunk = aten("where.self")(aten("gt.Tensor")(xc, hi), sub(xc, hi), sub(xc, lo))
+    return aten("where.self")(inside, number_tensor(0, compute), shrunk).to(t)
+
+
+def reduced_holds(v, t):
+    """scalar.h's reduced_holds: does half (bfloat16) hold v exactly (bfloat16: normal numbers only)?"""
+    a = abs(v)
+    if a == 0:
+        return True
+    half = t == torch.float16
+    if not math.isfinite(a) or a > (65504.0 if half else 3.3895313892515355e38):
+        return False
+    if half and a < 6.103515625e-05:
+        return math.ldexp(a, 24) == math.floor(math.ldexp(a, 24))
+    if not half and a < math.ldexp(1.0, -126):
+        return False
+    s = math.ldexp(math.frexp(a)[0], 11 if half else 8)
+    return s == math.floor(s)
+
+
+def shrink_grad_select(grad_output, x, lambd):
+    """scalar.h's shrink_grad_select: `-lambd <= x <= lambd ? 0 : grad_output` over the common dtype, lambd in
+    it; a NaN in x refused."""
+    ct = torch.result_type(grad_output, x)
+    if ct not in FLOATING:
+        raise Refused("dtype")
+    if not in_range(lambd, ct):
+        raise Refused("number")
+    xc = x.to(ct)
+    if xc.isnan().any():
+        raise Refused("nan")
+    inside = aten("logical_and")(aten("ge.Tensor")(xc, number_tensor(-float(lambd), ct)),
+                                 aten("le.Tensor")(xc, number_tensor(lambd, ct)))
+    return aten("where.self")(inside, number_tensor(0, ct), grad_output.to(ct))
+
+
+SELECT_PROVERS = {"softshrink": softshrink_select, "shrink_grad": shrink_grad_select,
+                  "hardtanh_backward": hardtanh_backward_select}
+SELECT_NAN_GRADIENT = {"softshrink"}  # as NAN_GRADIENT_BY_POSITION: aten's shrink_backward at a NaN input
+
+
+def nan_free(t):
+    """t without NaN (inf, -0.0 kept): a backward kernel refuses a NaN self, so these samples reach its vectorized
+    body."""
+    return t.nan_to_num(0.25, float("inf"), float("-inf")) if t.is_floating_point() else t
+
+
+def prove_select(op, s):
+    """main's comparison for the kernels of this section, on the samples main uses and on the same samples without
+    NaN and larger ((6, 40): the vectorized body and the scalar tail of every dtype), errors included; float64
+    gradients (compared where the input is not NaN for softshrink, as NAN_GRADIENT_BY_POSITION)."""
+    f, kernel = aten(op), SELECT_PROVERS[s["kernel"]]
+    tensors = [a for a in s["args"] if s["types"][a] == "Tensor"]
+    numbers = [a for a in s["args"] if a not in tensors]
+    compared = both_ok = refused = 0
+    wrong = ""
+
+    def mine(values):
+        return kernel(*(values[b] if isinstance(b, str) else b for b in s["bind"]))
+
+    shapes = SHAPES + [((6, 40), (6, 40)), ((6, 40), ())]
+    for clean in (False, True):
+        for da in DTYPES:
+            for db in (DTYPES if len(tensors) > 1 else [da]):
+                for k, sh in enumerate(shapes):
+                    for n in NUMBERS:
+                        values = {a: sample(x, d, 3 * k + i) for i, (a, x, d) in enumerate(zip(tensors, sh, (da, db)))}
+                        if clean:
+                            values = {a: nan_free(v) for a, v in values.items()}
+                        for j, name in enumerate(numbers):  # a second number: the first negated (min/max)
+                            values[name] = -n if j and not isinstance(n, bool) else n
+                        if len(numbers) == 2 and clean:  # bounds in order: a non-empty interval
+                            values[numbers[0]], values[numbers[1]] = (-n, n) if not isinstance(n, bool) else (0, n)
+                        want = run(lambda: f(**values))
+                        got = outcome(lambda: mine(values))
+                        compared += 1
+                        if got[0] == "refused":
+                            refused += 1
+                            continue
+                        both_ok += want[0] == got[0] == "ok"
+                        if not same(want, got) and not wrong:
+                            wrong = f"{da} {db} {sh} {n!r} clean={clean}: {want[0]} " \
+                                    f"{want[1] if want[0] == 'error' else ''} vs {got[0]} " \
+                                    f"{got[1] if got[0] == 'error' else ''}"
+                        if da == db == torch.float64 and want[0] == got[0] == "ok":
+                            grads = []
+                            for fn in (lambda v: f(**v), mine):
+                                leaves = {a: values[a].clone().requires_grad_() for a in tensors}
+                                r = fn(dict(values, **leaves))
+                                (r * torch.arange(r.numel(), dtype=r.dtype).view(r.shape)).sum().backward()
+                                grads.append([leaves[a].grad if leaves[a].grad is not None else
+                                              torch.zeros_like(leaves[a]) for a in tensors])
+                            for a, ga, gb in zip(tensors, *grads):
+                                if s["kernel"] in SELECT_NAN_GRADIENT:
+                                    keep = ~values[a].isnan()
+                                    ga, gb = ga[keep], gb[keep]
+                                if not same(("ok", ga), ("ok", gb)) and not wrong:
+                                    wrong = f"gradient {sh} {n!r} clean={clean}"
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- rows of kernels `out` and `inplace` over ops with an index or a sorted sequence (`samples: scatter`,
+# `samples: searchsorted`): prove_out / prove_inplace with arguments those ops accept ----
+
+def indexed_samples(s, d):
+    """(label, make) pairs of the row's `samples` kind in dtype d; make() gives fresh arguments (in-place ops write
+    into self)."""
+    out = []
+    if s["samples"] == "scatter":
+        cases = [((3, 4), (2, 3), 1), ((3, 4), (2, 3), 0), ((3, 4), (3, 4), -1), ((), (), 0), ((5,), (0,), 0),
+                 ((3, 4), (2, 3), 2), ((4, 5), (4, 5), 1)]
+        for k, (shape, ishape, dim) in enumerate(cases):
+            g = torch.Generator().manual_seed(k)
+            size = shape[dim] if shape and -len(shape) <= dim < len(shape) else 1
+            index = torch.randint(0, size + (k == 6), ishape, generator=g)  # case 6: an index out of range
+            for n in (0, 1.5, -1, True, 2**40):
+                out.append((f"{d} {shape} {ishape} {dim} {n!r}", lambda shape=shape, dim=dim, index=index, n=n, k=k: {
+                    "self": sample(shape, d, k), "dim": dim, "index": index.clone(), "value": n}))
+        return out
+    for k, shape in enumerate([(7,), (3, 4), (), (0,)]):
+        base = sample(shape, d, k)
+        seq = base if d.is_complex or base.dim() == 0 else base.sort(dim=-1).values
+        for n in (0, 2.5, -1, 16777217, True):
+            for out_int32, right, side in ((False, False, None), (True, False, None), (False, True, None),
+                                           (False, False, "right"), (False, True, "left")):
+                out.append((f"{d} {shape} {n!r} {out_int32} {right} {side}", lambda seq=seq, n=n, o=out_int32, r=right,
+                            sd=side: {"sorted_sequence": seq.clone(), "self": n, "out_int32": o, "right": r,
+                                      "side": sd, "sorter": None}))
+    return out
+
+
+def prove_indexed(op, s):
+    f = aten(op)
+    compared = both_ok = refused = 0
+    wrong = ""
+
+    def compare(label, want, got, extra_want=None, extra_got=None):
+        nonlocal compared, both_ok, refused, wrong
+        compared += 1
+        if got[0] == "refused":
+            refused += 1
+            return
+        both_ok += want[0] == got[0] == "ok"
+        if (not same(want, got) or extra_want != extra_got) and not wrong:
+            wrong = f"{label}: {want[0]} {want[1] if want[0] == 'error' else extra_want} vs {got[0]} " \
+                    f"{got[1] if got[0] == 'error' else extra_got}"
+
+    dtypes = [torch.float32, torch.float64, torch.bfloat16, torch.int64, torch.int32, torch.uint8, torch.bool,
+              torch.complex64]
+    for d in dtypes:
+        for label, make in indexed_samples(s, d):
+            if s["kernel"] == "inplace":
+                for grad_mode in (False, True):
+                    with torch.set_grad_enabled(grad_mode):
+                        want = run(lambda: f(**make()))
+                        got = outcome(lambda: assign_inplace(s["via"], make(), s["saves_self"]))
+                    compare(f"{label} grad mode {grad_mode}", want, got)
+                if d == torch.float64 and want[0] == got[0] == "ok":
+                    grads = []
+                    for fn in (lambda v: f(**v), lambda v: assign_inplace(s["via"], v, s["saves_self"])):
+                        def backward(fn=fn):
+                            v = make()
+                            leaf = v["self"].clone().requires_grad_()
+                            r = fn(dict(v, self=leaf * 1))
+                            (r * torch.arange(r.numel(), dtype=r.dtype).view(r.shape)).sum().backward()
+                            return leaf.grad
+                        grads.append(run(backward))
+                    compare(f"gradient {label}", grads[0], grads[1])
+                    leaf = make()["self"].requires_grad_()  # in place on a leaf requiring grad: both raise
+                    rest = {k: v for k, v in make().items() if k != "self"}
+                    compare(f"leaf {label}", run(lambda: f(self=leaf, **rest)),
+                            outcome(lambda: assign_inplace(s["via"], dict(rest, self=leaf), s["saves_self"])))
+                continue
+            r = run(lambda: aten(s["via"])(**make()))
+            shapes = [tuple(r[1].shape)] if r[0] == "ok" else [(0,)]
+            rdtype = r[1].dtype if r[0] == "ok" else d
+            makers = [("exact", lambda: torch.empty(shapes[0], dtype=rdtype)),
+                      ("empty", lambda: torch.empty(0, dtype=rdtype)),
+                      ("non-empty resized", lambda: torch.zeros(7, dtype=rdtype))]
+            makers += [(f"dtype {o}", lambda o=o: torch.zeros(shapes[0], dtype=o))
+                       for o in (torch.float32, torch.float64, torch.int64, torch.int32, torch.bool) if o != rdtype]
+            for kind, make_out in makers:
+                for grad_mode in (False, True):
+                    with torch.set_grad_enabled(grad_mode):
+                        va, oa = make(), make_out()
+                        want = observed(lambda: f(**va, **{s["out"]: oa}), oa)
+                        vb, ob = make(), make_out()
+                        got = observed(lambda: assign_out(s, vb, ob), ob)
+                    compare(f"{label} out {kind} grad mode {grad_mode}", want[0], got[0], want[1], got[1])
+    if s["kernel"] == "out":  # out is the first tensor argument itself; an argument requiring grad in grad mode
+        first = next(a for a in s["args"] if s["types"][a] == "Tensor")
+        for label, make in indexed_samples(s, torch.float64)[:12]:
+            for grad_mode in (False, True):
+                with torch.set_grad_enabled(grad_mode):
+                    va, vb = make(), make()
+                    want = observed(lambda: f(**va, **{s["out"]: va[first]}), va[first])
+                    got = observed(lambda: assign_out(s, vb, vb[first]), vb[first])
+                    compare(f"out is {first} {label} grad mode {grad_mode}", want[0], got[0], want[1], got[1])
+                    va, vb = make(), make()
+                    va[first].requires_grad_()
+                    vb[first].requires_grad_()
+                    oa, ob = torch.empty(0, dtype=torch.float64), torch.empty(0, dtype=torch.float64)
+                    want = observed(lambda: f(**va, **{s["out"]: oa}), oa)
+                    got = observed(lambda: assign_out(s, vb, ob), ob)
+                    compare(f"{first} requires grad {label} grad mode {grad_mode}", want[0], got[0])
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
 
 

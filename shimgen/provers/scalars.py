@@ -287,6 +287,8 @@ def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
     texts = history.schemas_of(NativeYaml().text)
     spec = {op: {"kernel": r["kernel"], "bind": r.get("args", []), "via": r.get("via", ""),
                  "promote": r.get("promote", []), "fixed": r.get("fixed", {}), "check": r.get("check"),
+                 "refuse_kinds": r.get("refuse_kinds", []), "refuse_dtypes": r.get("refuse_dtypes", []),
+                 "samples": r.get("samples", ""),
                  "same_dtype": bool(r.get("same_dtype")),
                  "saves_self": bool(r.get("saves_self")),
                  "rule": {k: v for k, v in r.items() if k != "proven"},  # a kernel's own keys (number_as_none)

@@ -43,7 +43,15 @@ where every element is exact in the dtype and in aten's arithmetic; otherwise a 
 Kernel `number_as_none` (linalg_vector_norm.default -> via linalg_norm.default): for the one value `value` of its
 number `argument`, the op is `via` with that number as via's `Scalar?` None (`none`), which the dispatcher carries
 (linalg_norm with ord None computes linalg_vector_norm with ord 2); another value, or a list argument of a length
-`via` refuses (`lengths`), raises a `shimgen:` error naming the remedy."""
+`via` refuses (`lengths`), raises a `shimgen:` error naming the remedy.
+
+Kernels `softshrink`, `shrink_grad` (hardshrink_backward, softshrink_backward: aten's shrink_backward) and
+`hardtanh_backward` are elementwise kernels of the same kind (scalar.h softshrink_select, shrink_grad_select,
+hardtanh_backward_select).
+softshrink subtracts: its row names `via` (sub.Tensor), whose wrapper the kernel calls, so it routes where that
+wrapper has a libtorch route. The backward kernels refuse a NaN self (aten's answer there depends on the element's
+position in its vectorized loop). A wrapped_numbers row's `refuse_kinds` (isin.Tensor_Scalar: bool, complex) are
+the kinds of number aten raises for before wrapping them."""
 
 from __future__ import annotations
 
@@ -89,6 +97,14 @@ class Composition(Route):
             return self._none_at(q, rule)
         if rule is None or any(str(p.arg.type) not in CARRIED or p.is_out for p in q.params):
             return None
+        if rule["kernel"] != INPLACE and "via" in rule:  # softshrink: where `via` (sub.Tensor) has a libtorch route
+            target = target_wrapper(rule["via"], q.plan)
+            tv = active(target, q.level) if target is not None else None
+            if tv is None or tv.route.overlay or tv.kept < 2:
+                return None
+            if {b for b in rule["args"] if isinstance(b, str)} != {p.name for p in q.params}:
+                return None
+            return Variant(self, len(q.params), q.level, lowering=(rule["via"],))
         if rule["kernel"] == INPLACE:
             # the functional overload's wrapper, with every parameter and libtorch alone at this release
             target = target_wrapper(rule["via"], q.plan)
@@ -202,7 +218,9 @@ class Composition(Route):
             return [f"Route: aten::{rule['via']} with the numbers as 0-dim tensors of the dtype aten gives them as "
                     f"wrapped numbers, as aten computes aten::{w.op.name} (proven equal on torch "
                     f"{', '.join(map(str, rule['proven']))}).",
-                    "A number out of the range of that dtype raises an error (shimgen::Scalar)."]
+                    "A number out of the range of that dtype raises an error (shimgen::Scalar)."] + (
+                        [f"A {' or '.join(rule['refuse_kinds'])} number raises an error, as in aten, which checks "
+                         "the number's own type before wrapping it."] if rule.get("refuse_kinds") else [])
         if rule["kernel"] == OUT:
             return [f"Route: aten::{rule['via']}, then aten's out= rules (shimgen::detail::check_out_autograd and "
                     "assign_out: in grad mode no argument may require grad; the result dtype must cast to out's; a "
@@ -224,6 +242,12 @@ class Composition(Route):
                     f"{', '.join(map(str, rule['proven']))}).",
                     "Where self shares memory with an input other than as the very same view, it raises an error "
                     "(aten computes such a call element by element in place)."]
+        if "via" in rule:  # softshrink: its subtractions by `via`'s wrapper
+            return [f"Route: aten's {rule['kernel']} kernel as the dispatching aten calls that compute it, its "
+                    f"subtractions by aten::{rule['via']} (shimgen::detail::{rule['kernel']}_select; proven equal, "
+                    f"gradients included, on torch {', '.join(map(str, rule['proven']))}).",
+                    "A number out of the range of the dtype aten computes it in raises an error (shimgen::Scalar)."] + (
+                        [rule["caveat"]] if "caveat" in rule else [])
         return [f"Route: aten's {rule['kernel']} kernel as the dispatching aten calls that compute it "
                 f"(shimgen::detail::{rule['kernel']}_select; proven equal, gradients included, on torch "
                 f"{', '.join(map(str, rule['proven']))}).",
@@ -254,6 +278,13 @@ class Composition(Route):
             return _out_body(w, v, plan, rule)
         # the kernel's parameters in order (scalar.h): argument names, numbers, C++ bool literals
         args = [("true" if a else "false") if isinstance(a, bool) else str(a) for a in rule["args"]]
+        if "via" in rule:  # softshrink: its operands, its two subtractions by `via`'s wrapper (sub.Tensor), the select
+            target = target_wrapper(rule["via"], plan)
+            assert target is not None
+            sub = f"torch::stable::{target.name}"
+            return "\n".join([
+                f'const auto s = shimgen::detail::{rule["kernel"]}_operands("{w.op.name}", {", ".join(args)});',
+                f'return shimgen::detail::{rule["kernel"]}_select(s, {sub}(s.x, s.hi), {sub}(s.x, s.lo));'])
         return f'return shimgen::detail::{rule["kernel"]}_select("{w.op.name}", {", ".join(args)});'
 
 
@@ -312,7 +343,8 @@ def _wrapped_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         tensors = ", ".join(f"&{t}" for t in rule["promote"])
         lines = [f'const auto dtype = shimgen::detail::wrapped_numbers_dtype("{w.op.name}", {{{tensors}}}, '
                  f'{{{", ".join("&" + n for n in numbers)}}});']
-        lines += [f"const torch::stable::Tensor {n}_t = shimgen::detail::wrapped_number_tensor("
+        lines = _refused_kinds(w, rule, numbers) + lines + _refused_dtypes(w, rule)
+        lines += [f"const auto {n}_t = shimgen::detail::wrapped_number_tensor("
                   f'"{w.op.name}", "{n}", {n}, dtype, {device});' for n in numbers]
     if "check" in rule:  # the op's own argument checks, with its messages, before `via`'s (scalar.h)
         check = rule["check"]
@@ -368,6 +400,33 @@ def _none_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
                      for p in target.params)
     lines.append(f"return torch::stable::{target.name}({args});")
     return "\n".join(lines)
+
+
+# ---- `refuse_kinds` of a wrapped_numbers row: numbers aten raises for before wrapping them ----
+
+KIND_TESTS = {"bool": "is_boolean()", "complex": "is_complex()"}  # row word -> shimgen::Scalar's test
+
+
+def _refused_kinds(w: Wrapper, rule: dict, numbers: list[str]) -> list[str]:
+    """The row's `refuse_kinds`: aten checks the number's own type before wrapping it (isin.Tensor_Scalar raises
+    for a bool or complex test element), which the wrapped tensor of the common dtype would pass."""
+    kinds = rule.get("refuse_kinds", [])
+    if not kinds:
+        return []
+    why = f"aten raises for a {' or '.join(kinds)} number"
+    test = " || ".join(f"{{n}}.{KIND_TESTS[k]}" for k in kinds)
+    return [f"if ({test.format(n=n)}) {{\nshimgen::detail::refuse(\"{w.op.name}\", \"{n}\", {n}, \"{why}\");\n}}"
+            for n in numbers]
+
+
+def _refused_dtypes(w: Wrapper, rule: dict) -> list[str]:
+    """The row's `refuse_dtypes`: common dtypes `via`'s kernel has no version for where the op's own kernel has
+    (isin.Tensor_Tensor's default CPU kernel lacks uint16/32/64, which isin.Tensor_Scalar's eq computes)."""
+    dtypes = rule.get("refuse_dtypes", [])
+    if not dtypes:
+        return []
+    return [f'shimgen::detail::refuse_dtype("{w.op.name}", "{rule["via"]}", dtype, '
+            f'shimgen::detail::ScalarType::{d});' for d in dtypes]
 
 
 ROUTE_CLASS = Composition
