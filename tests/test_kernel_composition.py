@@ -1130,3 +1130,19 @@ def test_scatter_value_out_and_inplace_are_atens(shrink_ext, shrink_implicit, dt
             (fn(a * 1) * torch.arange(12, dtype=torch.float64).view(3, 4)).sum().backward()
             grads.append(a.grad)
         assert torch.equal(*grads)
+
+
+def test_backward_kernels_raise_atens_broadcast_error(shrink_ext) -> None:
+    """Mismatched shapes: aten's TensorIterator names grad_output `a` and self `b`; the kernels check the shapes in
+    that order first (scalar.h check_broadcast), since their own calls meet the operands the other way round (the
+    release matrix found the swapped message)."""
+    g, x = torch.randn(7), torch.randn(2, 3)
+    ops, aten = torch.ops.shrink_cpu, torch.ops.aten
+    for mine, theirs in ((lambda: ops.hsb(g, x, 0.5), lambda: aten.hardshrink_backward(g, x, 0.5)),
+                         (lambda: ops.ssb(g, x, 0.5), lambda: aten.softshrink_backward(g, x, 0.5)),
+                         (lambda: ops.htb(g, x, -1.0, 1.0), lambda: aten.hardtanh_backward(g, x, -1.0, 1.0))):
+        with pytest.raises(RuntimeError) as want:
+            theirs()
+        with pytest.raises(RuntimeError) as got:
+            mine()
+        assert str(want.value).splitlines()[0] in str(got.value)

@@ -2335,6 +2335,31 @@ inline void refuse_dtype(
   }
 }
 
+/// TensorIterator's broadcast check of two operands in aten's order, with its
+/// message (aten's infer_size): the composition's own calls meet them in
+/// another order, which would name them the other way round.
+inline void check_broadcast(
+    const torch::stable::Tensor& a,
+    const torch::stable::Tensor& b) {
+  int64_t* as = nullptr;
+  int64_t* bs = nullptr;
+  check(aoti_torch_get_sizes(a.get(), &as), "aoti_torch_get_sizes");
+  check(aoti_torch_get_sizes(b.get(), &bs), "aoti_torch_get_sizes");
+  const int64_t n = a.dim() > b.dim() ? a.dim() : b.dim();
+  for (int64_t i = n - 1; i >= 0; --i) {
+    const int64_t da = a.dim() - n + i;
+    const int64_t db = b.dim() - n + i;
+    const int64_t sa = da >= 0 ? as[da] : 1;
+    const int64_t sb = db >= 0 ? bs[db] : 1;
+    if (sa != sb && sa != 1 && sb != 1) {
+      std::string why = "The size of tensor a (" + std::to_string(sa);
+      why += ") must match the size of tensor b (" + std::to_string(sb);
+      why += ") at non-singleton dimension " + std::to_string(i);
+      throw std::runtime_error(why);
+    }
+  }
+}
+
 /// aten's shrink_backward kernel (hardshrink_backward, softshrink_backward):
 /// `-lambd <= self <= lambd ? 0 : grad_output` over the common dtype of the
 /// two (each input cast to it first, as TensorIterator does), lambd
@@ -2346,6 +2371,7 @@ inline torch::stable::Tensor shrink_grad_select(
     const torch::stable::Tensor& grad_output,
     const torch::stable::Tensor& self,
     const Scalar& lambd) {
+  check_broadcast(grad_output, self);
   const ScalarType ct = common_dtype(grad_output, self);
   ScalarType compute = ct;
   if (!kernel_dtype(ct, false, compute)) {
@@ -2382,7 +2408,8 @@ inline torch::stable::Tensor hardtanh_backward_select(
     const torch::stable::Tensor& grad_output,
     const Scalar& min_val,
     const Scalar& max_val) {
-  const ScalarType ct = common_dtype(self, grad_output);
+  check_broadcast(grad_output, self);
+  const ScalarType ct = common_dtype(grad_output, self);
   ScalarType cmp = ct;
   if (!kernel_dtype(ct, false, cmp)) {
     no_kernel(op);
