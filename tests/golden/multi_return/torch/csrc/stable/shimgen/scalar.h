@@ -32,6 +32,15 @@
 #include <torch/headeronly/util/Half.h>
 #include <torch/headeronly/util/complex.h>
 
+// Hidden visibility for a type holding torch::stable::Tensor (declared hidden
+// by HIDDEN_NAMESPACE_BEGIN): GCC warns when a type of default visibility has a
+// field of a hidden type.
+#if defined(__GNUG__) && !defined(_WIN32)
+#define SHIMGEN_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define SHIMGEN_HIDDEN
+#endif
+
 namespace shimgen {
 
 /// A number where an aten schema says `Scalar`. Converts implicitly from
@@ -2258,7 +2267,7 @@ inline void refuse_nan(const char* op, const torch::stable::Tensor& self) {
 /// hold exactly: reduced_holds), lambd and -lambd as 0-dim tensors of it,
 /// and self's dtype. aten raises for a negative or NaN lambd and for
 /// non-floating dtypes.
-struct ShrinkOperands {
+struct SHIMGEN_HIDDEN ShrinkOperands {
   torch::stable::Tensor x;
   torch::stable::Tensor hi;
   torch::stable::Tensor lo;
