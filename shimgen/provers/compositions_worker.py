@@ -13,7 +13,7 @@ import sys
 
 import torch
 
-from worker_common import Refused, aten, outcome, run, same
+from worker_common import Refused, aten, outcome, run, same, same_error_text
 
 DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.int16,
           torch.int8, torch.uint8, torch.bool, torch.complex64, torch.uint16]
@@ -662,7 +662,7 @@ def prove_as_double(op, s):
                         continue
                     both_ok += want[0] == got[0] == "ok"
                     # an error must be aten's own: its message, as the verify harness asks
-                    if not (same(want, got) and (want[0] != "error" or want[1] in got[1])) and not wrong:
+                    if not same_error_text(want, got) and not wrong:
                         wrong = f"{d} {shape} {pad} {n!r}: {want[0]} {want[1] if want[0] == 'error' else ''} vs " \
                                 f"{got[0]} {got[1] if got[0] == 'error' else ''}"
                     if d == torch.float64 and want[0] == got[0] == "ok":
@@ -1317,7 +1317,7 @@ def prove_select(op, s):
                             continue
                         both_ok += want[0] == got[0] == "ok"
                         # an error must be aten's own: its message, as the verify harness asks
-                        if not (same(want, got) and (want[0] != "error" or want[1] in got[1])) and not wrong:
+                        if not same_error_text(want, got) and not wrong:
                             wrong = f"{da} {db} {sh} {n!r} clean={clean}: {want[0]} " \
                                     f"{want[1] if want[0] == 'error' else ''} vs {got[0]} " \
                                     f"{got[1] if got[0] == 'error' else ''}"
