@@ -145,13 +145,17 @@ def _number_rules(w: Wrapper, v: Variant, plan: Plan) -> list[tuple[dict, str]]:
         a, value = rule["argument"], rule["value"]
         tensors = ", ".join(f"&{t}" for t in operands)
         checks = []  # one short statement per number kind: the layout rules (cpp_layout) write them directly
+        # no_grad: aten's gradient formula differs from via's (pow(x, 0.5)'s backward is 0.5 * x^-0.5, sqrt's
+        # grad / (2 * sqrt(x))): taken only where autograd records nothing
+        grad = f" &&\n!shimgen::detail::records_grad({{{tensors}}})" if rule.get("no_grad") else ""
         for kind, cats in sorted(rule["cells"].items()):
-            flag = f"{a}_is_{int(value)}" if kind == "int" else f"{a}_is_{float(value)!r}".replace(".", "_")
-            test = f"is_int({a}, {int(value)})" if kind == "int" else f"is_double({a}, {float(value)!r})"
+            number = int(value) if kind == "int" else float(value)
+            flag = f"{a}_is_{_identifier(number)}"
+            test = f"is_int({a}, {number})" if kind == "int" else f"is_double({a}, {number!r})"
             mask = sum(1 << SCALAR_TYPE_VALUES[c] for c in cats)
             checks.append((f"const bool {flag} = shimgen::detail::{test};",
                            f"// {', '.join(cats)}",
-                           f"{flag} && shimgen::detail::dtypes_in<{len(operands)}>({mask:#x}, {{{tensors}}})"))
+                           f"{flag} && shimgen::detail::dtypes_in<{len(operands)}>({mask:#x}, {{{tensors}}}){grad}"))
         if "kernel" in rule:  # scalar.h's shimgen::detail::<kernel>_select: its arguments in order, C++ literals
             args = ", ".join(("true" if a else "false") if isinstance(a, bool) else str(a) for a in rule["args"])
             call = f"shimgen::detail::{rule['kernel']}_select({args})"
@@ -161,6 +165,11 @@ def _number_rules(w: Wrapper, v: Variant, plan: Plan) -> list[tuple[dict, str]]:
         result.append((rule, "\n".join(f"{decl}\n{comment}\nif ({cond}) {{\nreturn {call};\n}}"
                                        for decl, comment, cond in checks)))
     return result
+
+
+def _identifier(number: int | float) -> str:
+    """A number as part of a C++ name: 2 -> 2, 0.5 -> 0_5, -1.0 -> minus_1_0."""
+    return repr(number).replace("-", "minus_").replace(".", "_")
 
 
 # torch::headeronly::ScalarType's enumerator values (c10/core/ScalarType.h), the bits of a number rule's dtype mask
@@ -178,6 +187,10 @@ def _rule_note(rule: dict) -> str:
         return (f"{rule['argument']} = {rule['value']} on {cells} tensors goes to "
                 f"shimgen::detail::{rule['kernel']}_select, which computes what aten's kernel computes with "
                 f"dispatching aten calls (proven equal on torch {proven}).")
+    if rule.get("no_grad"):
+        return (f"{rule['argument']} = {rule['value']} goes to aten::{rule['via']}, as aten's Scalar kernel "
+                f"computes it, where autograd records nothing (aten's gradient formula differs; proven equal on "
+                f"torch {proven}).")
     return (f"{rule['argument']} = {rule['value']} goes to aten::{rule['via']}, as aten's Scalar kernel "
             f"computes it (proven equal, gradients included, on torch {proven}).")
 

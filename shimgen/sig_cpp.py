@@ -162,8 +162,8 @@ def variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[
     The op must exist in `level` with a schema compatible with the yaml's (plan.schema_at); the wrapper then
     takes the yaml's parameters that `level`'s schema (or the C shim version shipped by then) has, dropping later
     ones, which get their schema defaults. Each route takes the parameters it can carry at `level`; the route
-    that takes the most wins, ties going to the preferred route (libtorch's shim, the dispatcher, shimgen's
-    shim): dropping is how older releases get a narrower form, never a reason to narrow a release that can do
+    that takes the most wins, ties going to a route needing libtorch alone over the overlay, then to the preferred
+    route (libtorch's shim, the dispatcher, shimgen's shim; `_better`): dropping is how older releases get a narrower form, never a reason to narrow a release that can do
     better.
     """
     at = plan.timeline(op)[level]
@@ -200,7 +200,7 @@ def _variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list
         if route.overlay and not plan.world.overlay:
             continue  # shimgen's own shims need the overlay library: only where the author opts in
         v = route.variant_at(query)
-        if v is not None and (best is None or v.kept > best.kept):
+        if v is not None and (best is None or _better(v, best)):
             best = v
     # Where no route takes every parameter, the dispatcher may still take an optional one it cannot carry, as
     # None: the call works whenever the caller leaves it None (std(t, {1}) is std.correction, correction=None).
@@ -209,6 +209,14 @@ def _variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list
         if v is not None and v.none_only and (best is None or v.kept > best.kept):
             best = v
     return best
+
+
+def _better(v: Variant, best: Variant) -> bool:
+    """Whether v beats best: it takes more parameters, or as many without the overlay where best needs it. So the
+    overlay only adds forms: defining SHIMGEN_OVERLAY never moves a call libtorch alone serves to another route
+    (whose refusals differ: the overlay's shim carries a Scalar as a double and refuses arange(10), which libtorch's
+    composition serves)."""
+    return v.kept > best.kept or (v.kept == best.kept and best.route.overlay and not v.route.overlay)
 
 
 # ---- Scalars: lowering to a Tensor sibling or a composition (shimgen/scalars.py) ---------------------------

@@ -13,7 +13,8 @@ import sys
 
 import torch
 
-from worker_common import Refused, aten, outcome, run, same, same_error_text
+from worker_common import (ATEN_RAISES, ROW, TEXT_DIFFERS, Refused, aten, outcome, run, same, same_error_text,
+                           weights)
 
 DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.int16,
           torch.int8, torch.uint8, torch.bool, torch.complex64, torch.uint16]
@@ -70,9 +71,10 @@ def leaky_relu_select(x, other, negative_slope, self_is_result):
     if not in_range(negative_slope, cmp):
         raise Refused("number")
     if self_is_result and float(negative_slope) < 0:
-        raise RuntimeError("in-place leakyReLu backward with a negative slope")
+        raise RuntimeError(f"in-place backward, negative slope {ATEN_RAISES}")
     mask = aten("gt.Tensor")(x.to(ct).to(cmp), number_tensor(0, cmp))
     o = other.to(ct).to(cmp)
+    o = aten("expand_as")(o, aten("where.self")(mask, o, o))  # scalar.h: one reduction of a broadcast gradient
     return aten("where.self")(mask, o, aten("mul.Tensor")(o, number_tensor(negative_slope, cmp))).to(ct)
 
 
@@ -167,7 +169,7 @@ def assign_inplace(via, values, saves_self=False):
     saved = aten("clone")(self) if recorded else self
     result = aten(via)(**dict(values, self=saved))
     if not can_cast(result.dtype, self.dtype):
-        raise RuntimeError("result type can't be cast to the desired output type")
+        raise RuntimeError(f"the result's dtype cannot be cast {ATEN_RAISES}")
     for k, v in values.items():
         if k != "self" and isinstance(v, torch.Tensor) and shares_memory(self, v):
             raise Refused("overlap")
@@ -226,6 +228,7 @@ def main():
     spec = json.load(sys.stdin)
     report = {}
     for op, s in spec.items():
+        ROW[0] = op  # error texts that differ are kept per row (worker_common.same)
         if s.get("samples"):  # out= / in-place rows over ops with an index or a sorted sequence
             report[op] = prove_indexed(op, s)
             continue
@@ -291,7 +294,7 @@ def main():
                             for fn in (lambda v: f(**v), mine):
                                 leaves = {a: values[a].clone().requires_grad_() for a in tensors}
                                 r = fn(dict(values, **leaves))
-                                r.sum().backward()
+                                (r * weights(r)).sum().backward()
                                 # a gradient autograd never reached is zero (aten's formula gives zeros_like)
                                 grads.append([leaves[a].grad if leaves[a].grad is not None else
                                               torch.zeros_like(leaves[a]) for a in tensors])
@@ -302,6 +305,8 @@ def main():
                                 if not same(("ok", ga), ("ok", gb)) and not wrong:
                                     wrong = f"gradient {shapes} {n!r}"
         report[op] = {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+    for op, (n, example) in TEXT_DIFFERS.items():
+        report[op].update(text_differs=n, text_example=list(example))
     print(json.dumps(report))
 
 
@@ -310,14 +315,14 @@ def foreach_loop(s, values):
     then `via` on each element in order, as aten's own CPU kernel (the slow path) does."""
     self = values["self"]
     if not self:
-        raise RuntimeError("Tensor list must have at least one tensor.")
+        raise RuntimeError(f"Tensor list must have at least one tensor {ATEN_RAISES}")
     lists = [a for a, t in s["types"].items() if t.endswith("[]") and a != "self"]
     for a in lists:
         if len(values[a]) != len(self):
-            raise RuntimeError("Tensor lists must have the same number of tensors")
+            raise RuntimeError(f"lists of different lengths {ATEN_RAISES}")
     for a, t in s["types"].items():  # a Tensor beside the lists stands for a number: aten requires it 0-dim
         if t == "Tensor" and values[a].dim() != 0:
-            raise RuntimeError("scalar tensor expected to be 0 dim")
+            raise RuntimeError(f"must be a 0-dim tensor {ATEN_RAISES}")
     via = aten(s["via"])
     for i in range(len(self)):
         via(**{va: values[fa][i] if fa in lists or fa == "self" else values[fa] for va, fa in s["bind"].items()})
@@ -406,7 +411,7 @@ def prove_foreach(op, s):
                     if t == "Scalar":
                         v[a] = n
                 fn(v)
-                sum(t.sum() for t in v["self"]).backward()
+                sum((t * weights(t)).sum() for t in v["self"]).backward()
                 return torch.cat([(t.grad if t.grad is not None else torch.zeros_like(t)).flatten() for t in leaves])
             grads.append(run(backward))
         if not same(*grads) and not wrong:
@@ -448,7 +453,8 @@ def prove_inplace(op, s):
                         call["self"] = leaves["self"] * 1 if self_grad else v["self"].clone()  # self: not a leaf
 
                         def backward(fn=fn, call=call, leaves=leaves):
-                            (fn(call) * 3).sum().backward()
+                            r = fn(call)
+                            (r * weights(r)).sum().backward()
                             return torch.cat([leaves[k].grad.flatten() for k in sorted(leaves)])
                         grads.append(run(backward))
                     if not same(*grads) and not wrong:
@@ -741,12 +747,12 @@ def assign_out(s, values, out):
     """The out= op as the generated wrapper computes it (scalar.h's check_out_autograd, assign_out)."""
     inputs = [v for k, v in values.items() if isinstance(v, torch.Tensor)]
     if torch.is_grad_enabled() and any(requires_grad_proxy(t) for t in [out, *inputs]):
-        raise RuntimeError("functions with out=... arguments don't support automatic differentiation")
+        raise RuntimeError(f"out= and an input requires grad {ATEN_RAISES}")
     result = aten(s["via"])(**values)
     if out.device != result.device:
-        raise RuntimeError("out on another device")
+        raise RuntimeError(f"out is on another device than the result {ATEN_RAISES}")
     if (result.dtype != out.dtype) if s.get("same_dtype") else not can_cast(result.dtype, out.dtype):
-        raise RuntimeError("result type can't be cast to the desired output type")
+        raise RuntimeError(f"the result's dtype cannot be cast {ATEN_RAISES}")
     resize = out.shape != result.shape
     if any(n > 1 and st == 0 for n, st in zip(out.shape, out.stride())):
         raise Refused("out writes an element twice")
@@ -967,7 +973,7 @@ def range_size(kernel, numbers, dtype):
     if failing(*d) != failing(*acc):
         raise Refused("check")
     if failing(*d):
-        raise RuntimeError("aten's range check")
+        raise RuntimeError(f"step 0, start or end not finite, or a wrong sign {ATEN_RAISES}")
     if math.isinf(d[2]):  # 2.15 raises (step must be finite), earlier releases give an empty or NaN range
         raise Refused("step")
     if kernel == "range_factory":

@@ -11,7 +11,7 @@ import sys
 import torch
 
 # beside this script: the comparison both provers' workers share (the script's folder is on sys.path)
-from worker_common import aten, run, same
+from worker_common import aten, run, same, weights
 
 DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int64, torch.int32, torch.uint8,
           torch.bool, torch.complex64]
@@ -67,7 +67,7 @@ def main():
                                 a: -float(vals[x[1:]]) if x.startswith("-") else vals[x]
                                 for a, x in e["via_args"].items()}
                             r = fn(**call)
-                            r.sum().backward()
+                            (r * weights(r)).sum().backward()
                             grads.append([leaves[a].grad for a in e["args"][:2]])
                         for ga, gb in zip(*grads):
                             if not same(("ok", ga), ("ok", gb)) and not wrong:

@@ -20,7 +20,7 @@ import sys
 
 import torch
 
-from worker_common import Refused, aten, outcome, run, same
+from worker_common import ATEN_RAISES, Refused, aten, outcome, run, same
 
 DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.uint8,
           torch.complex64, torch.bool]
@@ -94,8 +94,18 @@ def route(spec, values):
         # the wrapper's error names the remedy where autograd refused the out= call (an input requires grad)
         if torch.is_grad_enabled() and any(isinstance(v, torch.Tensor) and v.requires_grad for v in values.values()):
             raise Refused("autograd")
-        raise RuntimeError(f"{spec['function']} failed")
+        raise RuntimeError(failure_text(spec["function"]))
     return out
+
+
+def failure_text(function):
+    """The message the wrapper throws (ops_check.h's throw_failed_call): from 2.13 libtorch's own text, which must
+    be aten's; before, libtorch only logs it and the wrapper names the call, which stands for any error of aten's."""
+    what = getattr(LIB, "torch_exception_get_what_without_backtrace", None)
+    if what is None:
+        return f"shimgen: libtorch call failed: {function} {ATEN_RAISES}"
+    what.restype = ctypes.c_char_p
+    return what().decode().split("\n")[0]
 
 
 def call_aten(op, spec, values):

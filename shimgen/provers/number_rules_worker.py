@@ -1,7 +1,8 @@
 """Run by each runtime's own interpreter (imports torch only): for each number rule, is aten's `op` given that
 very number exactly `via` (results, dtypes, errors; float64 gradients) on tensors of the dtypes the rule
 claims for each number kind (ScalarType names)? Reads {op: [{"args": [op's argument names], "argument", "value", "cells", "via",
-"via_args": {via's argument: op's argument}}]} on stdin, writes {op: [{"both_ok": n, "wrong": example or ""}]}.
+"via_args": {via's argument: op's argument}, "no_grad": the rule is taken only where autograd records
+nothing: no gradient compared}]} on stdin, writes {op: [{"both_ok": n, "wrong": example or ""}]}.
 A rule with `kernel` instead of `via` names a scalar.h function (shimgen::detail::<kernel>_select) this script
 mirrors call by call (KERNELS), its `via_args` being that function's arguments in order."""
 
@@ -12,7 +13,7 @@ import sys
 import torch
 
 # beside this script: the comparison both provers' workers share (the script's folder is on sys.path)
-from worker_common import aten, run, same, same_error_text
+from worker_common import aten, run, same, same_error_text, weights
 
 # ScalarType enumerator -> torch dtype
 DTYPES = {"Bool": torch.bool, "Byte": torch.uint8, "Char": torch.int8, "Short": torch.int16, "Int": torch.int32,
@@ -123,14 +124,15 @@ def main():
                         both_ok += want[0] == got[0] == "ok"
                         if not same(want, got) and not wrong:
                             wrong = f"{dtype} {shape} {number!r}: {want[0]} vs {got[0]}"
-                        if dtype == torch.float64 and want[0] == got[0] == "ok":
+                        if dtype == torch.float64 and want[0] == got[0] == "ok" and not r["no_grad"]:
                             grads = []
                             for fn, mine in ((f, True), (via, False)):
                                 leaves = {a: v.clone().requires_grad_() for a, v in values.items()
                                           if isinstance(v, torch.Tensor)}
                                 vals = dict(values, **leaves)
                                 call = vals if mine else {a: vals[x] for a, x in r["via_args"].items()}
-                                fn(**call).sum().backward()
+                                result = fn(**call)  # weighted: a gradient of ones hides rounding
+                                (result * weights(result)).sum().backward()
                                 grads.append([leaves[a].grad for a in sorted(leaves)])
                             for ga, gb in zip(*grads):
                                 if not same(("ok", ga), ("ok", gb)) and not wrong:

@@ -237,15 +237,24 @@ def prove_equivalents(rules: dict[str, dict]) -> dict[str, dict]:
             for op, r in sorted(rules.items())}
 
 
+def _text_note(r: dict) -> str:
+    """The worker's count of calls where both raised but the route's message is not aten's (worker_common.same)."""
+    if not r.get("text_differs"):
+        return ""
+    want, got = r["text_example"]
+    return f"; error text differs in {r['text_differs']} (e.g. aten: {want[:120]!r}; route: {got[:120]!r})"
+
+
 def prove_number_rules(rules: dict[str, list[dict]]) -> dict[str, list[dict]]:
     """Each number rule with `proven`: the runtimes on which aten's op given that very number equals `via` on
     every sample of shimgen/provers/number_rules_worker.py (each claimed tensor category x number kind, shapes with
-    0-dim and empty, inf/nan/-0.0 among the values, float64 gradients); a rule differing anywhere is proven
-    nowhere."""
+    0-dim and empty, inf/nan/-0.0 among the values, float64 gradients unless the rule is `no_grad`: taken only
+    where autograd records nothing); a rule differing anywhere is proven nowhere."""
     texts = history.schemas_of(NativeYaml().text)
     spec = {op: [{"args": [a.name for a in FunctionSchema.parse(texts[op]).arguments.flat_all],
                   "argument": r["argument"], "value": r["value"], "cells": r["cells"], "via": r.get("via"),
-                  "kernel": r.get("kernel"), "via_args": r["args"]} for r in rs] for op, rs in rules.items()}
+                  "kernel": r.get("kernel"), "via_args": r["args"], "no_grad": bool(r.get("no_grad"))} for r in rs]
+            for op, rs in rules.items()}
     worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "number_rules_worker.py")
     # lazily: only this command runs the runtimes' interpreters (and their venvs need finding)
     from shimgen.verify import runtimes
@@ -271,7 +280,8 @@ def prove_number_rules(rules: dict[str, list[dict]]) -> dict[str, list[dict]]:
                     proven[op][k].append(rt.name)
                 print(f"{rt.name} {op} {rules[op][k]['argument']}={rules[op][k]['value']}: {r['both_ok']} equal "
                       f"results, wrong: {r['wrong'] or 0}", file=sys.stderr)
-    return {op: [{**{key: r[key] for key in ("argument", "value", "cells", "via", "kernel", "args") if key in r},
+    return {op: [{**{key: r[key] for key in ("argument", "value", "cells", "via", "kernel", "args", "no_grad")
+                     if key in r},
                   "proven": [] if (op, k) in failed else proven[op][k]} for k, r in enumerate(rs)]
             for op, rs in sorted(rules.items())}
 
@@ -310,7 +320,7 @@ def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
             continue
         for op, r in json.loads(proc.stdout).items():
             print(f"{rt.name} {op}: {r['compared']} compared, {r['both_ok']} equal results, {r['refused']} refused, "
-                  f"wrong: {r['wrong'] or 0}", file=sys.stderr)
+                  f"wrong: {r['wrong'] or 0}{_text_note(r)}", file=sys.stderr)
             if r["wrong"] or not r["both_ok"]:
                 failed.add(op)
             else:
@@ -583,6 +593,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("what", choices=["promotion", "siblings", "int-as-double", "equivalents", "number-rules",
                                                    "legacy-shims", "kernel-compositions"], help="which facts to rewrite (siblings: found by "
                     "rule in the installed yaml; `prove` then keeps the proven ones)")
+    ap.add_argument("--only", metavar="OP[,OP...]",
+                    help="kernel-compositions: prove these rows again and keep the others' records as they are")
     args = ap.parse_args(argv)
     if args.what == "legacy-shims":
         legacy = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), LEGACY_DATA)
@@ -600,7 +612,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.what == "number-rules":
         raw["number_rules"] = prove_number_rules(raw.get("number_rules") or {})
     if args.what == "kernel-compositions":
-        raw["kernel_compositions"] = prove_kernel_compositions(raw.get("kernel_compositions") or {})
+        rows = raw.get("kernel_compositions") or {}
+        only = set(args.only.split(",")) if args.only else set(rows)
+        unknown = only - set(rows)
+        if unknown:
+            print(f"shimgen: --only: no kernel composition row {sorted(unknown)[0]}", file=sys.stderr)
+            return 2
+        raw["kernel_compositions"] = {**rows, **prove_kernel_compositions({k: v for k, v in rows.items() if k in only})}
     if args.what == "equivalents":
         raw["equivalents"] = prove_equivalents(raw.get("equivalents") or {})
     if args.what == "int-as-double":

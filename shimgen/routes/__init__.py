@@ -6,8 +6,8 @@ A route is a kind of thing, not a string. Each one knows
 - which form of a wrapper it offers to an extension targeting a release: `variant_at(query)` (None: it cannot
   serve that release), usually through `fit()`, the rules every route shares (trailing parameters the route cannot
   carry may be dropped only where their default is None);
-- what it costs: `rank` (its place in data/routes.yaml: among routes taking as many parameters, the first
-  wins) and `cost`, the per-call overhead measured against at:: (benchmarks/bench_calls.py);
+- what it costs: `rank` (its place in data/routes.yaml: among routes taking as many parameters, one needing
+  libtorch alone wins over one needing the overlay, then the first listed wins) and `cost`, the per-call overhead measured against at:: (benchmarks/bench_calls.py);
 - whether it needs more than libtorch: `overlay` (shimgen's overlay library, compiled against one libtorch's
   internals, so not ABI-stable); the default surface prefers routes that need libtorch alone;
 - whether its calls go through a C shim the plan must generate (`calls_c_shim`; shimgen.signatures.c_shims),

@@ -9,13 +9,6 @@
 
 // The C shims these wrappers call, as c_shim_aten.h declares them.
 extern "C" {
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
-AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_add_Tensor(
-    AtenTensorHandle self,
-    AtenTensorHandle other,
-    double alpha,
-    AtenTensorHandle* ret0);
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_subtract_Tensor(
     AtenTensorHandle self,
@@ -27,152 +20,6 @@ AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_subtract_Tensor(
 
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
 
-#if defined(SHIMGEN_OVERLAY)
-
-/// Stable wrapper of aten::add.Tensor(Tensor self, Tensor other, *, Scalar
-/// alpha=1) -> Tensor
-///
-/// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
-/// Route: libtorch's C shim aoti_torch_aten_subtract_Tensor, as aten computes
-/// aten::add.Tensor: aten::subtract.Tensor(alpha=-alpha, other=other,
-/// self=self) (proven equal, gradients included, on
-/// torch 2.9.1, 2.10.0, 2.11.0, 2.12.1, 2.13.0, 2.14.1, 2.15.0). Numbers the
-/// shim's double would change raise an error (shimgen::Scalar). A Bool tensor
-/// raises an error: aten::subtract.Tensor refuses it where aten::add.Tensor
-/// takes it. alpha = 1 on Bool, Byte, Char, Short, Int, Long tensors goes to
-/// shimgen::detail::integral_add_select, which computes what aten's kernel
-/// computes with dispatching aten calls (proven equal on
-/// torch 2.9.1, 2.10.0, 2.11.0, 2.12.1, 2.13.0, 2.14.1, 2.15.0).
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0 && \
-    TORCH_FEATURE_VERSION < TORCH_VERSION_2_13_0
-inline torch::stable::Tensor add(
-    const torch::stable::Tensor& self,
-    const torch::stable::Tensor& other,
-    const shimgen::Scalar& alpha = 1) {
-  const bool alpha_is_1 = shimgen::detail::is_int(alpha, 1);
-  // Bool, Byte, Char, Short, Int, Long
-  if (alpha_is_1 && shimgen::detail::dtypes_in<2>(0x81f, {&self, &other})) {
-    return shimgen::detail::integral_add_select(self, other, false);
-  }
-  const bool refused_bool = shimgen::detail::any_is<2>(
-      torch::headeronly::ScalarType::Bool, {&self, &other});
-  if (refused_bool) {
-    shimgen::detail::fail(
-        "add.Tensor",
-        "a Bool tensor: aten::subtract.Tensor, whose libtorch C shim this route calls, refuses it where aten::add.Tensor takes it: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch release) for a route that carries it");
-  }
-  const bool floating = shimgen::detail::all_floating<2>({&self, &other});
-  if (!(alpha.is_floating_point() ||
-        floating && shimgen::detail::fits_double(alpha))) {
-    shimgen::detail::refuse(
-        "add.Tensor",
-        "alpha",
-        alpha,
-        "aten::add.Tensor's numbers reach libtorch only as a double, which changes what aten computes for non-floating tensors: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch release) for a route that carries them");
-  }
-  AtenTensorHandle ret0 = nullptr;
-  SHIMGEN_CHECK(aoti_torch_aten_subtract_Tensor(
-      self.get(), other.get(), -alpha.to_double(), &ret0));
-  return torch::stable::Tensor(ret0);
-}
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0 && TORCH_FEATURE_VERSION
-       // < TORCH_VERSION_2_13_0
-
-/// Stable wrapper of aten::add.Tensor(Tensor self, Tensor other, *, Scalar
-/// alpha=1) -> Tensor
-///
-/// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
-/// This form, with every argument, needs PyTorch 2.13.
-/// Route: shimgen's C shim aoti_torch_aten_add_Tensor (link the overlay
-/// library). Numbers the shim's double would change raise an error
-/// (shimgen::Scalar). alpha = 1 on Bool, Byte, Char, Short, Int, Long tensors
-/// goes to shimgen::detail::integral_add_select, which computes what aten's
-/// kernel computes with dispatching aten calls (proven equal on
-/// torch 2.9.1, 2.10.0, 2.11.0, 2.12.1, 2.13.0, 2.14.1, 2.15.0).
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
-inline torch::stable::Tensor add(
-    const torch::stable::Tensor& self,
-    const torch::stable::Tensor& other,
-    const shimgen::Scalar& alpha = 1) {
-  const bool alpha_is_1 = shimgen::detail::is_int(alpha, 1);
-  // Bool, Byte, Char, Short, Int, Long
-  if (alpha_is_1 && shimgen::detail::dtypes_in<2>(0x81f, {&self, &other})) {
-    return shimgen::detail::integral_add_select(self, other, false);
-  }
-  const bool floating = shimgen::detail::all_floating<2>({&self, &other});
-  if (!(alpha.is_floating_point() ||
-        (alpha.is_integral() && alpha.to_int64() == 1) ||
-        floating && shimgen::detail::fits_double(alpha))) {
-    shimgen::detail::refuse(
-        "add.Tensor",
-        "alpha",
-        alpha,
-        "the C shim carries it as a double, which changes what aten computes, and no Tensor overload can stand in for it");
-  }
-  AtenTensorHandle ret0 = nullptr;
-  SHIMGEN_CHECK(aoti_torch_aten_add_Tensor(
-      self.get(), other.get(), alpha.to_double(), &ret0));
-  return torch::stable::Tensor(ret0);
-}
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
-
-/// Not available in this build: aten::add.Tensor needs TORCH_TARGET_VERSION
-/// >= 2.10 (no libtorch route carries it before).
-#if TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
-template <typename ShimgenHidden = void>
-inline torch::stable::Tensor add(
-    const torch::stable::Tensor& self,
-    const torch::stable::Tensor& other,
-    const shimgen::Scalar& alpha = 1) {
-  static_assert(
-      shimgen::detail::hidden<ShimgenHidden>,
-      "torch::stable::add: aten::add.Tensor needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
-  throw std::logic_error("unreachable");
-}
-#endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
-
-/// Stable wrapper of aten::add.Scalar(Tensor self, Scalar other, Scalar
-/// alpha=1) -> Tensor
-///
-/// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
-/// Route: aten::add.Tensor, with the numbers as 0-dim tensors promoting as
-/// aten's wrapped numbers.
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-inline torch::stable::Tensor add(
-    const torch::stable::Tensor& self,
-    const shimgen::Scalar& other,
-    const shimgen::Scalar& alpha = 1) {
-  const auto dtypes = shimgen::detail::stand_in_dtypes<1, 1>(
-      "add.Scalar",
-      0x1bdef7b,
-      0x0,
-      {shimgen::detail::operand(self)},
-      {&other},
-      {"other"});
-  return add(self, shimgen::detail::number_tensor(other, dtypes[0]), alpha);
-}
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-
-/// Not available in this build: aten::add.Scalar needs TORCH_TARGET_VERSION
-/// >= 2.10 (no libtorch route carries it before).
-#if TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
-template <typename ShimgenHidden = void>
-inline torch::stable::Tensor add(
-    const torch::stable::Tensor& self,
-    const shimgen::Scalar& other,
-    const shimgen::Scalar& alpha = 1) {
-  static_assert(
-      shimgen::detail::hidden<ShimgenHidden>,
-      "torch::stable::add: aten::add.Scalar needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
-  throw std::logic_error("unreachable");
-}
-#endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
-
-#else
-
 /// Stable wrapper of aten::add.Tensor(Tensor self, Tensor other, *, Scalar
 /// alpha=1) -> Tensor
 ///
@@ -273,7 +120,5 @@ inline torch::stable::Tensor add(
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
-
-#endif
 
 HIDDEN_NAMESPACE_END(torch, stable)

@@ -8,125 +8,8 @@
 #include <torch/csrc/stable/shimgen/ops_prelude.h>
 #include <torch/csrc/stable/ops/add.h>
 
-// The C shims these wrappers call, as c_shim_aten.h declares them.
-extern "C" {
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
-AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_add_out(
-    AtenTensorHandle out,
-    AtenTensorHandle self,
-    AtenTensorHandle other,
-    double alpha);
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
-} // extern "C"
-
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
 
-#if defined(SHIMGEN_OVERLAY)
-
-/// Stable wrapper of aten::add.out(Tensor self, Tensor other, *, Scalar
-/// alpha=1, Tensor(a!) out) -> Tensor(a!)
-///
-/// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
-/// Route: aten::add.Tensor, then aten's out= rules
-/// (shimgen::detail::check_out_autograd and assign_out: in grad mode no
-/// argument may require grad; the result dtype must cast to out's; a resized
-/// out gets the result's strides), written into out by aten::copy_
-/// (aten::where.self_out where out is resized: TensorIterator's resize and
-/// warning) (proven equal on
-/// torch 2.9.1, 2.10.0, 2.11.0, 2.12.1, 2.13.0, 2.14.1, 2.15.0). Where out
-/// shares memory with an input other than as the very same view, or is resized
-/// while it shares memory with one, it raises an error (aten computes such a
-/// call element by element).
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0 && \
-    TORCH_FEATURE_VERSION < TORCH_VERSION_2_13_0
-inline torch::stable::Tensor& add_out(
-    torch::stable::Tensor& out,
-    const torch::stable::Tensor& self,
-    const torch::stable::Tensor& other,
-    const shimgen::Scalar& alpha = 1) {
-  shimgen::detail::check_out_autograd("add.out", {&out, &self, &other});
-  torch::stable::Tensor result = torch::stable::add(self, other, alpha);
-  shimgen::detail::assign_out("add.out", out, result, {&self, &other}, false);
-  return out;
-}
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0 && TORCH_FEATURE_VERSION
-       // < TORCH_VERSION_2_13_0
-
-/// add_out with every argument and the out tensors last, as ATen's
-/// at::add_outf: aten::add.out.
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0 && \
-    TORCH_FEATURE_VERSION < TORCH_VERSION_2_13_0
-inline torch::stable::Tensor& add_outf(
-    const torch::stable::Tensor& self,
-    const torch::stable::Tensor& other,
-    const shimgen::Scalar& alpha,
-    torch::stable::Tensor& out) {
-  return add_out(out, self, other, alpha);
-}
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0 && TORCH_FEATURE_VERSION
-       // < TORCH_VERSION_2_13_0
-
-/// Stable wrapper of aten::add.out(Tensor self, Tensor other, *, Scalar
-/// alpha=1, Tensor(a!) out) -> Tensor(a!)
-///
-/// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
-/// This form, with every argument, needs PyTorch 2.13.
-/// Route: shimgen's C shim aoti_torch_aten_add_out (link the overlay library).
-/// Numbers the shim's double would change raise an error (shimgen::Scalar).
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
-inline torch::stable::Tensor& add_out(
-    torch::stable::Tensor& out,
-    const torch::stable::Tensor& self,
-    const torch::stable::Tensor& other,
-    const shimgen::Scalar& alpha = 1) {
-  const bool floating = shimgen::detail::all_floating<2>({&self, &other});
-  if (!(alpha.is_floating_point() ||
-        (alpha.is_integral() && alpha.to_int64() == 1) ||
-        floating && shimgen::detail::fits_double(alpha))) {
-    shimgen::detail::refuse(
-        "add.out",
-        "alpha",
-        alpha,
-        "the C shim carries it as a double, which changes what aten computes, and no Tensor overload can stand in for it");
-  }
-  SHIMGEN_CHECK(aoti_torch_aten_add_out(
-      out.get(), self.get(), other.get(), alpha.to_double()));
-  return out;
-}
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
-
-/// add_out with every argument and the out tensors last, as ATen's
-/// at::add_outf: aten::add.out.
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
-inline torch::stable::Tensor& add_outf(
-    const torch::stable::Tensor& self,
-    const torch::stable::Tensor& other,
-    const shimgen::Scalar& alpha,
-    torch::stable::Tensor& out) {
-  return add_out(out, self, other, alpha);
-}
-#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
-
-/// Not available in this build: aten::add.out needs TORCH_TARGET_VERSION
-/// >= 2.10 (no libtorch route carries it before).
-#if TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
-template <typename ShimgenHidden = void>
-inline torch::stable::Tensor& add_out(
-    torch::stable::Tensor& out,
-    const torch::stable::Tensor& self,
-    const torch::stable::Tensor& other,
-    const shimgen::Scalar& alpha = 1) {
-  static_assert(
-      shimgen::detail::hidden<ShimgenHidden>,
-      "torch::stable::add_out: aten::add.out needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
-  throw std::logic_error("unreachable");
-}
-#endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
-
-#else
-
 /// Stable wrapper of aten::add.out(Tensor self, Tensor other, *, Scalar
 /// alpha=1, Tensor(a!) out) -> Tensor(a!)
 ///
@@ -182,7 +65,5 @@ inline torch::stable::Tensor& add_out(
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
-
-#endif
 
 HIDDEN_NAMESPACE_END(torch, stable)

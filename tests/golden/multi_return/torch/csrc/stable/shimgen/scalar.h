@@ -1229,6 +1229,10 @@ inline torch::stable::Tensor leaky_relu_select(
   torch::stable::Tensor mask =
       tensor_op("aten::gt", "Tensor", xc, number_tensor(Scalar(0), cmp));
   torch::stable::Tensor o = to_dtype(to_dtype(other, ct), cmp);
+  // `other` at the result's shape first: a broadcast operand's gradient then
+  // reaches it as one reduction of the elementwise sum of both branches, as
+  // aten's formula gives it (two reductions, one per branch, round otherwise).
+  o = tensor_op("aten::expand_as", "", o, where_select(mask, o, o));
   torch::stable::Tensor scaled = dispatch_tensors<2>(
       "aten::mul",
       "Tensor",
@@ -1629,6 +1633,22 @@ inline bool requires_grad_in_grad_mode(const torch::stable::Tensor& t) {
       "aten::is_leaf");
 #endif
   return !torch::stable::detail::to<bool>(stack[0]);
+}
+
+/// Would autograd record a call on these tensors (grad mode, and one of them
+/// requires grad)? A number rule whose op's gradient formula differs from its
+/// target's is taken only where it would not (emit_cpp._number_rules).
+inline bool records_grad(
+    std::initializer_list<const torch::stable::Tensor*> tensors) {
+  if (!aoti_torch_grad_mode_is_enabled()) {
+    return false;
+  }
+  for (const torch::stable::Tensor* t : tensors) {
+    if (requires_grad_in_grad_mode(*t)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 /// aten's autograd check of an out= call: in grad mode, no argument (out
@@ -2137,7 +2157,7 @@ inline torch::stable::Tensor range_select(
     range_refuse(op, "step", step, why);
   }
   if (fails) {
-    fail(op, "aten raises: step 0, start or end not finite, or a wrong sign");
+    fail(op, "step 0, start or end not finite, or a wrong sign (aten raises)");
   }
   if (std::isinf(d[2])) {
     range_refuse(op, "step", step, "releases answer an infinite step apart");
