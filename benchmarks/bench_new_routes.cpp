@@ -89,6 +89,9 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   // ---- kernels arange_factory and number_as_none ----
   ns.push_back(ns_per_call(iters, [&] { return at::arange(0.0, 16.0, 1.0); }));
   ns.push_back(ns_per_call(iters, [&] { return at::linalg_vector_norm(t); }));
+  // ---- number rules of session 6: pow(x, 0.5) is sqrt, pow(x, -1) reciprocal (no_grad) ----
+  ns.push_back(ns_per_call(iters, [&] { return at::pow(t, 0.5); }));
+  ns.push_back(ns_per_call(iters, [&] { return at::pow(t, -1.0); }));
 #else
   namespace ts = torch::stable;
   ns.push_back(ns_per_call(iters, [&] { return ts::add(x, x); }));
@@ -118,6 +121,9 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   // ---- kernels arange_factory and number_as_none (a double end: the overlay's shim refuses an integer) ----
   ns.push_back(ns_per_call(iters, [&] { return ts::arange(0.0, 16.0, 1.0); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::linalg_vector_norm(x); }));
+  // ---- number rules of session 6 (in grad mode: two dispatcher calls ask whether autograd records the call) ----
+  ns.push_back(ns_per_call(iters, [&] { return ts::pow(x, 0.5); }));
+  ns.push_back(ns_per_call(iters, [&] { return ts::pow(x, -1.0); }));
 #endif
   return ns;
 }

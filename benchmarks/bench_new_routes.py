@@ -1,5 +1,6 @@
 """Per-call cost of the libtorch-only routes of issue 16 beside at:: and beside the overlay route each replaces,
-measured side by side in one run (medians of interleaved rounds, 4x4 float32, one thread).
+measured side by side in one run (medians of interleaved rounds, 4x4 float32, one thread). The overlay column is
+the overlay build as it was before the overlay only added forms (sig_cpp.OVERLAY_TIES_TO_LIBTORCH off): its shims.
 
     python benchmarks/bench_new_routes.py [--iters 20000] [--rounds 7]
 
@@ -24,6 +25,7 @@ measured side by side in one run (medians of interleaved rounds, 4x4 float32, on
 | add(i, i) on int64 | number rule `integral_add`: mul, expand_as, type_as, neg, unsqueeze, diff, squeeze, copy_ | shimgen's add.Tensor shim |
 | arange(0.0, 16.0, 1.0) | composition: empty_strided shim, fill_, narrow, fill_, cumsum (float64), _to_copy | shimgen's arange.start_step shim |
 | linalg_vector_norm(x) | number_as_none: linalg_norm with ord None (dispatcher) | shimgen's linalg_vector_norm shim |
+| pow(x, 0.5), pow(x, -1.) | number rules (no_grad): sqrt, reciprocal (+ records_grad in grad mode) | shimgen's pow.Tensor_Scalar shim |
 
 `--no-grad` runs the calls with grad mode off (the out= and in-place compositions skip their autograd checks).
 """
@@ -31,6 +33,8 @@ measured side by side in one run (medians of interleaved rounds, 4x4 float32, on
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import statistics
 import subprocess
@@ -41,17 +45,17 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from shimgen import pipeline  # noqa: E402
-from shimgen.verify import build as vbuild  # noqa: E402
+from shimgen import pipeline, sig_cpp  # noqa: E402
+from shimgen.verify import build as vbuild, overlay  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CALLS = ["add(x, y)", "pow(x, 2)", "std(x, {1})", 'gelu(x, "tanh")', "addmm(x, x, x)", "threshold_bw(x,x,0)",
          "add_(u, x)", "add_out(o, x, x)", "where(c, 1.0, 0.0)", "hardtanh(x,-.5,.5)", "hardshrink(x, 0.5)",
          "searchsorted(s,0.5)", "linspace(0,1,16)", "constant_pad_nd", "scatter(x,0,i,1.0)", "threshold_(v,0,0)",
-         "add(i, i) int64", "arange(0., 16., 1.)", "vector_norm(x)"]
+         "add(i, i) int64", "arange(0., 16., 1.)", "vector_norm(x)", "pow(x, 0.5)", "pow(x, -1.)"]
 OPS = ["add", "pow", "std", "gelu", "mul", "addmm", "threshold_backward", "add_", "clone", "gt", "where", "hardtanh",
        "hardshrink", "sort", "flatten", "searchsorted", "linspace", "constant_pad_nd", "zeros_like", "scatter",
-       "threshold_", "ones_like", "arange", "linalg_vector_norm", "linalg_norm"]
+       "threshold_", "ones_like", "arange", "linalg_vector_norm", "linalg_norm", "sqrt", "reciprocal", "rsqrt"]
 TORCH = vbuild.find_torch()
 
 
@@ -66,15 +70,28 @@ def build(tmp: str) -> dict[str, str]:
     gen = os.path.join(tmp, "gen")
     files, _ = pipeline.generate(OPS, None, None)
     pipeline.write(gen, files)
+    # The overlay build as it was: its shim won ties with libtorch's routes (now the overlay only adds forms)
+    old = os.path.join(tmp, "gen_overlay")
+    sig_cpp.OVERLAY_TIES_TO_LIBTORCH = False
+    try:
+        files, _ = pipeline.generate(OPS, None, None)
+    finally:
+        sig_cpp.OVERLAY_TIES_TO_LIBTORCH = True
+    pipeline.write(old, files)
     lib_dir = os.path.join(tmp, "overlay")
-    subprocess.run([sys.executable, "-m", "shimgen.verify.overlay_build", "--ops", ",".join(OPS), "--out", lib_dir],
-                   check=True, stdout=subprocess.DEVNULL)
+    sig_cpp.OVERLAY_TIES_TO_LIBTORCH = False  # its shims, as that build calls them
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            if overlay.main(["--ops", ",".join(OPS), "--out", lib_dir]) != 0:
+                raise SystemExit("the overlay library did not build")
+    finally:
+        sig_cpp.OVERLAY_TIES_TO_LIBTORCH = True
     src = os.path.join(HERE, "bench_new_routes.cpp")
     builds = {
         "aten": ([*TORCH.aten_flags(), "-DBENCH_NS=bench_new_aten", "-DBENCH_ATEN"], []),
         "libtorch": ([*TORCH.stable_flags(gen), "-DBENCH_NS=bench_new_libtorch"], []),
         # the routes before issue 16: the overlay, and no str through the leaking dispatcher
-        "overlay": ([*TORCH.stable_flags(gen, overlay=True), "-DSHIMGEN_NO_LEAKY_STR", "-DBENCH_NS=bench_new_overlay"],
+        "overlay": ([*TORCH.stable_flags(old, overlay=True), "-DSHIMGEN_NO_LEAKY_STR", "-DBENCH_NS=bench_new_overlay"],
                     [f"-L{lib_dir}", "-lshimgen_overlay", f"-Wl,-rpath,{lib_dir}"]),
     }
     out = {}

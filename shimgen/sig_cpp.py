@@ -216,7 +216,13 @@ def _better(v: Variant, best: Variant) -> bool:
     overlay only adds forms: defining SHIMGEN_OVERLAY never moves a call libtorch alone serves to another route
     (whose refusals differ: the overlay's shim carries a Scalar as a double and refuses arange(10), which libtorch's
     composition serves)."""
-    return v.kept > best.kept or (v.kept == best.kept and best.route.overlay and not v.route.overlay)
+    return v.kept > best.kept or (OVERLAY_TIES_TO_LIBTORCH and v.kept == best.kept and best.route.overlay
+                                  and not v.route.overlay)
+
+
+# False restores the order before issue 16, where the overlay's shim (earlier in routes.yaml than the compositions)
+# won ties: only benchmarks/bench_new_routes.py sets it, to time the routes the libtorch ones replaced.
+OVERLAY_TIES_TO_LIBTORCH = True
 
 
 # ---- Scalars: lowering to a Tensor sibling or a composition (shimgen/scalars.py) ---------------------------
