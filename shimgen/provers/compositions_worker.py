@@ -157,7 +157,7 @@ def shares_memory(a, b):
                 and a.stride() == b.stride())
 
 
-def assign_inplace(via, values, saves_self=False):
+def assign_inplace(via, values, saves_self=False, backward_raises=None):
     """The in-place op as the generated wrapper computes it: `via` (the functional overload) out of place (with
     `saves_self`, where autograd records the call, on a clone of self: scalar.h's saved_self), aten's in-place
     rules (scalar.h's assign_inplace), then copy_ into self."""
@@ -166,6 +166,7 @@ def assign_inplace(via, values, saves_self=False):
     recorded = saves_self and torch.is_grad_enabled() and any(requires_grad_proxy(t) for t in inputs)
     saved = aten("clone")(self) if recorded else self
     result = aten(via)(**dict(values, self=saved))
+    refuse_backward(backward_raises, [self], values)
     if not can_cast(result.dtype, self.dtype):
         raise RuntimeError("result type can't be cast to the desired output type")
     for k, v in values.items():
@@ -318,6 +319,7 @@ def foreach_loop(s, values):
     for a, t in s["types"].items():  # a Tensor beside the lists stands for a number: aten requires it 0-dim
         if t == "Tensor" and values[a].dim() != 0:
             raise RuntimeError("scalar tensor expected to be 0 dim")
+    refuse_backward(s["rule"].get("backward_raises"), self, values)
     via = aten(s["via"])
     for i in range(len(self)):
         via(**{va: values[fa][i] if fa in lists or fa == "self" else values[fa] for va, fa in s["bind"].items()})
@@ -427,7 +429,8 @@ def prove_inplace(op, s):
             for grad_mode in (False, True):  # the composition clones self in grad mode: both forms compared
                 with torch.set_grad_enabled(grad_mode):
                     want = run(lambda: f(**make(), **extra))
-                    got = outcome(lambda: assign_inplace(s["via"], dict(make(), **extra), s["saves_self"]))
+                    got = outcome(lambda: assign_inplace(s["via"], dict(make(), **extra), s["saves_self"],
+                                                        s["rule"].get("backward_raises")))
                 compared += 1
                 if got[0] == "refused":
                     refused += 1
@@ -441,7 +444,8 @@ def prove_inplace(op, s):
                 for self_grad in ((True, False) if len(tensors) > 1 else (True,)):
                     grads = []
                     for fn in (lambda v: f(**v, **extra),
-                               lambda v: assign_inplace(s["via"], dict(v, **extra), s["saves_self"])):
+                               lambda v: assign_inplace(s["via"], dict(v, **extra), s["saves_self"],
+                                                        s["rule"].get("backward_raises"))):
                         v = make()
                         leaves = {k: t.clone().requires_grad_() for k, t in v.items() if k != "self" or self_grad}
                         call = dict(v, **leaves)
@@ -458,7 +462,8 @@ def prove_inplace(op, s):
                 leaf = make()["self"].requires_grad_()  # in place on a leaf that requires grad: both raise
                 rest = {k: t for k, t in make().items() if k != "self"}
                 a = run(lambda: f(self=leaf, **rest, **extra))
-                b = outcome(lambda: assign_inplace(s["via"], dict(self=leaf, **rest, **extra), s["saves_self"]))
+                b = outcome(lambda: assign_inplace(s["via"], dict(self=leaf, **rest, **extra), s["saves_self"],
+                                                   s["rule"].get("backward_raises")))
                 if not same(a, b) and not wrong:
                     wrong = f"leaf requiring grad {label}: {a[0]} vs {b[0]}"
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
@@ -1443,6 +1448,17 @@ def prove_indexed(op, s):
                     got = observed(lambda: assign_out(s, vb, ob), ob)
                     compare(f"{first} requires grad {label} grad mode {grad_mode}", want[0], got[0])
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- `backward_raises` (rows of kernels `inplace`, `foreach`): scalar.h's records_inplace / refuse_backward ----
+
+def refuse_backward(raises, selves, values):
+    """A call autograd records (grad mode, a self not a leaf) whose backward aten raises for: always (True), or
+    where the number `raises` names is negative or NaN (not >= 0): refused."""
+    if not raises or not torch.is_grad_enabled() or all(t.is_leaf for t in selves):
+        return
+    if raises is True or not float(values[raises]) >= 0:
+        raise Refused("backward")
 
 
 if __name__ == "__main__":

@@ -232,7 +232,7 @@ class Composition(Route):
         if rule["kernel"] == FOREACH:
             return [f"Route: aten::{rule['via']} on each element in order, as aten's CPU kernel for "
                     f"aten::{w.op.name} does (proven equal, gradients included, on torch "
-                    f"{', '.join(map(str, rule['proven']))})."]
+                    f"{', '.join(map(str, rule['proven']))})."] + _backward_refusal_doc(rule)
         if rule["kernel"] == INPLACE:
             saved = (" (on a clone of self where autograd records the call: its backward saves self)"
                      if rule.get("saves_self") else "")
@@ -241,7 +241,7 @@ class Composition(Route):
                     "(shimgen::detail::assign_inplace; proven equal, gradients included, on torch "
                     f"{', '.join(map(str, rule['proven']))}).",
                     "Where self shares memory with an input other than as the very same view, it raises an error "
-                    "(aten computes such a call element by element in place)."]
+                    "(aten computes such a call element by element in place)."] + _backward_refusal_doc(rule)
         if "via" in rule:  # softshrink: its subtractions by `via`'s wrapper
             return [f"Route: aten's {rule['kernel']} kernel as the dispatching aten calls that compute it, its "
                     f"subtractions by aten::{rule['via']} (shimgen::detail::{rule['kernel']}_select; proven equal, "
@@ -273,6 +273,7 @@ class Composition(Route):
             args = ", ".join(saved if p.name == "self" else p.name for p in w.kept(v))
             return "\n".join([
                 f"torch::stable::Tensor result = torch::stable::{target.name}({args});",
+                *_backward_refusal(w, rule),
                 f'return shimgen::detail::assign_inplace("{w.op.name}", self, result, {{{inputs}}});'])
         if rule["kernel"] == OUT:
             return _out_body(w, v, plan, rule)
@@ -320,6 +321,7 @@ def _foreach_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
     for name in sorted(lists - {"self"}):
         lines.append(f'if ({name}.size() != self.size()) {{\nshimgen::detail::fail("{w.op.name}", "`{name}` must '
                      f'have as many elements as `self` (aten raises)");\n}}')
+    lines += _backward_refusal(w, rule)
     lines.append(f"for (size_t i = 0; i < self.size(); ++i) {{\n{target.name}({', '.join(args)});\n}}")
     return "\n".join(lines)
 
@@ -427,6 +429,38 @@ def _refused_dtypes(w: Wrapper, rule: dict) -> list[str]:
         return []
     return [f'shimgen::detail::refuse_dtype("{w.op.name}", "{rule["via"]}", dtype, '
             f'shimgen::detail::ScalarType::{d});' for d in dtypes]
+
+
+# ---- `backward_raises` of an inplace or foreach row: calls autograd records whose backward aten raises for
+# (true: always, _foreach_maximum_ has no derivative; a number's name: where it is negative or NaN, leaky_relu_'s
+# backward from its result), which the composition's calls would differentiate: refused where autograd records
+# them (scalar.h records_inplace: grad mode, self not a leaf), after the forward's own errors, before self changes ----
+
+def _backward_why(rule: dict) -> str:
+    raises = rule["backward_raises"]
+    if raises is True:
+        return "aten has no derivative for it (its backward raises) on a tensor autograd records"
+    return f"with {raises} < 0 on a tensor autograd records, aten's backward of the in-place op raises"
+
+
+def _backward_refusal(w: Wrapper, rule: dict) -> list[str]:
+    raises = rule.get("backward_raises")
+    if not raises:
+        return []
+    refuse = f'shimgen::detail::refuse_backward("{w.op.name}", "{_backward_why(rule)}");'
+    if rule["kernel"] == FOREACH:
+        return [f"for (size_t i = 0; i < self.size(); ++i) {{\nif (shimgen::detail::records_inplace(self[i])) {{\n"
+                f"{refuse}\n}}\n}}"]
+    return [f"if (!({raises}.to_double() >= 0) && shimgen::detail::records_inplace(self)) {{\n{refuse}\n}}"]
+
+
+def _backward_refusal_doc(rule: dict) -> list[str]:
+    if not rule.get("backward_raises"):
+        return []
+    raises = rule["backward_raises"]
+    when = "" if raises is True else f" with {raises} < 0"
+    return [f"Where autograd records the call{when} (grad mode, self not a leaf), it raises an error: aten's "
+            "backward raises there, and the composition would differentiate it."]
 
 
 ROUTE_CLASS = Composition

@@ -2441,5 +2441,44 @@ inline torch::stable::Tensor hardtanh_backward_select(
       inside, to_dtype(grad_output, ct), number_tensor(Scalar(0), ct));
 }
 
+// ---- rows with `backward_raises` (kernels `inplace`, `foreach`): calls
+// whose backward aten raises for, which the composition would differentiate
+// (shimgen/routes/composition.py) ----
+
+/// Does autograd record an in-place call on `self` as a node of its graph?
+/// Grad mode, and self has a grad_fn (aten::is_leaf false). A leaf that
+/// requires grad is left to the composition's own calls, which raise aten's
+/// in-place error.
+inline bool records_inplace(const torch::stable::Tensor& self) {
+  if (!aoti_torch_grad_mode_is_enabled()) {
+    return false;
+  }
+  std::array<StableIValue, 1> stack{torch::stable::detail::from(self)};
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+  check(
+      torch_call_dispatcher(
+          "aten::is_leaf", "", stack.data(), TORCH_ABI_VERSION),
+      "aten::is_leaf");
+#else
+  check(
+      aoti_torch_call_dispatcher("aten::is_leaf", "", stack.data()),
+      "aten::is_leaf");
+#endif
+  return !torch::stable::detail::to<bool>(stack[0]);
+}
+
+/// The refusal of a call autograd records whose backward aten raises for
+/// (`why`): the composition's calls would record a backward that succeeds.
+[[noreturn]] inline void refuse_backward(
+    const char* op,
+    const std::string& why) {
+  std::string text = std::string("shimgen: ") + op + ": " + why;
+  text += ", which this composition would differentiate: call it where ";
+  text += "autograd does not record it (no grad mode, or on tensors that ";
+  text += "do not require grad), or define SHIMGEN_OVERLAY and link ";
+  text += "libshimgen_overlay (rebuilt for each torch release)";
+  throw std::runtime_error(text);
+}
+
 } // namespace detail
 } // namespace shimgen
