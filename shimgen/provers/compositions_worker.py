@@ -1374,6 +1374,8 @@ def indexed_samples(s, d):
 
 
 def prove_indexed(op, s):
+    if s["samples"] == "matmul":  # (section at the end)
+        return prove_matmul_inplace(op, s)
     f = aten(op)
     compared = both_ok = refused = 0
     wrong = ""
@@ -1459,6 +1461,131 @@ def refuse_backward(raises, selves, values):
         return
     if raises is True or not float(values[raises]) >= 0:
         raise Refused("backward")
+
+
+# ---- `samples: matmul` (addmm_ over addmm.default: row keys `refuse_aliased`, `autograd: refused`): scalar.h's
+# inplace_leaf_check, `via`'s legacy out= route (autograd refuses it where an input requires grad in grad mode),
+# refuse_aliased, then assign_inplace ----
+
+def matmul_inplace(s, values):
+    self = values["self"]
+    tensors = [v for v in values.values() if isinstance(v, torch.Tensor)]
+    if s["rule"].get("autograd") == "refused" and torch.is_grad_enabled():
+        if self.is_leaf and self.requires_grad:
+            aten("copy_")(self, self)  # raises aten's in-place error
+        if any(t.requires_grad for t in tensors):
+            raise Refused("autograd")
+    result = aten(s["via"])(**values)
+    if s["rule"].get("refuse_strides") and self.shape == result.shape and self.stride() != result.stride():
+        raise Refused("strides")
+    if s["rule"].get("refuse_aliased"):
+        for k, v in values.items():
+            if k != "self" and isinstance(v, torch.Tensor) and overlaps(self, v):
+                raise Refused("aliased")
+    return _assign(self, result, values)
+
+
+def _assign(self, result, values):
+    if not can_cast(result.dtype, self.dtype):
+        raise RuntimeError("result type can't be cast to the desired output type")
+    for k, v in values.items():
+        if k != "self" and isinstance(v, torch.Tensor) and shares_memory(self, v):
+            raise Refused("overlap")
+    return self.copy_(result)
+
+
+def matmul_samples(d):
+    """(label, make): {self, mat1, mat2}; shapes aten accepts or refuses, broadcast selves, aliases."""
+    out = []
+    shapes = [((2, 3), (2, 4), (4, 3)), ((3,), (2, 4), (4, 3)), ((1, 3), (1, 4), (4, 3)), ((2, 1), (2, 4), (4, 3)),
+              ((), (2, 4), (4, 3)), ((2, 3), (2, 0), (0, 3)), ((0, 3), (0, 4), (4, 3)), ((2, 3), (2, 5), (4, 3)),
+              ((2, 3, 1), (2, 4), (4, 3))]
+    for k, (a, b, c) in enumerate(shapes):
+        out.append((f"{d} {a} {b} {c}", lambda a=a, b=b, c=c, k=k: {
+            "self": sample(a, d, k), "mat1": sample(b, d, k + 1), "mat2": sample(c, d, k + 2)}))
+    for other in (torch.float64, torch.float32, torch.int64):
+        if other != d:
+            out.append((f"{d} mats {other}", lambda other=other: {
+                "self": sample((2, 3), d, 1), "mat1": sample((2, 4), other, 2), "mat2": sample((4, 3), other, 3)}))
+            out.append((f"{other} self, mats {d}", lambda other=other: {
+                "self": sample((2, 3), other, 1), "mat1": sample((2, 4), d, 2), "mat2": sample((4, 3), d, 3)}))
+
+    def aliased(kind):
+        sq, m = sample((3, 3), d, 4), sample((3, 3), d, 5)
+        if kind == "self is mat1":
+            return {"self": sq, "mat1": sq, "mat2": m}
+        if kind == "self is mat2":
+            return {"self": sq, "mat1": m, "mat2": sq}
+        if kind == "transposed mat1":
+            return {"self": sq, "mat1": sq.t(), "mat2": m}
+        if kind == "transposed self":
+            return {"self": sample((3, 2), d, 6).t(), "mat1": sample((2, 4), d, 7), "mat2": sample((4, 3), d, 8)}
+        base = sample((3, 5), d, 9)
+        if kind == "partial":
+            return {"self": base[:, :3], "mat1": base[:, 2:], "mat2": m}
+        if kind == "row slice":
+            return {"self": base[:2, :3], "mat1": sample((2, 4), d, 7), "mat2": sample((4, 3), d, 8)}
+        if kind == "column":
+            return {"self": sample((3, 5), d, 10)[:, :1], "mat1": sample((3, 4), d, 7), "mat2": sample((4, 1), d, 8)}
+        return {"self": base[:, :3].clone(), "mat1": base[:, 2:], "mat2": m}  # disjoint
+    for kind in ("self is mat1", "self is mat2", "transposed mat1", "transposed self", "partial", "disjoint",
+                 "row slice", "column"):
+        out.append((f"{d} {kind}", lambda kind=kind: aliased(kind)))
+    return out
+
+
+def prove_matmul_inplace(op, s):
+    f = aten(op)
+    compared = both_ok = refused = 0
+    wrong = ""
+
+    def compare(label, want, got, text=False):
+        nonlocal compared, both_ok, refused, wrong
+        compared += 1
+        if got[0] == "refused":
+            refused += 1
+            return
+        both_ok += want[0] == got[0] == "ok"
+        if not (same_error_text(want, got) if text else same(want, got)) and not wrong:
+            wrong = f"{label}: {want[0]} {want[1] if want[0] == 'error' else ''} vs {got[0]} " \
+                    f"{got[1] if got[0] == 'error' else ''}"
+
+    numbers = [(1, 1), (0, 1), (0.5, 2), (2, -1.5), (0, 0), (1, 3)]
+    for d in (torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.uint8,
+              torch.bool, torch.complex64):
+        for label, make in matmul_samples(d):
+            for beta, alpha in numbers:
+                n = {"beta": beta, "alpha": alpha}
+                for grad_mode in (False, True):
+                    with torch.set_grad_enabled(grad_mode):
+                        want = run(lambda: f(**make(), **n))
+                        got = outcome(lambda: matmul_inplace(s, dict(make(), **n)))
+                    compare(f"{label} {beta} {alpha} grad mode {grad_mode}", want, got)
+                if d != torch.float64 or want[0] != "ok":
+                    continue
+                def backward(fn, who):
+                    v = make()
+                    leaves = {k: t.clone().requires_grad_() for k, t in v.items() if k == who or who == "both"}
+                    call = dict(v, **leaves)
+                    if "self" in leaves:
+                        call["self"] = leaves["self"] * 1  # not a leaf
+                    (fn(call) * 3).sum().backward()
+                    return torch.cat([leaves[k].grad.flatten() for k in sorted(leaves)])
+
+                for who in ("self", "mat1", "both"):  # autograd records the call: aten's gradient, or a refusal
+                    want = run(lambda: backward(lambda v: f(**v, **n), who))
+                    got = outcome(lambda: backward(lambda v: matmul_inplace(s, dict(v, **n)), who))
+                    compare(f"gradient {who} {label} {beta} {alpha}", want, got)
+                leaf = make()["self"].requires_grad_()  # in place on a leaf requiring grad: aten's own error
+                rest = {k: t for k, t in make().items() if k != "self"}
+                compare(f"leaf {label}", run(lambda: f(self=leaf, **rest, **n)),
+                        outcome(lambda: matmul_inplace(s, dict(rest, self=leaf, **n))), text=True)
+                with torch.no_grad():  # no grad mode: inputs requiring grad, computed
+                    v = make()
+                    leaves = {k: t.clone().requires_grad_() for k, t in v.items() if k != "self"}
+                    compare(f"no_grad {label}", run(lambda: f(**dict(make(), **leaves), **n)),
+                            outcome(lambda: matmul_inplace(s, dict(make(), **leaves, **n))))
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
 
 
 if __name__ == "__main__":

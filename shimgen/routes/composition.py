@@ -236,12 +236,14 @@ class Composition(Route):
         if rule["kernel"] == INPLACE:
             saved = (" (on a clone of self where autograd records the call: its backward saves self)"
                      if rule.get("saves_self") else "")
+            grads = "where autograd does not record it" if rule.get("autograd") == "refused" else "gradients included"
             return [f"Route: aten::{rule['via']} out of place{saved}, then aten::copy_ into self, with aten's in-place "
                     "rules "
-                    "(shimgen::detail::assign_inplace; proven equal, gradients included, on torch "
+                    f"(shimgen::detail::assign_inplace; proven equal, {grads}, on torch "
                     f"{', '.join(map(str, rule['proven']))}).",
                     "Where self shares memory with an input other than as the very same view, it raises an error "
-                    "(aten computes such a call element by element in place)."] + _backward_refusal_doc(rule)
+                    "(aten computes such a call element by element in place)."] + _backward_refusal_doc(rule) + (
+                        _inplace_doc(rule))
         if "via" in rule:  # softshrink: its subtractions by `via`'s wrapper
             return [f"Route: aten's {rule['kernel']} kernel as the dispatching aten calls that compute it, its "
                     f"subtractions by aten::{rule['via']} (shimgen::detail::{rule['kernel']}_select; proven equal, "
@@ -272,8 +274,10 @@ class Composition(Route):
             saved = f"shimgen::detail::saved_self(self, {{{inputs}}})" if rule.get("saves_self") else "self"
             args = ", ".join(saved if p.name == "self" else p.name for p in w.kept(v))
             return "\n".join([
+                *_leaf_check(rule),
                 f"torch::stable::Tensor result = torch::stable::{target.name}({args});",
                 *_backward_refusal(w, rule),
+                *_alias_refusal(w, rule, inputs),
                 f'return shimgen::detail::assign_inplace("{w.op.name}", self, result, {{{inputs}}});'])
         if rule["kernel"] == OUT:
             return _out_body(w, v, plan, rule)
@@ -461,6 +465,37 @@ def _backward_refusal_doc(rule: dict) -> list[str]:
     when = "" if raises is True else f" with {raises} < 0"
     return [f"Where autograd records the call{when} (grad mode, self not a leaf), it raises an error: aten's "
             "backward raises there, and the composition would differentiate it."]
+
+
+# ---- `refuse_aliased: true`, `refuse_strides: true` and `autograd: refused` of an inplace row (addmm_ over addmm.default): self sharing
+# any byte with an input is refused (aten's kernel reads the inputs while it writes self); where autograd records
+# the call `via`'s route refuses it (a legacy out= shim), after aten's own in-place error for a leaf self that
+# requires grad (scalar.h inplace_leaf_check: aten::copy_ of self onto itself raises it) ----
+
+def _leaf_check(rule: dict) -> list[str]:
+    return ["shimgen::detail::inplace_leaf_check(self);"] if rule.get("autograd") == "refused" else []
+
+
+def _alias_refusal(w: Wrapper, rule: dict, inputs: str) -> list[str]:
+    lines = [f'shimgen::detail::refuse_strides("{w.op.name}", self, result);'] if rule.get("refuse_strides") else []
+    if rule.get("refuse_aliased"):
+        lines.append(f'shimgen::detail::refuse_aliased("{w.op.name}", self, {{{inputs}}});')
+    return lines
+
+
+def _inplace_doc(rule: dict) -> list[str]:
+    lines = []
+    if rule.get("refuse_aliased"):
+        lines.append("Where self shares any memory with an input (the very same view included), it raises an error: "
+                     "aten's kernel reads the inputs while it writes self.")
+    if rule.get("refuse_strides"):
+        lines.append("Where self has the result's sizes but not a new contiguous tensor's strides, it raises an error: "
+                     "aten computes in self's layout, which rounds otherwise.")
+    if rule.get("autograd") == "refused":
+        lines.append(f"Where autograd records the call (grad mode, an input requiring grad), aten::{rule['via']}'s "
+                     "route refuses it, naming the remedy; on a leaf that requires grad it raises aten's in-place "
+                     "error.")
+    return lines
 
 
 ROUTE_CLASS = Composition
