@@ -3,6 +3,8 @@
 
 - `backward_raises`: leaky_relu_ with a negative slope and _foreach_maximum_/_minimum_ (no derivative) record a
   backward aten raises for; the composition refuses the call where autograd records it, computes it otherwise.
+- rrelu, rrelu_, rrelu_with_noise (.default/.out/_) and rrelu_with_noise_backward in eval mode: leaky_relu (and its
+  in-place, out= and backward) with the slope (lower + upper) / 2; training=true refused (random slopes).
 - addmm_ over addmm.default (`refuse_aliased`, `refuse_strides`, `autograd: refused`): aten's values for a
   contiguous self not sharing memory with mat1/mat2; aten's in-place error on a leaf requiring grad; a `shimgen:`
   refusal where self aliases an input (aten reads the overwritten self), is laid out otherwise (aten rounds in
@@ -41,12 +43,33 @@ void k_fmin_list_(Tensor a, Tensor b, double n) {
 Tensor k_addmm_(Tensor s, Tensor m1, Tensor m2, double beta, double alpha) {
   return ts::addmm_(s, m1, m2, beta, alpha);
 }
+Tensor k_rrelu(Tensor x, double l, double u, bool training) { return ts::rrelu(x, l, u, training); }
+Tensor k_rrelu_default(Tensor x) { return ts::rrelu(x); }
+Tensor k_rrelu_int(Tensor x, int64_t l, int64_t u) { return ts::rrelu(x, l, u); }
+Tensor k_rrelu_(Tensor x, double l, double u) { return ts::rrelu_(x, l, u); }
+Tensor k_rwn(Tensor x, Tensor noise, double l, double u) { return ts::rrelu_with_noise(x, noise, l, u); }
+Tensor k_rwn_(Tensor x, Tensor noise, double l, double u) { return ts::rrelu_with_noise_(x, noise, l, u); }
+Tensor k_rwn_out(Tensor x, Tensor noise, double l, double u, Tensor out) {
+  ts::rrelu_with_noise_out(out, x, noise, l, u);
+  return out;
+}
+Tensor k_rwn_bw(Tensor g, Tensor x, Tensor noise, double l, double u, bool training, bool is_result) {
+  return ts::rrelu_with_noise_backward(g, x, noise, l, u, training, is_result);
+}
 
 STABLE_TORCH_LIBRARY(NS, m) {
   m.def("lrelu_(Tensor(a!) x, float n) -> Tensor(a!)");
   m.def("fmax_(Tensor(a!) a, Tensor(b!) b, float n) -> ()");
   m.def("fmin_list_(Tensor(a!) a, Tensor(b!) b, float n) -> ()");
   m.def("addmm_(Tensor(a!) s, Tensor m1, Tensor m2, float beta, float alpha) -> Tensor(a!)");
+  m.def("rrelu(Tensor x, float l, float u, bool training) -> Tensor");
+  m.def("rrelu_default(Tensor x) -> Tensor");
+  m.def("rrelu_int(Tensor x, int l, int u) -> Tensor");
+  m.def("rrelu_(Tensor(a!) x, float l, float u) -> Tensor(a!)");
+  m.def("rwn(Tensor x, Tensor noise, float l, float u) -> Tensor");
+  m.def("rwn_(Tensor(a!) x, Tensor noise, float l, float u) -> Tensor(a!)");
+  m.def("rwn_out(Tensor x, Tensor noise, float l, float u, Tensor(a!) out) -> Tensor(a!)");
+  m.def("rwn_bw(Tensor g, Tensor x, Tensor noise, float l, float u, bool training, bool is_result) -> Tensor");
 }
 
 STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
@@ -54,11 +77,20 @@ STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
   m.impl("fmax_", TORCH_BOX(&k_fmax_));
   m.impl("fmin_list_", TORCH_BOX(&k_fmin_list_));
   m.impl("addmm_", TORCH_BOX(&k_addmm_));
+  m.impl("rrelu", TORCH_BOX(&k_rrelu));
+  m.impl("rrelu_default", TORCH_BOX(&k_rrelu_default));
+  m.impl("rrelu_int", TORCH_BOX(&k_rrelu_int));
+  m.impl("rrelu_", TORCH_BOX(&k_rrelu_));
+  m.impl("rwn", TORCH_BOX(&k_rwn));
+  m.impl("rwn_", TORCH_BOX(&k_rwn_));
+  m.impl("rwn_out", TORCH_BOX(&k_rwn_out));
+  m.impl("rwn_bw", TORCH_BOX(&k_rwn_bw));
 }
 """
 
 OPS = ["leaky_relu_", "leaky_relu", "_foreach_maximum_", "_foreach_minimum_", "clamp_min_", "clamp_max_", "addmm_",
-       "addmm"]
+       "addmm", "rrelu", "rrelu_", "rrelu_with_noise", "rrelu_with_noise_", "rrelu_with_noise_backward",
+       "leaky_relu_backward"]
 
 
 @pytest.fixture(scope="module")
@@ -218,3 +250,74 @@ def test_addmm_inplace_autograd(ext) -> None:
         torch.ops.aten.addmm_(want, m1.requires_grad_(), m2)
         OPS_NS().addmm_(mine, m1, m2, 1.0, 1.0)
         assert _same(mine, want)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("bounds", [(0.125, 1 / 3), (-0.5, -0.25), (0.1, 0.3)])
+def test_rrelu_eval_is_atens_values_and_layout(ext, dtype, bounds) -> None:
+    lo, hi = bounds
+    x = _x((4, 5), dtype).t()  # aten's kernel gives a contiguous result, leaky_relu keeps the input's layout
+    want = torch.ops.aten.rrelu(x, lo, hi)
+    mine = OPS_NS().rrelu(x, lo, hi, False)
+    assert _same(mine, want) and mine.stride() == want.stride()
+    noise = torch.zeros(x.shape, dtype=dtype)
+    assert _same(OPS_NS().rwn(x, noise, lo, hi), torch.ops.aten.rrelu_with_noise(x, noise, lo, hi))
+    assert torch.equal(noise, torch.zeros(x.shape, dtype=dtype))  # eval mode leaves noise alone
+    w, m = x.clone(), x.clone()
+    torch.ops.aten.rrelu_(w, lo, hi)
+    OPS_NS().rrelu_(m, lo, hi)
+    assert _same(m, w)
+    w, m = x.clone(), x.clone()
+    torch.ops.aten.rrelu_with_noise_(w, noise, lo, hi)
+    OPS_NS().rwn_(m, noise, lo, hi)
+    assert _same(m, w)
+    ow, om = torch.empty(0, dtype=dtype), torch.empty(0, dtype=dtype)
+    torch.ops.aten.rrelu_with_noise.out(x, noise, lo, hi, out=ow)
+    OPS_NS().rwn_out(x, noise, lo, hi, om)
+    assert _same(om, ow) and om.stride() == ow.stride()
+    g = _x((5, 4), dtype, 3)
+    for is_result in (False, True):
+        if is_result and lo + hi < 0:
+            continue
+        assert _same(OPS_NS().rwn_bw(g, x, noise, lo, hi, False, is_result),
+                     torch.ops.aten.rrelu_with_noise_backward(g, x, noise, lo, hi, False, is_result))
+    assert _same(OPS_NS().rrelu_default(x), torch.ops.aten.rrelu(x))
+
+
+def test_rrelu_refuses_training_and_raises_atens_errors(ext) -> None:
+    x = _x()
+    with pytest.raises(RuntimeError, match="shimgen: rrelu.default: training=true draws random slopes.*SHIMGEN_OVERLAY"):
+        OPS_NS().rrelu(x, 0.1, 0.3, True)
+    with pytest.raises(RuntimeError, match="shimgen: rrelu_with_noise_backward.default: training=true"):
+        OPS_NS().rwn_bw(x, x, torch.zeros_like(x), 0.1, 0.3, True, False)
+    with pytest.raises(RuntimeError, match="Lower bound should be less than or equal to the upper bound"):
+        torch.ops.aten.rrelu(x, 0.3, 0.1)
+    with pytest.raises(RuntimeError, match="shimgen: rrelu.default: Lower bound should be less than or equal"):
+        OPS_NS().rrelu(x, 0.3, 0.1, False)
+    with pytest.raises(RuntimeError, match="noise tensor shape must match"):
+        torch.ops.aten.rrelu_with_noise(x, torch.zeros(3), 0.1, 0.3)
+    with pytest.raises(RuntimeError, match="shimgen: rrelu_with_noise.default: noise tensor shape must match"):
+        OPS_NS().rwn(x, torch.zeros(3), 0.1, 0.3)
+    # two integer bounds: aten divides them in the default dtype, which the double would not follow
+    with pytest.raises(RuntimeError, match="shimgen: rrelu.default: lower=0: .*integer lower and upper"):
+        OPS_NS().rrelu_int(x, 0, 1)
+    with pytest.raises(RuntimeError, match="shimgen: rrelu.default: lower=inf: .*not finite"):
+        OPS_NS().rrelu(x, float("inf"), float("inf"), False)
+
+
+def test_rrelu_gradients_are_atens(ext) -> None:
+    weights = torch.arange(20, dtype=torch.float64).view(4, 5)
+    grads = []
+    for fn in (lambda t: torch.ops.aten.rrelu(t, 0.1, 0.3), lambda t: OPS_NS().rrelu(t, 0.1, 0.3, False),
+               lambda t: torch.ops.aten.rrelu_(t * 1, 0.1, 0.3), lambda t: OPS_NS().rrelu_(t * 1, 0.1, 0.3)):
+        a = _x().nan_to_num(0.5).t().contiguous().t().requires_grad_()
+        (fn(a) * weights).sum().backward()
+        grads.append(a.grad)
+    assert torch.equal(grads[0], grads[1]) and torch.equal(grads[2], grads[3])
+    # rrelu_ with a negative slope: aten's backward (from the result) raises; the composition refuses the call
+    leaf = _x().requires_grad_()
+    r = torch.ops.aten.rrelu_(leaf * 1, -0.5, -0.25)
+    with pytest.raises(RuntimeError, match="negative slope"):
+        r.sum().backward()
+    with pytest.raises(RuntimeError, match=r"shimgen: rrelu_.default: with \(lower \+ upper\) / 2 < 0 .*SHIMGEN_OVERLAY"):
+        OPS_NS().rrelu_(leaf * 1, -0.5, -0.25)

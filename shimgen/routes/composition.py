@@ -95,6 +95,8 @@ class Composition(Route):
             return self._range_at(q)
         if rule is not None and rule["kernel"] == NONE:
             return self._none_at(q, rule)
+        if rule is not None and rule["kernel"] == RRELU:  # (section at the end)
+            return _rrelu_at(self, q, rule)
         if rule is None or any(str(p.arg.type) not in CARRIED or p.is_out for p in q.params):
             return None
         if rule["kernel"] != INPLACE and "via" in rule:  # softshrink: where `via` (sub.Tensor) has a libtorch route
@@ -194,6 +196,8 @@ class Composition(Route):
 
     def describe(self, w: Wrapper, v: Variant) -> list[str]:
         rule = scalars.load().kernel_compositions[w.op.name]
+        if rule["kernel"] == RRELU:
+            return _rrelu_doc(rule)
         if rule["kernel"] == NONE:
             return [f"Route: {rule['argument']} = {rule['value']} as aten::{rule['via']} with {rule['none']} None, "
                     f"which computes aten::{w.op.name} with {rule['value']} (proven equal, gradients included, on "
@@ -258,6 +262,8 @@ class Composition(Route):
 
     def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
         rule = scalars.load().kernel_compositions[w.op.name]
+        if rule["kernel"] == RRELU:
+            return _rrelu_body(w, v, plan, rule)
         if rule["kernel"] in RANGES:
             return _range_body(w, v, rule)
         if rule["kernel"] == NONE:
@@ -496,6 +502,82 @@ def _inplace_doc(rule: dict) -> list[str]:
                      "route refuses it, naming the remedy; on a leaf that requires grad it raises aten's in-place "
                      "error.")
     return lines
+
+
+# ---- kernel `rrelu_eval` (rrelu.default, rrelu_.default, rrelu_with_noise.default/.out/_,
+# rrelu_with_noise_backward.default): aten's rrelu in eval mode is `via` (leaky_relu, leaky_relu_, leaky_relu.out,
+# leaky_relu_backward) with the slope (lower + upper) / 2 as aten computes it (scalar.h rrelu_slope: over 0-dim
+# tensors in the forward, `slope: backward`: in double, rrelu_backward_slope); training=true is refused (random
+# slopes from aten's generator); `noise` is checked for self's sizes and otherwise unused, as in eval; `contiguous:
+# true`: the result laid out as a new contiguous tensor, as aten's kernel allocates it; `check_bounds: true` (rrelu,
+# rrelu_): aten's lower <= upper check; `finite_bounds: true` (rrelu): a non-finite bound refused (2.15 raises) ----
+
+RRELU = "rrelu_eval"
+
+
+def _rrelu_at(route: Route, q: Query, rule: dict) -> Variant | None:
+    """The parameters up to the generator, and the generator where the release's stable headers carry its C++ type
+    (the table's `since`; in eval mode aten ignores it), where `via`'s wrapper takes all of its own with libtorch
+    alone at q.level."""
+    target = target_wrapper(rule["via"], q.plan)
+    tv = active(target, q.level) if target is not None else None
+    if tv is None or tv.route.overlay or tv.kept < len(target.params):  # type: ignore[union-attr]
+        return None
+    kept = 0
+    for p in q.params:
+        t = str(p.arg.type)
+        if t == "Generator?" and not (p.row.since is not None and p.row.since <= q.level):
+            break
+        if t not in CARRIED and t != "Generator?":
+            return None
+        kept += 1
+    if any(p.default is None for p in q.params[kept:]):
+        return None
+    return Variant(route, kept, q.level, lowering=(rule["via"],))
+
+
+def _rrelu_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
+    target = target_wrapper(rule["via"], plan)
+    assert target is not None
+    op = w.op.name
+    kept = {p.name for p in w.kept(v)}
+    training = "training" if "training" in kept else "false"
+    lower = "lower" if "lower" in kept else "shimgen::Scalar(0.125)"
+    upper = "upper" if "upper" in kept else "shimgen::Scalar(0.3333333333333333)"
+    slope = "rrelu_backward_slope" if rule.get("slope") == "backward" else "rrelu_slope"
+    lines = ["(void)generator; // in eval mode aten ignores it; training is refused"] if "generator" in kept else []
+    if "noise" in kept and rule.get("slope") == "backward":
+        lines.append("(void)noise; // used in training mode only, which is refused")
+    if "noise" in kept and rule.get("slope") != "backward":
+        lines.append(f'shimgen::detail::rrelu_noise_check("{op}", self, noise);')
+    if rule.get("check_bounds"):
+        finite = "true" if rule.get("finite_bounds") else "false"
+        lines.append(f'shimgen::detail::rrelu_check_bounds("{op}", {lower}, {upper}, {finite});')
+    lines.append(f'const shimgen::Scalar slope = shimgen::detail::{slope}("{op}", {lower}, {upper}, {training});')
+    if rule.get("backward_raises"):  # rrelu_: the refusal of its via (leaky_relu_), naming this op
+        why = "with (lower + upper) / 2 < 0 on a tensor autograd records, aten's backward of the in-place op raises"
+        lines.append(f"if (!(slope.to_double() >= 0) && shimgen::detail::records_inplace(self)) {{\n"
+                     f'shimgen::detail::refuse_backward("{op}", "{why}");\n}}')
+    call = f"torch::stable::{target.name}({', '.join('slope' if p.name == 'negative_slope' else p.name for p in target.params)})"
+    lines.append(f"return shimgen::detail::contiguous_result({call});" if rule.get("contiguous") else f"return {call};")
+    return "\n".join(lines)
+
+
+def _rrelu_doc(rule: dict) -> list[str]:
+    how = ("in double" if rule.get("slope") == "backward" else
+           "over 0-dim tensors, as aten's kernel does: in double where lower or upper is floating")
+    return [f"Route: in eval mode aten computes it as aten::{rule['via']} with the slope (lower + upper) / 2 ({how}); "
+            f"so does this wrapper (proven equal, gradients included, on torch {', '.join(map(str, rule['proven']))})"
+            + (", its result laid out as a new contiguous tensor as aten's kernel allocates it." if rule.get("contiguous")
+               else "."),
+            "training=true (random slopes from aten's generator) raises an error naming the remedy"
+            + ("; so do two integer bounds (aten divides them in the default dtype), a bool or complex bound"
+               if rule.get("slope") != "backward" else "; so does a complex bound")
+            + ("; so does a bound that is not finite (torch 2.15 raises, earlier releases compute with it)."
+               if rule.get("finite_bounds") else ".")] + (
+                ["Where autograd records the call with (lower + upper) / 2 < 0 (grad mode, self not a leaf), it raises "
+                 "an error: aten's backward raises there, and the composition would differentiate it."]
+                if rule.get("backward_raises") else [])
 
 
 ROUTE_CLASS = Composition

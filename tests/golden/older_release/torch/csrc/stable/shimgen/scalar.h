@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include <torch/csrc/inductor/aoti_torch/c/shim.h>
 #include <torch/csrc/stable/c/shim.h>
@@ -2546,6 +2547,163 @@ inline void refuse_strides(
       throw std::runtime_error(why);
     }
   }
+}
+
+// ---- kernel `rrelu_eval` (rrelu, rrelu_, rrelu_with_noise and its out=,
+// in-place and backward overloads): aten's rrelu in eval mode is leaky_relu
+// with the slope (lower + upper) / 2; training draws random noise, refused
+// (shimgen/routes/composition.py) ----
+
+/// training=true: aten draws the slopes from its generator, which no
+/// composition reproduces.
+inline void rrelu_refuse_training(const char* op, bool training) {
+  if (training) {
+    fail(
+        op,
+        "training=true draws random slopes from aten's generator, which no "
+        "libtorch route carries: pass training=false (eval mode), or define "
+        "SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch "
+        "release)");
+  }
+}
+
+/// aten's rrelu and rrelu_ check lower <= upper (as doubles: a NaN fails);
+/// `finite` (rrelu): torch 2.15 also requires finite bounds, which earlier
+/// releases compute with, so a non-finite bound is refused.
+inline void rrelu_check_bounds(
+    const char* op,
+    const Scalar& lower,
+    const Scalar& upper,
+    bool finite) {
+  if (finite) {
+    const char* names[2] = {"lower", "upper"};
+    const Scalar* numbers[2] = {&lower, &upper};
+    for (int i = 0; i < 2; ++i) {
+      if (numbers[i]->is_complex() || !std::isfinite(numbers[i]->to_double())) {
+        refuse(
+            op,
+            names[i],
+            *numbers[i],
+            "torch 2.15 raises for a bound that is not finite, earlier releases compute with it");
+      }
+    }
+  }
+  if (!lower.is_complex() && !upper.is_complex() &&
+      !(lower.to_double() <= upper.to_double())) {
+    fail(
+        op,
+        "Lower bound should be less than or equal to the upper bound (aten raises)");
+  }
+}
+
+/// The slope aten's rrelu kernel computes in eval mode: (lower + upper) / 2
+/// over 0-dim tensors of the numbers (scalar_to_tensor: a double as float64,
+/// an integer as int64), which with a floating lower or upper is that sum in
+/// double. Two integers (the default dtype's division), a bool or complex
+/// number, or an integer no double holds are refused.
+inline Scalar rrelu_slope(
+    const char* op,
+    const Scalar& lower,
+    const Scalar& upper,
+    bool training) {
+  rrelu_refuse_training(op, training);
+  const char* names[2] = {"lower", "upper"};
+  const Scalar* numbers[2] = {&lower, &upper};
+  for (int i = 0; i < 2; ++i) {
+    const Scalar& n = *numbers[i];
+    if (n.is_boolean() || n.is_complex() || n.kind() == Scalar::Kind::UInt ||
+        (n.is_integral() && !fits_double(n))) {
+      refuse(
+          op,
+          names[i],
+          n,
+          "aten computes the slope from it in a dtype no double stands in for");
+    }
+  }
+  if (!lower.is_floating_point() && !upper.is_floating_point()) {
+    refuse(
+        op,
+        "lower",
+        lower,
+        "with an integer lower and upper aten divides in the default dtype: "
+        "pass a floating lower or upper");
+  }
+  return Scalar((lower.to_double() + upper.to_double()) / 2);
+}
+
+/// The slope aten's rrelu_with_noise_backward uses in eval mode:
+/// (lower.toDouble() + upper.toDouble()) / 2. A complex number is refused.
+inline Scalar rrelu_backward_slope(
+    const char* op,
+    const Scalar& lower,
+    const Scalar& upper,
+    bool training) {
+  rrelu_refuse_training(op, training);
+  if (lower.is_complex()) {
+    refuse(op, "lower", lower, "a complex number");
+  }
+  if (upper.is_complex()) {
+    refuse(op, "upper", upper, "a complex number");
+  }
+  return Scalar((lower.to_double() + upper.to_double()) / 2.);
+}
+
+/// aten's check of the noise tensor: self's sizes.
+inline void rrelu_noise_check(
+    const char* op,
+    const torch::stable::Tensor& self,
+    const torch::stable::Tensor& noise) {
+  if (!same_sizes(self, noise)) {
+    fail(op, "noise tensor shape must match self tensor shape (aten raises)");
+  }
+}
+
+/// `result` laid out as a new contiguous tensor, as aten's rrelu kernel
+/// allocates its output (empty_like with LEGACY_CONTIGUOUS_MEMORY_FORMAT):
+/// where its strides differ, aten::copy_ into one (autograd records the copy,
+/// whose gradient is the identity).
+inline torch::stable::Tensor contiguous_result(
+    const torch::stable::Tensor& result) {
+  const int64_t n = result.dim();
+  int64_t* sizes = nullptr;
+  int64_t* strides = nullptr;
+  check(aoti_torch_get_sizes(result.get(), &sizes), "aoti_torch_get_sizes");
+  check(
+      aoti_torch_get_strides(result.get(), &strides), "aoti_torch_get_strides");
+  std::vector<int64_t> want(static_cast<size_t>(n));
+  int64_t step = 1;
+  bool same = true;
+  for (int64_t d = n - 1; d >= 0; --d) {
+    want[static_cast<size_t>(d)] = step;
+    same = same && strides[d] == step;
+    step *= sizes[d] > 1 ? sizes[d] : 1;
+  }
+  if (same) {
+    return result;
+  }
+  int32_t device_type = 0;
+  int32_t device_index = 0;
+  check(
+      aoti_torch_get_device_type(result.get(), &device_type),
+      "get_device_type");
+  check(
+      aoti_torch_get_device_index(result.get(), &device_index),
+      "get_device_index");
+  const int32_t dtype = torch::stable::detail::to<int32_t>(
+      torch::stable::detail::from(result.scalar_type()));
+  AtenTensorHandle h = nullptr;
+  check(
+      aoti_torch_empty_strided(
+          n, sizes, want.data(), dtype, device_type, device_index, &h),
+      "aoti_torch_empty_strided");
+  torch::stable::Tensor out(h);
+  dispatch_tensors<3>(
+      "aten::copy_",
+      "",
+      {torch::stable::detail::from(out),
+       torch::stable::detail::from(result),
+       torch::stable::detail::from(false)});
+  return out;
 }
 
 } // namespace detail
