@@ -5,6 +5,7 @@
   backward aten raises for; the composition refuses the call where autograd records it, computes it otherwise.
 - rrelu, rrelu_, rrelu_with_noise (.default/.out/_) and rrelu_with_noise_backward in eval mode: leaky_relu (and its
   in-place, out= and backward) with the slope (lower + upper) / 2; training=true refused (random slopes).
+- linalg_vector_norm.out and searchsorted.Scalar_out: the served functional overload, then aten's out= rules.
 - addmm_ over addmm.default (`refuse_aliased`, `refuse_strides`, `autograd: refused`): aten's values for a
   contiguous self not sharing memory with mat1/mat2; aten's in-place error on a leaf requiring grad; a `shimgen:`
   refusal where self aliases an input (aten reads the overwritten self), is laid out otherwise (aten rounds in
@@ -53,6 +54,23 @@ Tensor k_rwn_out(Tensor x, Tensor noise, double l, double u, Tensor out) {
   ts::rrelu_with_noise_out(out, x, noise, l, u);
   return out;
 }
+Tensor k_vn_out(Tensor x, Tensor out) {
+  ts::linalg_vector_norm_out(out, x);
+  return out;
+}
+Tensor k_vn_out_dim(Tensor x, int64_t d, bool keepdim, Tensor out) {
+  std::vector<int64_t> dims{d};
+  ts::linalg_vector_norm_out(out, x, 2, dims, keepdim);
+  return out;
+}
+Tensor k_vn_out_ord(Tensor x, double ord, Tensor out) {
+  ts::linalg_vector_norm_out(out, x, ord);
+  return out;
+}
+Tensor k_ss_out(Tensor seq, double n, bool right, Tensor out) {
+  ts::searchsorted_out(out, seq, shimgen::Scalar(n), false, right);
+  return out;
+}
 Tensor k_rwn_bw(Tensor g, Tensor x, Tensor noise, double l, double u, bool training, bool is_result) {
   return ts::rrelu_with_noise_backward(g, x, noise, l, u, training, is_result);
 }
@@ -69,6 +87,10 @@ STABLE_TORCH_LIBRARY(NS, m) {
   m.def("rwn(Tensor x, Tensor noise, float l, float u) -> Tensor");
   m.def("rwn_(Tensor(a!) x, Tensor noise, float l, float u) -> Tensor(a!)");
   m.def("rwn_out(Tensor x, Tensor noise, float l, float u, Tensor(a!) out) -> Tensor(a!)");
+  m.def("vn_out(Tensor x, Tensor(a!) out) -> Tensor(a!)");
+  m.def("vn_out_dim(Tensor x, int d, bool keepdim, Tensor(a!) out) -> Tensor(a!)");
+  m.def("vn_out_ord(Tensor x, float ord, Tensor(a!) out) -> Tensor(a!)");
+  m.def("ss_out(Tensor seq, float n, bool right, Tensor(a!) out) -> Tensor(a!)");
   m.def("rwn_bw(Tensor g, Tensor x, Tensor noise, float l, float u, bool training, bool is_result) -> Tensor");
 }
 
@@ -84,13 +106,17 @@ STABLE_TORCH_LIBRARY_IMPL(NS, KEY, m) {
   m.impl("rwn", TORCH_BOX(&k_rwn));
   m.impl("rwn_", TORCH_BOX(&k_rwn_));
   m.impl("rwn_out", TORCH_BOX(&k_rwn_out));
+  m.impl("vn_out", TORCH_BOX(&k_vn_out));
+  m.impl("vn_out_dim", TORCH_BOX(&k_vn_out_dim));
+  m.impl("vn_out_ord", TORCH_BOX(&k_vn_out_ord));
+  m.impl("ss_out", TORCH_BOX(&k_ss_out));
   m.impl("rwn_bw", TORCH_BOX(&k_rwn_bw));
 }
 """
 
 OPS = ["leaky_relu_", "leaky_relu", "_foreach_maximum_", "_foreach_minimum_", "clamp_min_", "clamp_max_", "addmm_",
        "addmm", "rrelu", "rrelu_", "rrelu_with_noise", "rrelu_with_noise_", "rrelu_with_noise_backward",
-       "leaky_relu_backward"]
+       "leaky_relu_backward", "linalg_vector_norm", "linalg_norm", "searchsorted"]
 
 
 @pytest.fixture(scope="module")
@@ -321,3 +347,39 @@ def test_rrelu_gradients_are_atens(ext) -> None:
         r.sum().backward()
     with pytest.raises(RuntimeError, match=r"shimgen: rrelu_.default: with \(lower \+ upper\) / 2 < 0 .*SHIMGEN_OVERLAY"):
         OPS_NS().rrelu_(leaf * 1, -0.5, -0.25)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.complex64])
+def test_vector_norm_out_is_atens(ext, dtype) -> None:
+    x = _x((3, 4), dtype).nan_to_num(0.5, 2.0, -2.0)
+    real = torch.float64 if dtype == torch.float64 else torch.float32
+    for make in (lambda: torch.empty(0, dtype=real), lambda: torch.zeros(5, dtype=real)):
+        w, m = make(), make()
+        torch.ops.aten.linalg_vector_norm.out(x, out=w)
+        OPS_NS().vn_out(x, m)
+        assert _same(m, w) and m.stride() == w.stride()
+        for keepdim in (False, True):
+            w, m = make(), make()
+            torch.ops.aten.linalg_vector_norm.out(x, 2, [1], keepdim, out=w)
+            OPS_NS().vn_out_dim(x, 1, keepdim, m)
+            assert _same(m, w) and m.stride() == w.stride()
+    with pytest.raises(RuntimeError):  # out's dtype must be the result's (aten raises)
+        torch.ops.aten.linalg_vector_norm.out(x, out=torch.empty(0, dtype=torch.float16))
+    with pytest.raises(RuntimeError, match="shimgen: linalg_vector_norm.out: out's dtype differs"):
+        OPS_NS().vn_out(x, torch.empty(0, dtype=torch.float16))
+    with pytest.raises(RuntimeError, match="shimgen: linalg_vector_norm.default: ord=1"):
+        OPS_NS().vn_out_ord(x, 1.0, torch.empty(0, dtype=real))
+
+
+def test_searchsorted_scalar_out_is_atens(ext) -> None:
+    seq = torch.tensor([0.0, 0.5, 0.5, 1.0, 3.0])
+    for n in (0.5, -1.0, 7.0, 16777217.0):
+        for right in (False, True):
+            w, m = torch.zeros(3, dtype=torch.int64), torch.zeros(3, dtype=torch.int64)
+            torch.ops.aten.searchsorted.Scalar_out(seq, n, right=right, out=w)
+            OPS_NS().ss_out(seq, n, right, m)
+            assert torch.equal(m, w) and m.shape == w.shape
+    with pytest.raises(RuntimeError):  # aten: out must be int64 (out_int32=False)
+        torch.ops.aten.searchsorted.Scalar_out(seq, 0.5, out=torch.zeros((), dtype=torch.int32))
+    with pytest.raises(RuntimeError, match="shimgen: searchsorted.Scalar_out: out's dtype differs"):
+        OPS_NS().ss_out(seq, 0.5, False, torch.zeros((), dtype=torch.int32))
