@@ -1638,10 +1638,11 @@ def rrelu_mine(s, v):
     via = s["via"]
     if via == "leaky_relu.default":
         r = aten(via)(v["self"], slope)
-        return contiguous_result(r) if s["rule"].get("contiguous") else r
+        return contiguous_result(r) if s["rule"].get("contiguous_result") else r
     if via == "leaky_relu_.default":
         refuse_backward(s["rule"].get("backward_raises") and "slope", [v["self"]], {"slope": slope})
-        return assign_inplace("leaky_relu.default", {"self": v["self"], "negative_slope": slope}, True, "negative_slope")
+        values = {"self": v["self"], "negative_slope": slope}
+        return assign_inplace("leaky_relu.default", values, True, "negative_slope")
     if via == "leaky_relu.out":
         return assign_out(LEAKY_OUT, {"self": v["self"], "negative_slope": slope}, v["out"])
     return aten(via)(v["grad_output"], v["self"], slope, v["self_is_result"])

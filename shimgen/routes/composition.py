@@ -473,10 +473,11 @@ def _backward_refusal_doc(rule: dict) -> list[str]:
             "backward raises there, and the composition would differentiate it."]
 
 
-# ---- `refuse_aliased: true`, `refuse_strides: true` and `autograd: refused` of an inplace row (addmm_ over addmm.default): self sharing
-# any byte with an input is refused (aten's kernel reads the inputs while it writes self); where autograd records
-# the call `via`'s route refuses it (a legacy out= shim), after aten's own in-place error for a leaf self that
-# requires grad (scalar.h inplace_leaf_check: aten::copy_ of self onto itself raises it) ----
+# ---- `refuse_aliased: true`, `refuse_strides: true` and `autograd: refused` of an inplace row (addmm_ over
+# addmm.default): self sharing any byte with an input is refused (aten's kernel reads the inputs while it writes
+# self); so is a self not laid out as a new contiguous tensor (aten computes in self's layout); where autograd
+# records the call `via`'s route refuses it (a legacy out= shim), after aten's own in-place error for a leaf self
+# that requires grad (scalar.h inplace_leaf_check: aten::copy_ of self onto itself raises it) ----
 
 def _leaf_check(rule: dict) -> list[str]:
     return ["shimgen::detail::inplace_leaf_check(self);"] if rule.get("autograd") == "refused" else []
@@ -508,7 +509,7 @@ def _inplace_doc(rule: dict) -> list[str]:
 # rrelu_with_noise_backward.default): aten's rrelu in eval mode is `via` (leaky_relu, leaky_relu_, leaky_relu.out,
 # leaky_relu_backward) with the slope (lower + upper) / 2 as aten computes it (scalar.h rrelu_slope: over 0-dim
 # tensors in the forward, `slope: backward`: in double, rrelu_backward_slope); training=true is refused (random
-# slopes from aten's generator); `noise` is checked for self's sizes and otherwise unused, as in eval; `contiguous:
+# slopes from aten's generator); `noise` is checked for self's sizes and otherwise unused, as in eval; `contiguous_result:
 # true`: the result laid out as a new contiguous tensor, as aten's kernel allocates it; `check_bounds: true` (rrelu,
 # rrelu_): aten's lower <= upper check; `finite_bounds: true` (rrelu): a non-finite bound refused (2.15 raises) ----
 
@@ -558,8 +559,11 @@ def _rrelu_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         why = "with (lower + upper) / 2 < 0 on a tensor autograd records, aten's backward of the in-place op raises"
         lines.append(f"if (!(slope.to_double() >= 0) && shimgen::detail::records_inplace(self)) {{\n"
                      f'shimgen::detail::refuse_backward("{op}", "{why}");\n}}')
-    call = f"torch::stable::{target.name}({', '.join('slope' if p.name == 'negative_slope' else p.name for p in target.params)})"
-    lines.append(f"return shimgen::detail::contiguous_result({call});" if rule.get("contiguous") else f"return {call};")
+    args = ", ".join("slope" if p.name == "negative_slope" else p.name for p in target.params)
+    call = f"torch::stable::{target.name}({args})"
+    if rule.get("contiguous_result"):
+        call = f"shimgen::detail::contiguous_result({call})"
+    lines.append(f"return {call};")
     return "\n".join(lines)
 
 
@@ -568,8 +572,8 @@ def _rrelu_doc(rule: dict) -> list[str]:
            "over 0-dim tensors, as aten's kernel does: in double where lower or upper is floating")
     return [f"Route: in eval mode aten computes it as aten::{rule['via']} with the slope (lower + upper) / 2 ({how}); "
             f"so does this wrapper (proven equal, gradients included, on torch {', '.join(map(str, rule['proven']))})"
-            + (", its result laid out as a new contiguous tensor as aten's kernel allocates it." if rule.get("contiguous")
-               else "."),
+            + (", its result laid out as a new contiguous tensor as aten's kernel allocates it."
+               if rule.get("contiguous_result") else "."),
             "training=true (random slopes from aten's generator) raises an error naming the remedy"
             + ("; so do two integer bounds (aten divides them in the default dtype), a bool or complex bound"
                if rule.get("slope") != "backward" else "; so does a complex bound")
