@@ -1479,6 +1479,8 @@ def matmul_inplace(s, values):
         if any(t.requires_grad for t in tensors):
             raise Refused("autograd")
     result = aten(s["via"])(**values)
+    if s["rule"].get("refuse_strides") and self.shape != result.shape:
+        raise RuntimeError("Bad in-place call: input tensor size and output tensor size should match")
     if s["rule"].get("refuse_strides") and self.shape == result.shape and self.stride() != result.stride():
         raise Refused("strides")
     if s["rule"].get("refuse_aliased"):

@@ -461,7 +461,8 @@ def _backward_refusal(w: Wrapper, rule: dict) -> list[str]:
     if rule["kernel"] == FOREACH:
         return [f"for (size_t i = 0; i < self.size(); ++i) {{\nif (shimgen::detail::records_inplace(self[i])) {{\n"
                 f"{refuse}\n}}\n}}"]
-    return [f"if (!({raises}.to_double() >= 0) && shimgen::detail::records_inplace(self)) {{\n{refuse}\n}}"]
+    return [f"const bool negative = !({raises}.to_double() >= 0);",
+            f"if (negative && shimgen::detail::records_inplace(self)) {{\n{refuse}\n}}"]
 
 
 def _backward_refusal_doc(rule: dict) -> list[str]:
@@ -546,9 +547,9 @@ def _rrelu_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
     lower = "lower" if "lower" in kept else "shimgen::Scalar(0.125)"
     upper = "upper" if "upper" in kept else "shimgen::Scalar(0.3333333333333333)"
     slope = "rrelu_backward_slope" if rule.get("slope") == "backward" else "rrelu_slope"
-    lines = ["(void)generator; // in eval mode aten ignores it; training is refused"] if "generator" in kept else []
+    lines = ["static_cast<void>(generator);"] if "generator" in kept else []  # eval mode ignores it
     if "noise" in kept and rule.get("slope") == "backward":
-        lines.append("(void)noise; // used in training mode only, which is refused")
+        lines.append("static_cast<void>(noise);")  # used in training mode only, which is refused
     if "noise" in kept and rule.get("slope") != "backward":
         lines.append(f'shimgen::detail::rrelu_noise_check("{op}", self, noise);')
     if rule.get("check_bounds"):
@@ -557,7 +558,8 @@ def _rrelu_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
     lines.append(f'const shimgen::Scalar slope = shimgen::detail::{slope}("{op}", {lower}, {upper}, {training});')
     if rule.get("backward_raises"):  # rrelu_: the refusal of its via (leaky_relu_), naming this op
         why = "with (lower + upper) / 2 < 0 on a tensor autograd records, aten's backward of the in-place op raises"
-        lines.append(f"if (!(slope.to_double() >= 0) && shimgen::detail::records_inplace(self)) {{\n"
+        lines.append("const bool negative = !(slope.to_double() >= 0);")
+        lines.append(f"if (negative && shimgen::detail::records_inplace(self)) {{\n"
                      f'shimgen::detail::refuse_backward("{op}", "{why}");\n}}')
     args = ", ".join("slope" if p.name == "negative_slope" else p.name for p in target.params)
     call = f"torch::stable::{target.name}({args})"

@@ -2320,7 +2320,7 @@ inline bool records_inplace(const torch::stable::Tensor& self) {
 
 /// The refusal of a call autograd records whose backward aten raises for
 /// (`why`): the composition's calls would record a backward that succeeds.
-[[noreturn]] inline void refuse_backward(const char* op, const std::string& why) {
+[[noreturn]] inline void refuse_backward(const char* op, const char* why) {
   std::string text = std::string("shimgen: ") + op + ": " + why;
   text += ", which this composition would differentiate: call it where ";
   text += "autograd does not record it (no grad mode, or on tensors that ";
@@ -2337,8 +2337,10 @@ inline bool records_inplace(const torch::stable::Tensor& self) {
 /// itself (grad mode only): aten::copy_ of self onto itself, whose autograd
 /// check comes before the copy.
 inline void inplace_leaf_check(const torch::stable::Tensor& self) {
-  if (!aoti_torch_grad_mode_is_enabled() || records_inplace(self) ||
-      !requires_grad_in_grad_mode(self)) {
+  if (!aoti_torch_grad_mode_is_enabled() || records_inplace(self)) {
+    return;
+  }
+  if (!requires_grad_in_grad_mode(self)) {
     return;
   }
   dispatch_tensors<3>(
@@ -2370,7 +2372,19 @@ inline void refuse_aliased(
   }
 }
 
-/// Refuses a self of the result's sizes but other strides (row key
+/// `t`'s sizes as aten prints them: [2, 3].
+inline std::string sizes_text(const torch::stable::Tensor& t) {
+  int64_t* sizes = nullptr;
+  check(aoti_torch_get_sizes(t.get(), &sizes), "aoti_torch_get_sizes");
+  std::string text = "[";
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    text += (d > 0 ? ", " : "") + std::to_string(sizes[d]);
+  }
+  return text + "]";
+}
+
+/// aten's in-place error for a self of other sizes than the result; refuses
+/// a self of the result's sizes but other strides (row key
 /// `refuse_strides`): aten computes in self's layout (addmm_ on a transposed
 /// self runs the transposed product, which rounds otherwise), the composition
 /// in the result's.
@@ -2379,7 +2393,10 @@ inline void refuse_strides(
     const torch::stable::Tensor& self,
     const torch::stable::Tensor& result) {
   if (!same_sizes(self, result)) {
-    return; // aten::copy_ raises aten's error, as aten does
+    std::string why = "Bad in-place call: input tensor size ";
+    why += sizes_text(self) + " and output tensor size ";
+    why += sizes_text(result) + " should match (aten raises)";
+    fail(op, why.c_str());
   }
   int64_t* a = nullptr;
   int64_t* b = nullptr;
@@ -2405,14 +2422,14 @@ inline void refuse_strides(
 /// training=true: aten draws the slopes from its generator, which no
 /// composition reproduces.
 inline void rrelu_refuse_training(const char* op, bool training) {
-  if (training) {
-    fail(
-        op,
-        "training=true draws random slopes from aten's generator, which no "
-        "libtorch route carries: pass training=false (eval mode), or define "
-        "SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch "
-        "release)");
+  if (!training) {
+    return;
   }
+  std::string why = "training=true draws random slopes from aten's ";
+  why += "generator, which no libtorch route carries: pass training=false ";
+  why += "(eval mode), or define SHIMGEN_OVERLAY and link libshimgen_overlay ";
+  why += "(rebuilt for each torch release)";
+  fail(op, why.c_str());
 }
 
 /// aten's rrelu and rrelu_ check lower <= upper (as doubles: a NaN fails);
@@ -2423,18 +2440,24 @@ inline void rrelu_check_bounds(
     const Scalar& lower,
     const Scalar& upper,
     bool finite) {
-  if (finite) {
-    const char* names[2] = {"lower", "upper"};
-    const Scalar* numbers[2] = {&lower, &upper};
-    for (int i = 0; i < 2; ++i) {
-      if (numbers[i]->is_complex() || !std::isfinite(numbers[i]->to_double())) {
-        refuse(op, names[i], *numbers[i], "torch 2.15 raises for a bound that is not finite, earlier releases compute with it");
-      }
+  const char* names[2] = {"lower", "upper"};
+  const Scalar* numbers[2] = {&lower, &upper};
+  std::string why = "torch 2.15 raises for a bound that is not finite, ";
+  why += "earlier releases compute with it";
+  for (int i = 0; i < 2; ++i) {
+    const Scalar& n = *numbers[i];
+    const bool finite_number = !n.is_complex() && std::isfinite(n.to_double());
+    if (finite && !finite_number) {
+      refuse(op, names[i], n, why);
     }
   }
-  if (!lower.is_complex() && !upper.is_complex() &&
-      !(lower.to_double() <= upper.to_double())) {
-    fail(op, "Lower bound should be less than or equal to the upper bound (aten raises)");
+  if (lower.is_complex() || upper.is_complex()) {
+    return;
+  }
+  if (!(lower.to_double() <= upper.to_double())) {
+    std::string text = "Lower bound should be less than or equal to the ";
+    text += "upper bound (aten raises)";
+    fail(op, text.c_str());
   }
 }
 
@@ -2451,20 +2474,19 @@ inline Scalar rrelu_slope(
   rrelu_refuse_training(op, training);
   const char* names[2] = {"lower", "upper"};
   const Scalar* numbers[2] = {&lower, &upper};
+  const std::string why = "aten computes the slope in its dtype, not a double";
   for (int i = 0; i < 2; ++i) {
     const Scalar& n = *numbers[i];
-    if (n.is_boolean() || n.is_complex() || n.kind() == Scalar::Kind::UInt ||
-        (n.is_integral() && !fits_double(n))) {
-      refuse(op, names[i], n, "aten computes the slope from it in a dtype no double stands in for");
+    const bool integral = n.is_integral();
+    const bool held = n.is_floating_point() || (integral && fits_double(n));
+    if (!held) {
+      refuse(op, names[i], n, why);
     }
   }
   if (!lower.is_floating_point() && !upper.is_floating_point()) {
-    refuse(
-        op,
-        "lower",
-        lower,
-        "with an integer lower and upper aten divides in the default dtype: "
-        "pass a floating lower or upper");
+    std::string text = "with an integer lower and upper aten divides in the ";
+    text += "default dtype: pass a floating lower or upper";
+    refuse(op, "lower", lower, text);
   }
   return Scalar((lower.to_double() + upper.to_double()) / 2);
 }
