@@ -159,7 +159,7 @@ def shares_memory(a, b):
                 and a.stride() == b.stride())
 
 
-def assign_inplace(via, values, saves_self=False):
+def assign_inplace(via, values, saves_self=False, backward_raises=None):
     """The in-place op as the generated wrapper computes it: `via` (the functional overload) out of place (with
     `saves_self`, where autograd records the call, on a clone of self: scalar.h's saved_self), aten's in-place
     rules (scalar.h's assign_inplace), then copy_ into self."""
@@ -168,6 +168,7 @@ def assign_inplace(via, values, saves_self=False):
     recorded = saves_self and torch.is_grad_enabled() and any(requires_grad_proxy(t) for t in inputs)
     saved = aten("clone")(self) if recorded else self
     result = aten(via)(**dict(values, self=saved))
+    refuse_backward(backward_raises, [self], values)
     if not can_cast(result.dtype, self.dtype):
         raise RuntimeError(f"the result's dtype cannot be cast {ATEN_RAISES}")
     for k, v in values.items():
@@ -256,6 +257,9 @@ def main():
         if s["kernel"] in RANGE_KERNELS:  # kernel `arange_factory` / `range_factory` (section at the end)
             report[op] = prove_range(op, s)
             continue
+        if s["kernel"] == "rrelu_eval":  # (section at the end)
+            report[op] = prove_rrelu(op, s)
+            continue
         if s["kernel"] == "number_as_none":  # (section at the end)
             report[op] = prove_number_as_none(op, s)
             continue
@@ -323,6 +327,7 @@ def foreach_loop(s, values):
     for a, t in s["types"].items():  # a Tensor beside the lists stands for a number: aten requires it 0-dim
         if t == "Tensor" and values[a].dim() != 0:
             raise RuntimeError(f"must be a 0-dim tensor {ATEN_RAISES}")
+    refuse_backward(s["rule"].get("backward_raises"), self, values)
     via = aten(s["via"])
     for i in range(len(self)):
         via(**{va: values[fa][i] if fa in lists or fa == "self" else values[fa] for va, fa in s["bind"].items()})
@@ -432,7 +437,8 @@ def prove_inplace(op, s):
             for grad_mode in (False, True):  # the composition clones self in grad mode: both forms compared
                 with torch.set_grad_enabled(grad_mode):
                     want = run(lambda: f(**make(), **extra))
-                    got = outcome(lambda: assign_inplace(s["via"], dict(make(), **extra), s["saves_self"]))
+                    got = outcome(lambda: assign_inplace(s["via"], dict(make(), **extra), s["saves_self"],
+                                                        s["rule"].get("backward_raises")))
                 compared += 1
                 if got[0] == "refused":
                     refused += 1
@@ -446,7 +452,8 @@ def prove_inplace(op, s):
                 for self_grad in ((True, False) if len(tensors) > 1 else (True,)):
                     grads = []
                     for fn in (lambda v: f(**v, **extra),
-                               lambda v: assign_inplace(s["via"], dict(v, **extra), s["saves_self"])):
+                               lambda v: assign_inplace(s["via"], dict(v, **extra), s["saves_self"],
+                                                        s["rule"].get("backward_raises"))):
                         v = make()
                         leaves = {k: t.clone().requires_grad_() for k, t in v.items() if k != "self" or self_grad}
                         call = dict(v, **leaves)
@@ -464,7 +471,8 @@ def prove_inplace(op, s):
                 leaf = make()["self"].requires_grad_()  # in place on a leaf that requires grad: both raise
                 rest = {k: t for k, t in make().items() if k != "self"}
                 a = run(lambda: f(self=leaf, **rest, **extra))
-                b = outcome(lambda: assign_inplace(s["via"], dict(self=leaf, **rest, **extra), s["saves_self"]))
+                b = outcome(lambda: assign_inplace(s["via"], dict(self=leaf, **rest, **extra), s["saves_self"],
+                                                   s["rule"].get("backward_raises")))
                 if not same(a, b) and not wrong:
                     wrong = f"leaf requiring grad {label}: {a[0]} vs {b[0]}"
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
@@ -1375,6 +1383,8 @@ def indexed_samples(s, d):
 
 
 def prove_indexed(op, s):
+    if s["samples"] == "matmul":  # (section at the end)
+        return prove_matmul_inplace(op, s)
     f = aten(op)
     compared = both_ok = refused = 0
     wrong = ""
@@ -1448,6 +1458,306 @@ def prove_indexed(op, s):
                     want = observed(lambda: f(**va, **{s["out"]: oa}), oa)
                     got = observed(lambda: assign_out(s, vb, ob), ob)
                     compare(f"{first} requires grad {label} grad mode {grad_mode}", want[0], got[0])
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- `backward_raises` (rows of kernels `inplace`, `foreach`): scalar.h's records_inplace / refuse_backward ----
+
+def refuse_backward(raises, selves, values):
+    """A call autograd records (grad mode, a self not a leaf) whose backward aten raises for: always (True), or
+    where the number `raises` names is negative or NaN (not >= 0): refused."""
+    if not raises or not torch.is_grad_enabled() or all(t.is_leaf for t in selves):
+        return
+    if raises is True or not float(values[raises]) >= 0:
+        raise Refused("backward")
+
+
+# ---- `samples: matmul` (addmm_ over addmm.default: row keys `refuse_aliased`, `autograd: refused`): scalar.h's
+# inplace_leaf_check, `via`'s legacy out= route (autograd refuses it where an input requires grad in grad mode),
+# refuse_aliased, then assign_inplace ----
+
+def matmul_inplace(s, values):
+    self = values["self"]
+    tensors = [v for v in values.values() if isinstance(v, torch.Tensor)]
+    if s["rule"].get("autograd") == "refused" and torch.is_grad_enabled():
+        if self.is_leaf and self.requires_grad:
+            aten("copy_")(self, self)  # raises aten's in-place error
+        if any(t.requires_grad for t in tensors):
+            raise Refused("autograd")
+    result = aten(s["via"])(**values)
+    if s["rule"].get("refuse_strides") and self.shape != result.shape:
+        raise RuntimeError("Bad in-place call: input tensor size and output tensor size should match")
+    if s["rule"].get("refuse_strides") and self.shape == result.shape and self.stride() != result.stride():
+        raise Refused("strides")
+    if s["rule"].get("refuse_aliased"):
+        for k, v in values.items():
+            if k != "self" and isinstance(v, torch.Tensor) and overlaps(self, v):
+                raise Refused("aliased")
+    return _assign(self, result, values)
+
+
+def _assign(self, result, values):
+    if not can_cast(result.dtype, self.dtype):
+        raise RuntimeError(f"the result's dtype cannot be cast {ATEN_RAISES}")
+    for k, v in values.items():
+        if k != "self" and isinstance(v, torch.Tensor) and shares_memory(self, v):
+            raise Refused("overlap")
+    return self.copy_(result)
+
+
+def matmul_samples(d):
+    """(label, make): {self, mat1, mat2}; shapes aten accepts or refuses, broadcast selves, aliases."""
+    out = []
+    shapes = [((2, 3), (2, 4), (4, 3)), ((3,), (2, 4), (4, 3)), ((1, 3), (1, 4), (4, 3)), ((2, 1), (2, 4), (4, 3)),
+              ((), (2, 4), (4, 3)), ((2, 3), (2, 0), (0, 3)), ((0, 3), (0, 4), (4, 3)), ((2, 3), (2, 5), (4, 3)),
+              ((2, 3, 1), (2, 4), (4, 3))]
+    for k, (a, b, c) in enumerate(shapes):
+        out.append((f"{d} {a} {b} {c}", lambda a=a, b=b, c=c, k=k: {
+            "self": sample(a, d, k), "mat1": sample(b, d, k + 1), "mat2": sample(c, d, k + 2)}))
+    for other in (torch.float64, torch.float32, torch.int64):
+        if other != d:
+            out.append((f"{d} mats {other}", lambda other=other: {
+                "self": sample((2, 3), d, 1), "mat1": sample((2, 4), other, 2), "mat2": sample((4, 3), other, 3)}))
+            out.append((f"{other} self, mats {d}", lambda other=other: {
+                "self": sample((2, 3), other, 1), "mat1": sample((2, 4), d, 2), "mat2": sample((4, 3), d, 3)}))
+
+    def aliased(kind):
+        sq, m = sample((3, 3), d, 4), sample((3, 3), d, 5)
+        if kind == "self is mat1":
+            return {"self": sq, "mat1": sq, "mat2": m}
+        if kind == "self is mat2":
+            return {"self": sq, "mat1": m, "mat2": sq}
+        if kind == "transposed mat1":
+            return {"self": sq, "mat1": sq.t(), "mat2": m}
+        if kind == "transposed self":
+            return {"self": sample((3, 2), d, 6).t(), "mat1": sample((2, 4), d, 7), "mat2": sample((4, 3), d, 8)}
+        base = sample((3, 5), d, 9)
+        if kind == "partial":
+            return {"self": base[:, :3], "mat1": base[:, 2:], "mat2": m}
+        if kind == "row slice":
+            return {"self": base[:2, :3], "mat1": sample((2, 4), d, 7), "mat2": sample((4, 3), d, 8)}
+        if kind == "column":
+            return {"self": sample((3, 5), d, 10)[:, :1], "mat1": sample((3, 4), d, 7), "mat2": sample((4, 1), d, 8)}
+        return {"self": base[:, :3].clone(), "mat1": base[:, 2:], "mat2": m}  # disjoint
+    for kind in ("self is mat1", "self is mat2", "transposed mat1", "transposed self", "partial", "disjoint",
+                 "row slice", "column"):
+        out.append((f"{d} {kind}", lambda kind=kind: aliased(kind)))
+    return out
+
+
+def prove_matmul_inplace(op, s):
+    f = aten(op)
+    compared = both_ok = refused = 0
+    wrong = ""
+
+    def compare(label, want, got, text=False):
+        nonlocal compared, both_ok, refused, wrong
+        compared += 1
+        if got[0] == "refused":
+            refused += 1
+            return
+        both_ok += want[0] == got[0] == "ok"
+        if not (same_error_text(want, got) if text else same(want, got)) and not wrong:
+            wrong = f"{label}: {want[0]} {want[1] if want[0] == 'error' else ''} vs {got[0]} " \
+                    f"{got[1] if got[0] == 'error' else ''}"
+
+    numbers = [(1, 1), (0, 1), (0.5, 2), (2, -1.5), (0, 0), (1, 3)]
+    for d in (torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.uint8,
+              torch.bool, torch.complex64):
+        for label, make in matmul_samples(d):
+            for beta, alpha in numbers:
+                n = {"beta": beta, "alpha": alpha}
+                for grad_mode in (False, True):
+                    with torch.set_grad_enabled(grad_mode):
+                        want = run(lambda: f(**make(), **n))
+                        got = outcome(lambda: matmul_inplace(s, dict(make(), **n)))
+                    compare(f"{label} {beta} {alpha} grad mode {grad_mode}", want, got)
+                if d != torch.float64 or want[0] != "ok":
+                    continue
+                def backward(fn, who):
+                    v = make()
+                    leaves = {k: t.clone().requires_grad_() for k, t in v.items() if k == who or who == "both"}
+                    call = dict(v, **leaves)
+                    if "self" in leaves:
+                        call["self"] = leaves["self"] * 1  # not a leaf
+                    (fn(call) * 3).sum().backward()
+                    return torch.cat([leaves[k].grad.flatten() for k in sorted(leaves)])
+
+                for who in ("self", "mat1", "both"):  # autograd records the call: aten's gradient, or a refusal
+                    want = run(lambda: backward(lambda v: f(**v, **n), who))
+                    got = outcome(lambda: backward(lambda v: matmul_inplace(s, dict(v, **n)), who))
+                    compare(f"gradient {who} {label} {beta} {alpha}", want, got)
+                leaf = make()["self"].requires_grad_()  # in place on a leaf requiring grad: aten's own error
+                rest = {k: t for k, t in make().items() if k != "self"}
+                compare(f"leaf {label}", run(lambda: f(self=leaf, **rest, **n)),
+                        outcome(lambda: matmul_inplace(s, dict(rest, self=leaf, **n))), text=True)
+                with torch.no_grad():  # no grad mode: inputs requiring grad, computed
+                    v = make()
+                    leaves = {k: t.clone().requires_grad_() for k, t in v.items() if k != "self"}
+                    compare(f"no_grad {label}", run(lambda: f(**dict(make(), **leaves), **n)),
+                            outcome(lambda: matmul_inplace(s, dict(make(), **leaves, **n))))
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- kernel `rrelu_eval` (rrelu, rrelu_, rrelu_with_noise .default/.out/_, rrelu_with_noise_backward): scalar.h's
+# rrelu_slope / rrelu_backward_slope, rrelu_noise_check, contiguous_result around `via`'s composition (leaky_relu,
+# leaky_relu_ with `backward_raises`, leaky_relu.out, leaky_relu_backward) ----
+
+def rrelu_slope(s, lower, upper, training):
+    if s["rule"].get("finite_bounds") and not all(math.isfinite(complex(n).real) and not isinstance(n, complex)
+                                                  for n in (lower, upper)):
+        raise Refused("bounds")  # 2.15 raises (a bound must be finite), earlier releases compute
+    if s["rule"].get("check_bounds") and not (isinstance(lower, complex) or isinstance(upper, complex)) \
+            and not float(lower) <= float(upper):
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    if training:
+        raise Refused("training")
+    if s["rule"].get("slope") == "backward":
+        if isinstance(lower, complex) or isinstance(upper, complex):
+            raise Refused("complex")
+        return (float(lower) + float(upper)) / 2.0
+    for n in (lower, upper):
+        if isinstance(n, (bool, complex)) or (isinstance(n, int) and abs(n) > 2**53):
+            raise Refused("number")
+    if not (isinstance(lower, float) or isinstance(upper, float)):
+        raise Refused("integers")
+    return (float(lower) + float(upper)) / 2
+
+
+def contiguous_result(r):
+    want, step = [], 1
+    for n in reversed(r.shape):
+        want.insert(0, step)
+        step *= max(n, 1)
+    if list(r.stride()) == want:
+        return r
+    out = torch.empty_strided(r.shape, want, dtype=r.dtype)
+    return out.copy_(r)
+
+
+LEAKY_OUT = {"via": "leaky_relu.default", "same_dtype": True}
+
+
+def rrelu_mine(s, v):
+    """The wrapper: the noise check, the slope, then `via`'s composition as its own row computes it."""
+    if "noise" in v and s["rule"].get("slope") != "backward" and v["noise"].shape != v["self"].shape:
+        raise RuntimeError(f"noise tensor shape must match self tensor shape {ATEN_RAISES}")
+    slope = rrelu_slope(s, v.get("lower", 0.125), v.get("upper", 1 / 3), v.get("training", False))
+    via = s["via"]
+    if via == "leaky_relu.default":
+        r = aten(via)(v["self"], slope)
+        return contiguous_result(r) if s["rule"].get("contiguous_result") else r
+    if via == "leaky_relu_.default":
+        refuse_backward(s["rule"].get("backward_raises") and "slope", [v["self"]], {"slope": slope})
+        values = {"self": v["self"], "negative_slope": slope}
+        return assign_inplace("leaky_relu.default", values, True, "negative_slope")
+    if via == "leaky_relu.out":
+        return assign_out(LEAKY_OUT, {"self": v["self"], "negative_slope": slope}, v["out"])
+    return aten(via)(v["grad_output"], v["self"], slope, v["self_is_result"])
+
+
+RRELU_BOUNDS = [(0.125, 1 / 3), (0.1, 0.3), (-0.5, -0.25), (0.2, 0.1), (0, 0.5), (0.5, 1), (0, 1), (True, 0.5),
+                (0.5, 2**60), (float("nan"), 0.5), (1e300, 1e300), (0.3, 0.3), (-3, 0.5)]
+
+
+def rrelu_samples(s, d):
+    """(label, make) pairs: make() gives fresh arguments (in-place and out= ops write)."""
+    args = set(s["args"])
+    out = []
+    for k, (shape, layout) in enumerate([((5, 7), None), ((), None), ((0,), None), ((4, 3), "t"),
+                                         ((2, 3, 4, 5), "channels_last"), ((3, 1), "column")]):
+        for lower, upper in RRELU_BOUNDS:
+            for training in (False, True):
+                for extra in ([{}] if "self_is_result" not in args else [{"self_is_result": False},
+                                                                          {"self_is_result": True}]):
+                    def make(shape=shape, layout=layout, lower=lower, upper=upper, training=training, extra=extra,
+                             k=k):
+                        x = sample(shape[::-1] if layout == "t" else shape, d, k)
+                        if layout == "t":
+                            x = x.t()
+                        elif layout == "channels_last" and d not in (torch.bool,) and not d.is_complex:
+                            x = x.contiguous(memory_format=torch.channels_last)
+                        elif layout == "column":
+                            x = sample((3, 4), d, k)[:, :1]
+                        v = {"self": x, "lower": lower, "upper": upper, "training": training, **extra}
+                        if "noise" in args:
+                            v["noise"] = torch.zeros_like(x) if k != 3 else torch.zeros(x.numel() + 1, dtype=x.dtype)
+                        if "grad_output" in args:
+                            v["grad_output"] = sample(x.shape, d, k + 20)
+                        if "out" in args:  # aten's training kernel writes past an out of another size (crashes)
+                            v["out"] = (torch.empty(0, dtype=x.dtype) if k % 2 and not training else
+                                        torch.zeros(x.shape, dtype=x.dtype))
+                        if "generator" in args:
+                            v["generator"] = None
+                        return v
+                    out.append((f"{d} {shape} {layout} {lower!r} {upper!r} {training} {extra}", make))
+    return out
+
+
+def prove_rrelu(op, s):
+    f = aten(op)
+    compared = both_ok = refused = 0
+    wrong = ""
+
+    def compare(label, want, got, extra_want=None, extra_got=None):
+        nonlocal compared, both_ok, refused, wrong
+        compared += 1
+        if got[0] == "refused":
+            refused += 1
+            return
+        both_ok += want[0] == got[0] == "ok"
+        if (not same(want, got) or extra_want != extra_got) and not wrong:
+            wrong = f"{label}: {want[0]} {want[1] if want[0] == 'error' else extra_want} vs {got[0]} " \
+                    f"{got[1] if got[0] == 'error' else extra_got}"
+
+    def state(fn, v):
+        """fn(v)'s outcome, with what the caller sees besides the values: the result's strides, the noise and self
+        after the call, whether an out= call returned out and left it resized with aten's strides."""
+        if "out" in v:
+            o, extra = observed(lambda: fn(v), v["out"])
+            return o, extra
+        o = outcome(lambda: fn(v))
+        if o[0] != "ok":
+            return o, None
+        extra = (tuple(o[1].stride()), o[1] is v["self"],
+                 tuple(v["noise"].flatten().tolist()) if "noise" in v else None)
+        return o, extra
+
+    for d in (torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.bool, torch.complex64):
+        for label, make in rrelu_samples(s, d):
+            for grad_mode in (False, True):
+                with torch.set_grad_enabled(grad_mode):
+                    va, vb = make(), make()
+                    want = state(lambda v: f(**v), va)
+                    got = state(lambda v: rrelu_mine(s, v), vb)
+                    if want[0][0] == "error":  # aten's training draws random slopes: an error is what it is
+                        pass
+                    elif va.get("training") and want[0][0] == "ok" and got[0][0] == "refused":
+                        compare(label, want[0], got[0])
+                        continue
+                compare(f"{label} grad mode {grad_mode}", want[0], got[0], want[1], got[1])
+            if d != torch.float64 or want[0][0] != "ok" or "out" in s["args"]:
+                continue
+            # float64 gradients: self (a non-leaf for the in-place ops) and grad_output
+            tensors = [a for a in ("self", "grad_output") if a in s["args"]]
+
+            def backward(fn):
+                v = make()
+                leaves = {a: v[a].detach().clone().requires_grad_() for a in tensors}
+                call = dict(v, **leaves)
+                if s["via"] == "leaky_relu_.default":
+                    call["self"] = leaves["self"] * 1
+                r = fn(call)
+                (r * torch.arange(r.numel(), dtype=r.dtype).view(r.shape)).sum().backward()
+                return torch.cat([leaves[a].grad.flatten() if leaves[a].grad is not None
+                                  else torch.zeros(leaves[a].numel(), dtype=torch.float64) for a in tensors])
+            compare(f"gradient {label}", run(lambda: backward(lambda v: f(**v))),
+                    outcome(lambda: backward(lambda v: rrelu_mine(s, v))))
+            if s["via"] == "leaky_relu_.default":  # in place on a leaf requiring grad: aten's own error
+                va, vb = make(), make()
+                va["self"].requires_grad_()
+                vb["self"].requires_grad_()
+                compare(f"leaf {label}", run(lambda: f(**va)), outcome(lambda: rrelu_mine(s, vb)))
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
 
 

@@ -95,6 +95,8 @@ class Composition(Route):
             return self._range_at(q)
         if rule is not None and rule["kernel"] == NONE:
             return self._none_at(q, rule)
+        if rule is not None and rule["kernel"] == RRELU:  # (section at the end)
+            return _rrelu_at(self, q, rule)
         if rule is None or any(str(p.arg.type) not in CARRIED or p.is_out for p in q.params):
             return None
         if rule["kernel"] != INPLACE and "via" in rule:  # softshrink: where `via` (sub.Tensor) has a libtorch route
@@ -194,6 +196,8 @@ class Composition(Route):
 
     def describe(self, w: Wrapper, v: Variant) -> list[str]:
         rule = scalars.load().kernel_compositions[w.op.name]
+        if rule["kernel"] == RRELU:
+            return _rrelu_doc(rule)
         if rule["kernel"] == NONE:
             return [f"Route: {rule['argument']} = {rule['value']} as aten::{rule['via']} with {rule['none']} None, "
                     f"which computes aten::{w.op.name} with {rule['value']} (proven equal, gradients included, on "
@@ -232,16 +236,18 @@ class Composition(Route):
         if rule["kernel"] == FOREACH:
             return [f"Route: aten::{rule['via']} on each element in order, as aten's CPU kernel for "
                     f"aten::{w.op.name} does (proven equal, gradients included, on torch "
-                    f"{', '.join(map(str, rule['proven']))})."]
+                    f"{', '.join(map(str, rule['proven']))})."] + _backward_refusal_doc(rule)
         if rule["kernel"] == INPLACE:
             saved = (" (on a clone of self where autograd records the call: its backward saves self)"
                      if rule.get("saves_self") else "")
+            grads = "where autograd does not record it" if rule.get("autograd") == "refused" else "gradients included"
             return [f"Route: aten::{rule['via']} out of place{saved}, then aten::copy_ into self, with aten's in-place "
                     "rules "
-                    "(shimgen::detail::assign_inplace; proven equal, gradients included, on torch "
+                    f"(shimgen::detail::assign_inplace; proven equal, {grads}, on torch "
                     f"{', '.join(map(str, rule['proven']))}).",
                     "Where self shares memory with an input other than as the very same view, it raises an error "
-                    "(aten computes such a call element by element in place)."]
+                    "(aten computes such a call element by element in place)."] + _backward_refusal_doc(rule) + (
+                        _inplace_doc(rule))
         if "via" in rule:  # softshrink: its subtractions by `via`'s wrapper
             return [f"Route: aten's {rule['kernel']} kernel as the dispatching aten calls that compute it, its "
                     f"subtractions by aten::{rule['via']} (shimgen::detail::{rule['kernel']}_select; proven equal, "
@@ -256,6 +262,8 @@ class Composition(Route):
 
     def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
         rule = scalars.load().kernel_compositions[w.op.name]
+        if rule["kernel"] == RRELU:
+            return _rrelu_body(w, v, plan, rule)
         if rule["kernel"] in RANGES:
             return _range_body(w, v, rule)
         if rule["kernel"] == NONE:
@@ -272,7 +280,10 @@ class Composition(Route):
             saved = f"shimgen::detail::saved_self(self, {{{inputs}}})" if rule.get("saves_self") else "self"
             args = ", ".join(saved if p.name == "self" else p.name for p in w.kept(v))
             return "\n".join([
+                *_leaf_check(rule),
                 f"torch::stable::Tensor result = torch::stable::{target.name}({args});",
+                *_backward_refusal(w, rule),
+                *_alias_refusal(w, rule, inputs),
                 f'return shimgen::detail::assign_inplace("{w.op.name}", self, result, {{{inputs}}});'])
         if rule["kernel"] == OUT:
             return _out_body(w, v, plan, rule)
@@ -320,6 +331,7 @@ def _foreach_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
     for name in sorted(lists - {"self"}):
         lines.append(f'if ({name}.size() != self.size()) {{\nshimgen::detail::fail("{w.op.name}", "`{name}` must '
                      f'have as many elements as `self` (aten raises)");\n}}')
+    lines += _backward_refusal(w, rule)
     lines.append(f"for (size_t i = 0; i < self.size(); ++i) {{\n{target.name}({', '.join(args)});\n}}")
     return "\n".join(lines)
 
@@ -427,6 +439,151 @@ def _refused_dtypes(w: Wrapper, rule: dict) -> list[str]:
         return []
     return [f'shimgen::detail::refuse_dtype("{w.op.name}", "{rule["via"]}", dtype, '
             f'shimgen::detail::ScalarType::{d});' for d in dtypes]
+
+
+# ---- `backward_raises` of an inplace or foreach row: calls autograd records whose backward aten raises for
+# (true: always, _foreach_maximum_ has no derivative; a number's name: where it is negative or NaN, leaky_relu_'s
+# backward from its result), which the composition's calls would differentiate: refused where autograd records
+# them (scalar.h records_inplace: grad mode, self not a leaf), after the forward's own errors, before self changes ----
+
+def _backward_why(rule: dict) -> str:
+    raises = rule["backward_raises"]
+    if raises is True:
+        return "aten has no derivative for it (its backward raises) on a tensor autograd records"
+    return f"with {raises} < 0 on a tensor autograd records, aten's backward of the in-place op raises"
+
+
+def _backward_refusal(w: Wrapper, rule: dict) -> list[str]:
+    raises = rule.get("backward_raises")
+    if not raises:
+        return []
+    refuse = f'shimgen::detail::refuse_backward("{w.op.name}", "{_backward_why(rule)}");'
+    if rule["kernel"] == FOREACH:
+        return [f"for (size_t i = 0; i < self.size(); ++i) {{\nif (shimgen::detail::records_inplace(self[i])) {{\n"
+                f"{refuse}\n}}\n}}"]
+    return [f"const bool negative = !({raises}.to_double() >= 0);",
+            f"if (negative && shimgen::detail::records_inplace(self)) {{\n{refuse}\n}}"]
+
+
+def _backward_refusal_doc(rule: dict) -> list[str]:
+    if not rule.get("backward_raises"):
+        return []
+    raises = rule["backward_raises"]
+    when = "" if raises is True else f" with {raises} < 0"
+    return [f"Where autograd records the call{when} (grad mode, self not a leaf), it raises an error: aten's "
+            "backward raises there, and the composition would differentiate it."]
+
+
+# ---- `refuse_aliased: true`, `refuse_strides: true` and `autograd: refused` of an inplace row (addmm_ over
+# addmm.default): self sharing any byte with an input is refused (aten's kernel reads the inputs while it writes
+# self); so is a self not laid out as a new contiguous tensor (aten computes in self's layout); where autograd
+# records the call `via`'s route refuses it (a legacy out= shim), after aten's own in-place error for a leaf self
+# that requires grad (scalar.h inplace_leaf_check: aten::copy_ of self onto itself raises it) ----
+
+def _leaf_check(rule: dict) -> list[str]:
+    return ["shimgen::detail::inplace_leaf_check(self);"] if rule.get("autograd") == "refused" else []
+
+
+def _alias_refusal(w: Wrapper, rule: dict, inputs: str) -> list[str]:
+    lines = [f'shimgen::detail::refuse_strides("{w.op.name}", self, result);'] if rule.get("refuse_strides") else []
+    if rule.get("refuse_aliased"):
+        lines.append(f'shimgen::detail::refuse_aliased("{w.op.name}", self, {{{inputs}}});')
+    return lines
+
+
+def _inplace_doc(rule: dict) -> list[str]:
+    lines = []
+    if rule.get("refuse_aliased"):
+        lines.append("Where self shares any memory with an input (the very same view included), it raises an error: "
+                     "aten's kernel reads the inputs while it writes self.")
+    if rule.get("refuse_strides"):
+        lines.append("Where self has the result's sizes but not a new contiguous tensor's strides, it raises an error: "
+                     "aten computes in self's layout, which rounds otherwise.")
+    if rule.get("autograd") == "refused":
+        lines.append(f"Where autograd records the call (grad mode, an input requiring grad), aten::{rule['via']}'s "
+                     "route refuses it, naming the remedy; on a leaf that requires grad it raises aten's in-place "
+                     "error.")
+    return lines
+
+
+# ---- kernel `rrelu_eval` (rrelu.default, rrelu_.default, rrelu_with_noise.default/.out/_,
+# rrelu_with_noise_backward.default): aten's rrelu in eval mode is `via` (leaky_relu, leaky_relu_, leaky_relu.out,
+# leaky_relu_backward) with the slope (lower + upper) / 2 as aten computes it (scalar.h rrelu_slope: over 0-dim
+# tensors in the forward, `slope: backward`: in double, rrelu_backward_slope); training=true is refused (random
+# slopes from aten's generator); `noise` is checked for self's sizes and otherwise unused, as in eval; `contiguous_result:
+# true`: the result laid out as a new contiguous tensor, as aten's kernel allocates it; `check_bounds: true` (rrelu,
+# rrelu_): aten's lower <= upper check; `finite_bounds: true` (rrelu): a non-finite bound refused (2.15 raises) ----
+
+RRELU = "rrelu_eval"
+
+
+def _rrelu_at(route: Route, q: Query, rule: dict) -> Variant | None:
+    """The parameters up to the generator, and the generator where the release's stable headers carry its C++ type
+    (the table's `since`; in eval mode aten ignores it), where `via`'s wrapper takes all of its own with libtorch
+    alone at q.level."""
+    target = target_wrapper(rule["via"], q.plan)
+    tv = active(target, q.level) if target is not None else None
+    if tv is None or tv.route.overlay or tv.kept < len(target.params):  # type: ignore[union-attr]
+        return None
+    kept = 0
+    for p in q.params:
+        t = str(p.arg.type)
+        if t == "Generator?" and not (p.row.since is not None and p.row.since <= q.level):
+            break
+        if t not in CARRIED and t != "Generator?":
+            return None
+        kept += 1
+    if any(p.default is None for p in q.params[kept:]):
+        return None
+    return Variant(route, kept, q.level, lowering=(rule["via"],))
+
+
+def _rrelu_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
+    target = target_wrapper(rule["via"], plan)
+    assert target is not None
+    op = w.op.name
+    kept = {p.name for p in w.kept(v)}
+    training = "training" if "training" in kept else "false"
+    lower = "lower" if "lower" in kept else "shimgen::Scalar(0.125)"
+    upper = "upper" if "upper" in kept else "shimgen::Scalar(0.3333333333333333)"
+    slope = "rrelu_backward_slope" if rule.get("slope") == "backward" else "rrelu_slope"
+    lines = ["static_cast<void>(generator);"] if "generator" in kept else []  # eval mode ignores it
+    if "noise" in kept and rule.get("slope") == "backward":
+        lines.append("static_cast<void>(noise);")  # used in training mode only, which is refused
+    if "noise" in kept and rule.get("slope") != "backward":
+        lines.append(f'shimgen::detail::rrelu_noise_check("{op}", self, noise);')
+    if rule.get("check_bounds"):
+        finite = "true" if rule.get("finite_bounds") else "false"
+        lines.append(f'shimgen::detail::rrelu_check_bounds("{op}", {lower}, {upper}, {finite});')
+    lines.append(f'const shimgen::Scalar slope = shimgen::detail::{slope}("{op}", {lower}, {upper}, {training});')
+    if rule.get("backward_raises"):  # rrelu_: the refusal of its via (leaky_relu_), naming this op
+        why = "with (lower + upper) / 2 < 0 on a tensor autograd records, aten's backward of the in-place op raises"
+        lines.append("const bool negative = !(slope.to_double() >= 0);")
+        lines.append(f"if (negative && shimgen::detail::records_inplace(self)) {{\n"
+                     f'shimgen::detail::refuse_backward("{op}", "{why}");\n}}')
+    args = ", ".join("slope" if p.name == "negative_slope" else p.name for p in target.params)
+    call = f"torch::stable::{target.name}({args})"
+    if rule.get("contiguous_result"):
+        call = f"shimgen::detail::contiguous_result({call})"
+    lines.append(f"return {call};")
+    return "\n".join(lines)
+
+
+def _rrelu_doc(rule: dict) -> list[str]:
+    how = ("in double" if rule.get("slope") == "backward" else
+           "over 0-dim tensors, as aten's kernel does: in double where lower or upper is floating")
+    return [f"Route: in eval mode aten computes it as aten::{rule['via']} with the slope (lower + upper) / 2 ({how}); "
+            f"so does this wrapper (proven equal, gradients included, on torch {', '.join(map(str, rule['proven']))})"
+            + (", its result laid out as a new contiguous tensor as aten's kernel allocates it."
+               if rule.get("contiguous_result") else "."),
+            "training=true (random slopes from aten's generator) raises an error naming the remedy"
+            + ("; so do two integer bounds (aten divides them in the default dtype), a bool or complex bound"
+               if rule.get("slope") != "backward" else "; so does a complex bound")
+            + ("; so does a bound that is not finite (torch 2.15 raises, earlier releases compute with it)."
+               if rule.get("finite_bounds") else ".")] + (
+                ["Where autograd records the call with (lower + upper) / 2 < 0 (grad mode, self not a leaf), it raises "
+                 "an error: aten's backward raises there, and the composition would differentiate it."]
+                if rule.get("backward_raises") else [])
 
 
 ROUTE_CLASS = Composition

@@ -21,6 +21,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include <torch/csrc/inductor/aoti_torch/c/shim.h>
 #include <torch/csrc/stable/c/shim.h>
@@ -2459,6 +2460,280 @@ inline torch::stable::Tensor hardtanh_backward_select(
       tensor_op("aten::lt", "Tensor", x, number_tensor(max_val, cmp)));
   return where_select(
       inside, to_dtype(grad_output, ct), number_tensor(Scalar(0), ct));
+}
+
+// ---- rows with `backward_raises` (kernels `inplace`, `foreach`): calls
+// whose backward aten raises for, which the composition would differentiate
+// (shimgen/routes/composition.py) ----
+
+/// Does autograd record an in-place call on `self` as a node of its graph?
+/// Grad mode, and self has a grad_fn (aten::is_leaf false). A leaf that
+/// requires grad is left to the composition's own calls, which raise aten's
+/// in-place error.
+inline bool records_inplace(const torch::stable::Tensor& self) {
+  if (!aoti_torch_grad_mode_is_enabled()) {
+    return false;
+  }
+  std::array<StableIValue, 1> stack{torch::stable::detail::from(self)};
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+  check(
+      torch_call_dispatcher(
+          "aten::is_leaf", "", stack.data(), TORCH_ABI_VERSION),
+      "aten::is_leaf");
+#else
+  check(
+      aoti_torch_call_dispatcher("aten::is_leaf", "", stack.data()),
+      "aten::is_leaf");
+#endif
+  return !torch::stable::detail::to<bool>(stack[0]);
+}
+
+/// The refusal of a call autograd records whose backward aten raises for
+/// (`why`): the composition's calls would record a backward that succeeds.
+[[noreturn]] inline void refuse_backward(const char* op, const char* why) {
+  std::string text = std::string("shimgen: ") + op + ": " + why;
+  text += ", which this composition would differentiate: call it where ";
+  text += "autograd does not record it (no grad mode, or on tensors that ";
+  text += "do not require grad), or define SHIMGEN_OVERLAY and link ";
+  text += "libshimgen_overlay (rebuilt for each torch release)";
+  throw std::runtime_error(text);
+}
+
+// ---- row keys `refuse_aliased` and `autograd: refused` (kernel `inplace`:
+// addmm_ over addmm.default, whose legacy out= shim autograd refuses)
+// (shimgen/routes/composition.py) ----
+
+/// aten's in-place error for a leaf `self` that requires grad, raised by aten
+/// itself (grad mode only): aten::copy_ of self onto itself, whose autograd
+/// check comes before the copy.
+inline void inplace_leaf_check(const torch::stable::Tensor& self) {
+  if (!aoti_torch_grad_mode_is_enabled() || records_inplace(self)) {
+    return;
+  }
+  if (!requires_grad_in_grad_mode(self)) {
+    return;
+  }
+  dispatch_tensors<3>(
+      "aten::copy_",
+      "",
+      {torch::stable::detail::from(self),
+       torch::stable::detail::from(self),
+       torch::stable::detail::from(false)});
+}
+
+/// Refuses self sharing any byte with an input, the very same view included:
+/// aten's kernel reads the inputs while it writes self (addmm_ with self as
+/// mat1 gives another result than addmm), which the composition (the op out
+/// of place, then copy_) cannot follow.
+inline void refuse_aliased(
+    const char* op,
+    const torch::stable::Tensor& self,
+    std::initializer_list<const torch::stable::Tensor*> inputs) {
+  for (const torch::stable::Tensor* input : inputs) {
+    if (overlaps(self, *input)) {
+      std::string why = std::string("shimgen: ") + op;
+      why += ": self shares memory with an input, which aten's kernel reads ";
+      why += "while it writes self: this composition (the op out of place, ";
+      why += "then copy_) cannot compute it as aten does: define ";
+      why += "SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each ";
+      why += "torch release), or pass a copy";
+      throw std::runtime_error(why);
+    }
+  }
+}
+
+/// `t`'s sizes as aten prints them: [2, 3].
+inline std::string sizes_text(const torch::stable::Tensor& t) {
+  int64_t* sizes = nullptr;
+  check(aoti_torch_get_sizes(t.get(), &sizes), "aoti_torch_get_sizes");
+  std::string text = "[";
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    text += (d > 0 ? ", " : "") + std::to_string(sizes[d]);
+  }
+  return text + "]";
+}
+
+/// aten's in-place error for a self of other sizes than the result; refuses
+/// a self of the result's sizes but other strides (row key
+/// `refuse_strides`): aten computes in self's layout (addmm_ on a transposed
+/// self runs the transposed product, which rounds otherwise), the composition
+/// in the result's.
+inline void refuse_strides(
+    const char* op,
+    const torch::stable::Tensor& self,
+    const torch::stable::Tensor& result) {
+  if (!same_sizes(self, result)) {
+    std::string why = "Bad in-place call: input tensor size ";
+    why += sizes_text(self) + " and output tensor size ";
+    why += sizes_text(result) + " should match (aten raises)";
+    fail(op, why.c_str());
+  }
+  int64_t* a = nullptr;
+  int64_t* b = nullptr;
+  check(aoti_torch_get_strides(self.get(), &a), "aoti_torch_get_strides");
+  check(aoti_torch_get_strides(result.get(), &b), "aoti_torch_get_strides");
+  for (int64_t d = 0; d < self.dim(); ++d) {
+    if (a[d] != b[d]) {
+      std::string why = std::string("shimgen: ") + op;
+      why += ": self is not laid out as a new contiguous tensor, and aten ";
+      why += "computes in self's layout, which rounds otherwise: define ";
+      why += "SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each ";
+      why += "torch release), or pass a contiguous self";
+      throw std::runtime_error(why);
+    }
+  }
+}
+
+// ---- kernel `rrelu_eval` (rrelu, rrelu_, rrelu_with_noise and its out=,
+// in-place and backward overloads): aten's rrelu in eval mode is leaky_relu
+// with the slope (lower + upper) / 2; training draws random noise, refused
+// (shimgen/routes/composition.py) ----
+
+/// training=true: aten draws the slopes from its generator, which no
+/// composition reproduces.
+inline void rrelu_refuse_training(const char* op, bool training) {
+  if (!training) {
+    return;
+  }
+  std::string why = "training=true draws random slopes from aten's ";
+  why += "generator, which no libtorch route carries: pass training=false ";
+  why += "(eval mode), or define SHIMGEN_OVERLAY and link libshimgen_overlay ";
+  why += "(rebuilt for each torch release)";
+  fail(op, why.c_str());
+}
+
+/// aten's rrelu and rrelu_ check lower <= upper (as doubles: a NaN fails);
+/// `finite` (rrelu): torch 2.15 also requires finite bounds, which earlier
+/// releases compute with, so a non-finite bound is refused.
+inline void rrelu_check_bounds(
+    const char* op,
+    const Scalar& lower,
+    const Scalar& upper,
+    bool finite) {
+  const char* names[2] = {"lower", "upper"};
+  const Scalar* numbers[2] = {&lower, &upper};
+  std::string why = "torch 2.15 raises for a bound that is not finite, ";
+  why += "earlier releases compute with it";
+  for (int i = 0; i < 2; ++i) {
+    const Scalar& n = *numbers[i];
+    const bool finite_number = !n.is_complex() && std::isfinite(n.to_double());
+    if (finite && !finite_number) {
+      refuse(op, names[i], n, why);
+    }
+  }
+  if (lower.is_complex() || upper.is_complex()) {
+    return;
+  }
+  if (!(lower.to_double() <= upper.to_double())) {
+    std::string text = "Lower bound should be less than or equal to the ";
+    text += "upper bound (aten raises)";
+    fail(op, text.c_str());
+  }
+}
+
+/// The slope aten's rrelu kernel computes in eval mode: (lower + upper) / 2
+/// over 0-dim tensors of the numbers (scalar_to_tensor: a double as float64,
+/// an integer as int64), which with a floating lower or upper is that sum in
+/// double. Two integers (the default dtype's division), a bool or complex
+/// number, or an integer no double holds are refused.
+inline Scalar rrelu_slope(
+    const char* op,
+    const Scalar& lower,
+    const Scalar& upper,
+    bool training) {
+  rrelu_refuse_training(op, training);
+  const char* names[2] = {"lower", "upper"};
+  const Scalar* numbers[2] = {&lower, &upper};
+  const std::string why = "aten computes the slope in its dtype, not a double";
+  for (int i = 0; i < 2; ++i) {
+    const Scalar& n = *numbers[i];
+    const bool integral = n.is_integral();
+    const bool held = n.is_floating_point() || (integral && fits_double(n));
+    if (!held) {
+      refuse(op, names[i], n, why);
+    }
+  }
+  if (!lower.is_floating_point() && !upper.is_floating_point()) {
+    std::string text = "with an integer lower and upper aten divides in the ";
+    text += "default dtype: pass a floating lower or upper";
+    refuse(op, "lower", lower, text);
+  }
+  return Scalar((lower.to_double() + upper.to_double()) / 2);
+}
+
+/// The slope aten's rrelu_with_noise_backward uses in eval mode:
+/// (lower.toDouble() + upper.toDouble()) / 2. A complex number is refused.
+inline Scalar rrelu_backward_slope(
+    const char* op,
+    const Scalar& lower,
+    const Scalar& upper,
+    bool training) {
+  rrelu_refuse_training(op, training);
+  if (lower.is_complex()) {
+    refuse(op, "lower", lower, "a complex number");
+  }
+  if (upper.is_complex()) {
+    refuse(op, "upper", upper, "a complex number");
+  }
+  return Scalar((lower.to_double() + upper.to_double()) / 2.);
+}
+
+/// aten's check of the noise tensor: self's sizes.
+inline void rrelu_noise_check(
+    const char* op,
+    const torch::stable::Tensor& self,
+    const torch::stable::Tensor& noise) {
+  if (!same_sizes(self, noise)) {
+    fail(op, "noise tensor shape must match self tensor shape (aten raises)");
+  }
+}
+
+/// `result` laid out as a new contiguous tensor, as aten's rrelu kernel
+/// allocates its output (empty_like with LEGACY_CONTIGUOUS_MEMORY_FORMAT):
+/// where its strides differ, aten::copy_ into one (autograd records the copy,
+/// whose gradient is the identity).
+inline torch::stable::Tensor contiguous_result(
+    const torch::stable::Tensor& result) {
+  const int64_t n = result.dim();
+  int64_t* sizes = nullptr;
+  int64_t* strides = nullptr;
+  check(aoti_torch_get_sizes(result.get(), &sizes), "aoti_torch_get_sizes");
+  check(
+      aoti_torch_get_strides(result.get(), &strides), "aoti_torch_get_strides");
+  std::vector<int64_t> want(static_cast<size_t>(n));
+  int64_t step = 1;
+  bool same = true;
+  for (int64_t d = n - 1; d >= 0; --d) {
+    want[static_cast<size_t>(d)] = step;
+    same = same && strides[d] == step;
+    step *= sizes[d] > 1 ? sizes[d] : 1;
+  }
+  if (same) {
+    return result;
+  }
+  int32_t device_type = 0;
+  int32_t device_index = 0;
+  check(
+      aoti_torch_get_device_type(result.get(), &device_type),
+      "get_device_type");
+  check(
+      aoti_torch_get_device_index(result.get(), &device_index),
+      "get_device_index");
+  const int32_t dtype = torch::stable::detail::to<int32_t>(
+      torch::stable::detail::from(result.scalar_type()));
+  AtenTensorHandle h = nullptr;
+  check(
+      aoti_torch_empty_strided(
+          n, sizes, want.data(), dtype, device_type, device_index, &h),
+      "aoti_torch_empty_strided");
+  torch::stable::Tensor out(h);
+  dispatch_tensors<3>(
+      "aten::copy_",
+      "",
+      {torch::stable::detail::from(out),
+       torch::stable::detail::from(result),
+       torch::stable::detail::from(false)});
+  return out;
 }
 
 } // namespace detail
