@@ -488,15 +488,18 @@ def _scalars_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         if mine in numbers:
             args.append(f"{mine}_t")
         elif str(p.type).startswith("Tensor") and str(p.type).endswith("[]"):
-            args.append(f"torch::headeronly::HeaderOnlyArrayRef<torch::stable::Tensor>({mine})")
+            args.append(f"List({mine})")
         else:
             args.append(mine)
     name, overload = target.op.aten_name, target.op.overload
-    call = f'shimgen::detail::dispatch<{target.returns}, {max(len(args), 1)}>("{name}", "{overload}", {", ".join(args)})'
+    lines.append("using List = torch::headeronly::HeaderOnlyArrayRef<torch::stable::Tensor>;")
+    n = max(len(args), 1)
     if target.returns == "void":
-        lines += [f"{call};", "return self;"]
+        lines += [f'shimgen::detail::dispatch<void, {n}>("{name}", "{overload}", {", ".join(args)});', "return self;"]
     else:
-        lines.append(f"return {call}[0];")
+        lines += [f"using Result = {target.returns};",
+                  f'Result result = shimgen::detail::dispatch<Result, {n}>("{name}", "{overload}", {", ".join(args)});',
+                  "return result[0];"]
     return "\n".join(lines)
 
 

@@ -2441,7 +2441,6 @@ inline torch::stable::Tensor hardtanh_backward_select(
       inside, to_dtype(grad_output, ct), number_tensor(Scalar(0), ct));
 }
 
-
 // ---- kernel `scalars_tensor`: an op as its _foreach_ sibling's `.Tensor`
 // overload on one-element lists (addcmul, addcdiv and their in-place forms;
 // shimgen/routes/composition.py) ----
@@ -2462,12 +2461,10 @@ inline torch::stable::Tensor scalars_tensor(
     const char* arg,
     const Scalar& s) {
   if (s.kind() == Scalar::Kind::UInt) {
-    refuse(
-        op,
-        arg,
-        s,
-        "aten's packed-scalars kernel reads no uint64 tensor back: define SHIMGEN_OVERLAY and "
-        "link libshimgen_overlay (rebuilt for each torch release)");
+    std::string why = "aten's packed-scalars kernel reads no uint64 tensor ";
+    why += "back: define SHIMGEN_OVERLAY and link libshimgen_overlay ";
+    why += "(rebuilt for each torch release)";
+    refuse(op, arg, s, why);
   }
   return dim_op("aten::unsqueeze", "", number_tensor(s, natural_type(s)), 0);
 }
@@ -2480,13 +2477,13 @@ inline torch::stable::Tensor scalars_tensor(
 inline void check_scalars_route(
     const char* op,
     std::initializer_list<const torch::stable::Tensor*> tensors) {
-  const char* remedy =
-      ": define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch release)";
+  std::string remedy = ": define SHIMGEN_OVERLAY and link ";
+  remedy += "libshimgen_overlay (rebuilt for each torch release)";
   for (const torch::stable::Tensor* t : tensors) {
     if (!t->is_cpu()) {
-      std::string why =
-          "a tensor not on the CPU: its libtorch route (the _foreach_ kernel on one-element ";
-      why += "lists) is proven on CPU tensors only";
+      std::string why = "a tensor not on the CPU: its libtorch route (the ";
+      why += "_foreach_ kernel on one-element lists) is proven on CPU ";
+      why += "tensors only";
       fail(op, (why + remedy).c_str());
     }
   }
@@ -2495,10 +2492,9 @@ inline void check_scalars_route(
   }
   for (const torch::stable::Tensor* t : tensors) {
     if (requires_grad_in_grad_mode(*t)) {
-      std::string why =
-          "an input requires grad in grad mode: its libtorch route (the _foreach_ kernel on ";
-      why +=
-          "one-element lists) has no derivative (run it under torch.no_grad(), as optimizers do)";
+      std::string why = "an input requires grad in grad mode: its libtorch ";
+      why += "route (the _foreach_ kernel on one-element lists) has no ";
+      why += "derivative (run it under torch.no_grad(), as optimizers do)";
       fail(op, (why + remedy).c_str());
     }
   }
