@@ -51,7 +51,15 @@ hardtanh_backward_select).
 softshrink subtracts: its row names `via` (sub.Tensor), whose wrapper the kernel calls, so it routes where that
 wrapper has a libtorch route. The backward kernels refuse a NaN self (aten's answer there depends on the element's
 position in its vectorized loop). A wrapped_numbers row's `refuse_kinds` (isin.Tensor_Scalar: bool, complex) are
-the kinds of number aten raises for before wrapping them."""
+the kinds of number aten raises for before wrapping them.
+
+Kernel `scalars_tensor` (addcmul, addcdiv and their in-place forms -> via `_foreach_addcmul.Tensor`, ...): the op as
+its _foreach_ sibling's `.Tensor` overload on one-element lists, the number as a 1-D tensor of its own type
+(scalar.h scalars_tensor), which aten's CPU kernel reads back as the very Scalar and hands to the op itself
+(convert_tensor_to_scalar_list, then aten::X on each element): aten's own kernel computes every value, fused
+multiply-add included. The dispatcher carries Tensor[] from 2.10. A call autograd records (that overload has no
+derivative) and a tensor not on the CPU (other backends take a fused foreach path) are refused
+(scalar.h check_scalars_route)."""
 
 from __future__ import annotations
 
@@ -60,6 +68,7 @@ from shimgen.cpp_model import Variant, Wrapper
 from shimgen.parse import Op
 from shimgen.plan import Plan
 from shimgen.routes import Query, Route
+from shimgen.routes.dispatcher import Dispatcher
 from shimgen.sig_cpp import active, target_wrapper
 from shimgen.table import Row, Table
 from shimgen.versions import FIRST_STABLE, Version
@@ -74,6 +83,7 @@ ITEMS = "item_numbers"  # an op whose Tensor overload `via` takes each number ba
 OUT = "out"  # the kernel of an out= op: its functional overload, then aten's out= rules (scalar.h assign_out)
 RANGES = ("arange_factory", "range_factory")  # aten's range factories as cumsum of [start, step, ...] (scalar.h range_select)
 NONE = "number_as_none"  # for one value of its number, the op is `via` with that number as via's `Scalar?` None
+SCALARS = "scalars_tensor"  # the op as its _foreach_ sibling's `.Tensor` overload `via` on one-element lists
 
 
 class Composition(Route):
@@ -95,6 +105,8 @@ class Composition(Route):
             return self._range_at(q)
         if rule is not None and rule["kernel"] == NONE:
             return self._none_at(q, rule)
+        if rule is not None and rule["kernel"] == SCALARS:
+            return self._scalars_at(q, rule)
         if rule is not None and rule["kernel"] == RRELU:  # (section at the end)
             return _rrelu_at(self, q, rule)
         if rule is None or any(str(p.arg.type) not in CARRIED or p.is_out for p in q.params):
@@ -194,8 +206,26 @@ class Composition(Route):
             return None
         return Variant(self, len(q.params), q.level, lowering=(rule["via"],))
 
+    def _scalars_at(self, q: Query, rule: dict) -> Variant | None:
+        """Every parameter, where `via`'s wrapper takes all of its own with libtorch alone at q.level (its
+        Tensor[] through the dispatcher: 2.10 on), each bound to one of the op's (`args`: via's -> the op's)."""
+        target = target_wrapper(rule["via"], q.plan)
+        tv = active(target, q.level) if target is not None else None
+        if tv is None or tv.route.overlay or tv.kept < len(target.params):  # type: ignore[union-attr]
+            return None
+        if set(rule["args"]) != {p.name for p in target.params}:  # type: ignore[union-attr]
+            return None
+        if set(rule["args"].values()) != {p.name for p in q.params} or any(p.is_out for p in q.params):
+            return None
+        if not isinstance(tv.route, Dispatcher):  # the body calls the dispatcher itself (see _scalars_body)
+            return None
+        # no lowering: via's header holds the _foreach_ op's other overloads, which may call this wrapper
+        return Variant(self, len(q.params), q.level)
+
     def describe(self, w: Wrapper, v: Variant) -> list[str]:
         rule = scalars.load().kernel_compositions[w.op.name]
+        if rule["kernel"] == SCALARS:
+            return _scalars_describe(w, rule)
         if rule["kernel"] == RRELU:
             return _rrelu_doc(rule)
         if rule["kernel"] == NONE:
@@ -264,6 +294,8 @@ class Composition(Route):
         rule = scalars.load().kernel_compositions[w.op.name]
         if rule["kernel"] == RRELU:
             return _rrelu_body(w, v, plan, rule)
+        if rule["kernel"] == SCALARS:
+            return _scalars_body(w, v, plan, rule)
         if rule["kernel"] in RANGES:
             return _range_body(w, v, rule)
         if rule["kernel"] == NONE:
@@ -587,3 +619,52 @@ def _rrelu_doc(rule: dict) -> list[str]:
 
 
 ROUTE_CLASS = Composition
+
+
+# ---- kernel `scalars_tensor`: the op as its _foreach_ sibling's `.Tensor` overload on one-element lists ----
+
+
+def _scalars_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
+    """The route's refusals (scalar.h check_scalars_route), the number as a packed 1-D tensor of its own type
+    (scalars_tensor), then `via` through the boxed dispatcher, as its own wrapper calls it, with each tensor as a
+    one-element list: its one result, or self for an in-place `via` (which returns nothing). The dispatcher is
+    called here rather than via's wrapper: via's header also holds the _foreach_ op's Scalar overloads, whose
+    composition (kernel `foreach`) calls this wrapper."""
+    target = target_wrapper(rule["via"], plan)
+    assert target is not None
+    op = w.op.name
+    kept = w.kept(v)
+    tensors = [p.name for p in kept if str(p.arg.type) == "Tensor"]
+    numbers = [p.name for p in kept if str(p.arg.type) == "Scalar"]
+    lines = [f'shimgen::detail::check_scalars_route("{op}", {{{", ".join("&" + t for t in tensors)}}});']
+    lines += [f'const torch::stable::Tensor {n}_t = shimgen::detail::scalars_tensor("{op}", "{n}", {n});'
+              for n in numbers]
+    args = []
+    for p in target.op.schema.arguments.flat_all:  # the boxed stack: the schema's order
+        mine = rule["args"][p.name]
+        if mine in numbers:
+            args.append(f"{mine}_t")
+        elif str(p.type).startswith("Tensor") and str(p.type).endswith("[]"):
+            args.append(f"List({mine})")
+        else:
+            args.append(mine)
+    name, overload = target.op.aten_name, target.op.overload
+    lines.append("using List = torch::headeronly::HeaderOnlyArrayRef<torch::stable::Tensor>;")
+    n = max(len(args), 1)
+    if target.returns == "void":
+        lines += [f'shimgen::detail::dispatch<void, {n}>("{name}", "{overload}", {", ".join(args)});', "return self;"]
+    else:
+        lines += [f"using Result = {target.returns};",
+                  f'Result result = shimgen::detail::dispatch<Result, {n}>("{name}", "{overload}", {", ".join(args)});',
+                  "return result[0];"]
+    return "\n".join(lines)
+
+
+def _scalars_describe(w: Wrapper, rule: dict) -> list[str]:
+    proven = ", ".join(map(str, rule["proven"]))
+    return [f"Route: aten::{rule['via']} on one-element lists, the number as a 1-D tensor of its own type, which "
+            f"aten's CPU kernel reads back as the very number and hands to aten::{w.op.name.split('.')[0]} itself "
+            f"(aten computes every value; proven equal on torch {proven}).",
+            "A call autograd records (an input requiring grad in grad mode: that overload has no derivative), a "
+            "tensor not on the CPU, and an unsigned number above int64's range raise an error: define "
+            "SHIMGEN_OVERLAY and link libshimgen_overlay for those."]
