@@ -1,6 +1,6 @@
 """Generation and compile time side by side, in one run (not a test).
 
-    python benchmarks/bench_generate.py [--runs 3] [--op add] [--identical]
+    python benchmarks/bench_generate.py [--runs 3] [--op add] [--identical] [--instructions]
 
 Prints:
 - wall time of `shimgen --ops <every op name of the installed yaml>` (a fresh process, imports included, output
@@ -13,6 +13,9 @@ Prints:
   (the installed torch's), (b) the generated aggregate ops.h of every op, (c) one generated per-op header
   (torch/csrc/stable/ops/<--op>.h of that same output), and, for reference, torch/csrc/stable/tensor.h alone;
   interleaved so that each sees the same machine load; median of --runs, and ratios to (a).
+--instructions also counts the instructions the compiler executes for (a), (b) and (c) under valgrind (cachegrind,
+about a minute): unlike time, the count does not depend on the machine's load (the same input gives the same count
+within 0.1%), so it can tell a 2% change apart on a busy machine.
 --identical also generates the whole yaml through the formatters (black over the whole module, clang-format over
 each C++ file alone) and compares every file byte for byte with the fast path (about two minutes here).
 Goals (issues 11, 20): whole yaml <= 3 s, add,pad,amax <= 0.3 s, (c) <= 1.1x (a), (b) <= 2x (a).
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -94,6 +98,21 @@ def compile_wall(include: str, generated: str | None) -> tuple[float, float]:
     return elapsed, (after.children_user - before.children_user) + (after.children_system - before.children_system)
 
 
+def compile_instructions(include: str, generated: str | None) -> int:
+    """Instructions g++ -fsyntax-only executes (driver and compiler) on a TU including `include`, by valgrind."""
+    sys.path.insert(0, ROOT)
+    from shimgen.verify import build
+
+    torch = build.find_torch()
+    flags = torch.stable_flags(generated) if generated else [f for f in torch.stable_flags(ROOT) if f != f"-I{ROOT}"]
+    proc = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--trace-children=yes",
+                           "--cachegrind-out-file=/dev/null", build.compiler(), *flags, "-fsyntax-only", "-x", "c++",
+                           "-"], input=f"#include <{include}>\n", capture_output=True, text=True)
+    if proc.returncode != 0:
+        sys.exit(f"valgrind g++ on #include <{include}> failed: {proc.stderr[-2000:]}")
+    return sum(int(n.replace(",", "")) for n in re.findall(r"I\s+refs:\s+([\d,]+)", proc.stderr))
+
+
 def identical(ops: list[str]) -> None:
     sys.path.insert(0, ROOT)
     from shimgen import pipeline
@@ -115,6 +134,8 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--op", default="add", help="the per-op header compiled in (c)")
     parser.add_argument("--identical", action="store_true")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count the compiler's instructions for (a)-(c) under valgrind (load-independent)")
     args = parser.parse_args()
     names = all_op_names()
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):
@@ -172,6 +193,12 @@ def main() -> int:
             t = statistics.median(w for w, _ in times[label])
             c = min(c for _, c in times[label])
             print(f"  {label:34s} {t:6.2f} s  {t / base:5.2f}x (a)   CPU {c:5.2f} s  {c / base_cpu:5.2f}x (a)")
+        if args.instructions:
+            counts = {label: compile_instructions(include, generated) for label, include, generated in cases[:3]}
+            ref = counts[cases[0][0]]
+            print("\ninstructions of g++ -fsyntax-only (valgrind; independent of the machine's load):")
+            for label, n in counts.items():
+                print(f"  {label:34s} {n / 1e6:8.0f} M  {n / ref:5.2f}x (a)")
     print("load average at end: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     if args.identical:
         identical(names)
