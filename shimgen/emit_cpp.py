@@ -147,7 +147,7 @@ def _number_rules(w: Wrapper, v: Variant, plan: Plan) -> list[tuple[dict, str]]:
         checks = []  # one short statement per number kind: the layout rules (cpp_layout) write them directly
         # no_grad: aten's gradient formula differs from via's (pow(x, 0.5)'s backward is 0.5 * x^-0.5, sqrt's
         # grad / (2 * sqrt(x))): taken only where autograd records nothing
-        grad = f" &&\n!shimgen::detail::records_grad({{{tensors}}})" if rule.get("no_grad") else ""
+        untracked = f"!shimgen::detail::records_grad({{{tensors}}})"  # asked last: two dispatcher calls
         for kind, cats in sorted(rule["cells"].items()):
             number = int(value) if kind == "int" else float(value)
             flag = f"{a}_is_{_identifier(number)}"
@@ -155,14 +155,15 @@ def _number_rules(w: Wrapper, v: Variant, plan: Plan) -> list[tuple[dict, str]]:
             mask = sum(1 << SCALAR_TYPE_VALUES[c] for c in cats)
             checks.append((f"const bool {flag} = shimgen::detail::{test};",
                            f"// {', '.join(cats)}",
-                           f"{flag} && shimgen::detail::dtypes_in<{len(operands)}>({mask:#x}, {{{tensors}}}){grad}"))
+                           f"{flag} && shimgen::detail::dtypes_in<{len(operands)}>({mask:#x}, {{{tensors}}})"))
         if "kernel" in rule:  # scalar.h's shimgen::detail::<kernel>_select: its arguments in order, C++ literals
             args = ", ".join(("true" if a else "false") if isinstance(a, bool) else str(a) for a in rule["args"])
             call = f"shimgen::detail::{rule['kernel']}_select({args})"
         else:
             args = ", ".join(rule["args"][p.name] for p in target.kept(tv))  # type: ignore[union-attr]
             call = f"{target.name}({args})"  # type: ignore[union-attr]
-        result.append((rule, "\n".join(f"{decl}\n{comment}\nif ({cond}) {{\nreturn {call};\n}}"
+        take = f"if ({untracked}) {{\nreturn {call};\n}}" if rule.get("no_grad") else f"return {call};"
+        result.append((rule, "\n".join(f"{decl}\n{comment}\nif ({cond}) {{\n{take}\n}}"
                                        for decl, comment, cond in checks)))
     return result
 

@@ -221,7 +221,8 @@ def _better(v: Variant, best: Variant) -> bool:
 
 
 # False restores the order before issue 16, where the overlay's shim (earlier in routes.yaml than the compositions)
-# won ties: only benchmarks/bench_new_routes.py sets it, to time the routes the libtorch ones replaced.
+# won ties: only benchmarks/bench_new_routes.py (to time the routes the libtorch ones replaced) and
+# tests/test_call_sites.py (whose shims dispatch their own overload, which makes a call's binding observable) set it.
 OVERLAY_TIES_TO_LIBTORCH = True
 
 

@@ -45,26 +45,27 @@ REPRESENTATIVE = [
     "contiguous.default",  # dispatcher: MemoryFormat
     "to.dtype_layout",  # dispatcher: Layout?, Device?, MemoryFormat?
     "zero_.default",  # dispatcher: in-place
-    "add.Tensor",  # generated shim: Scalar
+    "add.Tensor",  # equivalent: libtorch's subtract.Tensor shim with -alpha (the overlay only adds forms)
+    "softplus.default",  # generated shim: Scalar
     "clamp.default",  # sibling: Scalar? as clamp.Tensor's 0-dim tensors (the dispatcher would drop min and max)
-    "add_.Tensor",  # generated shim: in-place
-    "add.out",  # generated shim: out=
+    "add_.Tensor",  # composition: in-place (add.Tensor, then copy_)
+    "add.out",  # composition: out= (add.Tensor, then aten's out= rules)
     "full.out",  # generated shim: SymInt[] size, out=
 ]
-ROUTES = {"shim", "dispatcher", "generated_shim", "sibling"}
+ROUTES = {"shim", "dispatcher", "generated_shim", "sibling", "equivalent", "composition"}
 # Ops the plan adds because a wrapper above lowers to them (full.out's numbers fill through fill_.Scalar, whose
 # integers beyond a double's reach go through fill_.Tensor): generated and verified like the rest.
 LOWERING_TARGETS = ["fill_.Tensor", "subtract.Tensor"]  # added by the plan: a lowering target, an equivalent's via
 TYPE_CLASSES = {"Tensor", "Tensor?", "Tensor[]", "int", "int[]", "int?", "float", "float?", "Scalar", "bool",
                 "bool?", "str", "Scalar?", "ScalarType?", "Device?", "Layout?", "MemoryFormat", "MemoryFormat?", "SymInt",
                 "SymInt[]"}
-_ROW_RE = re.compile(r"^(\S+)\s+(shim|dispatcher|generated_shim|sibling)\s+(\d+\.\d+)\s+(\S+)"
+_ROW_RE = re.compile(r"^(\S+)\s+(shim|dispatcher|generated_shim|sibling|equivalent|composition)\s+(\d+\.\d+)\s+(\S+)"
                      r"\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)"
                      r"\s+([\d.]+)s\s+(\S.*?)$", re.M)
 # Overloads with a Scalar: a number the wrapper's route cannot carry exactly (an integer beyond 2^53 for a
 # C shim's double, a float for an integer tensor's sibling where aten would compute otherwise) is refused with a
 # `shimgen:` error while aten returns: counted as refused, never wrong.
-SCALAR_OPS = {"add.Tensor", "add.out", "add_.Tensor", "clamp.default", "fill_.Scalar", "full.out",
+SCALAR_OPS = {"add.Tensor", "add.out", "add_.Tensor", "clamp.default", "fill_.Scalar", "full.out", "softplus.default",
               "subtract.Tensor"}  # libtorch's shim carries alpha as a double: refused for integers
 
 
