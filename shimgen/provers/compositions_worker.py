@@ -13,8 +13,8 @@ import sys
 
 import torch
 
-from worker_common import (ATEN_RAISES, ROW, TEXT_DIFFERS, Refused, aten, outcome, run, same, same_error_text,
-                           weights)
+from worker_common import (ATEN_RAISES, ROW, TEXT_DIFFERS, Refused, Tally, aten, outcome, run, same,
+                           same_error_text, weights)
 
 DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.int16,
           torch.int8, torch.uint8, torch.bool, torch.complex64, torch.uint16]
@@ -1390,19 +1390,8 @@ def prove_indexed(op, s):
     if s["samples"] == "matmul":  # (section at the end)
         return prove_matmul_inplace(op, s)
     f = aten(op)
-    compared = both_ok = refused = 0
-    wrong = ""
-
-    def compare(label, want, got, extra_want=None, extra_got=None):
-        nonlocal compared, both_ok, refused, wrong
-        compared += 1
-        if got[0] == "refused":
-            refused += 1
-            return
-        both_ok += want[0] == got[0] == "ok"
-        if (not same(want, got) or extra_want != extra_got) and not wrong:
-            wrong = f"{label}: {want[0]} {want[1] if want[0] == 'error' else extra_want} vs {got[0]} " \
-                    f"{got[1] if got[0] == 'error' else extra_got}"
+    tally = Tally()
+    compare = tally.compare
 
     dtypes = [torch.float32, torch.float64, torch.bfloat16, torch.int64, torch.int32, torch.uint8, torch.bool,
               torch.complex64]
@@ -1462,7 +1451,7 @@ def prove_indexed(op, s):
                     want = observed(lambda: f(**va, **{s["out"]: oa}), oa)
                     got = observed(lambda: assign_out(s, vb, ob), ob)
                     compare(f"{first} requires grad {label} grad mode {grad_mode}", want[0], got[0])
-    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+    return tally.report()
 
 
 # ---- `backward_raises` (rows of kernels `inplace`, `foreach`): scalar.h's records_inplace / refuse_backward ----
@@ -1700,19 +1689,8 @@ def rrelu_samples(s, d):
 
 def prove_rrelu(op, s):
     f = aten(op)
-    compared = both_ok = refused = 0
-    wrong = ""
-
-    def compare(label, want, got, extra_want=None, extra_got=None):
-        nonlocal compared, both_ok, refused, wrong
-        compared += 1
-        if got[0] == "refused":
-            refused += 1
-            return
-        both_ok += want[0] == got[0] == "ok"
-        if (not same(want, got) or extra_want != extra_got) and not wrong:
-            wrong = f"{label}: {want[0]} {want[1] if want[0] == 'error' else extra_want} vs {got[0]} " \
-                    f"{got[1] if got[0] == 'error' else extra_got}"
+    tally = Tally()
+    compare = tally.compare
 
     def state(fn, v):
         """fn(v)'s outcome, with what the caller sees besides the values: the result's strides, the noise and self
@@ -1762,7 +1740,7 @@ def prove_rrelu(op, s):
                 va["self"].requires_grad_()
                 vb["self"].requires_grad_()
                 compare(f"leaf {label}", run(lambda: f(**va)), outcome(lambda: rrelu_mine(s, vb)))
-    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+    return tally.report()
 
 
 # ---- kernel `scalars_tensor`: the op as its _foreach_ sibling's `.Tensor` overload on one-element lists, the

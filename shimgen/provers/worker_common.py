@@ -73,3 +73,26 @@ def weights(t):
     that rounds otherwise (x * 1 rounds nothing): sqrt's grad / (2 * sqrt(x)) against pow's grad * (0.5 * x^-0.5)
     agrees on ones and differs on these."""
     return (torch.arange(t.numel(), dtype=t.dtype).view(t.shape) + 1) / 3
+
+
+class Tally:
+    """A prover's count over its samples: calls compared, results equal on both sides, the route's refusals (never
+    a difference), and the first difference (`wrong`, with its label). `extra_*`: what the caller sees besides the
+    outcome (strides, an out='s state), compared too."""
+
+    def __init__(self):
+        self.compared = self.both_ok = self.refused = 0
+        self.wrong = ""
+
+    def compare(self, label, want, got, extra_want=None, extra_got=None):
+        self.compared += 1
+        if got[0] == "refused":
+            self.refused += 1
+            return
+        self.both_ok += want[0] == got[0] == "ok"
+        if (not same(want, got) or extra_want != extra_got) and not self.wrong:
+            self.wrong = f"{label}: {want[0]} {want[1] if want[0] == 'error' else extra_want} vs {got[0]} " \
+                         f"{got[1] if got[0] == 'error' else extra_got}"
+
+    def report(self):
+        return {"compared": self.compared, "both_ok": self.both_ok, "refused": self.refused, "wrong": self.wrong}

@@ -1616,13 +1616,10 @@ inline torch::stable::Tensor scatter_fill_select(
 // ---- out= and in-place compositions: aten's out= rules, self saved for
 // autograd (kernels `out` and `inplace`, shimgen/routes/composition.py) ----
 
-/// Does `t` require grad? Asked only in grad mode: libtorch 2.9-2.15 exports
-/// no requires_grad getter, but an alias of a tensor that requires grad is a
-/// view autograd records (aten::is_leaf false), of any other a leaf.
-inline bool requires_grad_in_grad_mode(const torch::stable::Tensor& t) {
-  torch::stable::Tensor view =
-      dispatch_tensors<1>("aten::alias", "", {torch::stable::detail::from(t)});
-  std::array<StableIValue, 1> stack{torch::stable::detail::from(view)};
+/// aten::is_leaf: has `t` no grad_fn? (Not named is_leaf: argument-dependent
+/// lookup would also find torch::stable::is_leaf, the op's wrapper.)
+inline bool without_grad_fn(const torch::stable::Tensor& t) {
+  std::array<StableIValue, 1> stack{torch::stable::detail::from(t)};
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
   check(
       torch_call_dispatcher(
@@ -1633,7 +1630,16 @@ inline bool requires_grad_in_grad_mode(const torch::stable::Tensor& t) {
       aoti_torch_call_dispatcher("aten::is_leaf", "", stack.data()),
       "aten::is_leaf");
 #endif
-  return !torch::stable::detail::to<bool>(stack[0]);
+  return torch::stable::detail::to<bool>(stack[0]);
+}
+
+/// Does `t` require grad? Asked only in grad mode: libtorch 2.9-2.15 exports
+/// no requires_grad getter, but an alias of a tensor that requires grad is a
+/// view autograd records (aten::is_leaf false), of any other a leaf.
+inline bool requires_grad_in_grad_mode(const torch::stable::Tensor& t) {
+  torch::stable::Tensor view =
+      dispatch_tensors<1>("aten::alias", "", {torch::stable::detail::from(t)});
+  return !without_grad_fn(view);
 }
 
 /// Would autograd record a call on these tensors (grad mode, and one of them
@@ -1657,17 +1663,12 @@ inline bool records_grad(
 inline void check_out_autograd(
     const char* op,
     std::initializer_list<const torch::stable::Tensor*> tensors) {
-  if (!aoti_torch_grad_mode_is_enabled()) {
-    return;
-  }
-  for (const torch::stable::Tensor* t : tensors) {
-    if (requires_grad_in_grad_mode(*t)) {
-      std::string why = std::string("shimgen: ") + op;
-      why += ": functions with out=... arguments don't support ";
-      why += "automatic differentiation, but one of the arguments ";
-      why += "requires grad (aten raises)";
-      throw std::runtime_error(why);
-    }
+  if (records_grad(tensors)) {
+    std::string why = std::string("shimgen: ") + op;
+    why += ": functions with out=... arguments don't support ";
+    why += "automatic differentiation, but one of the arguments ";
+    why += "requires grad (aten raises)";
+    throw std::runtime_error(why);
   }
 }
 
@@ -2471,21 +2472,7 @@ inline torch::stable::Tensor hardtanh_backward_select(
 /// requires grad is left to the composition's own calls, which raise aten's
 /// in-place error.
 inline bool records_inplace(const torch::stable::Tensor& self) {
-  if (!aoti_torch_grad_mode_is_enabled()) {
-    return false;
-  }
-  std::array<StableIValue, 1> stack{torch::stable::detail::from(self)};
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  check(
-      torch_call_dispatcher(
-          "aten::is_leaf", "", stack.data(), TORCH_ABI_VERSION),
-      "aten::is_leaf");
-#else
-  check(
-      aoti_torch_call_dispatcher("aten::is_leaf", "", stack.data()),
-      "aten::is_leaf");
-#endif
-  return !torch::stable::detail::to<bool>(stack[0]);
+  return aoti_torch_grad_mode_is_enabled() && !without_grad_fn(self);
 }
 
 /// The refusal of a call autograd records whose backward aten raises for
@@ -2782,16 +2769,11 @@ inline void check_scalars_route(
       fail(op, (why + remedy).c_str());
     }
   }
-  if (!aoti_torch_grad_mode_is_enabled()) {
-    return;
-  }
-  for (const torch::stable::Tensor* t : tensors) {
-    if (requires_grad_in_grad_mode(*t)) {
-      std::string why = "an input requires grad in grad mode: its libtorch ";
-      why += "route (the _foreach_ kernel on one-element lists) has no ";
-      why += "derivative (run it under torch.no_grad(), as optimizers do)";
-      fail(op, (why + remedy).c_str());
-    }
+  if (records_grad(tensors)) {
+    std::string why = "an input requires grad in grad mode: its libtorch ";
+    why += "route (the _foreach_ kernel on one-element lists) has no ";
+    why += "derivative (run it under torch.no_grad(), as optimizers do)";
+    fail(op, (why + remedy).c_str());
   }
 }
 
