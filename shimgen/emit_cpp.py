@@ -185,8 +185,9 @@ def _rule_note(rule: dict) -> str:
     proven = ", ".join(rule["proven"])
     if "kernel" in rule:
         cells = ", ".join(c for cats in rule["cells"].values() for c in cats)
+        where = " where autograd records nothing (aten's gradient formula differs)" if rule.get("no_grad") else ""
         return (f"{rule['argument']} = {rule['value']} on {cells} tensors goes to "
-                f"shimgen::detail::{rule['kernel']}_select, which computes what aten's kernel computes with "
+                f"shimgen::detail::{rule['kernel']}_select{where}, which computes what aten's kernel computes with "
                 f"dispatching aten calls (proven equal on torch {proven}).")
     if rule.get("no_grad"):
         return (f"{rule['argument']} = {rule['value']} goes to aten::{rule['via']}, as aten's Scalar kernel "

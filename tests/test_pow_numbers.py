@@ -78,8 +78,8 @@ INTS = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64]
 
 
 # (2.0 on an integer tensor is no rule's: pow(i, 2.0) is float and aten computes it with std::pow)
-@pytest.mark.parametrize("dtype,e", [(d, e) for e in (0.5, -0.5, -1.0, 2.0) for d in FLOATS + INTS
-                                     if e != 2.0 or d.is_floating_point])
+@pytest.mark.parametrize("dtype,e", [(d, e) for e in (0.5, -0.5, -1.0, 2.0, 3.0) for d in FLOATS + INTS
+                                     if e not in (2.0, 3.0) or d.is_floating_point])
 def test_double_exponents_are_exact(ext, dtype, e) -> None:
     x = _sample(dtype)
     if e == -0.5 and dtype == torch.bfloat16:  # the prover found rsqrt's bfloat16 kernel rounding otherwise
@@ -93,6 +93,28 @@ def test_double_exponents_are_exact(ext, dtype, e) -> None:
 def test_integer_minus_one_is_reciprocal(ext, dtype) -> None:
     x = _sample(dtype)
     assert _same(torch.ops.pow_cpu.pow_int(x, -1), torch.pow(x, -1))
+
+
+@pytest.mark.parametrize("dtype", FLOATS + INTS)
+def test_integer_three_is_x_times_x_times_x(ext, dtype) -> None:
+    """pow_tensor_scalar computes an exponent of 3 as (x * x) * x (integers wrapping on overflow: int8's
+    100 ** 3 included); the rule `kernel: cube` as two aten::mul calls."""
+    x = _sample(dtype)
+    got = torch.ops.pow_cpu.pow_int(x, 3)
+    assert _same(got, torch.pow(x, 3))
+    if dtype == torch.int8:
+        assert not torch.equal(got.to(torch.int64), torch.pow(x.to(torch.int64), 3))  # wrapped, as aten
+
+
+@pytest.mark.parametrize("e", [3, 3.0])
+def test_half_cube_stays_refused(ext, e) -> None:
+    """float16's kernel is std::pow in float, rounded once: (x * x) * x rounds twice and differs (the prover
+    found it), so the rule leaves float16 out and the call is refused as before."""
+    x = _sample(torch.float16)
+    assert not _same((x * x) * x, torch.pow(x, e))
+    call = torch.ops.pow_cpu.pow_int if isinstance(e, int) else torch.ops.pow_cpu.pow
+    with pytest.raises(RuntimeError, match=r"shimgen: pow.Tensor_Scalar: exponent=3"):
+        call(x, e)
 
 
 def test_integer_tensor_to_minus_one_keeps_atens_error(ext) -> None:
@@ -117,7 +139,7 @@ def test_why_the_rules_are_no_grad() -> None:
     assert not _same(*grads)
 
 
-@pytest.mark.parametrize("e", [0.5, -0.5, -1.0])
+@pytest.mark.parametrize("e", [0.5, -0.5, -1.0, 3.0])
 def test_no_grad_rules_refuse_where_autograd_records(ext_implicit, e) -> None:
     """aten's gradient (e * x^(e-1)) differs from sqrt's, rsqrt's or reciprocal's: where autograd would record the call,
     the rule is not taken and the route refuses the number, as it did before the rule."""

@@ -58,7 +58,14 @@ def integral_add_select(a, b, subtract):
     return A.copy_.default(result, A.squeeze.dim(d, 0), False)
 
 
-KERNELS = {"integral_add": integral_add_select}
+def cube_select(x):
+    """scalar.h's cube_select: (x * x) * x."""
+    return A.mul.Tensor(A.mul.Tensor(x, x), x)
+
+
+# kernel -> (the function, how it is sampled: "pairs" of operands over every dtype pair and layout, or "cells":
+# one operand per claimed (number kind, dtype) cell, as a `via` rule)
+KERNELS = {"integral_add": (integral_add_select, "pairs"), "cube": (cube_select, "cells")}
 
 
 def layout_sample(shape, dtype, seed, layout):
@@ -81,7 +88,7 @@ def prove_kernel_rule(f, r):
     """The kernel against aten's op on every pair of the claimed dtypes (mixed ones promote), broadcasting, 0-dim
     and empty shapes, mismatched shapes (aten's error), transposed and channels-last layouts: values, dtype, shape
     and strides, errors with aten's message."""
-    kernel = KERNELS[r["kernel"]]
+    kernel = KERNELS[r["kernel"]][0]
     dtypes = sorted({DTYPES[d] for cats in r["cells"].values() for d in cats}, key=str)
     number = int(r["value"])
     both_ok, wrong = 0, ""
@@ -108,10 +115,17 @@ def main():
         f = aten(op)
         results = []
         for r in rules:
-            if r.get("kernel"):
+            if r.get("kernel") and KERNELS[r["kernel"]][1] == "pairs":
                 results.append(prove_kernel_rule(f, r))
                 continue
-            via = aten(r["via"])
+            if r.get("kernel"):  # a kernel's arguments in order, named as op's
+                kernel = KERNELS[r["kernel"]][0]
+                r = dict(r, via_args={f"_{k}": a for k, a in enumerate(r["via_args"])})
+
+                def via(**kw):
+                    return kernel(*(kw[f"_{k}"] for k in range(len(kw))))
+            else:
+                via = aten(r["via"])
             both_ok, wrong = 0, ""
             for kind, cats in r["cells"].items():
                 number = int(r["value"]) if kind == "int" else float(r["value"])

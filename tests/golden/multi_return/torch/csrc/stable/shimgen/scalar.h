@@ -1156,6 +1156,15 @@ inline torch::stable::Tensor integral_add_select(
        torch::stable::detail::from(false)});
 }
 
+/// aten's pow(x, 3) (number rule `kernel: cube`): pow_tensor_scalar computes
+/// an exponent of 3 as `x * x * x` ((x * x) * x, rounded in the tensor's
+/// dtype at each step, the integral kernel wrapping on overflow); here as two
+/// aten::mul calls in that order.
+inline torch::stable::Tensor cube_select(const torch::stable::Tensor& x) {
+  const torch::stable::Tensor square = tensor_op("aten::mul", "Tensor", x, x);
+  return tensor_op("aten::mul", "Tensor", square, x);
+}
+
 /// aten::where.self(condition, a, b).
 inline torch::stable::Tensor where_select(
     const torch::stable::Tensor& condition,
