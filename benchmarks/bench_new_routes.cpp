@@ -92,6 +92,8 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   // ---- number rules of session 6: pow(x, 0.5) is sqrt, pow(x, -1) reciprocal (no_grad) ----
   ns.push_back(ns_per_call(iters, [&] { return at::pow(t, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return at::pow(t, -1.0); }));
+  // ---- number rule kernel cube of session 7: pow(x, 3) is (x * x) * x (no_grad) ----
+  ns.push_back(ns_per_call(iters, [&] { return at::pow(t, 3.0); }));
 #else
   namespace ts = torch::stable;
   ns.push_back(ns_per_call(iters, [&] { return ts::add(x, x); }));
@@ -124,6 +126,7 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   // ---- number rules of session 6 (in grad mode: two dispatcher calls ask whether autograd records the call) ----
   ns.push_back(ns_per_call(iters, [&] { return ts::pow(x, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::pow(x, -1.0); }));
+  ns.push_back(ns_per_call(iters, [&] { return ts::pow(x, 3.0); }));
 #endif
   return ns;
 }
