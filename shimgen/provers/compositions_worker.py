@@ -269,6 +269,9 @@ def main():
         if s["kernel"] in SELECT_PROVERS:
             report[op] = prove_select(op, s)
             continue
+        if s["kernel"] == "item_scalar":  # (section at the end)
+            report[op] = prove_item_scalar(op, s)
+            continue
         f, kernel = aten(op), KERNELS[s["kernel"]]
         tensors = [a for a in s["args"] if s["types"][a] == "Tensor"]
         numbers = [a for a in s["args"] if a not in tensors]
@@ -1878,6 +1881,122 @@ def prove_scalars_tensor(op, s):
             for a in tensors:
                 compare(label, make, False, a)  # no_grad, an input requiring grad: aten records nothing either
                 compare(label, make, True, a)  # recorded: refused
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- kernel `item_scalar` (item, _local_scalar_dense): libtorch's aoti_torch_item_<dtype>, through ctypes ----
+
+def _item_shims():
+    """dtype -> (aoti_torch_item_<dtype>, its C type, the number from what it wrote), as scalar.h's
+    item_scalar_select calls them; complex128 and the rest have none (refused)."""
+    import ctypes
+    import os
+    import struct
+
+    lib = ctypes.CDLL(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so"))
+
+    def bits(fmt, v):
+        return struct.unpack(fmt, struct.pack("<H", v))[0]
+
+    c = ctypes
+    return lib, {
+        torch.bool: ("bool", c.c_bool, bool), torch.uint8: ("uint8", c.c_uint8, int),
+        torch.int8: ("int8", c.c_int8, int), torch.int16: ("int16", c.c_int16, int),
+        torch.int32: ("int32", c.c_int32, int), torch.int64: ("int64", c.c_int64, int),
+        torch.uint16: ("uint16", c.c_uint16, int), torch.uint32: ("uint32", c.c_uint32, int),
+        torch.uint64: ("uint64", c.c_uint64, int),
+        torch.float16: ("float16", c.c_uint16, lambda v: bits("<e", v)),
+        torch.bfloat16: ("bfloat16", c.c_uint16, lambda v: struct.unpack("<f", struct.pack("<I", v << 16))[0]),
+        torch.float32: ("float32", c.c_float, float), torch.float64: ("float64", c.c_double, float),
+        torch.complex64: ("complex64", c.c_float * 2, lambda v: complex(v[0], v[1])),
+    }
+
+
+def item_scalar_select(lib, shims, op, self):
+    """scalar.h's item_scalar_select: the shim of self's dtype; its failure is libtorch's message (2.13 on),
+    before that the wrapper's `libtorch logged the reason on stderr`."""
+    import ctypes
+
+    if self.dtype not in shims:
+        raise Refused(f"shimgen: {op}: libtorch has no item C shim for this dtype")
+    name, ctype, number = shims[self.dtype]
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    h = ctypes.c_void_p(get(torch._C._aoti.unsafe_alloc_void_ptr_from_tensor(self), None))
+    value = ctype()
+    fn = getattr(lib, f"aoti_torch_item_{name}")
+    fn.restype = ctypes.c_int32
+    if fn(h, ctypes.byref(value)) != 0:
+        what = getattr(lib, "torch_exception_get_what_without_backtrace", None)
+        if what is None:
+            raise RuntimeError("libtorch logged the reason on stderr")
+        what.restype = ctypes.c_char_p
+        raise RuntimeError(what().decode())
+    return number(value if isinstance(value, ctypes.Array) else value.value)
+
+
+def same_number(want, got):
+    """Outcomes of a Tensor -> Scalar op: an error for an error (worker_common.same on its text), or the same
+    number of the same Python type (the kind aten's Scalar has), NaN for NaN, -0.0 for -0.0."""
+    if want[0] != "ok" or got[0] != "ok":
+        return same(want, got)
+    a, b = want[1], got[1]
+    if type(a) is not type(b):
+        return False
+    parts = (lambda z: [z.real, z.imag]) if isinstance(a, complex) else (lambda z: [z])
+    for x, y in zip(parts(a), parts(b)):
+        if isinstance(x, float):
+            if not ((math.isnan(x) and math.isnan(y)) or (x == y and math.copysign(1, x) == math.copysign(1, y))):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+def item_samples():
+    """Every dtype, its extremes, specials (nan, inf, -0.0), a one-element view at an offset, shapes () (1,)
+    (1, 1), and the shapes aten refuses (empty, two elements)."""
+    dtypes = [torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.uint16,
+              torch.uint32, torch.uint64, torch.float16, torch.bfloat16, torch.float32, torch.float64,
+              torch.complex64, torch.complex128]
+    for d in dtypes:
+        if d == torch.bool:
+            values = [True, False]
+        elif d.is_floating_point:
+            fi = torch.finfo(d)
+            values = [0.0, -0.0, 1.5, -2.25, fi.max, fi.min, fi.tiny, float("inf"), float("-inf"), float("nan"), 0.1]
+        elif d.is_complex:
+            values = [complex(1.5, -2.0), complex(float("nan"), 0.0), complex(0.1, float("inf"))]
+        else:
+            ii = torch.iinfo(d)
+            values = [0, 1, ii.max, ii.min, ii.max // 3]
+        for v in values:
+            base = torch.tensor(v, dtype=d)
+            yield f"{d} {v!r} ()", base
+            yield f"{d} {v!r} (1,)", base.reshape(1)
+            yield f"{d} {v!r} (1, 1)", base.reshape(1, 1)
+            yield f"{d} {v!r} view", torch.stack([base, base, base])[2:]
+        yield f"{d} (0,)", torch.zeros(0, dtype=d)
+        yield f"{d} (2,)", torch.zeros(2, dtype=d)
+    t = torch.tensor(2.5, dtype=torch.float64, requires_grad=True)
+    yield "float64 requires_grad", t
+
+
+def prove_item_scalar(op, s):
+    f = aten(op)
+    lib, shims = _item_shims()
+    compared = both_ok = refused = 0
+    wrong = ""
+    for label, t in item_samples():
+        want = run(lambda: f(t))
+        got = outcome(lambda: item_scalar_select(lib, shims, op, t))
+        compared += 1
+        if got[0] == "refused":
+            refused += 1
+            continue
+        both_ok += want[0] == got[0] == "ok"
+        if not same_number(want, got) and not wrong:
+            wrong = f"{label}: {want[0]} {want[1]!r} vs {got[0]} {got[1]!r}"
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
 
 

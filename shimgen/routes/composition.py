@@ -59,7 +59,13 @@ its _foreach_ sibling's `.Tensor` overload on one-element lists, the number as a
 (convert_tensor_to_scalar_list, then aten::X on each element): aten's own kernel computes every value, fused
 multiply-add included. The dispatcher carries Tensor[] from 2.10. A call autograd records (that overload has no
 derivative) and a tensor not on the CPU (other backends take a fused foreach path) are refused
-(scalar.h check_scalars_route)."""
+(scalar.h check_scalars_route).
+
+Kernel `item_scalar` (item.default): no dispatcher returns a Scalar, so the wrapper calls libtorch's shim.h
+function aoti_torch_item_<dtype> of self's dtype (exported from 2.9; each calls Tensor::item(), which dispatches)
+and gives the number the kind aten's Scalar has (scalar.h item_scalar_select); complex128 has no such shim and is
+refused. The prover calls the same functions through ctypes. `_local_scalar_dense` is no such row: it reads the
+first element of a tensor of any size, where item raises (the prover found it)."""
 
 from __future__ import annotations
 
@@ -84,6 +90,7 @@ OUT = "out"  # the kernel of an out= op: its functional overload, then aten's ou
 RANGES = ("arange_factory", "range_factory")  # aten's range factories as cumsum of [start, step, ...] (scalar.h range_select)
 NONE = "number_as_none"  # for one value of its number, the op is `via` with that number as via's `Scalar?` None
 SCALARS = "scalars_tensor"  # the op as its _foreach_ sibling's `.Tensor` overload `via` on one-element lists
+ITEM = "item_scalar"  # item: libtorch's aoti_torch_item_<dtype> of self's dtype (shim.h), the number of that kind
 
 
 class Composition(Route):
@@ -224,6 +231,11 @@ class Composition(Route):
 
     def describe(self, w: Wrapper, v: Variant) -> list[str]:
         rule = scalars.load().kernel_compositions[w.op.name]
+        if rule["kernel"] == ITEM:
+            return [f"Route: libtorch's C shim aoti_torch_item_<dtype> of self's dtype (shim.h; it calls "
+                    "Tensor::item(), a dispatching call), the number with the kind aten's Scalar has for that dtype "
+                    f"(shimgen::detail::item_scalar_select; proven equal on torch {', '.join(rule['proven'])}).",
+                    "A complex128 (or float8, ...) tensor raises an error: libtorch has no item shim for it."]
         if rule["kernel"] == SCALARS:
             return _scalars_describe(w, rule)
         if rule["kernel"] == RRELU:
