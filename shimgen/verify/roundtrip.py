@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from torchgen.model import Argument, Return, SchemaKind
+from torchgen.model import Argument, Return, SchemaKind, Type
 
 from shimgen import releases, routes
 from shimgen.errors import Refusal
@@ -198,6 +198,8 @@ def kernel(w: Wrapper, plan: Plan, target: Version | None = None, v: Variant | N
         encoded.append((a.name, {k: enc.get(k) for k in ("dtype", "size", "optional")}))
     for i, r in enumerate(op.schema.returns):
         row = plan.table.ret(r.type, op.name, f"return {i}")
+        if row.box_schema:  # returned boxed (a Scalar as a 0-dim tensor of its own dtype): that type's release
+            row = plan.table.ret(Type.parse(row.box_schema), op.name, f"return {i}")
         if target is not None and (row.ivalue is None or row.ivalue > target) and not op.schema.is_out_fn():
             raise Refusal(f"the round-trip kernel cannot return {r.type} through the {target} dispatcher", op.name)
     pointer = f"{w.returns} (*)({', '.join(p.cpp_type for p in kept)})"
