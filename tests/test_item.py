@@ -30,6 +30,8 @@ int64_t k_int(Tensor x) { return ts::item(x).to_int64(); }
 bool k_bool(Tensor x) { return ts::item(x).to_bool(); }
 // the bits of a uint64 (an int carries them back to Python)
 int64_t k_bits(Tensor x) { return static_cast<int64_t>(ts::item(x).to_uint64()); }
+// aten::_local_scalar_dense: the element at (0, ..., 0) of a tensor of any size
+double k_first(Tensor x) { return ts::_local_scalar_dense(x).to_double(); }
 
 STABLE_TORCH_LIBRARY(item_ext, m) {
   m.def("kind(Tensor x) -> int");
@@ -38,6 +40,7 @@ STABLE_TORCH_LIBRARY(item_ext, m) {
   m.def("int_(Tensor x) -> int");
   m.def("bool_(Tensor x) -> bool");
   m.def("bits(Tensor x) -> int");
+  m.def("first(Tensor x) -> float");
 }
 
 STABLE_TORCH_LIBRARY_IMPL(item_ext, CompositeExplicitAutograd, m) {
@@ -47,6 +50,7 @@ STABLE_TORCH_LIBRARY_IMPL(item_ext, CompositeExplicitAutograd, m) {
   m.impl("int_", TORCH_BOX(&k_int));
   m.impl("bool_", TORCH_BOX(&k_bool));
   m.impl("bits", TORCH_BOX(&k_bits));
+  m.impl("first", TORCH_BOX(&k_first));
 }
 """
 
@@ -57,7 +61,7 @@ BOOL, INT, UINT, DOUBLE, COMPLEX = range(5)
 def ext(tmp_path_factory) -> str:
     root = tmp_path_factory.mktemp("item")
     out = str(root / "gen")
-    files, _ = pipeline.generate(["item"], None, None, out, only=True)
+    files, _ = pipeline.generate(["item", "_local_scalar_dense"], None, None, out, only=True)
     pipeline.write(out, files)
     src = root / "item_ext.cpp"
     src.write_text(CALLS)
@@ -135,3 +139,23 @@ def test_complex128_is_refused_naming_the_remedy(ext) -> None:
     t = torch.tensor(1 + 2j, dtype=torch.complex128)
     with pytest.raises(RuntimeError, match=r"shimgen: item.default: libtorch has no item C shim .*SHIMGEN_OVERLAY"):
         torch.ops.item_ext.real(t)
+
+
+@pytest.mark.parametrize("view", ["contiguous", "transposed", "offset", "0-dim"])
+def test_local_scalar_dense_reads_the_first_element_of_any_size(ext, view) -> None:
+    """aten's _local_scalar_dense reads the element at self's data pointer, index (0, ..., 0), where item raises
+    for more than one element (the prover found the difference: kernel `first_scalar`, not `item_scalar`)."""
+    base = torch.arange(12, dtype=torch.float64).view(3, 4) / 7
+    t = {"contiguous": base, "transposed": base.t(), "offset": base[1:, 2:], "0-dim": base[2, 3]}[view]
+    want = torch.ops.aten._local_scalar_dense(t)
+    assert torch.ops.item_ext.first(t) == want
+    if t.numel() > 1:
+        with pytest.raises(RuntimeError):
+            t.item()
+
+
+def test_local_scalar_dense_of_an_empty_tensor_raises(ext) -> None:
+    with pytest.raises(RuntimeError, match="Empty tensor not supported"):
+        torch.ops.aten._local_scalar_dense(torch.zeros(0))
+    with pytest.raises(RuntimeError, match="out of range"):  # select's text, where aten raises its own
+        torch.ops.item_ext.first(torch.zeros(0))

@@ -269,7 +269,7 @@ def main():
         if s["kernel"] in SELECT_PROVERS:
             report[op] = prove_select(op, s)
             continue
-        if s["kernel"] == "item_scalar":  # (section at the end)
+        if s["kernel"] in ("item_scalar", "first_scalar"):  # (section at the end)
             report[op] = prove_item_scalar(op, s)
             continue
         f, kernel = aten(op), KERNELS[s["kernel"]]
@@ -1978,18 +1978,28 @@ def item_samples():
             yield f"{d} {v!r} view", torch.stack([base, base, base])[2:]
         yield f"{d} (0,)", torch.zeros(0, dtype=d)
         yield f"{d} (2,)", torch.zeros(2, dtype=d)
+        many = torch.tensor(values[-2:] * 6, dtype=d)
+        yield f"{d} (3, 4)", many.view(3, 4)
+        yield f"{d} (3, 4) transposed", many.view(3, 4).t()
+        yield f"{d} (3, 4)[1:, 2:]", many.view(3, 4)[1:, 2:]
     t = torch.tensor(2.5, dtype=torch.float64, requires_grad=True)
     yield "float64 requires_grad", t
+
+
+def first_scalar_select(lib, shims, op, self):
+    """scalar.h's first_scalar_select: item_scalar_select of the element at index (0, ..., 0)."""
+    return item_scalar_select(lib, shims, op, aten("select.int")(aten("flatten.using_ints")(self, 0, -1), 0, 0))
 
 
 def prove_item_scalar(op, s):
     f = aten(op)
     lib, shims = _item_shims()
+    mine = first_scalar_select if s["kernel"] == "first_scalar" else item_scalar_select
     compared = both_ok = refused = 0
     wrong = ""
     for label, t in item_samples():
         want = run(lambda: f(t))
-        got = outcome(lambda: item_scalar_select(lib, shims, op, t))
+        got = outcome(lambda: mine(lib, shims, op, t))
         compared += 1
         if got[0] == "refused":
             refused += 1

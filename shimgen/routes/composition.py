@@ -65,7 +65,8 @@ Kernel `item_scalar` (item.default): no dispatcher returns a Scalar, so the wrap
 function aoti_torch_item_<dtype> of self's dtype (exported from 2.9; each calls Tensor::item(), which dispatches)
 and gives the number the kind aten's Scalar has (scalar.h item_scalar_select); complex128 has no such shim and is
 refused. The prover calls the same functions through ctypes. `_local_scalar_dense` is no such row: it reads the
-first element of a tensor of any size, where item raises (the prover found it)."""
+first element of a tensor of any size, where item raises (the prover found it); its row is kernel `first_scalar`,
+item_scalar of aten::select.int(aten::flatten.using_ints(self), 0, 0)."""
 
 from __future__ import annotations
 
@@ -91,6 +92,7 @@ RANGES = ("arange_factory", "range_factory")  # aten's range factories as cumsum
 NONE = "number_as_none"  # for one value of its number, the op is `via` with that number as via's `Scalar?` None
 SCALARS = "scalars_tensor"  # the op as its _foreach_ sibling's `.Tensor` overload `via` on one-element lists
 ITEM = "item_scalar"  # item: libtorch's aoti_torch_item_<dtype> of self's dtype (shim.h), the number of that kind
+FIRST = "first_scalar"  # _local_scalar_dense: item_scalar of the element at (0, ..., 0) (flatten, select)
 
 
 class Composition(Route):
@@ -236,6 +238,13 @@ class Composition(Route):
                     "Tensor::item(), a dispatching call), the number with the kind aten's Scalar has for that dtype "
                     f"(shimgen::detail::item_scalar_select; proven equal on torch {', '.join(rule['proven'])}).",
                     "A complex128 (or float8, ...) tensor raises an error: libtorch has no item shim for it."]
+        if rule["kernel"] == FIRST:
+            return [f"Route: the element at index (0, ..., 0), which aten reads from a tensor of any size, as "
+                    "aten::select.int of aten::flatten.using_ints, then libtorch's C shim aoti_torch_item_<dtype> "
+                    "of its dtype (shimgen::detail::first_scalar_select; proven equal on torch "
+                    f"{', '.join(rule['proven'])}).",
+                    "An empty tensor raises select's error where aten raises its own; a complex128 (or float8, ...) "
+                    "tensor raises an error: libtorch has no item shim for it."]
         if rule["kernel"] == SCALARS:
             return _scalars_describe(w, rule)
         if rule["kernel"] == RRELU:

@@ -1010,6 +1010,29 @@ inline torch::stable::Tensor dispatch_tensors(
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
 
+/// aten::_local_scalar_dense (kernel `first_scalar`): the number at self's
+/// data pointer, which is the element at index (0, ..., 0) of a tensor of any
+/// size (item raises where there is more than one): item_scalar_select of
+/// aten::select.int(aten::flatten.using_ints(self), 0, 0). An empty self
+/// raises select's out-of-bounds error where aten raises its own.
+inline Scalar first_scalar_select(
+    const char* op,
+    const torch::stable::Tensor& self) {
+  const torch::stable::Tensor flat = dispatch_tensors<3>(
+      "aten::flatten",
+      "using_ints",
+      {torch::stable::detail::from(self),
+       torch::stable::detail::from(int64_t(0)),
+       torch::stable::detail::from(int64_t(-1))});
+  const torch::stable::Tensor first = dispatch_tensors<3>(
+      "aten::select",
+      "int",
+      {torch::stable::detail::from(flat),
+       torch::stable::detail::from(int64_t(0)),
+       torch::stable::detail::from(int64_t(0))});
+  return item_scalar_select(op, first);
+}
+
 /// The result of dispatching aten::`op` on empty 0x0 tensors of `a`'s and
 /// `b`'s dtype and device: a tensor of the dtype and device aten's dispatch
 /// gives that op (autocast included) for those inputs.
