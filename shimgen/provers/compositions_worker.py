@@ -269,6 +269,9 @@ def main():
         if s["kernel"] in SELECT_PROVERS:
             report[op] = prove_select(op, s)
             continue
+        if s["kernel"] == "result_type_numbers":  # (section at the end)
+            report[op] = prove_result_type_numbers(op, s)
+            continue
         if s["kernel"] in ("item_scalar", "first_scalar"):  # (section at the end)
             report[op] = prove_item_scalar(op, s)
             continue
@@ -2008,6 +2011,98 @@ def prove_item_scalar(op, s):
         if not same_number(want, got) and not wrong:
             wrong = f"{label}: {want[0]} {want[1]!r} vs {got[0]} {got[1]!r}"
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- kernel `result_type_numbers` (result_type.Scalar_Tensor, .Scalar_Scalar): scalar.h's wrapped_numbers_dtype ----
+
+REFUSED = "refused"  # scalar.h's kRefused: torch refuses to promote the pair
+
+
+def rt_promote(a, b):
+    """scalar.h's promote: the promotion table (torch.promote_types), None undefined."""
+    if REFUSED in (a, b):
+        return REFUSED
+    if a is None or b is None:
+        return b if a is None else a
+    try:
+        return torch.promote_types(a, b)
+    except RuntimeError:
+        return REFUSED
+
+
+def rt_to_complex(t):
+    return {torch.float16: torch.complex32, torch.float32: torch.complex64,
+            torch.float64: torch.complex128}.get(t, REFUSED)
+
+
+def rt_combine(higher, lower):
+    """scalar.h's combine_categories."""
+    if REFUSED in (higher, lower):
+        return REFUSED
+    if higher is not None and higher.is_complex:
+        return higher
+    if lower is not None and lower.is_complex:
+        return rt_to_complex(higher) if higher is not None and higher.is_floating_point else lower
+    if higher is not None and higher.is_floating_point:
+        return higher
+    if higher == torch.bool or (lower is not None and lower.is_floating_point):
+        return rt_promote(higher, lower)
+    return higher if higher is not None else lower
+
+
+def result_type_numbers_select(tensors, numbers):
+    """scalar.h's result_type_numbers_select: a complex number with a bfloat16 tensor refused (aten's answer
+    changed in 2.14), else wrapped_numbers_dtype: the dimensioned tensors, the 0-dim ones and the wrapped numbers
+    (the default dtype for a floating-point one) promoted apart, then combined by category."""
+    if any(isinstance(n, complex) for n in numbers) and any(t.dtype == torch.bfloat16 for t in tensors):
+        raise Refused("complex with bfloat16")
+    dim = zero = wrapped = None
+    for t in tensors:
+        if t.dim() == 0:
+            zero = rt_promote(zero, t.dtype)
+        else:
+            dim = rt_promote(dim, t.dtype)
+    for n in numbers:
+        wrapped = rt_promote(wrapped, wrapped_dtype(n))
+    r = rt_combine(dim, rt_combine(zero, wrapped))
+    if r in (REFUSED, None):
+        raise RuntimeError(f"shimgen: no dtype promotion for these arguments {ATEN_RAISES}")
+    return r
+
+
+def prove_result_type_numbers(op, s):
+    """Every dtype of the tensor (0-dim and 1-D) against every number, or every pair of numbers, under both
+    default dtypes: the dtype (aten's int enumerator read back as a torch.dtype) or the error."""
+    f = aten(op)
+    numbers = [0, -1, 3, 2**40, 2**62, 0.5, 1e300, float("nan"), True, False, 1.5 + 2j]
+    dtypes = DTYPES + [torch.uint32, torch.uint64, torch.complex128, torch.complex32]
+    tally = Tally()
+    for default in (torch.float32, torch.float64):
+        old = torch.get_default_dtype()
+        torch.set_default_dtype(default)
+        try:
+            if s["types"].get("tensor") == "Tensor":
+                cases = [((torch.zeros(shape, dtype=d),), (n,), f"{d} {shape} {n!r}")
+                         for d in dtypes for shape in [(), (3,)] for n in numbers]
+            else:
+                cases = [((), (a, b), f"{a!r} {b!r}") for a in numbers for b in numbers]
+            for tensors, nums, label in cases:
+                args = dict(zip([a for a in s["args"] if s["types"][a] == "Tensor"], tensors))
+                args.update(zip([a for a in s["args"] if s["types"][a] == "Scalar"], nums))
+                want = run(lambda: f(**args))
+                if want[0] == "ok" and isinstance(want[1], int):  # the ScalarType as its enumerator
+                    want = ("ok", RT_DTYPES.get(want[1], f"ScalarType {want[1]}"))
+                got = outcome(lambda: result_type_numbers_select(tensors, nums))
+                tally.compare(f"default {default} {label}", want, got)
+        finally:
+            torch.set_default_dtype(old)
+    return tally.report()
+
+
+# c10::ScalarType enumerators (a result_type op's int) -> torch dtypes
+RT_DTYPES = {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64, 5: torch.float16,
+             6: torch.float32, 7: torch.float64, 8: torch.complex32, 9: torch.complex64, 10: torch.complex128,
+             11: torch.bool, 15: torch.bfloat16, 27: torch.uint16, 28: torch.uint32, 29: torch.uint64}
 
 
 if __name__ == "__main__":

@@ -66,7 +66,13 @@ function aoti_torch_item_<dtype> of self's dtype (exported from 2.9; each calls 
 and gives the number the kind aten's Scalar has (scalar.h item_scalar_select); complex128 has no such shim and is
 refused. The prover calls the same functions through ctypes. `_local_scalar_dense` is no such row: it reads the
 first element of a tensor of any size, where item raises (the prover found it); its row is kernel `first_scalar`,
-item_scalar of aten::select.int(aten::flatten.using_ints(self), 0, 0)."""
+item_scalar of aten::select.int(aten::flatten.using_ints(self), 0, 0).
+
+Kernel `result_type_numbers` (result_type.Scalar_Tensor, result_type.Scalar_Scalar): no dispatcher carries their
+numbers, and the answer is ATen's result_type with the numbers as wrapped numbers, which scalar.h's
+wrapped_numbers_dtype computes from the promotion table and libtorch's default dtype (no aten call but that one);
+a complex number with a bfloat16 tensor is refused: aten's answer changed in 2.14 (ComplexFloat before, the
+enumerator 46 after), which the prover found."""
 
 from __future__ import annotations
 
@@ -93,6 +99,7 @@ NONE = "number_as_none"  # for one value of its number, the op is `via` with tha
 SCALARS = "scalars_tensor"  # the op as its _foreach_ sibling's `.Tensor` overload `via` on one-element lists
 ITEM = "item_scalar"  # item: libtorch's aoti_torch_item_<dtype> of self's dtype (shim.h), the number of that kind
 FIRST = "first_scalar"  # _local_scalar_dense: item_scalar of the element at (0, ..., 0) (flatten, select)
+RESULT_TYPE = "result_type_numbers"  # result_type with numbers first: ATen's result_type from shimgen's promotion table
 
 
 class Composition(Route):
@@ -238,6 +245,13 @@ class Composition(Route):
                     "Tensor::item(), a dispatching call), the number with the kind aten's Scalar has for that dtype "
                     f"(shimgen::detail::item_scalar_select; proven equal on torch {', '.join(rule['proven'])}).",
                     "A complex128 (or float8, ...) tensor raises an error: libtorch has no item shim for it."]
+        if rule["kernel"] == RESULT_TYPE:
+            return ["Route: ATen's result_type over the arguments, the numbers as wrapped numbers (a floating-point "
+                    "one as libtorch's default dtype), computed from shimgen's promotion table (the measured "
+                    "torch.promote_types; shimgen::detail::result_type_numbers_select; proven equal on torch "
+                    f"{', '.join(rule['proven'])})."] + (
+                        ["A complex number with a bfloat16 tensor raises an error: aten's answer changed in 2.14."]
+                        if any(str(p.arg.type) == "Tensor" for p in w.params) else [])
         if rule["kernel"] == FIRST:
             return [f"Route: the element at index (0, ..., 0), which aten reads from a tensor of any size, as "
                     "aten::select.int of aten::flatten.using_ints, then libtorch's C shim aoti_torch_item_<dtype> "

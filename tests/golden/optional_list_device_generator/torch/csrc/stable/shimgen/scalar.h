@@ -1490,6 +1490,33 @@ inline ScalarType wrapped_numbers_dtype(
   return kType[t];
 }
 
+/// aten::result_type.Scalar_Tensor and .Scalar_Scalar (kernel
+/// `result_type_numbers`): no dispatcher carries their numbers, and the answer
+/// is ATen's result_type over the tensor and the numbers as wrapped numbers,
+/// which wrapped_numbers_dtype computes from shimgen's promotion table (the
+/// measured torch.promote_types) and libtorch's default dtype.
+inline ScalarType result_type_numbers_select(
+    const char* op,
+    const Scalar& scalar,
+    const torch::stable::Tensor& tensor) {
+  if (scalar.is_complex() && tensor.scalar_type() == ScalarType::BFloat16) {
+    fail(
+        op,
+        "a complex number with a bfloat16 tensor: aten's answer changed in "
+        "2.14 (ComplexFloat before, a complex bfloat16 type from 2.14), so "
+        "no stable route gives it: define SHIMGEN_OVERLAY and link "
+        "libshimgen_overlay (rebuilt for each torch release)");
+  }
+  return wrapped_numbers_dtype(op, {&tensor}, {&scalar});
+}
+
+inline ScalarType result_type_numbers_select(
+    const char* op,
+    const Scalar& scalar1,
+    const Scalar& scalar2) {
+  return wrapped_numbers_dtype(op, {}, {&scalar1, &scalar2});
+}
+
 /// The 0-dim tensor aten computes a wrapped number as: its value in dtype `t`
 /// (as aten casts the wrapped tensor to the common dtype), on `like`'s device
 /// (scalar_to_tensor's device); a number out of `t`'s range is refused.
