@@ -1990,7 +1990,10 @@ def item_samples():
 
 
 def first_scalar_select(lib, shims, op, self):
-    """scalar.h's first_scalar_select: item_scalar_select of the element at index (0, ..., 0)."""
+    """scalar.h's first_scalar_select: aten's check of an empty self, then item_scalar_select of the element at
+    index (0, ..., 0)."""
+    if self.numel() == 0:
+        raise RuntimeError(f"shimgen: {op}: _local_scalar_dense: Empty tensor not supported {ATEN_RAISES}")
     return item_scalar_select(lib, shims, op, aten("select.int")(aten("flatten.using_ints")(self, 0, -1), 0, 0))
 
 

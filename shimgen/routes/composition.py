@@ -257,8 +257,7 @@ class Composition(Route):
                     "aten::select.int of aten::flatten.using_ints, then libtorch's C shim aoti_torch_item_<dtype> "
                     "of its dtype (shimgen::detail::first_scalar_select; proven equal on torch "
                     f"{', '.join(rule['proven'])}).",
-                    "An empty tensor raises select's error where aten raises its own; a complex128 (or float8, ...) "
-                    "tensor raises an error: libtorch has no item shim for it."]
+                    "A complex128 (or float8, ...) tensor raises an error: libtorch has no item shim for it."]
         if rule["kernel"] == SCALARS:
             return _scalars_describe(w, rule)
         if rule["kernel"] == RRELU:

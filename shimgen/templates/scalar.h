@@ -886,10 +886,13 @@ inline torch::stable::Tensor dispatch_tensors(
 /// data pointer, which is the element at index (0, ..., 0) of a tensor of any
 /// size (item raises where there is more than one): item_scalar_select of
 /// aten::select.int(aten::flatten.using_ints(self), 0, 0). An empty self
-/// raises select's out-of-bounds error where aten raises its own.
+/// raises aten's error, checked first.
 inline Scalar first_scalar_select(
     const char* op,
     const torch::stable::Tensor& self) {
+  if (self.numel() == 0) {
+    fail(op, "_local_scalar_dense: Empty tensor not supported (aten raises)");
+  }
   const torch::stable::Tensor flat = dispatch_tensors<3>(
       "aten::flatten",
       "using_ints",
