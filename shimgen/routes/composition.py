@@ -254,7 +254,10 @@ class Composition(Route):
                     f"{', '.join(map(str, rule['proven']))}).",
                     "A number out of the range of that dtype raises an error (shimgen::Scalar)."] + (
                         [f"A {' or '.join(rule['refuse_kinds'])} number raises an error, as in aten, which checks "
-                         "the number's own type before wrapping it."] if rule.get("refuse_kinds") else [])
+                         "the number's own type before wrapping it."] if rule.get("refuse_kinds") else []) + (
+                        [f"Proven with finite numbers up to {rule['number_limit']} in magnitude: aten's kernel loops "
+                         "n times per element, so larger ones were not run (the wrapper converts them as it does "
+                         "the others)."] if rule.get("number_limit") else [])
         if rule["kernel"] == OUT:
             return [f"Route: aten::{rule['via']}, then aten's out= rules (shimgen::detail::check_out_autograd and "
                     "assign_out: in grad mode no argument may require grad; the result dtype must cast to out's; a "

@@ -1,0 +1,101 @@
+"""Compositions where ATen itself computes the op as other aten ops (issue 16, session 7), in an extension linked
+with libtorch alone, compared with ATen given what the caller wrote:
+
+- `special_laguerre_polynomial_l.n_scalar`, `special_legendre_polynomial_p.n_scalar` (kernel `wrapped_numbers`):
+  aten wraps `n` and calls the Tensor overload; the wrapper makes `n` a 0-dim tensor of the dtype aten promotes it
+  to (an integer `n` on an int64 `x` stays int64; a double on an integer `x` is the default dtype)."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+import torch
+
+from shimgen import pipeline
+from tests.cxx import build_so
+
+CALLS = r"""
+#include <torch/csrc/stable/library.h>
+#include <torch/csrc/stable/ops.h>
+
+using torch::stable::Tensor;
+namespace ts = torch::stable;
+
+Tensor k_laguerre(Tensor x, double n) { return ts::special_laguerre_polynomial_l(x, n); }
+Tensor k_laguerre_int(Tensor x, int64_t n) { return ts::special_laguerre_polynomial_l(x, n); }
+Tensor k_legendre(Tensor x, double n) { return ts::special_legendre_polynomial_p(x, n); }
+Tensor k_legendre_int(Tensor x, int64_t n) { return ts::special_legendre_polynomial_p(x, n); }
+
+STABLE_TORCH_LIBRARY(NS, m) {
+  m.def("laguerre(Tensor x, float n) -> Tensor");
+  m.def("laguerre_int(Tensor x, int n) -> Tensor");
+  m.def("legendre(Tensor x, float n) -> Tensor");
+  m.def("legendre_int(Tensor x, int n) -> Tensor");
+}
+
+STABLE_TORCH_LIBRARY_IMPL(NS, CompositeImplicitAutograd, m) {
+  m.impl("laguerre", TORCH_BOX(&k_laguerre));
+  m.impl("laguerre_int", TORCH_BOX(&k_laguerre_int));
+  m.impl("legendre", TORCH_BOX(&k_legendre));
+  m.impl("legendre_int", TORCH_BOX(&k_legendre_int));
+}
+"""
+
+OPS = ["special_laguerre_polynomial_l.n_scalar", "special_legendre_polynomial_p.n_scalar"]
+
+
+@pytest.fixture(scope="module")
+def ext(tmp_path_factory):
+    root = tmp_path_factory.mktemp("s7comp")
+    files, _ = pipeline.generate(OPS, None, None, str(root / "gen"), only=True)
+    pipeline.write(str(root / "gen"), files)
+    src = root / "s7comp.cpp"
+    src.write_text(CALLS.replace("NS", "s7comp"))
+    lib = str(root / "s7comp.so")
+    build_so(str(src), lib, str(root / "gen"))  # libtorch alone
+    torch.ops.load_library(lib)
+    return torch.ops.s7comp, lib
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and torch.equal(a.isnan(), b.isnan()) and torch.equal(
+        a.nan_to_num(), b.nan_to_num())
+
+
+def _agree(mine, atens) -> bool:
+    """The same result, or both raise (aten's error passes through the composition's calls)."""
+    try:
+        want = atens()
+    except RuntimeError:
+        with pytest.raises(RuntimeError):
+            mine()
+        return True
+    return _same(mine(), want)
+
+
+def test_the_extension_needs_libtorch_alone(ext) -> None:
+    _, lib = ext
+    out = subprocess.run(["nm", "-D", "--undefined-only", lib], capture_output=True, text=True, check=True).stdout
+    assert "aoti_torch_aten_special" not in out and "shimgen_overlay" not in out
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.int64, torch.int32, torch.bool])
+@pytest.mark.parametrize("name", ["laguerre", "legendre"])
+def test_polynomials_with_a_number_n_are_atens(ext, dtype, name) -> None:
+    ops, _ = ext
+    aten = {"laguerre": torch.special.laguerre_polynomial_l, "legendre": torch.special.legendre_polynomial_p}[name]
+    x = (torch.linspace(-1.5, 1.5, 31, dtype=torch.float64) * (4 if not dtype.is_floating_point else 1)).to(dtype)
+    # 16777217 rounds to 2^24 in float32, which aten's wrapped int64 does too; 5.7 truncates in the kernel
+    for n in (0, 1, 3, 7, -2, 16777217):
+        assert _agree(lambda: getattr(ops, f"{name}_int")(x, n), lambda: aten(x, n)), n
+    for n in (0.0, 2.0, 5.7, -1.0):
+        assert _agree(lambda: getattr(ops, name)(x, n), lambda: aten(x, n)), n
+
+
+def test_a_number_the_dtype_cannot_hold_is_refused(ext) -> None:
+    ops, _ = ext
+    x = torch.linspace(-1, 1, 5)
+    for n in (float("nan"), 1e300):  # no float32 holds them: refused, never computed from another number
+        with pytest.raises(RuntimeError, match=r"shimgen: special_laguerre_polynomial_l.n_scalar: n=.*out of the range"):
+            ops.laguerre(x, n)
