@@ -3,7 +3,10 @@ with libtorch alone, compared with ATen given what the caller wrote:
 
 - `special_laguerre_polynomial_l.n_scalar`, `special_legendre_polynomial_p.n_scalar` (kernel `wrapped_numbers`):
   aten wraps `n` and calls the Tensor overload; the wrapper makes `n` a 0-dim tensor of the dtype aten promotes it
-  to (an integer `n` on an int64 `x` stays int64; a double on an integer `x` is the default dtype)."""
+  to (an integer `n` on an int64 `x` stays int64; a double on an integer `x` is the default dtype).
+- `norm.Scalar`, `dist.default` (kernel `number_as_none`): for p = 2 only, aten's `norm(self, p)` is
+  `norm.ScalarOpt_dim(self, p, [], false)`, which with p None computes p = 2; aten's `dist(a, b, p)` is
+  `norm(a - b, p)`: `sub.Tensor`, then the same. Another p is refused naming the remedy."""
 
 from __future__ import annotations
 
@@ -26,12 +29,20 @@ Tensor k_laguerre(Tensor x, double n) { return ts::special_laguerre_polynomial_l
 Tensor k_laguerre_int(Tensor x, int64_t n) { return ts::special_laguerre_polynomial_l(x, n); }
 Tensor k_legendre(Tensor x, double n) { return ts::special_legendre_polynomial_p(x, n); }
 Tensor k_legendre_int(Tensor x, int64_t n) { return ts::special_legendre_polynomial_p(x, n); }
+Tensor k_norm(Tensor x) { return ts::norm(x); }
+Tensor k_norm_p(Tensor x, double p) { return ts::norm(x, p); }
+Tensor k_dist(Tensor a, Tensor b) { return ts::dist(a, b); }
+Tensor k_dist_p(Tensor a, Tensor b, int64_t p) { return ts::dist(a, b, p); }
 
 STABLE_TORCH_LIBRARY(NS, m) {
   m.def("laguerre(Tensor x, float n) -> Tensor");
   m.def("laguerre_int(Tensor x, int n) -> Tensor");
   m.def("legendre(Tensor x, float n) -> Tensor");
   m.def("legendre_int(Tensor x, int n) -> Tensor");
+  m.def("norm(Tensor x) -> Tensor");
+  m.def("norm_p(Tensor x, float p) -> Tensor");
+  m.def("dist(Tensor a, Tensor b) -> Tensor");
+  m.def("dist_p(Tensor a, Tensor b, int p) -> Tensor");
 }
 
 STABLE_TORCH_LIBRARY_IMPL(NS, CompositeImplicitAutograd, m) {
@@ -39,10 +50,14 @@ STABLE_TORCH_LIBRARY_IMPL(NS, CompositeImplicitAutograd, m) {
   m.impl("laguerre_int", TORCH_BOX(&k_laguerre_int));
   m.impl("legendre", TORCH_BOX(&k_legendre));
   m.impl("legendre_int", TORCH_BOX(&k_legendre_int));
+  m.impl("norm", TORCH_BOX(&k_norm));
+  m.impl("norm_p", TORCH_BOX(&k_norm_p));
+  m.impl("dist", TORCH_BOX(&k_dist));
+  m.impl("dist_p", TORCH_BOX(&k_dist_p));
 }
 """
 
-OPS = ["special_laguerre_polynomial_l.n_scalar", "special_legendre_polynomial_p.n_scalar"]
+OPS = ["special_laguerre_polynomial_l.n_scalar", "special_legendre_polynomial_p.n_scalar", "norm.Scalar", "dist.default"]
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +92,8 @@ def _agree(mine, atens) -> bool:
 def test_the_extension_needs_libtorch_alone(ext) -> None:
     _, lib = ext
     out = subprocess.run(["nm", "-D", "--undefined-only", lib], capture_output=True, text=True, check=True).stdout
-    assert "aoti_torch_aten_special" not in out and "shimgen_overlay" not in out
+    for shim in ("aoti_torch_aten_special", "aoti_torch_aten_norm", "aoti_torch_aten_dist", "shimgen_overlay"):
+        assert shim not in out  # shimgen's overlay shims (libtorch exports aoti_torch_aten_subtract_Tensor)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.int64, torch.int32, torch.bool])
@@ -99,3 +115,35 @@ def test_a_number_the_dtype_cannot_hold_is_refused(ext) -> None:
     for n in (float("nan"), 1e300):  # no float32 holds them: refused, never computed from another number
         with pytest.raises(RuntimeError, match=r"shimgen: special_laguerre_polynomial_l.n_scalar: n=.*out of the range"):
             ops.laguerre(x, n)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64])
+def test_norm_and_dist_with_p_2_are_atens_with_their_gradients(ext, dtype) -> None:
+    ops, _ = ext
+    g = torch.Generator().manual_seed(7)
+    a = (torch.randn(6, 9, generator=g, dtype=torch.float64) * 3).to(dtype)
+    b = (torch.randn(9, generator=g, dtype=torch.float64) * 3).to(dtype)  # broadcast against a
+    a[1] = 0
+    assert _same(ops.norm(a), torch.norm(a))
+    assert _same(ops.norm_p(a, 2.0), torch.norm(a, 2.0))
+    assert _same(ops.dist(a, b), torch.dist(a, b))
+    c = (a * 0.5).to(torch.complex128 if dtype.is_complex else torch.float64)
+    assert _same(ops.dist_p(a, c, 2), torch.dist(a, c))  # promotes
+    if dtype in (torch.float64, torch.complex64):
+        grads = []
+        for fn in ((lambda x, y: ops.dist(x, y) * 3), (lambda x, y: torch.dist(x, y) * 3)):
+            x, y = a.clone().requires_grad_(), b.clone().requires_grad_()
+            fn(x, y).backward()
+            grads.append((x.grad, y.grad))
+        assert _same(grads[0][0], grads[1][0]) and _same(grads[0][1], grads[1][1])
+
+
+def test_norm_and_dist_refuse_another_p_naming_the_remedy(ext) -> None:
+    ops, _ = ext
+    x = torch.randn(3, 4)
+    with pytest.raises(RuntimeError, match=r"shimgen: norm.Scalar: p=1.*only p=2 .*SHIMGEN_OVERLAY"):
+        ops.norm_p(x, 1.0)
+    with pytest.raises(RuntimeError, match=r"shimgen: dist.default: p=3.*only p=2 .*SHIMGEN_OVERLAY"):
+        ops.dist_p(x, x, 3)
+    with pytest.raises(RuntimeError):  # aten's norm raises for an integer tensor, after the subtraction
+        ops.dist(torch.ones(3, dtype=torch.int64), torch.zeros(3, dtype=torch.int64))

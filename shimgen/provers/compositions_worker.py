@@ -1175,7 +1175,10 @@ def number_as_none(s, v):
     for name, lengths in r.get("lengths", {}).items():
         if v.get(name) is not None and len(v[name]) not in lengths:
             raise Refused("length")
-    return aten(r["via"])(**{va: v[fa] for va, fa in r["args"].items()}, **{r["none"]: None})
+    operand = r.get("operand")
+    if operand:  # dist: `operand`'s op on the op's tensors first (aten's self - other)
+        v = dict(v, **{operand["as"]: aten(operand["via"])(*(v[a] for a in operand["args"]))})
+    return aten(r["via"])(**{va: v[fa] for va, fa in r["args"].items()}, **{r["none"]: None}, **r.get("fixed", {}))
 
 
 def prove_number_as_none(op, s):
@@ -1187,14 +1190,19 @@ def prove_number_as_none(op, s):
     compared = both_ok = refused = 0
     wrong = ""
     numbers = [2, 2.0, 1, 0, float("inf"), -float("inf"), 3, -2, 0.5, True, 2 + 0j]
+    has = set(s["args"])  # only the arguments the op takes (norm.Scalar: self and p)
+    others = [("other", (5, 7)), ("other", ()), ("other", (7,)), ("other", (3, 1))] if "other" in has else [None]
     for d in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64, torch.int64, torch.bool):
         for k, shape in enumerate([(5, 7), (), (0,), (3, 4, 5), (0, 3), (40, 3)]):
-            for dim in (None, [1], [-1], [0, 1], [], [0, 1, 2], [3], [0]):
-                for keepdim in (False, True):
-                    for dtype in (None, torch.float64, torch.complex128):
-                        for n in numbers:
+            for dim in ((None, [1], [-1], [0, 1], [], [0, 1, 2], [3], [0]) if "dim" in has else [None]):
+                for keepdim in ((False, True) if "keepdim" in has else [False]):
+                    for dtype in ((None, torch.float64, torch.complex128) if "dtype" in has else [None]):
+                        for n, o in ((n, o) for n in numbers for o in others):
                             v = {"self": sample(shape, d, k), r["argument"]: n, "dim": dim, "keepdim": keepdim,
                                  "dtype": dtype}
+                            v = {a: x for a, x in v.items() if a in has}
+                            if o is not None:  # dist: a second tensor (broadcasting or not), of d and of float64
+                                v["other"] = sample(o[1], d if k % 2 == 0 else torch.float64, k + 11)
                             got = outcome(lambda: number_as_none(s, v))
                             compared += 1
                             if got[0] == "refused":
@@ -1208,14 +1216,17 @@ def prove_number_as_none(op, s):
                                         f"{got[1] if got[0] == 'error' else got[1].dtype}"
                             if d in (torch.float64, torch.complex64) and dtype is None and want[0] == got[0] == "ok":
                                 grads = []
-                                for fn in (lambda x: f(**dict(v, self=x)), lambda x: number_as_none(s, dict(v, self=x))):
+                                for fn in (lambda x, y: f(**dict(v, self=x, **y)),
+                                           lambda x, y: number_as_none(s, dict(v, self=x, **y))):
                                     x = v["self"].to(torch.complex128 if d.is_complex else d).clone()
                                     if k == 0:
                                         x[0] = 0  # a zero row: the norm's gradient there
                                     x.requires_grad_()
-                                    res = fn(x)
-                                    (res * torch.arange(res.numel(), dtype=res.dtype).view(res.shape)).sum().backward()
-                                    grads.append(x.grad)
+                                    y = {"other": v["other"].to(x.dtype).clone().requires_grad_()} if "other" in v else {}
+                                    res = fn(x, y)
+                                    (res * torch.arange(1, res.numel() + 1, dtype=res.dtype).view(res.shape)
+                                     ).sum().backward()
+                                    grads.append(torch.cat([x.grad.flatten(), *(t.grad.flatten() for t in y.values())]))
                                 if not same(("ok", grads[0]), ("ok", grads[1])) and not wrong:
                                     wrong = f"gradient {d} {shape} {dim} {keepdim} {n!r}"
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}

@@ -43,7 +43,10 @@ where every element is exact in the dtype and in aten's arithmetic; otherwise a 
 Kernel `number_as_none` (linalg_vector_norm.default -> via linalg_norm.default): for the one value `value` of its
 number `argument`, the op is `via` with that number as via's `Scalar?` None (`none`), which the dispatcher carries
 (linalg_norm with ord None computes linalg_vector_norm with ord 2); another value, or a list argument of a length
-`via` refuses (`lengths`), raises a `shimgen:` error naming the remedy.
+`via` refuses (`lengths`), raises a `shimgen:` error naming the remedy. `fixed` gives via's other parameters a value
+of their own (norm.Scalar is norm.ScalarOpt_dim with dim [] and keepdim false, as aten calls it); `operand` names a
+wrapper whose result stands in for one of via's arguments (dist(a, b, p) is aten's norm(a - b, p): sub.Tensor
+first, `as` the name the row's `args` bind).
 
 Kernels `softshrink`, `shrink_grad` (hardshrink_backward, softshrink_backward: aten's shrink_backward) and
 `hardtanh_backward` are elementwise kernels of the same kind (scalar.h softshrink_select, shrink_grad_select,
@@ -200,10 +203,19 @@ class Composition(Route):
         tv = active(target, q.level) if target is not None else None
         if tv is None or tv.route.overlay or tv.kept < len(target.params):  # type: ignore[union-attr]
             return None
-        if set(rule["args"].values()) | {rule["argument"]} != {p.name for p in q.params}:
+        operand = rule.get("operand")  # dist: via's operand is `operand`'s wrapper on the op's tensors
+        mine = set(rule["args"].values()) | set(operand["args"] if operand else ())
+        if mine - {operand["as"] if operand else None} | {rule["argument"]} != {p.name for p in q.params}:
             return None
-        if set(rule["args"]) | {rule["none"]} != {p.name for p in target.params}:  # type: ignore[union-attr]
+        if set(rule["args"]) | {rule["none"]} | set(rule.get("fixed", {})) != {
+                p.name for p in target.params}:  # type: ignore[union-attr]
             return None
+        if operand:
+            first = target_wrapper(operand["via"], q.plan)
+            fv = active(first, q.level) if first is not None else None
+            if fv is None or fv.route.overlay or fv.kept < len(operand["args"]):
+                return None
+            return Variant(self, len(q.params), q.level, lowering=(rule["via"], operand["via"]))
         return Variant(self, len(q.params), q.level, lowering=(rule["via"],))
 
     def _scalars_at(self, q: Query, rule: dict) -> Variant | None:
@@ -443,10 +455,26 @@ def _none_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
                   f'shimgen::detail::fail("{op}", "with {a}={value}, `{name}` of {" or ".join(map(str, lengths))} '
                   f'dims only (aten::{rule["via"]} refuses others): define SHIMGEN_OVERLAY and link '
                   'libshimgen_overlay (rebuilt for each torch release)");', "}"]
-    args = ", ".join("std::optional<shimgen::Scalar>()" if p.name == rule["none"] else rule["args"][p.name]
-                     for p in target.params)
+    fixed = rule.get("fixed", {})  # via's parameters given a value of their own (norm.Scalar: all dims)
+    args = ", ".join("std::optional<shimgen::Scalar>()" if p.name == rule["none"] else
+                     _literal(fixed[p.name]) if p.name in fixed else rule["args"][p.name] for p in target.params)
+    operand = rule.get("operand")
+    if operand:  # dist: aten computes norm(self - other, p)
+        first = target_wrapper(operand["via"], plan)
+        assert first is not None
+        lines.append(f"const torch::stable::Tensor {operand['as']} = torch::stable::{first.name}"
+                     f"({', '.join(operand['args'])});")
     lines.append(f"return torch::stable::{target.name}({args});")
     return "\n".join(lines)
+
+
+def _literal(value: object) -> str:
+    """A fixed argument as C++: a bool, an integer, a list of integers."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "{" + ", ".join(map(str, value)) + "}"
+    return str(value)
 
 
 # ---- `refuse_kinds` of a wrapped_numbers row: numbers aten raises for before wrapping them ----
