@@ -112,6 +112,8 @@ class Composition(Route):
             return self._scalars_at(q, rule)
         if rule is not None and rule["kernel"] == RRELU:  # (section at the end)
             return _rrelu_at(self, q, rule)
+        if rule is not None and rule["kernel"] in TRAPEZOID:  # (section at the end)
+            return _trapezoid_at(self, q, rule)
         if rule is None or any(str(p.arg.type) not in CARRIED or p.is_out for p in q.params):
             return None
         if rule["kernel"] != INPLACE and "via" in rule:  # softshrink: where `via` (sub.Tensor) has a libtorch route
@@ -240,6 +242,8 @@ class Composition(Route):
             return _scalars_describe(w, rule)
         if rule["kernel"] == RRELU:
             return _rrelu_doc(rule)
+        if rule["kernel"] in TRAPEZOID:
+            return _trapezoid_doc(w, rule)
         if rule["kernel"] == NONE:
             return [f"Route: {rule['argument']} = {rule['value']} as aten::{rule['via']} with {rule['none']} None, "
                     f"which computes aten::{w.op.name} with {rule['value']} (proven equal, gradients included, on "
@@ -309,6 +313,8 @@ class Composition(Route):
         rule = scalars.load().kernel_compositions[w.op.name]
         if rule["kernel"] == RRELU:
             return _rrelu_body(w, v, plan, rule)
+        if rule["kernel"] in TRAPEZOID:
+            return _trapezoid_body(w, plan, rule)
         if rule["kernel"] == SCALARS:
             return _scalars_body(w, v, plan, rule)
         if rule["kernel"] in RANGES:
@@ -699,3 +705,63 @@ def _scalars_describe(w: Wrapper, rule: dict) -> list[str]:
             "A call autograd records (an input requiring grad in grad mode: that overload has no derivative), a "
             "tensor not on the CPU, and an unsigned number above int64's range raise an error: define "
             "SHIMGEN_OVERLAY and link libshimgen_overlay for those."]
+
+
+# ---- kernels `trapezoid_dx` / `cumulative_trapezoid_dx` (trapezoid.dx, cumulative_trapezoid.dx): aten's
+# CompositeImplicitAutograd functions (Integration.cpp) as the same dispatching calls in the same order, each by its
+# wrapper (the row's `calls`: op -> how many leading parameters the body passes it): aten's checks first (scalar.h
+# trapezoid_check; trapezoid returns zeros of y's options for an empty dim before them, sizes_except), then
+# `(y.sum(dim) - (y.select(dim, 0) + y.select(dim, -1)) * 0.5) * dx` and
+# `(dx / 2. * (y.slice(dim, 0, -1) + y.slice(dim, 1))).cumsum(dim)`, the Scalar dx taken as aten takes it
+# (dx.toDouble()) and each product by mul.Scalar's wrapper, as aten multiplies a tensor by a double ----
+
+TRAPEZOID = ("trapezoid_dx", "cumulative_trapezoid_dx")
+
+
+def _trapezoid_at(route: Route, q: Query, rule: dict) -> Variant | None:
+    """Every parameter, where each wrapper of `calls` takes the parameters the body passes it with libtorch alone at
+    q.level."""
+    if [p.name for p in q.params] != ["y", "dx", "dim"]:
+        return None
+    for name, passed in rule["calls"].items():
+        target = target_wrapper(name, q.plan)
+        tv = active(target, q.level) if target is not None else None
+        if tv is None or tv.route.overlay or tv.kept < passed:
+            return None
+    return Variant(route, len(q.params), q.level, lowering=tuple(rule["calls"]))
+
+
+def _trapezoid_body(w: Wrapper, plan: Plan, rule: dict) -> str:
+    f = {}
+    for name in rule["calls"]:
+        target = target_wrapper(name, plan)
+        assert target is not None
+        f[name.split(".")[0]] = f"torch::stable::{target.name}"
+    op, name = w.op.name, w.op.name.split(".")[0]
+    mul = f["mul"]
+    if rule["kernel"] == "trapezoid_dx":
+        return "\n".join([
+            "if (y.size(dim) == 0) {  // aten: zeros of y's options, before its checks",
+            f"return {f['new_zeros']}(y, shimgen::detail::sizes_except(y, dim));",
+            "}",
+            f'shimgen::detail::trapezoid_check("{op}", "{name}", y, dx);',
+            f"const torch::stable::Tensor ends = {f['add']}({f['select']}(y, dim, 0), {f['select']}(y, dim, -1));",
+            f"const torch::stable::Tensor inner = {f['sub']}({f['sum']}(y, {{dim}}), "
+            f"{mul}(ends, shimgen::Scalar(0.5)));",
+            f"return {mul}(inner, shimgen::Scalar(dx.to_double()));"])
+    return "\n".join([
+        f'shimgen::detail::trapezoid_check("{op}", "{name}", y, dx);',
+        f"const torch::stable::Tensor left = {f['slice']}(y, dim, 0, -1);",
+        f"const torch::stable::Tensor right = {f['slice']}(y, dim, 1);",
+        f"const torch::stable::Tensor scaled = {mul}({f['add']}(left, right), shimgen::Scalar(dx.to_double() / 2.));",
+        f"return {f['cumsum']}(scaled, dim);"])
+
+
+def _trapezoid_doc(w: Wrapper, rule: dict) -> list[str]:
+    how = ("(y.sum(dim) - (y.select(dim, 0) + y.select(dim, -1)) * 0.5) * dx, with zeros for an empty dim"
+           if rule["kernel"] == "trapezoid_dx" else "(dx / 2. * (y.slice(dim, 0, -1) + y.slice(dim, 1))).cumsum(dim)")
+    return [f"Route: aten computes aten::{w.op.name} as {how}, dx as a double; so does this wrapper, by the same "
+            f"dispatching calls (proven equal, gradients included, on torch {', '.join(map(str, rule['proven']))}).",
+            "Where a product's number has no exact libtorch route for the tensor's dtype, mul's wrapper raises an "
+            "error naming the remedy."]
+
