@@ -142,4 +142,6 @@ def vias(op: str) -> tuple[str, ...]:
     rule = facts.equivalents.get(op)
     kernel = facts.kernel_compositions.get(op, {})
     return (((rule["via"],) if rule else ()) + tuple(r["via"] for r in facts.number_rules.get(op, []) if "via" in r)
-            + ((kernel["via"],) if "via" in kernel else ()))
+            + ((kernel["via"],) if "via" in kernel else ())
+            + ((kernel["operand"]["via"],) if "operand" in kernel else ())
+            + tuple(kernel.get("calls", ())))  # a kernel calling several wrappers (trapezoid_dx)

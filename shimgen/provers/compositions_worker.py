@@ -266,6 +266,9 @@ def main():
         if s["kernel"] == "scalars_tensor":  # (section at the end)
             report[op] = prove_scalars_tensor(op, s)
             continue
+        if s["kernel"] in TRAPEZOID_KERNELS:  # (section at the end)
+            report[op] = prove_trapezoid(op, s)
+            continue
         if s["kernel"] in SELECT_PROVERS:
             report[op] = prove_select(op, s)
             continue
@@ -535,6 +538,10 @@ def wrapped_samples(s):
     tensor = next(a for a in s["args"] if types[a] == "Tensor")
     numbers = [a for a in s["args"] if types[a] == "Scalar"]
     flags = [a for a in s["args"] if types[a] == "bool"]
+    # `number_limit` (laguerre, legendre: aten's kernel loops n times per element): larger finite numbers left out
+    limit = s["rule"].get("number_limit")
+    tried = [n for n in WRAPPED_NUMBERS if limit is None or isinstance(n, (bool, complex)) or not math.isfinite(n)
+             or abs(n) <= limit]
     out = []
     for d in DTYPES if tensor != "condition" else [torch.bool, torch.uint8]:
         for k, shape in enumerate([(7,), (), (0,), (3, 4), (40,)]):
@@ -542,11 +549,11 @@ def wrapped_samples(s):
             if shape == (40,) and not (d.is_floating_point or d.is_complex or d == torch.bool):
                 base = torch.tensor([1, 16777216, 16777217, 16777218] * 10).to(d)  # float32 rounds these
             t = base if d.is_complex or base.dim() == 0 else base.sort(dim=-1).values
-            for i, n in enumerate(WRAPPED_NUMBERS):
+            for i, n in enumerate(tried):
                 for j, flag in enumerate([False, True] if flags else [None]):
                     v = {tensor: t}
                     for m, name in enumerate(numbers):
-                        v[name] = n if m == 0 else WRAPPED_NUMBERS[(i + 5 * (j + 1)) % len(WRAPPED_NUMBERS)]
+                        v[name] = n if m == 0 else tried[(i + 5 * (j + 1)) % len(tried)]
                     for q, f in enumerate(flags):
                         v[f] = flag if q == 0 else (i % 2 == 1)
                     out.append((f"{d} {shape} {v}", v))
@@ -1177,7 +1184,10 @@ def number_as_none(s, v):
     for name, lengths in r.get("lengths", {}).items():
         if v.get(name) is not None and len(v[name]) not in lengths:
             raise Refused("length")
-    return aten(r["via"])(**{va: v[fa] for va, fa in r["args"].items()}, **{r["none"]: None})
+    operand = r.get("operand")
+    if operand:  # dist: `operand`'s op on the op's tensors first (aten's self - other)
+        v = dict(v, **{operand["as"]: aten(operand["via"])(*(v[a] for a in operand["args"]))})
+    return aten(r["via"])(**{va: v[fa] for va, fa in r["args"].items()}, **{r["none"]: None}, **r.get("fixed", {}))
 
 
 def prove_number_as_none(op, s):
@@ -1189,14 +1199,19 @@ def prove_number_as_none(op, s):
     compared = both_ok = refused = 0
     wrong = ""
     numbers = [2, 2.0, 1, 0, float("inf"), -float("inf"), 3, -2, 0.5, True, 2 + 0j]
+    has = set(s["args"])  # only the arguments the op takes (norm.Scalar: self and p)
+    others = [("other", (5, 7)), ("other", ()), ("other", (7,)), ("other", (3, 1))] if "other" in has else [None]
     for d in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64, torch.int64, torch.bool):
         for k, shape in enumerate([(5, 7), (), (0,), (3, 4, 5), (0, 3), (40, 3)]):
-            for dim in (None, [1], [-1], [0, 1], [], [0, 1, 2], [3], [0]):
-                for keepdim in (False, True):
-                    for dtype in (None, torch.float64, torch.complex128):
-                        for n in numbers:
+            for dim in ((None, [1], [-1], [0, 1], [], [0, 1, 2], [3], [0]) if "dim" in has else [None]):
+                for keepdim in ((False, True) if "keepdim" in has else [False]):
+                    for dtype in ((None, torch.float64, torch.complex128) if "dtype" in has else [None]):
+                        for n, o in ((n, o) for n in numbers for o in others):
                             v = {"self": sample(shape, d, k), r["argument"]: n, "dim": dim, "keepdim": keepdim,
                                  "dtype": dtype}
+                            v = {a: x for a, x in v.items() if a in has}
+                            if o is not None:  # dist: a second tensor (broadcasting or not), of d and of float64
+                                v["other"] = sample(o[1], d if k % 2 == 0 else torch.float64, k + 11)
                             got = outcome(lambda: number_as_none(s, v))
                             compared += 1
                             if got[0] == "refused":
@@ -1210,14 +1225,18 @@ def prove_number_as_none(op, s):
                                         f"{got[1] if got[0] == 'error' else got[1].dtype}"
                             if d in (torch.float64, torch.complex64) and dtype is None and want[0] == got[0] == "ok":
                                 grads = []
-                                for fn in (lambda x: f(**dict(v, self=x)), lambda x: number_as_none(s, dict(v, self=x))):
+                                for fn in (lambda x, y: f(**dict(v, self=x, **y)),
+                                           lambda x, y: number_as_none(s, dict(v, self=x, **y))):
                                     x = v["self"].to(torch.complex128 if d.is_complex else d).clone()
                                     if k == 0:
                                         x[0] = 0  # a zero row: the norm's gradient there
                                     x.requires_grad_()
-                                    res = fn(x)
-                                    (res * torch.arange(res.numel(), dtype=res.dtype).view(res.shape)).sum().backward()
-                                    grads.append(x.grad)
+                                    y = ({"other": v["other"].to(x.dtype).clone().requires_grad_()}
+                                         if "other" in v else {})
+                                    res = fn(x, y)
+                                    (res * torch.arange(1, res.numel() + 1, dtype=res.dtype).view(res.shape)
+                                     ).sum().backward()
+                                    grads.append(torch.cat([x.grad.flatten(), *(t.grad.flatten() for t in y.values())]))
                                 if not same(("ok", grads[0]), ("ok", grads[1])) and not wrong:
                                     wrong = f"gradient {d} {shape} {dim} {keepdim} {n!r}"
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
@@ -2106,6 +2125,75 @@ def prove_result_type_numbers(op, s):
 RT_DTYPES = {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: torch.int64, 5: torch.float16,
              6: torch.float32, 7: torch.float64, 8: torch.complex32, 9: torch.complex64, 10: torch.complex128,
              11: torch.bool, 15: torch.bfloat16, 27: torch.uint16, 28: torch.uint32, 29: torch.uint64}
+
+
+# ---- kernels `trapezoid_dx` / `cumulative_trapezoid_dx`: aten's Integration.cpp as the same aten calls ----
+
+TRAPEZOID_KERNELS = ("trapezoid_dx", "cumulative_trapezoid_dx")
+TRAPEZOID_NUMBERS = [1, 0.5, 0.1, -2.5, 3, 0, 1e-3, 2**53 + 1, 1e300, float("inf"), float("nan"), True, 1 + 2j, -0.0]
+
+
+def trapezoid_dx(kernel, y, dx, dim):
+    """composition.py _trapezoid_body: aten's checks (scalar.h trapezoid_check), then its calls in its order."""
+    name = "trapezoid" if kernel == "trapezoid_dx" else "cumulative_trapezoid"
+    if kernel == "trapezoid_dx" and y.size(dim) == 0:  # zeros of y's options, before the checks
+        n = y.dim()
+        return aten("new_zeros.default")(y, [y.size(i) for i in range(n) if i != (dim + n if dim < 0 else dim)])
+    if y.dtype == torch.bool:
+        raise RuntimeError(f"{name}: received a bool input for `y` {ATEN_RAISES}")
+    if isinstance(dx, (bool, complex)):
+        raise RuntimeError(f"{name}: Currently, we only support dx as a real number {ATEN_RAISES}")
+    d = float(dx)  # shimgen::Scalar::to_double, as aten's dx.toDouble()
+    if kernel == "trapezoid_dx":
+        ends = aten("add.Tensor")(aten("select.int")(y, dim, 0), aten("select.int")(y, dim, -1))
+        inner = aten("sub.Tensor")(aten("sum.dim_IntList")(y, [dim]), aten("mul.Scalar")(ends, 0.5))
+        return aten("mul.Scalar")(inner, d)
+    left, right = aten("slice.Tensor")(y, dim, 0, -1), aten("slice.Tensor")(y, dim, 1)
+    return aten("cumsum.default")(aten("mul.Scalar")(aten("add.Tensor")(left, right), d / 2.0), dim)
+
+
+def prove_trapezoid(op, s):
+    """aten's op against trapezoid_dx: dtypes (floating, reduced, integral, bool, complex), shapes (2-D, 3-D, 1-D,
+    0-dim, empty dims, one element), dims (in and out of range, negative), numbers (int, double, huge, non-finite,
+    bool, complex); results, dtypes, strides and errors; float64 and complex128 gradients under weighted upstream
+    gradients (aten: CompositeImplicitAutograd, so the same calls' derivatives)."""
+    f = aten(op)
+    compared = both_ok = refused = 0
+    wrong = ""
+    for d in (torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.uint8,
+              torch.bool, torch.complex64):
+        for k, shape in enumerate([(5, 7), (2, 3, 4), (9,), (), (0, 3), (3, 0), (1, 4), (40,)]):
+            y = sample(shape, d, k)
+            if k == 1:
+                y = y.transpose(0, 2)  # not contiguous
+            for dim in (-1, 0, 1, 2, -3, 5):
+                for dx in TRAPEZOID_NUMBERS:
+                    want = run(lambda: f(y, dx=dx, dim=dim))
+                    got = outcome(lambda: trapezoid_dx(s["kernel"], y, dx, dim))
+                    compared += 1
+                    if got[0] == "refused":
+                        refused += 1
+                        continue
+                    both_ok += want[0] == got[0] == "ok"
+                    strides_differ = want[0] == got[0] == "ok" and want[1].stride() != got[1].stride()
+                    if (not same(want, got) or strides_differ) and not wrong:
+                        wrong = f"{d} {shape} dim {dim} dx {dx!r}: {want[0]} " \
+                                f"{want[1] if want[0] == 'error' else (want[1].dtype, want[1].stride())} vs " \
+                                f"{got[0]} {got[1] if got[0] == 'error' else (got[1].dtype, got[1].stride())}"
+                    if d in (torch.float64, torch.complex64) and want[0] == got[0] == "ok" and dx in (0.5, 3, -2.5):
+                        grads = []
+                        for fn in (lambda t: f(t, dx=dx, dim=dim), lambda t: trapezoid_dx(s["kernel"], t, dx, dim)):
+                            def backward(fn=fn):
+                                t = y.to(torch.complex128 if d.is_complex else d).clone().requires_grad_()
+                                r = fn(t)
+                                if not r.requires_grad:  # the zeros of an empty dim: no graph on either side
+                                    return torch.zeros(0)
+                                (r * weights(r)).sum().real.backward()
+                                return t.grad
+                            grads.append(run(backward))
+                        if not same(*grads) and not wrong:
+                            wrong = f"gradient {d} {shape} dim {dim} dx {dx!r}: {grads[0][0]} vs {grads[1][0]}"
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
 
 
 if __name__ == "__main__":

@@ -43,7 +43,10 @@ where every element is exact in the dtype and in aten's arithmetic; otherwise a 
 Kernel `number_as_none` (linalg_vector_norm.default -> via linalg_norm.default): for the one value `value` of its
 number `argument`, the op is `via` with that number as via's `Scalar?` None (`none`), which the dispatcher carries
 (linalg_norm with ord None computes linalg_vector_norm with ord 2); another value, or a list argument of a length
-`via` refuses (`lengths`), raises a `shimgen:` error naming the remedy.
+`via` refuses (`lengths`), raises a `shimgen:` error naming the remedy. `fixed` gives via's other parameters a value
+of their own (norm.Scalar is norm.ScalarOpt_dim with dim [] and keepdim false, as aten calls it); `operand` names a
+wrapper whose result stands in for one of via's arguments (dist(a, b, p) is aten's norm(a - b, p): sub.Tensor
+first, `as` the name the row's `args` bind).
 
 Kernels `softshrink`, `shrink_grad` (hardshrink_backward, softshrink_backward: aten's shrink_backward) and
 `hardtanh_backward` are elementwise kernels of the same kind (scalar.h softshrink_select, shrink_grad_select,
@@ -125,6 +128,8 @@ class Composition(Route):
             return self._scalars_at(q, rule)
         if rule is not None and rule["kernel"] == RRELU:  # (section at the end)
             return _rrelu_at(self, q, rule)
+        if rule is not None and rule["kernel"] in TRAPEZOID:  # (section at the end)
+            return _trapezoid_at(self, q, rule)
         if rule is None or any(str(p.arg.type) not in CARRIED or p.is_out for p in q.params):
             return None
         if rule["kernel"] != INPLACE and "via" in rule:  # softshrink: where `via` (sub.Tensor) has a libtorch route
@@ -216,10 +221,19 @@ class Composition(Route):
         tv = active(target, q.level) if target is not None else None
         if tv is None or tv.route.overlay or tv.kept < len(target.params):  # type: ignore[union-attr]
             return None
-        if set(rule["args"].values()) | {rule["argument"]} != {p.name for p in q.params}:
+        operand = rule.get("operand")  # dist: via's operand is `operand`'s wrapper on the op's tensors
+        mine = set(rule["args"].values()) | set(operand["args"] if operand else ())
+        if mine - {operand["as"] if operand else None} | {rule["argument"]} != {p.name for p in q.params}:
             return None
-        if set(rule["args"]) | {rule["none"]} != {p.name for p in target.params}:  # type: ignore[union-attr]
+        if set(rule["args"]) | {rule["none"]} | set(rule.get("fixed", {})) != {
+                p.name for p in target.params}:  # type: ignore[union-attr]
             return None
+        if operand:
+            first = target_wrapper(operand["via"], q.plan)
+            fv = active(first, q.level) if first is not None else None
+            if fv is None or fv.route.overlay or fv.kept < len(operand["args"]):
+                return None
+            return Variant(self, len(q.params), q.level, lowering=(rule["via"], operand["via"]))
         return Variant(self, len(q.params), q.level, lowering=(rule["via"],))
 
     def _scalars_at(self, q: Query, rule: dict) -> Variant | None:
@@ -262,6 +276,8 @@ class Composition(Route):
             return _scalars_describe(w, rule)
         if rule["kernel"] == RRELU:
             return _rrelu_doc(rule)
+        if rule["kernel"] in TRAPEZOID:
+            return _trapezoid_doc(w, rule)
         if rule["kernel"] == NONE:
             return [f"Route: {rule['argument']} = {rule['value']} as aten::{rule['via']} with {rule['none']} None, "
                     f"which computes aten::{w.op.name} with {rule['value']} (proven equal, gradients included, on "
@@ -288,7 +304,10 @@ class Composition(Route):
                     f"{', '.join(map(str, rule['proven']))}).",
                     "A number out of the range of that dtype raises an error (shimgen::Scalar)."] + (
                         [f"A {' or '.join(rule['refuse_kinds'])} number raises an error, as in aten, which checks "
-                         "the number's own type before wrapping it."] if rule.get("refuse_kinds") else [])
+                         "the number's own type before wrapping it."] if rule.get("refuse_kinds") else []) + (
+                        [f"Proven with finite numbers up to {rule['number_limit']} in magnitude: aten's kernel loops "
+                         "n times per element, so larger ones were not run (the wrapper converts them as it does "
+                         "the others)."] if rule.get("number_limit") else [])
         if rule["kernel"] == OUT:
             return [f"Route: aten::{rule['via']}, then aten's out= rules (shimgen::detail::check_out_autograd and "
                     "assign_out: in grad mode no argument may require grad; the result dtype must cast to out's; a "
@@ -328,6 +347,8 @@ class Composition(Route):
         rule = scalars.load().kernel_compositions[w.op.name]
         if rule["kernel"] == RRELU:
             return _rrelu_body(w, v, plan, rule)
+        if rule["kernel"] in TRAPEZOID:
+            return _trapezoid_body(w, plan, rule)
         if rule["kernel"] == SCALARS:
             return _scalars_body(w, v, plan, rule)
         if rule["kernel"] in RANGES:
@@ -474,10 +495,26 @@ def _none_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
                   f'shimgen::detail::fail("{op}", "with {a}={value}, `{name}` of {" or ".join(map(str, lengths))} '
                   f'dims only (aten::{rule["via"]} refuses others): define SHIMGEN_OVERLAY and link '
                   'libshimgen_overlay (rebuilt for each torch release)");', "}"]
-    args = ", ".join("std::optional<shimgen::Scalar>()" if p.name == rule["none"] else rule["args"][p.name]
-                     for p in target.params)
+    fixed = rule.get("fixed", {})  # via's parameters given a value of their own (norm.Scalar: all dims)
+    args = ", ".join("std::optional<shimgen::Scalar>()" if p.name == rule["none"] else
+                     _literal(fixed[p.name]) if p.name in fixed else rule["args"][p.name] for p in target.params)
+    operand = rule.get("operand")
+    if operand:  # dist: aten computes norm(self - other, p)
+        first = target_wrapper(operand["via"], plan)
+        assert first is not None
+        lines.append(f"const torch::stable::Tensor {operand['as']} = torch::stable::{first.name}"
+                     f"({', '.join(operand['args'])});")
     lines.append(f"return torch::stable::{target.name}({args});")
     return "\n".join(lines)
+
+
+def _literal(value: object) -> str:
+    """A fixed argument as C++: a bool, an integer, a list of integers."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return "{" + ", ".join(map(str, value)) + "}"
+    return str(value)
 
 
 # ---- `refuse_kinds` of a wrapped_numbers row: numbers aten raises for before wrapping them ----
@@ -702,3 +739,63 @@ def _scalars_describe(w: Wrapper, rule: dict) -> list[str]:
             "A call autograd records (an input requiring grad in grad mode: that overload has no derivative), a "
             "tensor not on the CPU, and an unsigned number above int64's range raise an error: define "
             "SHIMGEN_OVERLAY and link libshimgen_overlay for those."]
+
+
+# ---- kernels `trapezoid_dx` / `cumulative_trapezoid_dx` (trapezoid.dx, cumulative_trapezoid.dx): aten's
+# CompositeImplicitAutograd functions (Integration.cpp) as the same dispatching calls in the same order, each by its
+# wrapper (the row's `calls`: op -> how many leading parameters the body passes it): aten's checks first (scalar.h
+# trapezoid_check; trapezoid returns zeros of y's options for an empty dim before them, sizes_except), then
+# `(y.sum(dim) - (y.select(dim, 0) + y.select(dim, -1)) * 0.5) * dx` and
+# `(dx / 2. * (y.slice(dim, 0, -1) + y.slice(dim, 1))).cumsum(dim)`, the Scalar dx taken as aten takes it
+# (dx.toDouble()) and each product by mul.Scalar's wrapper, as aten multiplies a tensor by a double ----
+
+TRAPEZOID = ("trapezoid_dx", "cumulative_trapezoid_dx")
+
+
+def _trapezoid_at(route: Route, q: Query, rule: dict) -> Variant | None:
+    """Every parameter, where each wrapper of `calls` takes the parameters the body passes it with libtorch alone at
+    q.level."""
+    if [p.name for p in q.params] != ["y", "dx", "dim"]:
+        return None
+    for name, passed in rule["calls"].items():
+        target = target_wrapper(name, q.plan)
+        tv = active(target, q.level) if target is not None else None
+        if tv is None or tv.route.overlay or tv.kept < passed:
+            return None
+    return Variant(route, len(q.params), q.level, lowering=tuple(rule["calls"]))
+
+
+def _trapezoid_body(w: Wrapper, plan: Plan, rule: dict) -> str:
+    f = {}
+    for name in rule["calls"]:
+        target = target_wrapper(name, plan)
+        assert target is not None
+        f[name.split(".")[0]] = f"torch::stable::{target.name}"
+    op, name = w.op.name, w.op.name.split(".")[0]
+    mul = f["mul"]
+    if rule["kernel"] == "trapezoid_dx":
+        return "\n".join([
+            "if (y.size(dim) == 0) {  // aten: zeros of y's options, before its checks",
+            f"return {f['new_zeros']}(y, shimgen::detail::sizes_except(y, dim));",
+            "}",
+            f'shimgen::detail::trapezoid_check("{op}", "{name}", y, dx);',
+            f"const torch::stable::Tensor ends = {f['add']}({f['select']}(y, dim, 0), {f['select']}(y, dim, -1));",
+            f"const torch::stable::Tensor inner = {f['sub']}({f['sum']}(y, {{dim}}), "
+            f"{mul}(ends, shimgen::Scalar(0.5)));",
+            f"return {mul}(inner, shimgen::Scalar(dx.to_double()));"])
+    return "\n".join([
+        f'shimgen::detail::trapezoid_check("{op}", "{name}", y, dx);',
+        f"const torch::stable::Tensor left = {f['slice']}(y, dim, 0, -1);",
+        f"const torch::stable::Tensor right = {f['slice']}(y, dim, 1);",
+        f"const torch::stable::Tensor scaled = {mul}({f['add']}(left, right), shimgen::Scalar(dx.to_double() / 2.));",
+        f"return {f['cumsum']}(scaled, dim);"])
+
+
+def _trapezoid_doc(w: Wrapper, rule: dict) -> list[str]:
+    how = ("(y.sum(dim) - (y.select(dim, 0) + y.select(dim, -1)) * 0.5) * dx, with zeros for an empty dim"
+           if rule["kernel"] == "trapezoid_dx" else "(dx / 2. * (y.slice(dim, 0, -1) + y.slice(dim, 1))).cumsum(dim)")
+    return [f"Route: aten computes aten::{w.op.name} as {how}, dx as a double; so does this wrapper, by the same "
+            f"dispatching calls (proven equal, gradients included, on torch {', '.join(map(str, rule['proven']))}).",
+            "Where a product's number has no exact libtorch route for the tensor's dtype, mul's wrapper raises an "
+            "error naming the remedy."]
+
