@@ -92,6 +92,8 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   // ---- number rules of session 6: pow(x, 0.5) is sqrt, pow(x, -1) reciprocal (no_grad) ----
   ns.push_back(ns_per_call(iters, [&] { return at::pow(t, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return at::pow(t, -1.0); }));
+  // ---- kernel elu_grad (is_result=true) ----
+  ns.push_back(ns_per_call(iters, [&] { return at::elu_backward(t, 1.0, 1.0, 1.0, true, t); }));
 #else
   namespace ts = torch::stable;
   ns.push_back(ns_per_call(iters, [&] { return ts::add(x, x); }));
@@ -124,6 +126,8 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   // ---- number rules of session 6 (in grad mode: two dispatcher calls ask whether autograd records the call) ----
   ns.push_back(ns_per_call(iters, [&] { return ts::pow(x, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::pow(x, -1.0); }));
+  // ---- kernel elu_grad (is_result=true: mul, neg, sub, mul, mul, mul, le, where.self_out; + records_grad) ----
+  ns.push_back(ns_per_call(iters, [&] { return ts::elu_backward(x, 1.0, 1.0, 1.0, true, x); }));
 #endif
   return ns;
 }

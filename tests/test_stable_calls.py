@@ -29,8 +29,10 @@ from tests.stable_calls import harness
 # integer add/sub/subtract/rsub/add_ with the default alpha (6 calls refused before) taking the number rule
 # integral_add: 124 of 134 both; with addcmul (2) and addcdiv (compile errors before) and 3 calls added with them
 # (int64 addcmul, Adam's addcmul_ and addcdiv_) exact through the kernel scalars_tensor: 130 of 137 both; with
-# pow(x, 0.5) and pow(x, -1) taking the number rules sqrt / reciprocal (refused before): 132 of 137 both.
-FLOOR = {"2.13": 132, "2.10": 132}
+# pow(x, 0.5) and pow(x, -1) taking the number rules sqrt / reciprocal (refused before): 132 of 137 both; with
+# elu(x), softplus(x) (compile errors naming the overlay: no composition is exact, README) and
+# elu_backward(y, 1.5, 1.25, 0.5, true, x) (exact through the kernel elu_grad): 133 of 140 both.
+FLOOR = {"2.13": 133, "2.10": 133}
 
 
 @pytest.fixture(scope="module")

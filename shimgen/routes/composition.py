@@ -224,6 +224,8 @@ class Composition(Route):
 
     def describe(self, w: Wrapper, v: Variant) -> list[str]:
         rule = scalars.load().kernel_compositions[w.op.name]
+        if rule["kernel"] == ELU_GRAD:  # (section at the end)
+            return _elu_grad_doc(rule)
         if rule["kernel"] == SCALARS:
             return _scalars_describe(w, rule)
         if rule["kernel"] == RRELU:
@@ -292,6 +294,8 @@ class Composition(Route):
 
     def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
         rule = scalars.load().kernel_compositions[w.op.name]
+        if rule["kernel"] == ELU_GRAD:  # (section at the end)
+            return _elu_grad_body(w, plan, rule)
         if rule["kernel"] == RRELU:
             return _rrelu_body(w, v, plan, rule)
         if rule["kernel"] == SCALARS:
@@ -668,3 +672,33 @@ def _scalars_describe(w: Wrapper, rule: dict) -> list[str]:
             "A call autograd records (an input requiring grad in grad mode: that overload has no derivative), a "
             "tensor not on the CPU, and an unsigned number above int64's range raise an error: define "
             "SHIMGEN_OVERLAY and link libshimgen_overlay for those."]
+
+
+# ---- kernel `elu_grad` (elu_backward.default; its out= is kernel `out`): aten's elu_backward kernel with
+# is_result=true, `x <= 0 ? grad * input_scale * (x + alpha * scale) : grad * scale`, as scalar.h's
+# elu_grad_operands / elu_grad_select, its one addition by `via` (sub.Tensor: x - (-(alpha * scale))), so
+# it routes where that wrapper has a libtorch route (the generic `via` rule of Composition.variant_at).
+# is_result=false (exp, computed by aten's vectorized body and scalar tail in two ways), a call autograd records
+# (aten's derivative is elu_double_backward) and a NaN self_or_result are refused ----
+
+ELU_GRAD = "elu_grad"
+
+
+def _elu_grad_body(w: Wrapper, plan: Plan, rule: dict) -> str:
+    target = target_wrapper(rule["via"], plan)
+    assert target is not None
+    args = ", ".join(("true" if a else "false") if isinstance(a, bool) else str(a) for a in rule["args"])
+    return "\n".join([
+        f'const auto s = shimgen::detail::elu_grad_operands("{w.op.name}", {args});',
+        f"return shimgen::detail::elu_grad_select(s, torch::stable::{target.name}(s.x, s.minus_negcoef));"])
+
+
+def _elu_grad_doc(rule: dict) -> list[str]:
+    return [f"Route: aten's elu_backward kernel with is_result=true as the dispatching aten calls that compute it, "
+            f"its addition by aten::{rule['via']} (shimgen::detail::elu_grad_select; proven equal, where autograd "
+            f"does not record the call, on torch {', '.join(map(str, rule['proven']))}).",
+            "is_result=false (aten's kernel computes exp one way in its vectorized body and another in its scalar "
+            "tail), a call autograd records (grad mode, an input requiring grad: aten's derivative is "
+            "elu_double_backward), a NaN in self_or_result (aten's answer depends on the element's position in its "
+            "vectorized loop) and a number out of the range of the dtype aten computes in raise an error naming the "
+            "remedy."]

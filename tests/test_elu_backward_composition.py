@@ -1,0 +1,129 @@
+"""Kernel `elu_backward` (data/scalar_facts.yaml kernel_compositions): aten::elu_backward with is_result=true, and
+its out= (kernel `out`), as the dispatching calls of scalar.h's elu_grad_select, built against the generated
+headers and linked with libtorch alone; compared bit for bit (values, dtype, strides) with aten's kernel, in its
+vectorized body and its scalar tail; what the route refuses raises a `shimgen:` error naming the remedy."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+
+from shimgen import pipeline
+from tests.cxx import build_so
+
+ELU_CALLS = r"""
+#include <torch/csrc/stable/library.h>
+#include <torch/csrc/stable/ops.h>
+
+using torch::stable::Tensor;
+namespace ts = torch::stable;
+
+Tensor k_eb(Tensor g, double alpha, double scale, double input_scale, bool is_result, Tensor x) {
+  return ts::elu_backward(g, alpha, scale, input_scale, is_result, x);
+}
+Tensor k_eb_int(Tensor g, int64_t alpha, Tensor x) { return ts::elu_backward(g, alpha, 1, 1, true, x); }
+Tensor k_eb_out(Tensor g, double alpha, double scale, double input_scale, Tensor x, Tensor out) {
+  ts::elu_backward_out(out, g, alpha, scale, input_scale, true, x);
+  return out;
+}
+
+STABLE_TORCH_LIBRARY(elu_grad, m) {
+  m.def("eb(Tensor g, float alpha, float scale, float input_scale, bool is_result, Tensor x) -> Tensor");
+  m.def("eb_int(Tensor g, int alpha, Tensor x) -> Tensor");
+  m.def("eb_out(Tensor g, float alpha, float scale, float input_scale, Tensor x, Tensor(a!) out) -> Tensor(a!)");
+}
+
+STABLE_TORCH_LIBRARY_IMPL(elu_grad, CompositeExplicitAutograd, m) {
+  m.impl("eb", TORCH_BOX(&k_eb));
+  m.impl("eb_int", TORCH_BOX(&k_eb_int));
+  m.impl("eb_out", TORCH_BOX(&k_eb_out));
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def ext(tmp_path_factory) -> str:
+    root = tmp_path_factory.mktemp("elu_grad")
+    out = str(root / "gen")
+    files, _ = pipeline.generate(["elu_backward", "sub"], None, None, out, only=True)
+    pipeline.write(out, files)
+    src = root / "elu_grad.cpp"
+    src.write_text(ELU_CALLS)
+    lib = str(root / "elu_grad.so")
+    build_so(str(src), lib, out)  # libtorch alone
+    torch.ops.load_library(lib)
+    return lib
+
+
+def _sample(shape, dtype, seed) -> torch.Tensor:
+    """Values of both signs, -0.0, +-inf; no NaN (a NaN self is refused, below)."""
+    t = torch.randn(shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) * 3
+    if t.numel() > 4:
+        t.view(-1)[:4] = torch.tensor([float("inf"), -0.0, 0.0, float("-inf")])
+    return t.to(dtype)
+
+
+def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Same dtype, shape, strides and bits (NaN where NaN is; the sign of zero included)."""
+    return (a.dtype == b.dtype and a.shape == b.shape and a.stride() == b.stride()
+            and torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num())
+            and torch.equal(a.signbit(), b.signbit()))
+
+
+FLOATS = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
+# (alpha, scale, input_scale): elu's default, selu's constants, celu's (alpha, 1, 1 / alpha), others that round
+NUMBERS = [(1.0, 1.0, 1.0), (1.6732632423543772, 1.0507009873554805, 1.0), (2.5, 1.0, 0.4), (0.1, 0.3, 0.7),
+           (0.0, 1.0, 1.0)]
+
+
+@pytest.mark.parametrize("dg,dx", list(itertools.product(FLOATS, FLOATS)))
+def test_elu_backward_is_exact(ext, dg, dx) -> None:
+    """1001 and 37 columns: aten's vectorized body and its scalar tail; broadcasting; mixed dtypes promote."""
+    for sg, sx in (((3, 1001), (3, 1001)), ((4, 37), (37,)), ((37,), (4, 37)), ((), (5,)), ((0, 3), (3,))):
+        g, x = _sample(sg, dg, 1), _sample(sx, dx, 2)
+        for n in NUMBERS:
+            want = torch.ops.aten.elu_backward(g, *n, True, x)
+            assert _same(torch.ops.elu_grad.eb(g, *n, True, x), want), (dg, dx, sg, sx, n)
+
+
+def test_elu_backward_layouts_and_out(ext) -> None:
+    """The result's strides are aten's (its TensorIterator orders dimensions by grad_output's, then
+    self_or_result's); a strided input takes aten's scalar loop, equal too; the out= overload writes the same."""
+    g, x = _sample((40, 33), torch.float32, 3), _sample((33, 40), torch.float32, 4).t()
+    cases = [(g, x), (g.t().contiguous().t(), x), (g[:, :32:2], x[:, 1::2]),
+             (g.view(2, 4, 5, 33).to(memory_format=torch.channels_last), x.contiguous().view(2, 4, 5, 33))]
+    for a, b in cases:
+        want = torch.ops.aten.elu_backward(a, 1.25, 0.75, 0.5, True, b)
+        assert _same(torch.ops.elu_grad.eb(a, 1.25, 0.75, 0.5, True, b), want), (a.stride(), b.stride())
+        out, ref = torch.empty(0), torch.empty(0)
+        torch.ops.elu_grad.eb_out(a, 1.25, 0.75, 0.5, b, out)
+        torch.ops.aten.elu_backward.grad_input(a, 1.25, 0.75, 0.5, True, b, grad_input=ref)
+        assert _same(out, ref)
+    want = torch.ops.aten.elu_backward(g, 3, 1, 1, True, g)
+    assert _same(torch.ops.elu_grad.eb_int(g, 3, g), want)  # an integer alpha
+
+
+def test_elu_backward_refusals_and_atens_errors(ext) -> None:
+    g, x = _sample((6, 40), torch.float32, 5), _sample((6, 40), torch.float32, 6)
+    remedy = "define SHIMGEN_OVERLAY and link libshimgen_overlay"
+    with pytest.raises(RuntimeError, match=f"shimgen: elu_backward.default: is_result=false: .*{remedy}"):
+        torch.ops.elu_grad.eb(g, 1.0, 1.0, 1.0, False, x)
+    x.view(-1)[-1] = float("nan")  # aten: grad * scale in its scalar tail, NaN in its vectorized body
+    with pytest.raises(RuntimeError, match=f"shimgen: elu_backward.default: self holds a NaN.*{remedy}"):
+        torch.ops.elu_grad.eb(g, 1.0, 1.0, 1.0, True, x)
+    with pytest.raises(RuntimeError, match="negative slope"):
+        torch.ops.aten.elu_backward(g, -1.0, 1.0, 1.0, True, g)
+    with pytest.raises(RuntimeError, match=r"shimgen: elu_backward.default: In-place elu backward .*\(aten raises\)"):
+        torch.ops.elu_grad.eb(g, -1.0, 1.0, 1.0, True, g)
+    with pytest.raises(RuntimeError, match="shimgen: elu_backward.default: aten has no kernel for this dtype"):
+        torch.ops.elu_grad.eb(g.long(), 1.0, 1.0, 1.0, True, g.long())
+    with pytest.raises(RuntimeError, match=r"shimgen: elu_backward.default: scale=\d+\.\d+: out of the range"):
+        torch.ops.elu_grad.eb(g, 1.0, 1e39, 1.0, True, g)
+    leaf = g.clone().requires_grad_()
+    with pytest.raises(RuntimeError, match=f"shimgen: elu_backward.default: an input requires grad.*{remedy}"):
+        torch.ops.elu_grad.eb(leaf, 1.0, 1.0, 1.0, True, g)
+    with torch.no_grad():  # autograd records nothing: computed
+        assert _same(torch.ops.elu_grad.eb(leaf, 1.0, 1.0, 1.0, True, g),
+                     torch.ops.aten.elu_backward(leaf, 1.0, 1.0, 1.0, True, g))
