@@ -29,16 +29,29 @@ Tensor k_eb_out(Tensor g, double alpha, double scale, double input_scale, Tensor
   return out;
 }
 
+Tensor k_ar(Tensor a, Tensor b) { return ts::_add_relu(a, b); }
+Tensor k_ar_alpha(Tensor a, Tensor b, double alpha) { return ts::_add_relu(a, b, alpha); }
+Tensor k_ar_scalar(Tensor a, double n) { return ts::_add_relu(a, n); }
+Tensor k_ar_int_scalar(Tensor a, int64_t n) { return ts::_add_relu(a, n); }
+
 STABLE_TORCH_LIBRARY(elu_grad, m) {
   m.def("eb(Tensor g, float alpha, float scale, float input_scale, bool is_result, Tensor x) -> Tensor");
   m.def("eb_int(Tensor g, int alpha, Tensor x) -> Tensor");
   m.def("eb_out(Tensor g, float alpha, float scale, float input_scale, Tensor x, Tensor(a!) out) -> Tensor(a!)");
+  m.def("ar(Tensor a, Tensor b) -> Tensor");
+  m.def("ar_alpha(Tensor a, Tensor b, float alpha) -> Tensor");
+  m.def("ar_scalar(Tensor a, float n) -> Tensor");
+  m.def("ar_int_scalar(Tensor a, int n) -> Tensor");
 }
 
 STABLE_TORCH_LIBRARY_IMPL(elu_grad, CompositeExplicitAutograd, m) {
   m.impl("eb", TORCH_BOX(&k_eb));
   m.impl("eb_int", TORCH_BOX(&k_eb_int));
   m.impl("eb_out", TORCH_BOX(&k_eb_out));
+  m.impl("ar", TORCH_BOX(&k_ar));
+  m.impl("ar_alpha", TORCH_BOX(&k_ar_alpha));
+  m.impl("ar_scalar", TORCH_BOX(&k_ar_scalar));
+  m.impl("ar_int_scalar", TORCH_BOX(&k_ar_int_scalar));
 }
 """
 
@@ -47,7 +60,7 @@ STABLE_TORCH_LIBRARY_IMPL(elu_grad, CompositeExplicitAutograd, m) {
 def ext(tmp_path_factory) -> str:
     root = tmp_path_factory.mktemp("elu_grad")
     out = str(root / "gen")
-    files, _ = pipeline.generate(["elu_backward", "sub"], None, None, out, only=True)
+    files, _ = pipeline.generate(["elu_backward", "sub", "_add_relu", "add"], None, None, out, only=True)
     pipeline.write(out, files)
     src = root / "elu_grad.cpp"
     src.write_text(ELU_CALLS)
@@ -127,3 +140,62 @@ def test_elu_backward_refusals_and_atens_errors(ext) -> None:
     with torch.no_grad():  # autograd records nothing: computed
         assert _same(torch.ops.elu_grad.eb(leaf, 1.0, 1.0, 1.0, True, g),
                      torch.ops.aten.elu_backward(leaf, 1.0, 1.0, 1.0, True, g))
+
+
+ADD_RELU_DTYPES = [torch.float32, torch.float64, torch.int64, torch.int32, torch.int8]
+
+
+@pytest.mark.parametrize("da,db", list(itertools.product(ADD_RELU_DTYPES, ADD_RELU_DTYPES)))
+def test_add_relu_is_exact(ext, da, db) -> None:
+    """clamp(self + other, 0, the largest value of SELF's dtype) over the common dtype: an int32 self with a float
+    other saturates at 2**31, a float one at float's largest value (+inf too); integers wrap, then clamp; 1001 and
+    37 elements: the vectorized body and the scalar tail."""
+    for sa, sb in (((3, 1001), (3, 1001)), ((4, 37), (37,)), ((), (5,)), ((0, 3), (3,))):
+        a = _sample(sa, torch.float64, 7) * (1e9 if da == torch.int32 else 40)
+        b = _sample(sb, torch.float64, 8) * 40
+        a, b = (t.nan_to_num(0.5, 1e300, -1e300) if not d.is_floating_point else t for t, d in ((a, da), (b, db)))
+        a = a.clamp(-1e18, 1e18).to(da) if not da.is_floating_point else a.to(da)
+        b = b.clamp(-1e18, 1e18).to(db) if not db.is_floating_point else b.to(db)
+        if a.dtype.is_floating_point and b.dtype.is_floating_point and a.numel() > 4 and b.numel() > 4:
+            a.view(-1)[1:3] = 0.0  # -0.0 + 0.0 and 0.0 + 0.0 (no -0.0 sum: refused, below)
+        ct = torch.result_type(a, b)
+        info = torch.finfo if da.is_floating_point else torch.iinfo
+        if ct.is_floating_point == da.is_floating_point and info(da).max > info(ct).max:  # a 0-dim self
+            with pytest.raises(RuntimeError, match="without overflow"):
+                torch.ops.aten._add_relu(a, b)
+            with pytest.raises(RuntimeError, match=r"without overflow \(aten raises\)"):
+                torch.ops.elu_grad.ar(a, b)
+            continue
+        want = torch.ops.aten._add_relu(a, b)
+        assert _same(torch.ops.elu_grad.ar(a, b), want), (da, db, sa, sb)
+        assert _same(torch.ops.elu_grad.ar_alpha(a, b, 1.0), want), (da, db, sa, sb)
+    x = _sample((6, 40), da, 9) if da.is_floating_point else torch.arange(-120, 120, dtype=da).view(6, 40)
+    for n in (0.5, -3.0, 2.0):
+        assert _same(torch.ops.elu_grad.ar_scalar(x, n), torch.ops.aten._add_relu(x, n)), (da, n)
+    assert _same(torch.ops.elu_grad.ar_int_scalar(x, 7), torch.ops.aten._add_relu(x, 7)), da
+
+
+def test_add_relu_refusals_and_atens_errors(ext) -> None:
+    remedy = "define SHIMGEN_OVERLAY and link libshimgen_overlay"
+    g = torch.Generator().manual_seed(10)
+    a, b = torch.randn(6, 40, generator=g), torch.randn(6, 40, generator=g)  # no NaN, no -0.0 sum
+    with pytest.raises(RuntimeError, match=f"shimgen: _add_relu.Tensor: alpha=2.0+: only alpha=1 .*{remedy}"):
+        torch.ops.elu_grad.ar_alpha(a, b, 2.0)
+    nan = a.clone()
+    nan.view(-1)[-1] = float("nan")  # aten: 0 in its scalar tail, NaN in its vectorized body
+    with pytest.raises(RuntimeError, match=f"shimgen: _add_relu.Tensor: self \\+ other holds a NaN or -0.0.*{remedy}"):
+        torch.ops.elu_grad.ar(nan, b)
+    z = torch.full((3,), -0.0)
+    with pytest.raises(RuntimeError, match="holds a NaN or -0.0"):
+        torch.ops.elu_grad.ar(z, z)
+    with pytest.raises(RuntimeError, match="Unsupported datatype for add_relu"):
+        torch.ops.aten._add_relu(a.half(), b.half())
+    with pytest.raises(RuntimeError, match=r"shimgen: _add_relu.Tensor: Unsupported datatype for add_relu \(aten raises\)"):
+        torch.ops.elu_grad.ar(a.half(), b.half())
+    with pytest.raises(RuntimeError, match="shimgen: _add_relu.Tensor: aten has no kernel for this dtype"):
+        torch.ops.elu_grad.ar(a, b.half().to(torch.complex64))
+    leaf = a.clone().requires_grad_()
+    with pytest.raises(RuntimeError, match=f"shimgen: _add_relu.Tensor: an input requires grad.*{remedy}"):
+        torch.ops.elu_grad.ar(leaf, b)
+    with torch.no_grad():
+        assert _same(torch.ops.elu_grad.ar(leaf, b), torch.ops.aten._add_relu(leaf, b))

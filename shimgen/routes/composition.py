@@ -226,6 +226,8 @@ class Composition(Route):
         rule = scalars.load().kernel_compositions[w.op.name]
         if rule["kernel"] == ELU_GRAD:  # (section at the end)
             return _elu_grad_doc(rule)
+        if rule["kernel"] == ADD_RELU:  # (section at the end)
+            return _add_relu_doc(rule)
         if rule["kernel"] == SCALARS:
             return _scalars_describe(w, rule)
         if rule["kernel"] == RRELU:
@@ -296,6 +298,8 @@ class Composition(Route):
         rule = scalars.load().kernel_compositions[w.op.name]
         if rule["kernel"] == ELU_GRAD:  # (section at the end)
             return _elu_grad_body(w, plan, rule)
+        if rule["kernel"] == ADD_RELU:  # (section at the end)
+            return _add_relu_body(w, plan, rule)
         if rule["kernel"] == RRELU:
             return _rrelu_body(w, v, plan, rule)
         if rule["kernel"] == SCALARS:
@@ -702,3 +706,30 @@ def _elu_grad_doc(rule: dict) -> list[str]:
             "elu_double_backward), a NaN in self_or_result (aten's answer depends on the element's position in its "
             "vectorized loop) and a number out of the range of the dtype aten computes in raise an error naming the "
             "remedy."]
+
+
+# ---- kernel `add_relu` (_add_relu.Tensor; its out=, in-place and Scalar forms are rows of `out`, `inplace` and
+# `wrapped_numbers` over it): aten's add_relu with alpha 1, `min(max(self + other, 0), largest of self's dtype)`, as
+# scalar.h's add_relu_operands / add_relu_select around `via` (add.Tensor's wrapper, with alpha 1 of the common
+# dtype's kind); another alpha (a fused multiply-add in aten's vectorized body), a call autograd records (aten has no
+# derivative) and a floating sum holding NaN or -0.0 (answered by position) are refused ----
+
+ADD_RELU = "add_relu"
+
+
+def _add_relu_body(w: Wrapper, plan: Plan, rule: dict) -> str:
+    target = target_wrapper(rule["via"], plan)
+    assert target is not None
+    args = ", ".join(str(a) for a in rule["args"])
+    return "\n".join([
+        f'const auto s = shimgen::detail::add_relu_operands("{w.op.name}", {args});',
+        f'return shimgen::detail::add_relu_select("{w.op.name}", s, torch::stable::{target.name}(self, other, s.one));'])
+
+
+def _add_relu_doc(rule: dict) -> list[str]:
+    return [f"Route: aten's add_relu kernel with alpha 1, clamp(self + other, 0, the largest value of self's dtype), "
+            f"as aten::{rule['via']} (its wrapper) and aten::clamp.Tensor (shimgen::detail::add_relu_select; proven "
+            f"equal, where autograd does not record the call, on torch {', '.join(map(str, rule['proven']))}).",
+            "Another alpha (aten's vectorized body computes a fused multiply-add), a call autograd records (aten has "
+            "no derivative for it) and a floating self + other holding a NaN or -0.0 (aten's answer depends on the "
+            "element's position in its vectorized loop) raise an error naming the remedy."]
