@@ -33,6 +33,8 @@ Tensor k_ar(Tensor a, Tensor b) { return ts::_add_relu(a, b); }
 Tensor k_ar_alpha(Tensor a, Tensor b, double alpha) { return ts::_add_relu(a, b, alpha); }
 Tensor k_ar_scalar(Tensor a, double n) { return ts::_add_relu(a, n); }
 Tensor k_ar_int_scalar(Tensor a, int64_t n) { return ts::_add_relu(a, n); }
+Tensor k_ar_(Tensor a, Tensor b) { return ts::_add_relu_(a, b); }
+Tensor k_ar_scalar_(Tensor a, double n) { return ts::_add_relu_(a, n); }
 
 STABLE_TORCH_LIBRARY(elu_grad, m) {
   m.def("eb(Tensor g, float alpha, float scale, float input_scale, bool is_result, Tensor x) -> Tensor");
@@ -42,6 +44,8 @@ STABLE_TORCH_LIBRARY(elu_grad, m) {
   m.def("ar_alpha(Tensor a, Tensor b, float alpha) -> Tensor");
   m.def("ar_scalar(Tensor a, float n) -> Tensor");
   m.def("ar_int_scalar(Tensor a, int n) -> Tensor");
+  m.def("ar_(Tensor(a!) a, Tensor b) -> Tensor(a!)");
+  m.def("ar_scalar_(Tensor(a!) a, float n) -> Tensor(a!)");
 }
 
 STABLE_TORCH_LIBRARY_IMPL(elu_grad, CompositeExplicitAutograd, m) {
@@ -52,6 +56,8 @@ STABLE_TORCH_LIBRARY_IMPL(elu_grad, CompositeExplicitAutograd, m) {
   m.impl("ar_alpha", TORCH_BOX(&k_ar_alpha));
   m.impl("ar_scalar", TORCH_BOX(&k_ar_scalar));
   m.impl("ar_int_scalar", TORCH_BOX(&k_ar_int_scalar));
+  m.impl("ar_", TORCH_BOX(&k_ar_));
+  m.impl("ar_scalar_", TORCH_BOX(&k_ar_scalar_));
 }
 """
 
@@ -60,7 +66,7 @@ STABLE_TORCH_LIBRARY_IMPL(elu_grad, CompositeExplicitAutograd, m) {
 def ext(tmp_path_factory) -> str:
     root = tmp_path_factory.mktemp("elu_grad")
     out = str(root / "gen")
-    files, _ = pipeline.generate(["elu_backward", "sub", "_add_relu", "add"], None, None, out, only=True)
+    files, _ = pipeline.generate(["elu_backward", "sub", "_add_relu", "_add_relu_", "add"], None, None, out, only=True)
     pipeline.write(out, files)
     src = root / "elu_grad.cpp"
     src.write_text(ELU_CALLS)
@@ -199,3 +205,28 @@ def test_add_relu_refusals_and_atens_errors(ext) -> None:
         torch.ops.elu_grad.ar(leaf, b)
     with torch.no_grad():
         assert _same(torch.ops.elu_grad.ar(leaf, b), torch.ops.aten._add_relu(leaf, b))
+
+
+def test_add_relu_in_place(ext) -> None:
+    """_add_relu_ (kernel `inplace` over _add_relu.Tensor, `refuse_cast: true`) and _add_relu_.Scalar (its
+    sibling): self written as aten writes it; where the result's dtype is not self's, aten returns a temporary of
+    the result's dtype instead of self (measured), which is refused."""
+    g = torch.Generator().manual_seed(12)
+    for da, db in ((torch.float32, torch.float32), (torch.float64, torch.float32), (torch.int64, torch.int32),
+                   (torch.int32, torch.int8)):
+        a = (torch.randn(5, 37, generator=g, dtype=torch.float64) * 50).to(da)
+        b = (torch.randn(37, generator=g, dtype=torch.float64) * 50).to(db)
+        want, mine = a.clone(), a.clone()
+        r_want, r_mine = torch.ops.aten._add_relu_(want, b), torch.ops.elu_grad.ar_(mine, b)
+        assert _same(mine, want) and _same(r_mine, r_want) and r_mine.data_ptr() == mine.data_ptr(), (da, db)
+        if da.is_floating_point:  # a double number into an integer self: aten raises, as the result is float
+            want, mine = a.clone(), a.clone()
+            assert _same(torch.ops.elu_grad.ar_scalar_(mine, 3.0), torch.ops.aten._add_relu_(want, 3.0)), da
+    self = torch.randn(4, 3, generator=g)
+    assert torch.ops.aten._add_relu_(self.clone(), self.double()).dtype == torch.float64  # aten: not self
+    with pytest.raises(RuntimeError, match="shimgen: _add_relu_.Tensor: the result's dtype is not the output's"):
+        torch.ops.elu_grad.ar_(self.clone(), self.double())
+    with pytest.raises(RuntimeError, match="can't be cast"):  # aten's own error: float into int
+        torch.ops.aten._add_relu_(self.long(), self)
+    with pytest.raises(RuntimeError, match="cannot be cast"):
+        torch.ops.elu_grad.ar_(self.long(), self)

@@ -159,7 +159,7 @@ def shares_memory(a, b):
                 and a.stride() == b.stride())
 
 
-def assign_inplace(via, values, saves_self=False, backward_raises=None):
+def assign_inplace(via, values, saves_self=False, backward_raises=None, refuse_cast=False):
     """The in-place op as the generated wrapper computes it: `via` (the functional overload) out of place (with
     `saves_self`, where autograd records the call, on a clone of self: scalar.h's saved_self), aten's in-place
     rules (scalar.h's assign_inplace), then copy_ into self."""
@@ -171,6 +171,8 @@ def assign_inplace(via, values, saves_self=False, backward_raises=None):
     refuse_backward(backward_raises, [self], values)
     if not can_cast(result.dtype, self.dtype):
         raise RuntimeError(f"the result's dtype cannot be cast {ATEN_RAISES}")
+    if refuse_cast and result.dtype != self.dtype:  # scalar.h refuse_cast: aten returns a temporary there
+        raise Refused("cast")
     for k, v in values.items():
         if k != "self" and isinstance(v, torch.Tensor) and shares_memory(self, v):
             raise Refused("overlap")
@@ -447,7 +449,8 @@ def prove_inplace(op, s):
                 with torch.set_grad_enabled(grad_mode):
                     want = run(lambda: f(**make(), **extra))
                     got = outcome(lambda: assign_inplace(s["via"], dict(make(), **extra), s["saves_self"],
-                                                        s["rule"].get("backward_raises")))
+                                                        s["rule"].get("backward_raises"),
+                                                        s["rule"].get("refuse_cast", False)))
                 compared += 1
                 if got[0] == "refused":
                     refused += 1
@@ -1498,6 +1501,8 @@ def matmul_inplace(s, values):
 def _assign(self, result, values):
     if not can_cast(result.dtype, self.dtype):
         raise RuntimeError(f"the result's dtype cannot be cast {ATEN_RAISES}")
+    if refuse_cast and result.dtype != self.dtype:  # scalar.h refuse_cast: aten returns a temporary there
+        raise Refused("cast")
     for k, v in values.items():
         if k != "self" and isinstance(v, torch.Tensor) and shares_memory(self, v):
             raise Refused("overlap")

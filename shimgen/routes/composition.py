@@ -281,7 +281,7 @@ class Composition(Route):
                     f"{', '.join(map(str, rule['proven']))}).",
                     "Where self shares memory with an input other than as the very same view, it raises an error "
                     "(aten computes such a call element by element in place)."] + _backward_refusal_doc(rule) + (
-                        _inplace_doc(rule))
+                        _inplace_doc(rule)) + _cast_refusal_doc(rule, "self")
         if "via" in rule:  # softshrink: its subtractions by `via`'s wrapper
             return [f"Route: aten's {rule['kernel']} kernel as the dispatching aten calls that compute it, its "
                     f"subtractions by aten::{rule['via']} (shimgen::detail::{rule['kernel']}_select; proven equal, "
@@ -324,6 +324,7 @@ class Composition(Route):
                 f"torch::stable::Tensor result = torch::stable::{target.name}({args});",
                 *_backward_refusal(w, rule),
                 *_alias_refusal(w, rule, inputs),
+                *_cast_refusal(w, rule, "self"),
                 f'return shimgen::detail::assign_inplace("{w.op.name}", self, result, {{{inputs}}});'])
         if rule["kernel"] == OUT:
             return _out_body(w, v, plan, rule)
@@ -733,3 +734,18 @@ def _add_relu_doc(rule: dict) -> list[str]:
             "Another alpha (aten's vectorized body computes a fused multiply-add), a call autograd records (aten has "
             "no derivative for it) and a floating self + other holding a NaN or -0.0 (aten's answer depends on the "
             "element's position in its vectorized loop) raise an error naming the remedy."]
+
+
+# ---- `refuse_cast: true` of an inplace row (_add_relu_.Tensor): where the result's dtype is not self's (but casts
+# to it), aten writes it there and returns a temporary of the result's dtype instead of self, which the in-place rules
+# do not return: refused (scalar.h refuse_cast) ----
+
+def _cast_refusal(w: Wrapper, rule: dict, target: str) -> list[str]:
+    return [f'shimgen::detail::refuse_cast("{w.op.name}", {target}, result);'] if rule.get("refuse_cast") else []
+
+
+def _cast_refusal_doc(rule: dict, target: str) -> list[str]:
+    if not rule.get("refuse_cast"):
+        return []
+    return [f"Where the result's dtype is not {target}'s, it raises an error: aten returns a temporary of the result's "
+            f"dtype there instead of {target}."]

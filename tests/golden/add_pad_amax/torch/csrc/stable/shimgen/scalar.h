@@ -3066,5 +3066,25 @@ inline torch::stable::Tensor add_relu_select(
            std::optional<torch::stable::Tensor>(s.hi))});
 }
 
+// ---- row key `refuse_cast: true` (kernel `inplace`: _add_relu_.Tensor) ----
+
+/// Where the result's dtype casts to self's (`target`) but is not it, aten
+/// (add_relu_impl) writes it there and returns a temporary of the result's
+/// dtype instead of self: refused. A result that does not cast is left to
+/// aten's own error (assign_inplace).
+inline void refuse_cast(
+    const char* op,
+    const torch::stable::Tensor& target,
+    const torch::stable::Tensor& result) {
+  if (result.scalar_type() != target.scalar_type() &&
+      can_cast(result.scalar_type(), target.scalar_type())) {
+    std::string why = "the result's dtype is not the output's, where aten ";
+    why += "returns a temporary of the result's dtype instead of the output: ";
+    why += "define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for ";
+    why += "each torch release)";
+    fail(op, why.c_str());
+  }
+}
+
 } // namespace detail
 } // namespace shimgen
