@@ -20,11 +20,13 @@
 #include <vector>
 
 #ifdef BENCH_ATEN
+#include <ATen/ops/_add_relu.h>
 #include <ATen/ops/add.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/linalg_vector_norm.h>
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/constant_pad_nd.h>
+#include <ATen/ops/elu_backward.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/gt.h>
 #include <ATen/ops/hardshrink.h>
@@ -94,6 +96,10 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return at::pow(t, -1.0); }));
   // ---- number rule kernel cube of session 7: pow(x, 3) is (x * x) * x (no_grad) ----
   ns.push_back(ns_per_call(iters, [&] { return at::pow(t, 3.0); }));
+  // ---- kernel elu_grad (is_result=true) ----
+  ns.push_back(ns_per_call(iters, [&] { return at::elu_backward(t, 1.0, 1.0, 1.0, true, t); }));
+  // ---- kernel add_relu (alpha 1) ----
+  ns.push_back(ns_per_call(iters, [&] { return at::_add_relu(t, t); }));
 #else
   namespace ts = torch::stable;
   ns.push_back(ns_per_call(iters, [&] { return ts::add(x, x); }));
@@ -127,6 +133,10 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return ts::pow(x, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::pow(x, -1.0); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::pow(x, 3.0); }));
+  // ---- kernel elu_grad (is_result=true: mul, neg, sub, mul, mul, mul, le, where.self_out; + records_grad) ----
+  ns.push_back(ns_per_call(iters, [&] { return ts::elu_backward(x, 1.0, 1.0, 1.0, true, x); }));
+  // ---- kernel add_relu (alpha 1: add's wrapper, isnan/eq/signbit/and/or/any, clamp; + records_grad) ----
+  ns.push_back(ns_per_call(iters, [&] { return ts::_add_relu(x, x); }));
 #endif
   return ns;
 }

@@ -27,6 +27,8 @@ the overlay build as it was before the overlay only added forms (sig_cpp.OVERLAY
 | linalg_vector_norm(x) | number_as_none: linalg_norm with ord None (dispatcher) | shimgen's linalg_vector_norm shim |
 | pow(x, 0.5), pow(x, -1.) | number rules (no_grad): sqrt, reciprocal (+ records_grad in grad mode) | shimgen's pow.Tensor_Scalar shim |
 | pow(x, 3.) | number rule `kernel: cube` (no_grad): mul, mul (+ records_grad in grad mode) | shimgen's pow.Tensor_Scalar shim |
+| elu_backward(x, 1, 1, 1, true, x) | composition `elu_grad`: isnan/any, mul, neg, sub, mul x3, le, where.self_out (+ records_grad in grad mode) | shimgen's elu_backward shim |
+| _add_relu(x, x) | composition `add_relu`: add (subtract shim), isnan/eq/signbit/logical_and/logical_or/any, clamp.Tensor (+ records_grad) | shimgen's _add_relu.Tensor shim |
 
 `--no-grad` runs the calls with grad mode off (the out= and in-place compositions skip their autograd checks).
 """
@@ -54,10 +56,11 @@ CALLS = ["add(x, y)", "pow(x, 2)", "std(x, {1})", 'gelu(x, "tanh")', "addmm(x, x
          "add_(u, x)", "add_out(o, x, x)", "where(c, 1.0, 0.0)", "hardtanh(x,-.5,.5)", "hardshrink(x, 0.5)",
          "searchsorted(s,0.5)", "linspace(0,1,16)", "constant_pad_nd", "scatter(x,0,i,1.0)", "threshold_(v,0,0)",
          "add(i, i) int64", "arange(0., 16., 1.)", "vector_norm(x)", "pow(x, 0.5)", "pow(x, -1.)",
-         "pow(x, 3.)"]
+         "pow(x, 3.)", "elu_backward(x..x)", "_add_relu(x, x)"]
 OPS = ["add", "pow", "std", "gelu", "mul", "addmm", "threshold_backward", "add_", "clone", "gt", "where", "hardtanh",
        "hardshrink", "sort", "flatten", "searchsorted", "linspace", "constant_pad_nd", "zeros_like", "scatter",
-       "threshold_", "ones_like", "arange", "linalg_vector_norm", "linalg_norm", "sqrt", "reciprocal", "rsqrt"]
+       "threshold_", "ones_like", "arange", "linalg_vector_norm", "linalg_norm", "sqrt", "reciprocal", "rsqrt",
+       "elu_backward", "sub", "_add_relu", "clamp"]
 TORCH = vbuild.find_torch()
 
 

@@ -159,7 +159,7 @@ def shares_memory(a, b):
                 and a.stride() == b.stride())
 
 
-def assign_inplace(via, values, saves_self=False, backward_raises=None):
+def assign_inplace(via, values, saves_self=False, backward_raises=None, refuse_cast=False):
     """The in-place op as the generated wrapper computes it: `via` (the functional overload) out of place (with
     `saves_self`, where autograd records the call, on a clone of self: scalar.h's saved_self), aten's in-place
     rules (scalar.h's assign_inplace), then copy_ into self."""
@@ -171,6 +171,8 @@ def assign_inplace(via, values, saves_self=False, backward_raises=None):
     refuse_backward(backward_raises, [self], values)
     if not can_cast(result.dtype, self.dtype):
         raise RuntimeError(f"the result's dtype cannot be cast {ATEN_RAISES}")
+    if refuse_cast and result.dtype != self.dtype:  # scalar.h refuse_cast: aten returns a temporary there
+        raise Refused("cast")
     for k, v in values.items():
         if k != "self" and isinstance(v, torch.Tensor) and shares_memory(self, v):
             raise Refused("overlap")
@@ -268,6 +270,12 @@ def main():
             continue
         if s["kernel"] in TRAPEZOID_KERNELS:  # (section at the end)
             report[op] = prove_trapezoid(op, s)
+            continue
+        if s["kernel"] == "add_relu":  # (section at the end)
+            report[op] = prove_add_relu(op, s)
+            continue
+        if s["kernel"] == "elu_grad":  # (section at the end)
+            report[op] = prove_elu_backward(op, s)
             continue
         if s["kernel"] in SELECT_PROVERS:
             report[op] = prove_select(op, s)
@@ -450,7 +458,8 @@ def prove_inplace(op, s):
                 with torch.set_grad_enabled(grad_mode):
                     want = run(lambda: f(**make(), **extra))
                     got = outcome(lambda: assign_inplace(s["via"], dict(make(), **extra), s["saves_self"],
-                                                        s["rule"].get("backward_raises")))
+                                                        s["rule"].get("backward_raises"),
+                                                        s["rule"].get("refuse_cast", False)))
                 compared += 1
                 if got[0] == "refused":
                     refused += 1
@@ -1517,6 +1526,8 @@ def matmul_inplace(s, values):
 def _assign(self, result, values):
     if not can_cast(result.dtype, self.dtype):
         raise RuntimeError(f"the result's dtype cannot be cast {ATEN_RAISES}")
+    if refuse_cast and result.dtype != self.dtype:  # scalar.h refuse_cast: aten returns a temporary there
+        raise Refused("cast")
     for k, v in values.items():
         if k != "self" and isinstance(v, torch.Tensor) and shares_memory(self, v):
             raise Refused("overlap")
@@ -2194,6 +2205,239 @@ def prove_trapezoid(op, s):
                         if not same(*grads) and not wrong:
                             wrong = f"gradient {d} {shape} dim {dim} dx {dx!r}: {grads[0][0]} vs {grads[1][0]}"
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- kernel `elu_grad`: scalar.h's elu_grad_operands / elu_grad_select (is_result=true), its addition
+# by aten::sub.Tensor (`via`) ----
+
+def elu_grad_select(grad_output, alpha, scale, input_scale, is_result, x):
+    """scalar.h's elu_grad_operands and elu_grad_select, step by step."""
+    if any(isinstance(n, complex) for n in (alpha, scale, input_scale)):
+        raise Refused("complex")
+    if is_result and not float(alpha) >= 0:
+        raise RuntimeError(f"In-place elu backward calculation is triggered with a negative slope {ATEN_RAISES}")
+    if not is_result:
+        raise Refused("is_result=false")
+    check_broadcast(grad_output, x)
+    ct = torch.result_type(grad_output, x)
+    if ct not in FLOATING:
+        raise Refused("dtype")
+    compute = torch.float32 if ct in (torch.float16, torch.bfloat16) else ct
+    if not all(in_range(n, compute) for n in (alpha, scale, input_scale)):
+        raise Refused("number")
+    if torch.is_grad_enabled() and any(requires_grad_proxy(t) for t in (grad_output, x)):
+        raise Refused("autograd")
+    xc = x.to(ct).to(compute)
+    if xc.isnan().any():
+        raise Refused("nan")
+    negcoef = aten("mul.Tensor")(number_tensor(alpha, compute), number_tensor(scale, compute))
+    g = grad_output.to(ct).to(compute)
+    shifted = aten("sub.Tensor")(xc, aten("neg")(negcoef))
+    negative = aten("mul.Tensor")(aten("mul.Tensor")(g, number_tensor(input_scale, compute)), shifted)
+    positive = aten("mul.Tensor")(g, number_tensor(scale, compute))
+    mask = aten("le.Tensor")(xc, number_tensor(0, compute))
+    return aten("where.self_out")(mask, negative, positive, out=negative).to(ct)  # in negative's layout: aten's
+
+
+# (alpha, scale, input_scale): elu's default, selu's constants, celu's (1, 1/alpha), integers, a bool, zeros, a
+# negative alpha (aten raises with is_result), out of float's range, inf, nan
+ELU_NUMBERS = [(1, 1, 1), (1.0, 1.0, 1.0), (1.6732632423543772, 1.0507009873554805, 1), (0.5, 1, 2.0),
+               (2.5, 1, 0.4), (0.1, 0.3, 0.7), (3, 2, -1), (True, 1, 1), (0, 1, 1), (1, 0, 0), (-1, 1, 1),
+               (1, -2.5, 1e-3), (1e300, 1, 1), (1, 1e39, 1), (float("inf"), 1, 1), (1, 1, float("nan")),
+               (2**40, 1, 1), (2**53 + 1, 1, 1)]
+ELU_DTYPES = [(a, b) for a in FLOATING for b in FLOATING] + [
+    (torch.int64, torch.float32), (torch.float32, torch.int64), (torch.int64, torch.int64),
+    (torch.bool, torch.bool), (torch.complex64, torch.complex64), (torch.float32, torch.complex64),
+    (torch.uint8, torch.float16), (torch.int32, torch.bfloat16)]
+
+
+def elu_layouts(grad_shape, x_shape, dg, dx, k):
+    """(label, grad_output, self_or_result) with the layouts aten's loop treats apart: contiguous, transposed,
+    strided (no vectorized body), channels_last, broadcast."""
+    g, x = sample(grad_shape, dg, 3 * k), sample(x_shape, dx, 3 * k + 1)
+    yield "", g, x
+    if len(grad_shape) == 2 and grad_shape == x_shape and grad_shape[0] > 1:
+        gt, xt = sample(grad_shape[::-1], dg, 3 * k + 2), sample(grad_shape[::-1], dx, 3 * k)
+        yield " transposed", gt.t(), xt.t()
+        yield " transposed grad", gt.t(), x
+        gs, xs = sample((grad_shape[0], 2 * grad_shape[1]), dg, k), sample((grad_shape[0], 2 * grad_shape[1]), dx, k + 1)
+        yield " strided", gs[:, ::2], xs[:, ::2]
+        yield " strided self", g, xs[:, 1::2]
+    if len(grad_shape) == 4:
+        yield " channels_last", g.to(memory_format=torch.channels_last), x.to(memory_format=torch.channels_last)
+        yield " channels_last self", g, x.to(memory_format=torch.channels_last)
+
+
+def prove_elu_backward(op, s):
+    """aten::elu_backward against the model on dtype pairs, shapes (the vectorized body and the scalar tail: 40,
+    1001 and 100003 elements), layouts, numbers and is_result both ways, with and without NaN in self_or_result;
+    results, dtypes, strides and errors; then autograd: in grad mode with an input requiring grad (refused), and
+    under no_grad (computed)."""
+    f = aten(op)
+    tally = Tally()
+    shapes = SHAPES + [((6, 40), (6, 40)), ((6, 40), ()), ((3, 1001), (3, 1001)), ((100003,), (100003,)),
+                       ((2, 3, 4, 5), (2, 3, 4, 5)), ((7,), (2, 3)), ((2, 3), (7,))]
+
+    def call(fn, g, x, n, is_result):
+        return fn(g, n[0], n[1], n[2], is_result, x)
+
+    def result(fn):
+        o = outcome(fn)
+        return o, (tuple(o[1].stride()) if o[0] == "ok" else None)
+
+    for dg, dx in ELU_DTYPES:
+        for k, (sg, sx) in enumerate(shapes):
+            big = max(math.prod(sg), math.prod(sx)) > 1000
+            for clean in (False, True):
+                for label, g, x in elu_layouts(sg, sx, dg, dx, k):
+                    if clean:
+                        x = nan_free(x)
+                    for n in (ELU_NUMBERS[:3] + ELU_NUMBERS[10:11] if big else ELU_NUMBERS):
+                        for is_result in (True, False):
+                            want, ws = result(lambda: call(f, g, x, n, is_result))
+                            got, gs = result(lambda: call(elu_grad_select, g, x, n, is_result))
+                            if want[0] == got[0] == "error" and not same_error_text(want, got) and not tally.wrong:
+                                tally.wrong = f"{dg} {dx} {sg} {sx}{label} {n} {is_result}: {want[1]} vs {got[1]}"
+                            tally.compare(f"{dg} {dx} {sg} {sx}{label} {n!r} is_result={is_result} clean={clean}",
+                                          want, got, ws, gs)
+    # autograd: aten records the call (elu_double_backward); the route refuses it, and computes it under no_grad
+    for who in ("grad_output", "self_or_result"):
+        for nonleaf in (False, True):
+            for grad_mode in (True, False):
+                def make(who=who, nonleaf=nonleaf):
+                    v = {"grad_output": sample((6, 40), torch.float64, 5),
+                         "self_or_result": nan_free(sample((6, 40), torch.float64, 6))}
+                    leaf = v[who].clone().requires_grad_()
+                    v[who] = leaf * 1 if nonleaf else leaf
+                    return v
+                with torch.set_grad_enabled(grad_mode):
+                    va, vb = make(), make()
+                    want = run(lambda: f(va["grad_output"], 1.5, 1.25, 0.5, True, va["self_or_result"]))
+                    got = outcome(lambda: elu_grad_select(vb["grad_output"], 1.5, 1.25, 0.5, True,
+                                                              vb["self_or_result"]))
+                if grad_mode:  # the route must refuse: it would differentiate itself, not as aten does
+                    if got[0] != "refused" and not tally.wrong:
+                        tally.wrong = f"autograd {who} non-leaf {nonleaf}: not refused"
+                    tally.compare(f"autograd {who}", want, got)
+                else:
+                    if want[0] == "ok":  # a result without history, as aten's under no_grad
+                        want = ("ok", want[1].detach())
+                    tally.compare(f"no_grad {who} non-leaf {nonleaf}", want, got)
+    return tally.report()
+
+
+
+# ---- kernel `add_relu`: scalar.h's add_relu_operands / add_relu_select around add.Tensor's wrapper (`via`) ----
+
+ADD_RELU_LIMITS = {torch.int8: 2**7 - 1, torch.int16: 2**15 - 1, torch.int32: 2**31 - 1, torch.int64: 2**63 - 1,
+                   torch.float32: torch.finfo(torch.float32).max, torch.float64: torch.finfo(torch.float64).max}
+ADD_RELU_KERNEL = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float32, torch.float64)
+
+
+def add_relu_select(self, other, alpha=1):
+    """scalar.h's add_relu_operands and add_relu_select, step by step."""
+    check_broadcast(self, other)
+    if self.dtype not in ADD_RELU_LIMITS:
+        raise RuntimeError(f"Unsupported datatype for add_relu {ATEN_RAISES}")
+    limit = ADD_RELU_LIMITS[self.dtype]
+    t = torch.result_type(self, other)
+    if t not in ADD_RELU_KERNEL:
+        raise Refused("dtype")  # scalar.h: no_kernel (aten raises)
+    floating = t.is_floating_point
+    if self.dtype.is_floating_point:
+        if t == torch.float32 and limit > torch.finfo(torch.float32).max:
+            raise RuntimeError(f"value cannot be converted to type float without overflow {ATEN_RAISES}")
+        hi = float(limit)
+    elif floating:
+        hi = float(torch.tensor(limit, dtype=torch.int64).to(t)) if t == torch.float32 else float(limit)
+    else:
+        hi = limit
+        if not in_range(hi, t):
+            raise RuntimeError(f"value cannot be converted without overflow {ATEN_RAISES}")
+    if isinstance(alpha, complex) or float(alpha) != 1:
+        raise Refused("alpha")
+    if torch.is_grad_enabled() and any(requires_grad_proxy(x) for x in (self, other)):
+        raise Refused("autograd")
+    total = aten("add.Tensor")(self, other)  # add.Tensor's wrapper: proven equal to aten's add (its own rows)
+    lo = number_tensor(0, t)
+    if floating and (aten("logical_or")(aten("isnan")(total), aten("logical_and")(
+            aten("eq.Tensor")(total, lo), aten("signbit")(total)))).any():
+        raise Refused("nan or -0.0")
+    return aten("clamp.Tensor")(total, lo, number_tensor(hi, t))
+
+
+ADD_RELU_DTYPES = [(a, b) for a in (torch.float32, torch.float64, torch.int64, torch.int32, torch.int8, torch.int16)
+                   for b in (torch.float32, torch.float64, torch.int64, torch.int32, torch.uint8)] + [
+    (torch.uint8, torch.uint8), (torch.bool, torch.bool), (torch.float16, torch.float16),
+    (torch.bfloat16, torch.float32), (torch.int32, torch.float16), (torch.complex64, torch.complex64),
+    (torch.int32, torch.uint16)]
+
+
+def add_relu_pairs(sa, sb, da, db, k):
+    """(label, self, other) with layouts aten's loop treats apart; values with sums that overflow the
+    dtypes' bounds (int8 + int8, float32 near its largest value) and exact -0.0 + -0.0."""
+    a, b = sample(sa, da, 3 * k), sample(sb, db, 3 * k + 1)
+    yield "", a, b
+    if len(sa) == 2 and sa == sb and sa[0] > 1:
+        yield " transposed", sample(sa[::-1], da, k).t(), sample(sa[::-1], db, k + 2).t()
+        yield " transposed self", sample(sa[::-1], da, k).t(), b
+        yield " strided", sample((sa[0], 2 * sa[1]), da, k)[:, ::2], sample((sa[0], 2 * sa[1]), db, k + 1)[:, 1::2]
+    if len(sa) == 4:
+        yield " channels_last", a.to(memory_format=torch.channels_last), b
+    if da in (torch.int8, torch.int16, torch.int32, torch.int64) and db == da and a.numel() > 2:
+        big = torch.iinfo(da).max
+        yield " overflow", torch.full(sa, big, dtype=da), torch.full(sb, 2, dtype=db)  # wraps, then clamps
+    if da in (torch.float32, torch.float64) and db in (torch.float32, torch.float64) and a.numel() > 2:
+        yield " near max", torch.full(sa, torch.finfo(da).max, dtype=da), torch.full(
+            sb, torch.finfo(torch.float32).max / 2, dtype=db)
+
+
+def prove_add_relu(op, s):
+    """aten::_add_relu.Tensor against the model: dtype pairs, shapes (40, 1001 and 100003 elements: the vectorized
+    body and the scalar tail), layouts, alphas, with and without NaN; values, dtype and strides, errors; then
+    autograd (refused where aten records the call; computed under no_grad)."""
+    f = aten(op)
+    tally = Tally()
+    shapes = SHAPES + [((6, 40), (6, 40)), ((6, 40), ()), ((3, 1001), (3, 1001)), ((100003,), (100003,)),
+                       ((2, 3, 4, 5), (2, 3, 4, 5)), ((7,), (2, 3))]
+
+    def result(fn):
+        o = outcome(fn)
+        return o, (tuple(o[1].stride()) if o[0] == "ok" else None)
+
+    for da, db in ADD_RELU_DTYPES:
+        for k, (sa, sb) in enumerate(shapes):
+            for clean in (False, True):
+                for label, a, b in add_relu_pairs(sa, sb, da, db, k):
+                    if clean:
+                        a, b = nan_free(a), nan_free(b)
+                    for alpha in ((1, 1.0, True, 2, 0.5) if not clean else (1,)):
+                        want, ws = result(lambda: f(a, b, alpha=alpha))
+                        got, gs = result(lambda: add_relu_select(a, b, alpha))
+                        label_ = f"{da} {db} {sa} {sb}{label} alpha={alpha!r} clean={clean}"
+                        if want[0] == got[0] == "error" and not same_error_text(want, got) and not tally.wrong:
+                            tally.wrong = f"{label_}: {want[1]} vs {got[1]}"
+                        tally.compare(label_, want, got, ws, gs)
+    for who in (0, 1):
+        for nonleaf in (False, True):
+            for grad_mode in (True, False):
+                def make(who=who, nonleaf=nonleaf):
+                    v = [nan_free(sample((6, 40), torch.float64, 5)), nan_free(sample((6, 40), torch.float64, 6))]
+                    leaf = v[who].clone().requires_grad_()
+                    v[who] = leaf * 1 if nonleaf else leaf
+                    return v
+                with torch.set_grad_enabled(grad_mode):
+                    va, vb = make(), make()
+                    want = run(lambda: f(*va))
+                    got = outcome(lambda: add_relu_select(*vb))
+                if grad_mode:  # aten records a node whose backward raises; the route must refuse
+                    if got[0] != "refused" and not tally.wrong:
+                        tally.wrong = f"autograd input {who} non-leaf {nonleaf}: not refused"
+                    tally.compare(f"autograd {who}", want, got)
+                else:
+                    tally.compare(f"no_grad {who} non-leaf {nonleaf}", ("ok", want[1].detach()) if want[0] == "ok"
+                                  else want, got)
+    return tally.report()
 
 
 if __name__ == "__main__":

@@ -272,6 +272,10 @@ class Composition(Route):
                     "of its dtype (shimgen::detail::first_scalar_select; proven equal on torch "
                     f"{', '.join(rule['proven'])}).",
                     "A complex128 (or float8, ...) tensor raises an error: libtorch has no item shim for it."]
+        if rule["kernel"] == ELU_GRAD:  # (section at the end)
+            return _elu_grad_doc(rule)
+        if rule["kernel"] == ADD_RELU:  # (section at the end)
+            return _add_relu_doc(rule)
         if rule["kernel"] == SCALARS:
             return _scalars_describe(w, rule)
         if rule["kernel"] == RRELU:
@@ -330,7 +334,7 @@ class Composition(Route):
                     f"{', '.join(map(str, rule['proven']))}).",
                     "Where self shares memory with an input other than as the very same view, it raises an error "
                     "(aten computes such a call element by element in place)."] + _backward_refusal_doc(rule) + (
-                        _inplace_doc(rule))
+                        _inplace_doc(rule)) + _cast_refusal_doc(rule, "self")
         if "via" in rule:  # softshrink: its subtractions by `via`'s wrapper
             return [f"Route: aten's {rule['kernel']} kernel as the dispatching aten calls that compute it, its "
                     f"subtractions by aten::{rule['via']} (shimgen::detail::{rule['kernel']}_select; proven equal, "
@@ -345,6 +349,10 @@ class Composition(Route):
 
     def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
         rule = scalars.load().kernel_compositions[w.op.name]
+        if rule["kernel"] == ELU_GRAD:  # (section at the end)
+            return _elu_grad_body(w, plan, rule)
+        if rule["kernel"] == ADD_RELU:  # (section at the end)
+            return _add_relu_body(w, plan, rule)
         if rule["kernel"] == RRELU:
             return _rrelu_body(w, v, plan, rule)
         if rule["kernel"] in TRAPEZOID:
@@ -371,6 +379,7 @@ class Composition(Route):
                 f"torch::stable::Tensor result = torch::stable::{target.name}({args});",
                 *_backward_refusal(w, rule),
                 *_alias_refusal(w, rule, inputs),
+                *_cast_refusal(w, rule, "self"),
                 f'return shimgen::detail::assign_inplace("{w.op.name}", self, result, {{{inputs}}});'])
         if rule["kernel"] == OUT:
             return _out_body(w, v, plan, rule)
@@ -799,3 +808,74 @@ def _trapezoid_doc(w: Wrapper, rule: dict) -> list[str]:
             "Where a product's number has no exact libtorch route for the tensor's dtype, mul's wrapper raises an "
             "error naming the remedy."]
 
+
+# ---- kernel `elu_grad` (elu_backward.default; its out= is kernel `out`): aten's elu_backward kernel with
+# is_result=true, `x <= 0 ? grad * input_scale * (x + alpha * scale) : grad * scale`, as scalar.h's
+# elu_grad_operands / elu_grad_select, its one addition by `via` (sub.Tensor: x - (-(alpha * scale))), so
+# it routes where that wrapper has a libtorch route (the generic `via` rule of Composition.variant_at).
+# is_result=false (exp, computed by aten's vectorized body and scalar tail in two ways), a call autograd records
+# (aten's derivative is elu_double_backward) and a NaN self_or_result are refused ----
+
+ELU_GRAD = "elu_grad"
+
+
+def _elu_grad_body(w: Wrapper, plan: Plan, rule: dict) -> str:
+    target = target_wrapper(rule["via"], plan)
+    assert target is not None
+    args = ", ".join(("true" if a else "false") if isinstance(a, bool) else str(a) for a in rule["args"])
+    return "\n".join([
+        f'const auto s = shimgen::detail::elu_grad_operands("{w.op.name}", {args});',
+        f"return shimgen::detail::elu_grad_select(s, torch::stable::{target.name}(s.x, s.minus_negcoef));"])
+
+
+def _elu_grad_doc(rule: dict) -> list[str]:
+    return [f"Route: aten's elu_backward kernel with is_result=true as the dispatching aten calls that compute it, "
+            f"its addition by aten::{rule['via']} (shimgen::detail::elu_grad_select; proven equal, where autograd "
+            f"does not record the call, on torch {', '.join(map(str, rule['proven']))}).",
+            "is_result=false (aten's kernel computes exp one way in its vectorized body and another in its scalar "
+            "tail), a call autograd records (grad mode, an input requiring grad: aten's derivative is "
+            "elu_double_backward), a NaN in self_or_result (aten's answer depends on the element's position in its "
+            "vectorized loop) and a number out of the range of the dtype aten computes in raise an error naming the "
+            "remedy."]
+
+
+# ---- kernel `add_relu` (_add_relu.Tensor; its out=, in-place and Scalar forms are rows of `out`, `inplace` and
+# `wrapped_numbers` over it): aten's add_relu with alpha 1, `min(max(self + other, 0), largest of self's dtype)`, as
+# scalar.h's add_relu_operands / add_relu_select around `via` (add.Tensor's wrapper, with alpha 1 of the common
+# dtype's kind); another alpha (a fused multiply-add in aten's vectorized body), a call autograd records (aten has no
+# derivative) and a floating sum holding NaN or -0.0 (answered by position) are refused ----
+
+ADD_RELU = "add_relu"
+
+
+def _add_relu_body(w: Wrapper, plan: Plan, rule: dict) -> str:
+    target = target_wrapper(rule["via"], plan)
+    assert target is not None
+    args = ", ".join(str(a) for a in rule["args"])
+    return "\n".join([
+        f'const auto s = shimgen::detail::add_relu_operands("{w.op.name}", {args});',
+        f'return shimgen::detail::add_relu_select("{w.op.name}", s, torch::stable::{target.name}(self, other, s.one));'])
+
+
+def _add_relu_doc(rule: dict) -> list[str]:
+    return [f"Route: aten's add_relu kernel with alpha 1, clamp(self + other, 0, the largest value of self's dtype), "
+            f"as aten::{rule['via']} (its wrapper) and aten::clamp.Tensor (shimgen::detail::add_relu_select; proven "
+            f"equal, where autograd does not record the call, on torch {', '.join(map(str, rule['proven']))}).",
+            "Another alpha (aten's vectorized body computes a fused multiply-add), a call autograd records (aten has "
+            "no derivative for it) and a floating self + other holding a NaN or -0.0 (aten's answer depends on the "
+            "element's position in its vectorized loop) raise an error naming the remedy."]
+
+
+# ---- `refuse_cast: true` of an inplace row (_add_relu_.Tensor): where the result's dtype is not self's (but casts
+# to it), aten writes it there and returns a temporary of the result's dtype instead of self, which the in-place rules
+# do not return: refused (scalar.h refuse_cast) ----
+
+def _cast_refusal(w: Wrapper, rule: dict, target: str) -> list[str]:
+    return [f'shimgen::detail::refuse_cast("{w.op.name}", {target}, result);'] if rule.get("refuse_cast") else []
+
+
+def _cast_refusal_doc(rule: dict, target: str) -> list[str]:
+    if not rule.get("refuse_cast"):
+        return []
+    return [f"Where the result's dtype is not {target}'s, it raises an error: aten returns a temporary of the result's "
+            f"dtype there instead of {target}."]

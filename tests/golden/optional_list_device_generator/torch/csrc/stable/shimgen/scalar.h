@@ -2942,5 +2942,314 @@ inline std::vector<int64_t> sizes_except(
   return sizes;
 }
 
+// ---- kernel `elu_grad`: aten's elu_backward kernel with is_result=true
+// (elu_backward.default; its out= through kernel `out`) ----
+
+/// elu_backward's operands in the dtype aten's kernel computes in (the
+/// common dtype of grad_output and self_or_result; float for half and
+/// bfloat16), with its coefficients as 0-dim tensors of that dtype:
+/// input_scale, scale, and -(alpha * scale) (the product rounded there, as
+/// aten's `negcoef`; negated exactly, for aten::sub.Tensor to add it back).
+struct SHIMGEN_HIDDEN EluGradOperands {
+  torch::stable::Tensor grad;
+  torch::stable::Tensor x;
+  torch::stable::Tensor negiptcoef;
+  torch::stable::Tensor poscoef;
+  torch::stable::Tensor minus_negcoef;
+  ScalarType t;
+};
+
+/// aten's checks and this route's refusals, in aten's order: a negative alpha
+/// with is_result (aten raises), then is_result=false (refused: that kernel
+/// computes exp in its vectorized body and std::exp in its scalar tail, which
+/// no dispatching op reproduces position by position), the broadcast, the
+/// dtype (aten has floating kernels only), the numbers (in range of the
+/// compute dtype), a call autograd records (refused: aten's derivative of
+/// elu_backward is elu_double_backward, not the composition's), and a NaN in
+/// self_or_result (refused: aten gives grad_output * scale in its scalar tail
+/// and NaN in its vectorized body).
+inline EluGradOperands elu_grad_operands(
+    const char* op,
+    const torch::stable::Tensor& grad_output,
+    const Scalar& alpha,
+    const Scalar& scale,
+    const Scalar& input_scale,
+    bool is_result,
+    const torch::stable::Tensor& self_or_result) {
+  const std::string remedy =
+      ": define SHIMGEN_OVERLAY and link "
+      "libshimgen_overlay (rebuilt for each torch release)";
+  for (const Scalar* s : {&alpha, &scale, &input_scale}) {
+    if (s->is_complex()) {
+      refuse(
+          op,
+          s == &alpha       ? "alpha"
+              : s == &scale ? "scale"
+                            : "input_scale",
+          *s,
+          "a complex number (aten converts it to a real one)");
+    }
+  }
+  if (is_result && !(alpha.to_double() >= 0)) {
+    std::string why = "In-place elu backward calculation is triggered with a ";
+    why += "negative slope which is not supported (aten raises)";
+    fail(op, why.c_str());
+  }
+  if (!is_result) {
+    std::string why = "is_result=false: aten's kernel computes exp in its ";
+    why += "vectorized body and std::exp in its scalar tail, which no ";
+    why += "libtorch route reproduces element by element";
+    fail(op, (why + remedy).c_str());
+  }
+  check_broadcast(grad_output, self_or_result);
+  const ScalarType ct = common_dtype(grad_output, self_or_result);
+  ScalarType compute = ct;
+  if (!kernel_dtype(ct, false, compute)) {
+    no_kernel(op);
+  }
+  const std::string range = "out of the range of the dtype aten computes it in";
+  if (!in_range(alpha, position(compute))) {
+    refuse(op, "alpha", alpha, range);
+  }
+  if (!in_range(scale, position(compute))) {
+    refuse(op, "scale", scale, range);
+  }
+  if (!in_range(input_scale, position(compute))) {
+    refuse(op, "input_scale", input_scale, range);
+  }
+  if (records_grad({&grad_output, &self_or_result})) {
+    std::string why = "an input requires grad in grad mode: aten's derivative ";
+    why += "of elu_backward (elu_double_backward) is not the composition's";
+    fail(op, (why + remedy).c_str());
+  }
+  const torch::stable::Tensor x =
+      to_dtype(to_dtype(self_or_result, ct), compute);
+  refuse_nan(op, x);
+  const torch::stable::Tensor negcoef = tensor_op(
+      "aten::mul",
+      "Tensor",
+      number_tensor(alpha, compute),
+      number_tensor(scale, compute));
+  const torch::stable::Tensor minus_negcoef = dispatch_tensors<1>(
+      "aten::neg", "", {torch::stable::detail::from(negcoef)});
+  return EluGradOperands{
+      to_dtype(to_dtype(grad_output, ct), compute),
+      x,
+      number_tensor(input_scale, compute),
+      number_tensor(scale, compute),
+      minus_negcoef,
+      ct};
+}
+
+/// aten's elu_backward kernel with is_result=true: `x <= 0 ? grad *
+/// input_scale * (x + alpha * scale) : grad * scale` in the operands' dtype,
+/// converted to the common dtype; `shifted` is x - (-(alpha * scale)), which
+/// IEEE computes as x + alpha * scale, by aten::sub.Tensor's wrapper. As
+/// aten::mul.Tensor, aten::le.Tensor, aten::where.self and aten::_to_copy:
+/// each step rounds as aten's does (no transcendental function, no fused
+/// multiply-add), in its vectorized body and its scalar tail alike.
+inline torch::stable::Tensor elu_grad_select(
+    const EluGradOperands& s,
+    const torch::stable::Tensor& shifted) {
+  const torch::stable::Tensor negative = tensor_op(
+      "aten::mul",
+      "Tensor",
+      tensor_op("aten::mul", "Tensor", s.grad, s.negiptcoef),
+      shifted);
+  const torch::stable::Tensor positive =
+      tensor_op("aten::mul", "Tensor", s.grad, s.poscoef);
+  const ScalarType compute = s.x.scalar_type();
+  const torch::stable::Tensor mask =
+      tensor_op("aten::le", "Tensor", s.x, number_tensor(Scalar(0), compute));
+  // written into `negative`, whose layout is aten's result's: its operands
+  // derive from grad_output's and self_or_result's in aten's order, which
+  // TensorIterator orders dimensions by (a where.self would follow the mask)
+  const torch::stable::Tensor r = dispatch_tensors<4>(
+      "aten::where",
+      "self_out",
+      {torch::stable::detail::from(mask),
+       torch::stable::detail::from(negative),
+       torch::stable::detail::from(positive),
+       torch::stable::detail::from(negative)});
+  return to_dtype(r, s.t);
+}
+
+// ---- kernel `add_relu` (_add_relu.Tensor; its out=, in-place and Scalar
+// forms through kernels `out`, `inplace`, `wrapped_numbers`): aten's
+// add_relu with alpha 1 ----
+
+/// _add_relu's bounds as 0-dim tensors of the common dtype (0, and the
+/// largest value of self's dtype, converted as aten's Scalar::to does), and
+/// the alpha 1 that aten::add.Tensor's wrapper takes for that dtype (an
+/// integer one for integral tensors, a double for floating ones).
+struct SHIMGEN_HIDDEN AddReluOperands {
+  Scalar one;
+  torch::stable::Tensor lo;
+  torch::stable::Tensor hi;
+  ScalarType t;
+};
+
+/// One bool of a tensor of bools: aten::any, then aten::is_nonzero (read
+/// from any device).
+inline bool any_true(const torch::stable::Tensor& mask) {
+  const torch::stable::Tensor any =
+      dispatch_tensors<1>("aten::any", "", {torch::stable::detail::from(mask)});
+  std::array<StableIValue, 1> stack{torch::stable::detail::from(any)};
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+  check(
+      torch_call_dispatcher(
+          "aten::is_nonzero", "", stack.data(), TORCH_ABI_VERSION),
+      "aten::is_nonzero");
+#else
+  check(
+      aoti_torch_call_dispatcher("aten::is_nonzero", "", stack.data()),
+      "aten::is_nonzero");
+#endif
+  return torch::stable::detail::to<bool>(stack[0]);
+}
+
+/// aten's checks of add_relu in its order (the broadcast, self's dtype among
+/// int8/16/32/64, float and double, the common dtype among the ones its
+/// kernel has, the upper bound's conversion), then this route's refusals: an
+/// alpha other than 1 (aten's vectorized body computes `a + alpha * b` as a
+/// fused multiply-add, which no composition rounds alike) and a call
+/// autograd records (aten has no derivative for _add_relu: its backward
+/// raises, where the composition's would compute one).
+inline AddReluOperands add_relu_operands(
+    const char* op,
+    const torch::stable::Tensor& self,
+    const torch::stable::Tensor& other,
+    const Scalar& alpha) {
+  const std::string remedy =
+      ": define SHIMGEN_OVERLAY and link "
+      "libshimgen_overlay (rebuilt for each torch release)";
+  check_broadcast(self, other);
+  int64_t int_limit = 0;
+  double float_limit = 0;
+  switch (self.scalar_type()) {
+    case ScalarType::Char:
+      int_limit = std::numeric_limits<int8_t>::max();
+      break;
+    case ScalarType::Short:
+      int_limit = std::numeric_limits<int16_t>::max();
+      break;
+    case ScalarType::Int:
+      int_limit = std::numeric_limits<int32_t>::max();
+      break;
+    case ScalarType::Long:
+      int_limit = std::numeric_limits<int64_t>::max();
+      break;
+    case ScalarType::Float:
+      float_limit = std::numeric_limits<float>::max();
+      break;
+    case ScalarType::Double:
+      float_limit = std::numeric_limits<double>::max();
+      break;
+    default:
+      fail(op, "Unsupported datatype for add_relu (aten raises)");
+  }
+  const ScalarType t = common_dtype(self, other);
+  ScalarType compute = t;
+  if (!kernel_dtype(t, true, compute) || compute != t) {
+    no_kernel(op);
+  }
+  const bool floating = t == ScalarType::Float || t == ScalarType::Double;
+  Scalar hi(int64_t(0));
+  if (float_limit != 0) { // a floating self: a floating common dtype
+    if (t == ScalarType::Float &&
+        float_limit > std::numeric_limits<float>::max()) {
+      fail(
+          op,
+          "value cannot be converted to type float without overflow (aten raises)");
+    }
+    hi = Scalar(float_limit);
+  } else if (floating) { // an integral limit converted to the floating dtype
+    hi = Scalar(
+        t == ScalarType::Float
+            ? static_cast<double>(static_cast<float>(int_limit))
+            : static_cast<double>(int_limit));
+  } else {
+    hi = Scalar(int_limit);
+    if (!in_range(hi, position(t))) {
+      fail(
+          op,
+          "value cannot be converted to the result's type without overflow (aten raises)");
+    }
+  }
+  if (alpha.is_complex() || alpha.to_double() != 1) {
+    std::string why = "only alpha=1 has a libtorch route: aten's vectorized ";
+    why += "body computes `self + alpha * other` as a fused multiply-add, ";
+    why += "which no composition rounds alike";
+    refuse(op, "alpha", alpha, why + remedy);
+  }
+  if (records_grad({&self, &other})) {
+    std::string why = "an input requires grad in grad mode: aten has no ";
+    why += "derivative for it (its backward raises), where the composition ";
+    why += "would compute one";
+    fail(op, (why + remedy).c_str());
+  }
+  const Scalar one = floating ? Scalar(1.0) : Scalar(int64_t(1));
+  return AddReluOperands{
+      one, number_tensor(Scalar(int64_t(0)), t), number_tensor(hi, t), t};
+}
+
+/// aten's add_clamp kernel with alpha 1: `min(max(self + other, 0), hi)`
+/// over the common dtype, given `sum` (self + other by aten::add.Tensor's
+/// wrapper); as aten::clamp.Tensor. A floating sum holding a NaN or -0.0 is
+/// refused: aten's kernel gives 0 for them in its scalar tail and NaN / -0.0
+/// in its vectorized body (aten::isnan, aten::eq, aten::signbit,
+/// aten::logical_and, aten::logical_or, aten::any and aten::is_nonzero).
+inline torch::stable::Tensor add_relu_select(
+    const char* op,
+    const AddReluOperands& s,
+    const torch::stable::Tensor& sum) {
+  if (s.t == ScalarType::Float || s.t == ScalarType::Double) {
+    const torch::stable::Tensor nan = dispatch_tensors<1>(
+        "aten::isnan", "", {torch::stable::detail::from(sum)});
+    const torch::stable::Tensor negative_zero = tensor_op(
+        "aten::logical_and",
+        "",
+        tensor_op("aten::eq", "Tensor", sum, s.lo),
+        dispatch_tensors<1>(
+            "aten::signbit", "", {torch::stable::detail::from(sum)}));
+    if (any_true(tensor_op("aten::logical_or", "", nan, negative_zero))) {
+      std::string why =
+          "self + other holds a NaN or -0.0, where aten's kernel ";
+      why +=
+          "gives 0 or NaN / -0.0 depending on the element's position in its ";
+      why += "vectorized loop: define SHIMGEN_OVERLAY and link ";
+      why += "libshimgen_overlay (rebuilt for each torch release)";
+      fail(op, why.c_str());
+    }
+  }
+  return dispatch_tensors<3>(
+      "aten::clamp",
+      "Tensor",
+      {torch::stable::detail::from(sum),
+       torch::stable::detail::from(std::optional<torch::stable::Tensor>(s.lo)),
+       torch::stable::detail::from(
+           std::optional<torch::stable::Tensor>(s.hi))});
+}
+
+// ---- row key `refuse_cast: true` (kernel `inplace`: _add_relu_.Tensor) ----
+
+/// Where the result's dtype casts to self's (`target`) but is not it, aten
+/// (add_relu_impl) writes it there and returns a temporary of the result's
+/// dtype instead of self: refused. A result that does not cast is left to
+/// aten's own error (assign_inplace).
+inline void refuse_cast(
+    const char* op,
+    const torch::stable::Tensor& target,
+    const torch::stable::Tensor& result) {
+  if (result.scalar_type() != target.scalar_type() &&
+      can_cast(result.scalar_type(), target.scalar_type())) {
+    std::string why = "the result's dtype is not the output's, where aten ";
+    why += "returns a temporary of the result's dtype instead of the output: ";
+    why += "define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for ";
+    why += "each torch release)";
+    fail(op, why.c_str());
+  }
+}
+
 } // namespace detail
 } // namespace shimgen
