@@ -212,7 +212,8 @@ def _calls(w: Wrapper, v: Variant, plan: Plan) -> tuple[str, ...]:
     if not v.lowering:
         return ()
     comp = scalars.load().compositions.get(w.op.name)
-    targets = [target_wrapper(comp[k], plan) for k in ("create", "fill")] if comp else [target_wrapper(v.lowering[0], plan)]
+    targets = [target_wrapper(comp[k], plan) for k in ("create", "fill")] if comp else [
+        target_wrapper(t, plan) for t in v.lowering]
     return tuple(t.name for t in targets if t is not None)
 
 

@@ -142,4 +142,4 @@ def vias(op: str) -> tuple[str, ...]:
     rule = facts.equivalents.get(op)
     kernel = facts.kernel_compositions.get(op, {})
     return (((rule["via"],) if rule else ()) + tuple(r["via"] for r in facts.number_rules.get(op, []) if "via" in r)
-            + ((kernel["via"],) if "via" in kernel else ()))
+            + tuple(kernel[k] for k in ("via", "views") if k in kernel))  # views: fill_diagonal_'s as_strided
