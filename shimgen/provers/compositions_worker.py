@@ -1888,7 +1888,7 @@ def prove_scalars_tensor(op, s):
 # ---- kernels `range_out`, `full_out`, `scalar_full`, and `item_numbers` rows over out= overloads: the factories'
 # out= forms (and scalar_tensor) as the generated wrapper computes them ----
 
-FACTORY_OUTS = ("range_out", "full_out", "scalar_full", "fill_diagonal", "scatter_value_reduce")
+FACTORY_OUTS = ("range_out", "full_out", "scalar_full", "fill_diagonal", "scatter_value_reduce", "index_add_one")
 # aten's resize warnings: resize_output's (TensorIterator, full_out) and arange_out's own, which the route's
 # resize_output warning stands for (its text differs)
 RESIZE_TEXTS = ("was resized since it had shape", "will be resized to a tensor of shape")
@@ -2010,6 +2010,8 @@ def prove_factory(op, s):
         return prove_fill_diagonal(op, s)
     if s["kernel"] == "scatter_value_reduce":
         return prove_scatter_value_reduce(op, s)
+    if s["kernel"] == "index_add_one":
+        return prove_index_add(op, s)
     f = aten(op)
     compared = both_ok = refused = 0
     wrong = ""
@@ -2240,6 +2242,136 @@ def prove_scatter_value_reduce(op, s):
                                 outs.append(run(lambda: (r * weights(r)).sum().backward()))
                             if outs[0][0] != outs[1][0] and not wrong:
                                 wrong = f"backward {shape} {ishape} {dim} {n!r} {reduce}: {outs}"
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- kernel `index_add_one`: index_add with alpha 1 as scatter_add over index expanded to source's shape ----
+
+def index_add_index(written, self, dim, index, source, alpha):
+    """scalar.h's index_add_index: the route's refusals, aten's index_add checks, the expanded contiguous index."""
+    if not ((isinstance(alpha, int) and not isinstance(alpha, bool) and alpha == 1) or
+            (isinstance(alpha, float) and alpha == 1.0)):
+        raise Refused("alpha")
+    if self.dtype in (torch.float16, torch.bfloat16) or self.dtype.is_complex:
+        raise Refused("dtype")
+    if any(t.device.type != "cpu" for t in (self, index, source)):
+        raise Refused("device")
+    sdim = max(self.dim(), 1)
+    if not -sdim <= dim < sdim:
+        raise RuntimeError(f"Dimension out of range {ATEN_RAISES}")
+    d = dim % sdim
+    if index.dim() > 1:
+        raise RuntimeError(f"Index is supposed to be a vector {ATEN_RAISES}")
+    if index.dtype not in (torch.int64, torch.int32):
+        raise RuntimeError(f"Expected dtype int32/int64 for index {ATEN_RAISES}")
+    if source.dtype != self.dtype:
+        raise RuntimeError(f"same scalar type {ATEN_RAISES}")
+    if not (d == 0 or d < source.dim()):
+        raise RuntimeError(f"Indexing dim out of bounds {ATEN_RAISES}")
+    if index.numel() != (1 if source.dim() == 0 else source.shape[d]):
+        raise RuntimeError(f"Number of indices {ATEN_RAISES}")
+    xs, ss = list(self.shape), list(source.shape)
+    if xs and ss:
+        del xs[d]
+        del ss[d]
+    if xs != ss:
+        raise RuntimeError(f"source slice shape mismatch {ATEN_RAISES}")
+    if written is not None and overlaps(written, index):
+        raise Refused("overlap")
+    idx = index.to(torch.int64)
+    if source.dim() == 0:
+        if idx.dim() == 1:
+            idx = aten("squeeze")(idx)
+    else:
+        if idx.dim() == 0:
+            idx = aten("unsqueeze")(idx, 0)
+        for _ in range(d):
+            idx = aten("unsqueeze")(idx, 0)
+        for _ in range(d + 1, source.dim()):
+            idx = aten("unsqueeze")(idx, -1)
+        idx = aten("expand_as")(idx, source)
+    return aten("clone")(idx)
+
+
+def index_add_model(s, v):
+    inplace = s["via"].startswith("scatter_add_")
+    written = v.get("out") if s["out"] else v["self"] if inplace else None
+    idx = index_add_index(written, v["self"], v["dim"], v["index"], v["source"], v.get("alpha", 1))
+    args = {"self": v["self"], "dim": v["dim"], "index": idx, "src": v["source"]}
+    if s["out"]:
+        args["out"] = v["out"]
+    return aten(s["via"])(**args)
+
+
+def prove_index_add(op, s):
+    """aten's op against the model: dtypes, shapes (2-D and 3-D along each dim, 1-D, 0-dim, empty, duplicate
+    indices, int32 indices, a transposed self), errors (dims, index shape and dtype, source dtype and shape, indices
+    out of range), alpha values; self or out after the call; float64 gradients."""
+    f = aten(op)
+    compared = both_ok = refused = 0
+    wrong = ""
+    inplace = s["via"].startswith("scatter_add_")
+    dtypes = [torch.float32, torch.float64, torch.int64, torch.int32, torch.int8, torch.uint8, torch.bool,
+              torch.complex64, torch.float16, torch.bfloat16]
+    # (self shape, dim, source shape, index length or None for a 0-dim index, index upper bound offset)
+    cases = [((5, 7), 0, (9, 7), 9, 0), ((5, 7), 1, (5, 30), 30, 0), ((5, 7), -1, (5, 3), 3, 0),
+             ((4, 3, 5), 1, (4, 8, 5), 8, 0), ((4, 3, 5), 2, (4, 3, 6), 6, 0), ((6,), 0, (20,), 20, 0),
+             ((), 0, (), None, 0), ((), 0, (1,), 1, 0), ((5, 7), 0, (0, 7), 0, 0), ((5, 7), 0, (9, 7), 9, 1),
+             ((5, 7), 2, (9, 7), 9, 0), ((5, 7), 0, (9, 6), 9, 0), ((5, 7), 0, (8, 7), 9, 0), ((5, 7), 1, (7,), 7, 0),
+             ((5, 7), 0, (), None, 0), ((40, 64), 0, (100, 64), 100, 0)]
+    for dt in dtypes:
+        for k, (xs, dim, ss, n, over) in enumerate(cases):
+            g = torch.Generator().manual_seed(k)
+            size = xs[dim] if xs and -len(xs) <= dim < len(xs) else 1
+            for it in (torch.int64, torch.int32, torch.float32):
+                if it == torch.float32 and k > 2:
+                    continue
+                index = (torch.randint(0, size + over, (n,) if n is not None else (), generator=g)).to(it)
+                for alpha in ([1, 1.0, 2, 0.5] if k == 0 else [1]):
+                    for layout in (["plain", "transposed"] if len(xs) == 2 and k < 3 else ["plain"]):
+                        def make(dt=dt, xs=xs, ss=ss, k=k, layout=layout):
+                            x = sample(xs[::-1], dt, k).t() if layout == "transposed" else sample(xs, dt, k)
+                            return {"self": x, "source": sample(ss, dt, k + 50)}
+                        base = {"dim": dim, "index": index}
+                        if alpha != 1 or isinstance(alpha, float):
+                            base["alpha"] = alpha
+                        for out_kind in (["new", "exact", "other dtype"] if s["out"] and k < 2 else ["new"]):
+                            def call(fn, make=make, base=base, out_kind=out_kind):
+                                v = dict(make(), **base)
+                                if s["out"]:
+                                    od = torch.float64 if out_kind == "other dtype" else v["self"].dtype
+                                    v["out"] = torch.empty(v["self"].shape if out_kind == "exact" else 0, dtype=od)
+                                    r = fn(v)
+                                    assert r is v["out"], "out not returned"
+                                    return r
+                                r = fn(v)
+                                assert r is v["self"] or not inplace, "self not returned"
+                                return r
+                            got = outcome(lambda: call(lambda v: index_add_model(s, v)))
+                            compared += 1
+                            if got[0] == "refused":
+                                refused += 1
+                                continue
+                            want = run(lambda: call(lambda v: f(**v)))
+                            both_ok += want[0] == got[0] == "ok"
+                            if not (same(want, got) and (want[0] != "ok" or want[1].stride() == got[1].stride())) \
+                                    and not wrong:
+                                wrong = f"{dt} {xs} {dim} {ss} {n} {it} {alpha} {layout} {out_kind}: {want[0]} " \
+                                        f"{want[1] if want[0] == 'error' else ''} vs {got[0]} " \
+                                        f"{got[1] if got[0] == 'error' else ''}"
+                            if dt == torch.float64 and want[0] == got[0] == "ok" and not s["out"]:
+                                grads = []
+                                for fn in (lambda v: f(**v), lambda v: index_add_model(s, v)):
+                                    v = dict(make(), **base)
+                                    x = v["self"].clone().requires_grad_()
+                                    src = v["source"].clone().requires_grad_()
+                                    r = fn(dict(v, self=x * 1 if inplace else x, source=src))
+                                    (r * weights(r)).sum().backward()
+                                    grads.append([t.grad if t.grad is not None else torch.zeros_like(t)
+                                                  for t in (x, src)])
+                                for ga, gb in zip(*grads):
+                                    if not same(("ok", ga), ("ok", gb)) and not wrong:
+                                        wrong = f"gradient {xs} {dim} {ss} {layout}"
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
 
 

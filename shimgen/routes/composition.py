@@ -689,7 +689,7 @@ def _scalars_describe(w: Wrapper, rule: dict) -> list[str]:
 # (full.default) with size [] and the default dtype where dtype is None (full would infer it from the number).
 # The out= kernels check aten's autograd rule for a factory's out first (scalar.h check_factory_out_autograd). ----
 
-FACTORY_OUTS = ("range_out", "full_out", "scalar_full", "fill_diagonal", "scatter_value_reduce")
+FACTORY_OUTS = ("range_out", "full_out", "scalar_full", "fill_diagonal", "scatter_value_reduce", "index_add_one")
 
 
 def _factory_at(route: Route, q: Query, rule: dict) -> Variant | None:
@@ -703,6 +703,11 @@ def _factory_at(route: Route, q: Query, rule: dict) -> Variant | None:
             return None
     if "via" not in rule:
         return Variant(route, len(q.params), q.level)
+    if rule["kernel"] == "index_add_one":  # via's parameters are the op's but alpha, `src` for `source`
+        target = target_wrapper(rule["via"], q.plan)
+        theirs = [p.name for p in target.params] if target is not None else []  # type: ignore[union-attr]
+        if [("src" if p.name == "source" else p.name) for p in q.params if p.name != "alpha"] != theirs:
+            return None
     if rule["kernel"] == "scatter_value_reduce":  # via's parameters are the op's, `src` for `value`
         target = target_wrapper(rule["via"], q.plan)
         theirs = [p.name for p in target.params] if target is not None else []  # type: ignore[union-attr]
@@ -741,6 +746,16 @@ def _factory_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
                           f"return torch::stable::{target.name}({args});"])
     if rule["kernel"] == "fill_diagonal":
         return _fill_diagonal_body(w, v, plan, rule)
+    if rule["kernel"] == "index_add_one":
+        target = target_wrapper(rule["via"], plan)
+        assert target is not None
+        names = {p.name for p in w.kept(v)}
+        written = "&out" if "out" in names else "&self" if w.op.name.split(".")[0].endswith("_") else "nullptr"
+        alpha = "alpha" if "alpha" in names else "shimgen::Scalar(int64_t(1))"
+        given = {"index": "idx", "src": "source"}
+        args = ", ".join(given.get(p.name, p.name) for p in target.params)
+        return "\n".join([f'const torch::stable::Tensor idx = shimgen::detail::index_add_index("{op}", {written}, '
+                          f"self, dim, index, source, {alpha});", f"return torch::stable::{target.name}({args});"])
     if rule["kernel"] == "scatter_value_reduce":
         target = target_wrapper(rule["via"], plan)
         assert target is not None
@@ -790,6 +805,14 @@ def _fill_diagonal_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
 def _factory_doc(w: Wrapper, rule: dict) -> list[str]:
     proven = ", ".join(map(str, rule["proven"]))
     name = w.op.name.split(".")[0]
+    if rule["kernel"] == "index_add_one":
+        return [f"Route: alpha = 1 as aten::{rule['via']} with index unsqueezed around dim and expanded to source's "
+                "shape (laid out contiguously): the same additions in the same order (proven equal, gradients "
+                f"included, on torch {proven}), after aten's index_add checks.",
+                "Another alpha (aten computes self + alpha * source in one rounding), a half, bfloat16 or complex "
+                "self (aten rounds each addition of the former its own way, multiplies the latter by alpha), a "
+                "tensor not on the CPU, and a written tensor sharing "
+                "memory with index raise an error naming the remedy."]
     if rule["kernel"] == "scatter_value_reduce":
         return [f"Route: aten::{rule['via']} with the number as src, a 0-dim tensor of self's dtype expanded to "
                 "index's shape: aten's scatter kernel with the same reduction in the same order (proven equal on "
