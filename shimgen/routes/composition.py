@@ -130,6 +130,8 @@ class Composition(Route):
             return _rrelu_at(self, q, rule)
         if rule is not None and rule["kernel"] in TRAPEZOID:  # (section at the end)
             return _trapezoid_at(self, q, rule)
+        if rule is not None and rule["kernel"] in FACTORY_OUTS:  # (section at the end)
+            return _factory_at(self, q, rule)
         if rule is None or any(str(p.arg.type) not in CARRIED or p.is_out for p in q.params):
             return None
         if rule["kernel"] != INPLACE and "via" in rule:  # softshrink: where `via` (sub.Tensor) has a libtorch route
@@ -181,8 +183,8 @@ class Composition(Route):
         if not set(rule.get("fixed", {})) <= theirs:
             return None
         kept = 0
-        for p in q.params:
-            if p.is_out or bound.get(p.name) not in theirs:
+        for p in q.params:  # an out= the row binds (linspace.out -> linspace.Tensor_Tensor_out) included
+            if bound.get(p.name) not in theirs:
                 break
             kept += 1
         if any(p.default is None for p in q.params[kept:]):
@@ -282,6 +284,8 @@ class Composition(Route):
             return _rrelu_doc(rule)
         if rule["kernel"] in TRAPEZOID:
             return _trapezoid_doc(w, rule)
+        if rule["kernel"] in FACTORY_OUTS:
+            return _factory_doc(w, rule)
         if rule["kernel"] == NONE:
             return [f"Route: {rule['argument']} = {rule['value']} as aten::{rule['via']} with {rule['none']} None, "
                     f"which computes aten::{w.op.name} with {rule['value']} (proven equal, gradients included, on "
@@ -301,7 +305,9 @@ class Composition(Route):
         if rule["kernel"] == ITEMS:
             return [f"Route: aten::{rule['via']} with the numbers as 0-dim tensors of their own type (float64, "
                     f"int64, bool, complex128), which it reads back exactly with .item(), as aten::{w.op.name} "
-                    f"(proven equal on torch {', '.join(map(str, rule['proven']))})."]
+                    f"(proven equal on torch {', '.join(map(str, rule['proven']))})."] + (
+                        ["An out not on the CPU raises an error naming the remedy (proven on CPU only)."]
+                        if any(p.is_out for p in w.params) else [])
         if rule["kernel"] == WRAPPED:
             return [f"Route: aten::{rule['via']} with the numbers as 0-dim tensors of the dtype aten gives them as "
                     f"wrapped numbers, as aten computes aten::{w.op.name} (proven equal on torch "
@@ -357,6 +363,8 @@ class Composition(Route):
             return _rrelu_body(w, v, plan, rule)
         if rule["kernel"] in TRAPEZOID:
             return _trapezoid_body(w, plan, rule)
+        if rule["kernel"] in FACTORY_OUTS:
+            return _factory_body(w, v, plan, rule)
         if rule["kernel"] == SCALARS:
             return _scalars_body(w, v, plan, rule)
         if rule["kernel"] in RANGES:
@@ -442,6 +450,7 @@ def _wrapped_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
     if rule["kernel"] == ITEMS:  # .item() gives each back as the caller wrote it
         lines = [f"const torch::stable::Tensor {n}_t = shimgen::detail::number_tensor({n}, "
                  f"shimgen::detail::natural_type({n}));" for n in numbers]
+        lines = [f'shimgen::detail::refuse_not_cpu("{w.op.name}", {p.name});' for p in kept if p.is_out] + lines
     elif rule["kernel"] == AS_DOUBLE:
         self_ = next(p.name for p in w.params if str(p.arg.type) == "Tensor")
         lines = [f'const double {n}_t = shimgen::detail::exact_double("{w.op.name}", "{n}", {n}, {self_});'
@@ -879,3 +888,172 @@ def _cast_refusal_doc(rule: dict, target: str) -> list[str]:
         return []
     return [f"Where the result's dtype is not {target}'s, it raises an error: aten returns a temporary of the result's "
             f"dtype there instead of {target}."]
+
+
+# ---- kernels `range_out`, `full_out` and `scalar_full`: the factories' out= overloads and scalar_tensor as aten
+# computes them. `range_out` (arange.out, arange.start_out, range.out, range.out_): aten's arange_out / range_out
+# compute in out's dtype, so the range is range_select's (kernel `arange_factory` / `range_factory`) in out's dtype
+# on out's device; then aten's rules for out (scalar.h range_out_assign): resized to the range's length where its
+# number of elements differs (`warns: true`, arange: with a warning on a non-empty out), else written in its own
+# shape. `full_out` (full.out): aten's out.resize_(size) (scalar.h full_out_resize), then `via`
+# (fill_.Scalar) on out. `scalar_full` (scalar_tensor): aten's empty({}, options).fill_(s), which is `via`
+# (full.default) with size [] and the default dtype where dtype is None (full would infer it from the number).
+# The out= kernels check aten's autograd rule for a factory's out first (scalar.h check_factory_out_autograd). ----
+
+FACTORY_OUTS = ("range_out", "full_out", "scalar_full", "fill_diagonal", "scatter_value_reduce", "index_add_one")
+
+
+def _factory_at(route: Route, q: Query, rule: dict) -> Variant | None:
+    """Every parameter, each of a type the release's stable headers carry at q.level (a Scalar, the out tensor,
+    an option from the table's `since`), and `via`'s wrapper (if the row names one) with all of its parameters and
+    libtorch alone at q.level."""
+    if rule["kernel"] in ("range_out", "full_out") and sum(p.is_out for p in q.params) != 1:
+        return None
+    for p in q.params:
+        if not (str(p.arg.type) == "Scalar" or p.is_out or (p.row.since is not None and p.row.since <= q.level)):
+            return None
+    if "via" not in rule:
+        return Variant(route, len(q.params), q.level)
+    if rule["kernel"] == "index_add_one":  # via's parameters are the op's but alpha, `src` for `source`
+        target = target_wrapper(rule["via"], q.plan)
+        theirs = [p.name for p in target.params] if target is not None else []  # type: ignore[union-attr]
+        if [("src" if p.name == "source" else p.name) for p in q.params if p.name != "alpha"] != theirs:
+            return None
+    if rule["kernel"] == "scatter_value_reduce":  # via's parameters are the op's, `src` for `value`
+        target = target_wrapper(rule["via"], q.plan)
+        theirs = [p.name for p in target.params] if target is not None else []  # type: ignore[union-attr]
+        if [("src" if p.name == "value" else p.name) for p in q.params] != theirs:
+            return None
+    vias = (rule["via"], *([rule["views"]] if "views" in rule else []))
+    for via in vias:  # fill_diagonal: fill_ and as_strided
+        target = target_wrapper(via, q.plan)
+        tv = active(target, q.level) if target is not None else None
+        if tv is None or tv.route.overlay or tv.kept < len(target.params):  # type: ignore[union-attr]
+            return None
+    return Variant(route, len(q.params), q.level, lowering=vias)
+
+
+def _out_device(out: str) -> list[str]:
+    return ["int32_t device_type = 0;", "int32_t device_index = 0;",
+            f'shimgen::detail::check(aoti_torch_get_device_type({out}.get(), &device_type), "get_device_type");',
+            f'shimgen::detail::check(aoti_torch_get_device_index({out}.get(), &device_index), "get_device_index");']
+
+
+def _factory_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
+    op = w.op.name
+    kept = {p.name for p in w.kept(v)}
+    if rule["kernel"] == "scalar_full":
+        target = target_wrapper(rule["via"], plan)
+        assert target is not None
+        number = next(p.name for p in w.kept(v) if str(p.arg.type) == "Scalar")
+        given = {"size": "torch::headeronly::IntHeaderOnlyArrayRef()", "fill_value": number,
+                 "dtype": "dtype.has_value() ? dtype : std::optional<torch::headeronly::ScalarType>("
+                          "shimgen::detail::default_dtype())"}
+        args = ", ".join(given.get(p.name, p.name) for p in target.params)
+        why = ("a layout other than strided (aten answers a strided tensor, full raises): pass none, or define "
+               "SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch release)")
+        return "\n".join(["if (layout.has_value() && *layout != torch::headeronly::Layout::Strided) {",
+                          f'shimgen::detail::fail("{op}", "{why}");', "}",
+                          f"return torch::stable::{target.name}({args});"])
+    if rule["kernel"] == "fill_diagonal":
+        return _fill_diagonal_body(w, v, plan, rule)
+    if rule["kernel"] == "index_add_one":
+        target = target_wrapper(rule["via"], plan)
+        assert target is not None
+        names = {p.name for p in w.kept(v)}
+        written = "&out" if "out" in names else "&self" if w.op.name.split(".")[0].endswith("_") else "nullptr"
+        alpha = "alpha" if "alpha" in names else "shimgen::Scalar(int64_t(1))"
+        given = {"index": "idx", "src": "source"}
+        args = ", ".join(given.get(p.name, p.name) for p in target.params)
+        return "\n".join([f'const torch::stable::Tensor idx = shimgen::detail::index_add_index("{op}", {written}, '
+                          f"self, dim, index, source, {alpha});", f"return torch::stable::{target.name}({args});"])
+    if rule["kernel"] == "scatter_value_reduce":
+        target = target_wrapper(rule["via"], plan)
+        assert target is not None
+        args = ", ".join("src" if p.name == "src" else p.name for p in target.params)
+        return "\n".join([f'const torch::stable::Tensor src = shimgen::detail::scatter_value_src("{op}", self, index, '
+                          "value);", f"return torch::stable::{target.name}({args});"])
+    out = next(p.name for p in w.kept(v) if p.is_out)
+    lines = [f'shimgen::detail::refuse_not_cpu("{op}", {out});',
+             f'shimgen::detail::check_factory_out_autograd("{op}", {out});']
+    if rule["kernel"] == "full_out":
+        target = target_wrapper(rule["via"], plan)
+        assert target is not None
+        number = next(p.name for p in w.kept(v) if str(p.arg.type) == "Scalar")
+        lines += [f'shimgen::detail::full_out_resize("{op}", {out}, size.data(), size.size());',
+                  f"torch::stable::{target.name}({out}, {number});", f"return {out};"]
+        return "\n".join(lines)
+    inclusive = "true" if rule.get("inclusive") else "false"
+    args = [f'"{op}"', inclusive, "start" if "start" in kept else "shimgen::Scalar(int64_t(0))", "end",
+            "step" if "step" in kept else "shimgen::Scalar(int64_t(1))", f"{out}.scalar_type()", "true", "false",
+            "device_type", "device_index"]
+    lines += _out_device(out)
+    lines.append(f"const torch::stable::Tensor result = shimgen::detail::range_select({', '.join(args)});")
+    warns = "true" if rule.get("warns") else "false"
+    lines.append(f'return shimgen::detail::range_out_assign("{op}", {out}, result, {warns});')
+    return "\n".join(lines)
+
+
+def _fill_diagonal_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
+    """aten's fill_diagonal_: its checks and views (scalar.h fill_diagonal_views), each filled by `via`'s wrapper
+    (fill_.Scalar), the views by `views`'s (as_strided): the very dispatcher calls aten's composite makes."""
+    fill, view = (target_wrapper(n, plan) for n in (rule["via"], rule["views"]))
+    assert fill is not None and view is not None
+    wrap = "wrap" if "wrap" in {p.name for p in w.kept(v)} else "false"
+    number = next(p.name for p in w.kept(v) if str(p.arg.type) == "Scalar")
+    one = "torch::headeronly::IntHeaderOnlyArrayRef"
+
+    def fill_view(size: str, offset: str) -> str:
+        return (f"torch::stable::{fill.name}(torch::stable::{view.name}(self, {one}(&{size}, 1), {one}(&g.stride, 1), "
+                f"{offset}), {number});")
+    return "\n".join([
+        f'const shimgen::detail::DiagonalViews g = shimgen::detail::fill_diagonal_views("{w.op.name}", self, {wrap});',
+        fill_view("g.size", "g.offset"),
+        "if (g.wrap_size >= 0) {", fill_view("g.wrap_size", "g.wrap_offset"), "}",
+        "return self;"])
+
+
+def _factory_doc(w: Wrapper, rule: dict) -> list[str]:
+    proven = ", ".join(map(str, rule["proven"]))
+    name = w.op.name.split(".")[0]
+    if rule["kernel"] == "index_add_one":
+        return [f"Route: alpha = 1 as aten::{rule['via']} with index unsqueezed around dim and expanded to source's "
+                "shape (laid out contiguously): the same additions in the same order (proven equal, gradients "
+                f"included, on torch {proven}), after aten's index_add checks.",
+                "Another alpha (aten computes self + alpha * source in one rounding), a half, bfloat16 or complex "
+                "self (aten rounds each addition of the former its own way, multiplies the latter by alpha), a "
+                "tensor not on the CPU, and a written tensor sharing "
+                "memory with index raise an error naming the remedy."]
+    if rule["kernel"] == "scatter_value_reduce":
+        return [f"Route: aten::{rule['via']} with the number as src, a 0-dim tensor of self's dtype expanded to "
+                "index's shape: aten's scatter kernel with the same reduction in the same order (proven equal on "
+                f"torch {proven}; its backward raises, as aten's).",
+                "A number that does not convert exactly to self's dtype, and a self not on the CPU, raise an error "
+                "naming the remedy. aten warns once per process that the reduce argument with a Tensor src is "
+                "deprecated, which aten's Scalar overload does not."]
+    if rule["kernel"] == "fill_diagonal":
+        return [f"Route: aten's fill_diagonal_ is a composite: aten::{rule['views']} views of self's diagonal (and "
+                f"where it wraps, the wrapped part), each filled by aten::{rule['via']}; so is this wrapper, with the "
+                f"very dispatcher calls (proven equal, gradients included, on torch {proven})."]
+    if rule["kernel"] == "scalar_full":
+        return [f"Route: aten computes aten::{w.op.name} as empty({{}}, options).fill_(s), which is "
+                f"aten::{rule['via']} "
+                "with size [] and, where dtype is None, the default dtype (proven equal on torch " + proven + ").",
+                "A layout other than strided raises an error (aten ignores it, full raises)."]
+    if rule["kernel"] == "full_out":
+        return [f"Route: aten's full.out: out.resize_(size) where its sizes differ (aten::resize_as_, quiet as "
+                f"aten's kernel), then aten::{rule['via']} on out (proven equal on torch {proven}).",
+                "In grad mode a leaf out that requires grad raises, as in aten; an out not on the CPU (proven on CPU "
+                "only), an out with a grad_fn in grad mode, and one that requires grad and must be resized raise an "
+                "error naming the remedy."]
+    resize = ("through aten::where.self_out, whose warning on a non-empty out stands for aten's own (its text "
+              "differs)" if rule.get("warns") else "by aten::resize_as_, quietly as aten does")
+    return [f"Route: aten's {name} kernel computes in out's dtype: shimgen::detail::range_select (the {name} "
+            f"factory's route) in out's dtype on out's device, then aten's rules for out: where its number of "
+            f"elements differs it is resized to the range's ({resize}), else it keeps its shape and gets the elements "
+            f"in its row-major order (proven equal on torch {proven}).",
+            "A floating range is served where every element is exact in out's dtype (0.1 steps raise an error, as "
+            "for the factory); so do an out not on the CPU (proven on CPU only), an out with a grad_fn in grad mode "
+            "(aten records a backward that raises) and "
+            + ("resizing an out that writes an element twice." if rule.get("warns") else
+               "resizing an out that requires grad.")]

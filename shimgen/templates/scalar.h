@@ -3073,5 +3073,361 @@ inline void refuse_cast(
   }
 }
 
+
+// ---- kernels `range_out` and `full_out`: the factories' out= overloads as
+// aten computes them (arange.out, arange.start_out, range.out, range.out_,
+// full.out; linspace.out / logspace.out's out check; shimgen/routes/composition.py) ----
+
+/// aten's autograd rule for a factory's out (autograd's fallback for an op
+/// without a derivative): in grad mode a leaf out that requires grad raises;
+/// one with a grad_fn gets a backward that raises, which this composition
+/// (whose copy_ autograd would record) refuses.
+inline void check_factory_out_autograd(const char* op, const torch::stable::Tensor& out) {
+  if (!records_grad({&out})) {
+    return;
+  }
+  if (without_grad_fn(out)) {
+    std::string why = std::string("shimgen: ") + op;
+    why += ": functions with out=... arguments don't support ";
+    why += "automatic differentiation, but one of the arguments ";
+    why += "requires grad (aten raises)";
+    throw std::runtime_error(why);
+  }
+  std::string why = "out requires grad and has a grad_fn in grad mode, where ";
+  why += "aten records a backward that raises and this composition would ";
+  why += "record copy_'s: call it under no_grad, or pass an out that does ";
+  why += "not require grad";
+  fail(op, why.c_str());
+}
+
+/// Raises, naming the remedy, where a factory's out is not on the CPU (its
+/// numbers reach aten as CPU tensors, proven with CPU outs only).
+inline void refuse_not_cpu(const char* op, const torch::stable::Tensor& out) {
+  if (!out.is_cpu()) {
+    std::string why = "out is not on the CPU, where this composition is ";
+    why += "proven only: define SHIMGEN_OVERLAY and link libshimgen_overlay ";
+    why += "(rebuilt for each torch release)";
+    fail(op, why.c_str());
+  }
+}
+
+/// Does `t` require grad, in grad mode or not (grad mode enabled for the
+/// question, then restored)?
+inline bool requires_grad_any_mode(const torch::stable::Tensor& t) {
+  const bool was = aoti_torch_grad_mode_is_enabled();
+  aoti_torch_grad_mode_set_enabled(true);
+  bool answer = false;
+  try {
+    answer = requires_grad_in_grad_mode(t);
+  } catch (...) {
+    aoti_torch_grad_mode_set_enabled(was);
+    throw;
+  }
+  aoti_torch_grad_mode_set_enabled(was);
+  return answer;
+}
+
+/// out.resize_(like's sizes), quiet, as aten's factory kernels resize their
+/// out (aten::resize_as_); refused on an out that requires grad, which
+/// resize_as_ refuses above aten's kernel while the kernel does not.
+inline void resize_quiet(
+    const char* op,
+    torch::stable::Tensor& out,
+    const torch::stable::Tensor& like) {
+  if (requires_grad_any_mode(out)) {
+    std::string why = "out requires grad and must be resized, which ";
+    why += "aten::resize_as_ refuses where aten's kernel does not: pass an ";
+    why += "out of the result's size, or define SHIMGEN_OVERLAY and link ";
+    why += "libshimgen_overlay (rebuilt for each torch release)";
+    fail(op, why.c_str());
+  }
+  dispatch_tensors<3>(
+      "aten::resize_as_",
+      "",
+      {torch::stable::detail::from(out),
+       torch::stable::detail::from(like),
+       torch::stable::detail::from(std::nullopt)});
+}
+
+/// aten's rules for the out of arange_out / range_out around `result` (the
+/// range in out's dtype on out's device, contiguous): where out's number of
+/// elements differs, out is resized to the range's length (`warns`, arange:
+/// by aten::where.self_out(true, result, result, out), TensorIterator's
+/// resize_output, whose warning on a non-empty out stands for arange's own,
+/// refused where out writes an element twice, which TensorIterator refuses;
+/// range: resize_quiet); else out keeps its shape and gets the elements in
+/// its row-major order (aten::view_as, aten::copy_), as aten computes a
+/// non-contiguous out in a contiguous copy.
+inline torch::stable::Tensor& range_out_assign(
+    const char* op,
+    torch::stable::Tensor& out,
+    const torch::stable::Tensor& result,
+    bool warns) {
+  if (out.numel() != result.numel()) {
+    if (!warns) {
+      resize_quiet(op, out, result);
+    } else if (written_twice(out)) {
+      std::string why = "out writes an element twice and must be resized, ";
+      why += "which this composition cannot do as aten does: define ";
+      why += "SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each ";
+      why += "torch release), or pass a new tensor";
+      fail(op, why.c_str());
+    } else {
+      const torch::stable::Tensor all = number_tensor(Scalar(true), ScalarType::Bool);
+      dispatch_tensors<4>(
+          "aten::where",
+          "self_out",
+          {torch::stable::detail::from(all),
+           torch::stable::detail::from(result),
+           torch::stable::detail::from(result),
+           torch::stable::detail::from(out)});
+      return out;
+    }
+  }
+  torch::stable::Tensor shaped = result;
+  if (!same_sizes(out, result)) {
+    shaped = dispatch_tensors<2>(
+        "aten::view_as",
+        "",
+        {torch::stable::detail::from(result), torch::stable::detail::from(out)});
+  }
+  dispatch_tensors<3>(
+      "aten::copy_",
+      "",
+      {torch::stable::detail::from(out),
+       torch::stable::detail::from(shaped),
+       torch::stable::detail::from(false)});
+  return out;
+}
+
+/// aten's full_out resize: where out's sizes differ from `size`,
+/// out.resize_(size) (resize_quiet, like a new contiguous tensor of those
+/// sizes, out's dtype and device).
+inline void full_out_resize(
+    const char* op,
+    torch::stable::Tensor& out,
+    const int64_t* size,
+    size_t n) {
+  int64_t* sizes = nullptr;
+  check(aoti_torch_get_sizes(out.get(), &sizes), "aoti_torch_get_sizes");
+  bool same = static_cast<size_t>(out.dim()) == n;
+  for (size_t d = 0; same && d < n; ++d) {
+    same = sizes[d] == size[d];
+  }
+  if (same) {
+    return;
+  }
+  std::vector<int64_t> strides(n, 1);
+  for (size_t d = n; d > 1; --d) {
+    strides[d - 2] = strides[d - 1] * (size[d - 1] > 1 ? size[d - 1] : 1);
+  }
+  int32_t device_type = 0;
+  int32_t device_index = 0;
+  check(aoti_torch_get_device_type(out.get(), &device_type), "get_device_type");
+  check(aoti_torch_get_device_index(out.get(), &device_index), "get_device_index");
+  const int32_t dtype = torch::stable::detail::to<int32_t>(
+      torch::stable::detail::from(out.scalar_type()));
+  AtenTensorHandle h = nullptr;
+  check(
+      aoti_torch_empty_strided(
+          static_cast<int64_t>(n),
+          size,
+          strides.data(),
+          dtype,
+          device_type,
+          device_index,
+          &h),
+      "aoti_torch_empty_strided");
+  resize_quiet(op, out, torch::stable::Tensor(h));
+}
+
+// ---- kernel `fill_diagonal`: aten's fill_diagonal_ (a composite of
+// aten::as_strided and aten::fill_; shimgen/routes/composition.py) ----
+
+/// The views aten's fill_diagonal_ fills: the main diagonal (`size`
+/// elements, `stride` apart, from `offset`), and where it wraps (`wrap`, 2-D,
+/// height > width + 1) `wrap_size` more from `wrap_offset` (-1: none).
+struct DiagonalViews {
+  int64_t size = 0;
+  int64_t stride = 0;
+  int64_t offset = 0;
+  int64_t wrap_size = -1;
+  int64_t wrap_offset = 0;
+};
+
+/// aten's fill_diagonal_ geometry and checks (its messages), from self's
+/// sizes, strides and storage offset.
+inline DiagonalViews fill_diagonal_views(
+    const char* op,
+    const torch::stable::Tensor& self,
+    bool wrap) {
+  const int64_t dims = self.dim();
+  if (dims < 2) {
+    fail(op, "dimensions must larger than 1 (aten raises)");
+  }
+  int64_t* sizes = nullptr;
+  int64_t* strides = nullptr;
+  DiagonalViews v;
+  check(aoti_torch_get_sizes(self.get(), &sizes), "aoti_torch_get_sizes");
+  check(aoti_torch_get_strides(self.get(), &strides), "aoti_torch_get_strides");
+  check(
+      aoti_torch_get_storage_offset(self.get(), &v.offset),
+      "aoti_torch_get_storage_offset");
+  const int64_t height = sizes[0];
+  const int64_t width = sizes[1];
+  for (int64_t d = 1; dims > 2 && d < dims; ++d) {
+    if (sizes[d] != height) {
+      fail(op, "all dimensions of input must be of equal length (aten raises)");
+    }
+  }
+  for (int64_t d = 0; d < dims; ++d) {
+    v.stride += strides[d];
+  }
+  v.size = height < width ? height : width;
+  if (wrap && dims == 2 && height > width + 1) {
+    const int64_t step = width + 1;
+    v.wrap_size = (height * width + step - 1) / step - v.size;
+    v.wrap_offset = v.offset + strides[0] * (width + 1);
+  }
+  return v;
+}
+
+// ---- kernel `scatter_value_reduce`: scatter's number with reduce "add" /
+// "multiply" (scatter.value_reduce, scatter_.value_reduce,
+// scatter.value_reduce_out; shimgen/routes/composition.py) ----
+
+/// The number as the `src` aten's scatter.reduce reads where its scalar
+/// kernel reads the number: a 0-dim tensor of self's dtype expanded to
+/// index's shape (its strides all 0: TensorIterator orders the loop as for no
+/// src, so the reductions run in aten's order). A number that does not
+/// convert exactly to self's dtype is refused, as is a self not on the CPU.
+inline torch::stable::Tensor scatter_value_src(
+    const char* op,
+    const torch::stable::Tensor& self,
+    const torch::stable::Tensor& index,
+    const Scalar& value) {
+  if (!self.is_cpu()) {
+    std::string why = "self is not on the CPU, where this composition is ";
+    why += "proven only: define SHIMGEN_OVERLAY and link libshimgen_overlay ";
+    why += "(rebuilt for each torch release)";
+    fail(op, why.c_str());
+  }
+  const int t = position(self.scalar_type());
+  if (t < 0 || !in_range(value, t)) {
+    refuse(op, "value", value, "it does not convert exactly to self's dtype");
+  }
+  const torch::stable::Tensor number = number_tensor(value, self.scalar_type());
+  return tensor_op("aten::expand_as", "", number, index);
+}
+
+// ---- kernel `index_add_one`: index_add with alpha 1 as scatter_add
+// (index_add.default, index_add_.default, index_add.out;
+// shimgen/routes/composition.py) ----
+
+/// Raises aten's index_add error (its message, then "(aten raises)").
+[[noreturn]] inline void index_add_fails(const char* op, const std::string& why) {
+  throw std::runtime_error(std::string("shimgen: ") + op + ": " + why + " (aten raises)");
+}
+
+/// The index aten::scatter_add reads where aten's index_add adds source's
+/// slice i into self's slice index[i] along dim: index as int64, unsqueezed
+/// around dim and expanded to source's shape, then laid out contiguously (an
+/// expanded index would take scatter_add's sorted fast path, which sums in
+/// another order). First aten's index_add checks, in its order and with its
+/// messages, and the route's refusals: alpha other than 1 (aten fuses
+/// `self + alpha * source` in one rounding), half, bfloat16 and complex (aten
+/// adds the former in float per step, multiplies the latter by alpha: inf
+/// becomes nan), a tensor not on the
+/// CPU, and `written` (self in place, out) sharing memory with index.
+inline torch::stable::Tensor index_add_index(
+    const char* op,
+    const torch::stable::Tensor* written,
+    const torch::stable::Tensor& self,
+    int64_t dim,
+    const torch::stable::Tensor& index,
+    const torch::stable::Tensor& source,
+    const Scalar& alpha) {
+  std::string remedy = ": define SHIMGEN_OVERLAY and link libshimgen_overlay";
+  remedy += " (rebuilt for each torch release)";
+  if (!(is_int(alpha, 1) || is_double(alpha, 1.0))) {
+    std::string why = "only alpha=1 has a libtorch route (aten::scatter_add, ";
+    why += "which adds as aten's index_add does; aten computes self + alpha * ";
+    why += "source in one rounding)";
+    refuse(op, "alpha", alpha, why + remedy);
+  }
+  const ScalarType t = self.scalar_type();
+  if (t == ScalarType::Half || t == ScalarType::BFloat16 ||
+      t == ScalarType::ComplexHalf || t == ScalarType::ComplexFloat ||
+      t == ScalarType::ComplexDouble) {
+    std::string why = "a half, bfloat16 or complex self: aten's index_add ";
+    why += "rounds each addition of reduced types its own way, and multiplies ";
+    why += "complex source by alpha (inf * (1+0j) is nan)";
+    fail(op, (why + remedy).c_str());
+  }
+  if (!self.is_cpu() || !index.is_cpu() || !source.is_cpu()) {
+    fail(op, ("a tensor not on the CPU: the route is proven on CPU only" + remedy).c_str());
+  }
+  const int64_t sdim = self.dim() > 0 ? self.dim() : 1;
+  if (dim < -sdim || dim >= sdim) {
+    index_add_fails(op, "Dimension out of range");
+  }
+  const int64_t d = dim < 0 ? dim + sdim : dim;
+  const std::string name = "index_add_(): ";
+  if (index.dim() > 1) {
+    index_add_fails(op, name + "Index is supposed to be a vector");
+  }
+  const ScalarType it = index.scalar_type();
+  if (it != ScalarType::Long && it != ScalarType::Int) {
+    index_add_fails(op, name + "Expected dtype int32/int64 for index");
+  }
+  if (source.scalar_type() != t) {
+    index_add_fails(op, name + "self and source must have the same scalar type");
+  }
+  if (!(d == 0 || d < source.dim())) {
+    index_add_fails(op, name + "Indexing dim is out of bounds of the source tensor");
+  }
+  int64_t* ss = nullptr;
+  int64_t* xs = nullptr;
+  check(aoti_torch_get_sizes(source.get(), &ss), "aoti_torch_get_sizes");
+  check(aoti_torch_get_sizes(self.get(), &xs), "aoti_torch_get_sizes");
+  const int64_t wanted = source.dim() == 0 ? 1 : ss[d];
+  if (index.numel() != wanted) {
+    index_add_fails(op, name + "Number of indices should be equal to source.size(dim)");
+  }
+  // aten compares the sizes with dim left out where both have dims, else all
+  bool shapes = self.dim() == source.dim();
+  for (int64_t k = 0; shapes && k < self.dim(); ++k) {
+    shapes = k == d || xs[k] == ss[k];
+  }
+  if (!shapes) {
+    index_add_fails(op, "source slice shape mismatch");
+  }
+  if (written != nullptr && overlaps(*written, index)) {
+    std::string why = "the tensor written shares memory with index";
+    fail(op, (why + remedy).c_str());
+  }
+  torch::stable::Tensor idx = to_dtype(index, ScalarType::Long);
+  if (source.dim() == 0) {
+    if (idx.dim() == 1) {
+      idx = dispatch_tensors<1>("aten::squeeze", "", {torch::stable::detail::from(idx)});
+    }
+  } else {
+    if (idx.dim() == 0) {
+      idx = dim_op("aten::unsqueeze", "", idx, 0);
+    }
+    for (int64_t k = 0; k < d; ++k) {
+      idx = dim_op("aten::unsqueeze", "", idx, 0);
+    }
+    for (int64_t k = d + 1; k < source.dim(); ++k) {
+      idx = dim_op("aten::unsqueeze", "", idx, -1);
+    }
+    idx = tensor_op("aten::expand_as", "", idx, source);
+  }
+  return dispatch_tensors<2>(
+      "aten::clone",
+      "",
+      {torch::stable::detail::from(idx), torch::stable::detail::from(std::nullopt)});
+}
+
 } // namespace detail
 } // namespace shimgen

@@ -58,7 +58,8 @@ def load() -> list[Call]:
 
 def names(calls: list[Call]) -> list[str]:
     """The wrapper names the corpus calls (every overload of each is generated)."""
-    return sorted({n for c in calls for n in re.findall(r"ts::(\w+)\(", c.stable)})
+    # an out= form (ts::arange_out) is the op's (no aten op's name ends in _out)
+    return sorted({re.sub(r"_outf?$", "", n) for c in calls for n in re.findall(r"ts::(\w+)\(", c.stable)})
 
 
 def generate(out: str, calls: list[Call], defines: tuple[str, ...] = ()) -> None:
