@@ -75,7 +75,12 @@ Kernel `result_type_numbers` (result_type.Scalar_Tensor, result_type.Scalar_Scal
 numbers, and the answer is ATen's result_type with the numbers as wrapped numbers, which scalar.h's
 wrapped_numbers_dtype computes from the promotion table and libtorch's default dtype (no aten call but that one);
 a complex number with a bfloat16 tensor is refused: aten's answer changed in 2.14 (ComplexFloat before, the
-enumerator 46 after), which the prover found."""
+enumerator 46 after), which the prover found.
+
+Kernels `assert_scalar`, `constrain_range`, `constrain_range_for_size` and their `functional_` forms
+(_assert_scalar, sym_constrain_range, sym_constrain_range_for_size, _functional_*): torch.compile's runtime checks,
+called eagerly with a concrete number: aten's checks in its order and words (scalar.h), no aten call but the
+dependency token's clone; a size that is not an integer or a bool is refused."""
 
 from __future__ import annotations
 
@@ -103,6 +108,9 @@ SCALARS = "scalars_tensor"  # the op as its _foreach_ sibling's `.Tensor` overlo
 ITEM = "item_scalar"  # item: libtorch's aoti_torch_item_<dtype> of self's dtype (shim.h), the number of that kind
 FIRST = "first_scalar"  # _local_scalar_dense: item_scalar of the element at (0, ..., 0) (flatten, select)
 RESULT_TYPE = "result_type_numbers"  # result_type with numbers first: ATen's result_type from shimgen's promotion table
+# torch.compile's runtime checks called eagerly (_assert_scalar, sym_constrain_range, ...): aten's checks in C++
+CHECKS = ("assert_scalar", "functional_assert_scalar", "constrain_range", "constrain_range_for_size",
+          "functional_constrain_range", "functional_constrain_range_for_size")
 
 
 class Composition(Route):
@@ -132,6 +140,10 @@ class Composition(Route):
             return _trapezoid_at(self, q, rule)
         if rule is not None and rule["kernel"] in FACTORY_OUTS:  # (section at the end)
             return _factory_at(self, q, rule)
+        if rule is not None and rule["kernel"] in CHECKS:  # no dispatcher call: every type the headers have
+            if any(p.row.since is None or p.row.since > q.level for p in q.params):
+                return None
+            return Variant(self, len(q.params), q.level)
         if rule is None or any(str(p.arg.type) not in CARRIED or p.is_out for p in q.params):
             return None
         if rule["kernel"] != INPLACE and "via" in rule:  # softshrink: where `via` (sub.Tensor) has a libtorch route
@@ -261,6 +273,13 @@ class Composition(Route):
                     "Tensor::item(), a dispatching call), the number with the kind aten's Scalar has for that dtype "
                     f"(shimgen::detail::item_scalar_select; proven equal on torch {', '.join(rule['proven'])}).",
                     "A complex128 (or float8, ...) tensor raises an error: libtorch has no item shim for it."]
+        if rule["kernel"] in CHECKS:
+            token = " and returns a clone of dep_token (aten::clone)" if "functional" in rule["kernel"] else ""
+            return [f"Route: aten's checks of this torch.compile runtime check, in its order and words, on the "
+                    f"concrete number{token} (shimgen::detail::{rule['kernel']}_select; proven equal on torch "
+                    f"{', '.join(rule['proven'])})."] + (
+                        ["A size that is not an integer or a bool raises an error (aten converts it with checks "
+                         "of its own)."] if "constrain" in rule["kernel"] else [])
         if rule["kernel"] == RESULT_TYPE:
             return ["Route: ATen's result_type over the arguments, the numbers as wrapped numbers (a floating-point "
                     "one as libtorch's default dtype), computed from shimgen's promotion table (the measured "
