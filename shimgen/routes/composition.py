@@ -109,6 +109,8 @@ ITEM = "item_scalar"  # item: libtorch's aoti_torch_item_<dtype> of self's dtype
 FIRST = "first_scalar"  # _local_scalar_dense: item_scalar of the element at (0, ..., 0) (flatten, select)
 RESULT_TYPE = "result_type_numbers"  # result_type with numbers first: ATen's result_type from shimgen's promotion table
 # torch.compile's runtime checks called eagerly (_assert_scalar, sym_constrain_range, ...): aten's checks in C++
+ADDBMM = "addbmm_loop"  # aten's CPU addbmm: a loop of addmm_, each the legacy addmm_out shim (scalar.h addbmm_loop)
+LISTS_CROSS = Version(2, 10)  # the first release whose dispatcher carries an int[] (expand's size)
 CHECKS = ("assert_scalar", "functional_assert_scalar", "constrain_range", "constrain_range_for_size",
           "functional_constrain_range", "functional_constrain_range_for_size")
 
@@ -140,6 +142,8 @@ class Composition(Route):
             return _trapezoid_at(self, q, rule)
         if rule is not None and rule["kernel"] in FACTORY_OUTS:  # (section at the end)
             return _factory_at(self, q, rule)
+        if rule is not None and rule["kernel"] == ADDBMM:
+            return _addbmm_at(self, q, rule)
         if rule is not None and rule["kernel"] in CHECKS:  # no dispatcher call: every type the headers have
             if any(p.row.since is None or p.row.since > q.level for p in q.params):
                 return None
@@ -273,6 +277,14 @@ class Composition(Route):
                     "Tensor::item(), a dispatching call), the number with the kind aten's Scalar has for that dtype "
                     f"(shimgen::detail::item_scalar_select; proven equal on torch {', '.join(rule['proven'])}).",
                     "A complex128 (or float8, ...) tensor raises an error: libtorch has no item shim for it."]
+        if rule["kernel"] == ADDBMM:
+            return ["Route: aten's CPU addbmm, which is a loop of addmm_ (LinearAlgebra.cpp addbmm_impl_): the same "
+                    "calls in the same order, each addmm_ as libtorch's legacy C shim aoti_torch_addmm_out with out "
+                    "and self the result (shimgen::detail::addbmm_loop; proven equal on torch "
+                    f"{', '.join(rule['proven'])}).",
+                    "A tensor not on the CPU (CUDA computes one gemm), a call autograd records (aten's derivative "
+                    "is addbmm's own), numbers the legacy shim's float does not carry and, in place, a self "
+                    "without the product's shape raise an error naming the remedy."]
         if rule["kernel"] in CHECKS:
             token = " and returns a clone of dep_token (aten::clone)" if "functional" in rule["kernel"] else ""
             return [f"Route: aten's checks of this torch.compile runtime check, in its order and words, on the "
@@ -373,6 +385,8 @@ class Composition(Route):
                     [rule["caveat"]] if "caveat" in rule else [])  # what the proof leaves out, and why
 
     def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
+        if scalars.load().kernel_compositions[w.op.name]["kernel"] == ADDBMM:
+            return _addbmm_body(w, plan, scalars.load().kernel_compositions[w.op.name])
         rule = scalars.load().kernel_compositions[w.op.name]
         if rule["kernel"] == ELU_GRAD:  # (section at the end)
             return _elu_grad_body(w, plan, rule)
@@ -1076,3 +1090,44 @@ def _factory_doc(w: Wrapper, rule: dict) -> list[str]:
             "(aten records a backward that raises) and "
             + ("resizing an out that writes an element twice." if rule.get("warns") else
                "resizing an out that requires grad.")]
+
+
+# ---- kernel `addbmm_loop` (addbmm.default, addbmm_.default, addbmm.out): aten's CPU addbmm_out, a loop of addmm_
+# (scalar.h addbmm_loop), each addmm_ by addmm.out's wrapper (`via`, the legacy shim) with out and self the result;
+# the functional form's result is aten::new_empty(self, [0]) resized there, as aten's empty({0}, self.options()) ----
+
+def _addbmm_at(route: Route, q: Query, rule: dict) -> Variant | None:
+    """Every parameter, from 2.10 (expand's size list crosses the dispatcher from then), where addmm.out's wrapper
+    takes all of its parameters with libtorch alone at q.level."""
+    if q.level < LISTS_CROSS or any(str(p.arg.type) not in CARRIED for p in q.params):
+        return None
+    target = target_wrapper(rule["via"], q.plan)
+    tv = active(target, q.level) if target is not None else None
+    if tv is None or tv.route.overlay or tv.kept < len(target.params):  # type: ignore[union-attr]
+        return None
+    return Variant(route, len(q.params), q.level, lowering=(rule["via"],))
+
+
+def _addbmm_body(w: Wrapper, plan: Plan, rule: dict) -> str:
+    target = target_wrapper(rule["via"], plan)
+    assert target is not None
+    out = next((p.name for p in w.params if p.is_out), None)
+    in_place = w.op.name.split(".")[0].endswith("_")
+    lines = []
+    if out is None and not in_place:
+        lines += ["torch::stable::Tensor result = shimgen::detail::dispatch_tensors<6>(",
+                  '"aten::new_empty", "", {torch::stable::detail::from(self), '
+                  "torch::stable::detail::from(std::vector<int64_t>{0}), torch::stable::detail::from(std::nullopt), "
+                  "torch::stable::detail::from(std::nullopt), torch::stable::detail::from(std::nullopt), "
+                  "torch::stable::detail::from(std::nullopt)});"]
+    result = out or ("self" if in_place else "result")
+    call = (f"[](const torch::stable::Tensor& o, const torch::stable::Tensor& s, const torch::stable::Tensor& m1, "
+            f"const torch::stable::Tensor& m2, const shimgen::Scalar& b, const shimgen::Scalar& a) {{ "
+            f"torch::stable::Tensor into = o; torch::stable::{target.name}(into, s, m1, m2, b, a); }}")
+    lines.append(f'{"return " if out is None and not in_place else ""}shimgen::detail::addbmm_loop('
+                 f'"{w.op.name}", self, batch1, batch2, beta, alpha, {result}, {"true" if in_place else "false"}, '
+                 f"{call});")
+    if out is not None or in_place:
+        lines.append(f"return {result};")
+    return "\n".join(lines)
+

@@ -3729,5 +3729,159 @@ inline torch::stable::Tensor functional_constrain_range_for_size_select(
   return clone_token(dep_token);
 }
 
+// ---- kernel `addbmm_loop`: aten's CPU addbmm (addbmm, addbmm_, addbmm.out),
+// which is itself a loop of addmm_ (LinearAlgebra.cpp addbmm_impl_): the same
+// calls in the same order, each addmm_ as libtorch's legacy addmm_out shim
+// with out = self = the result (the very call addmm_ makes) ----
+
+/// aten::size.int through the dispatcher: aten's own error for a dimension
+/// out of range.
+inline int64_t size_of(const torch::stable::Tensor& t, int64_t dim) {
+  std::array<StableIValue, 2> stack{
+      torch::stable::detail::from(t), torch::stable::detail::from(dim)};
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+  const AOTITorchError err = torch_call_dispatcher(
+      "aten::size", "int", stack.data(), TORCH_ABI_VERSION);
+#else
+  const AOTITorchError err =
+      aoti_torch_call_dispatcher("aten::size", "int", stack.data());
+#endif
+  if (err != AOTI_TORCH_SUCCESS) {
+    throw std::runtime_error(failure_reason());
+  }
+  return torch::stable::detail::to<int64_t>(stack[0]);
+}
+
+/// aten's addbmm_out(self, batch1, batch2, beta, alpha, result) on the CPU,
+/// `addmm_out(out, self, mat1, mat2, beta, alpha)` being the legacy shim's
+/// wrapper: self expanded to the product's shape (expand_size), aten's checks
+/// in its order and words, result resized as the expanded self and given its
+/// values where beta is not zero, then one addmm_ per batch (beta for the
+/// first, 1 after), or for no batch result * beta (zeros for beta 0; a beta
+/// other than 0 or 1 is refused there). A call
+/// autograd records (aten's derivative is addbmm's own; the shim is an out=
+/// call) and a tensor not on the CPU (CUDA computes one gemm) are refused.
+template <class AddmmOut>
+inline torch::stable::Tensor addbmm_loop(
+    const char* op,
+    const torch::stable::Tensor& self,
+    const torch::stable::Tensor& batch1,
+    const torch::stable::Tensor& batch2,
+    const Scalar& beta,
+    const Scalar& alpha,
+    const torch::stable::Tensor& result,
+    bool result_is_self,
+    AddmmOut addmm_out) {
+  const std::string remedy =
+      ": define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for "
+      "each torch release)";
+  if (!self.is_cpu() || !batch1.is_cpu() || !batch2.is_cpu() ||
+      !result.is_cpu()) {
+    fail(
+        op,
+        ("a tensor not on the CPU, where aten computes addbmm as one "
+         "gemm and this route is proven on the CPU only" +
+         remedy)
+            .c_str());
+  }
+  if (records_grad({&self, &batch1, &batch2, &result})) {
+    fail(
+        op,
+        ("autograd would record the call (grad mode, an input requiring "
+         "grad): aten's derivative is addbmm's own, this route's calls "
+         "are out= calls; run it under torch.no_grad()" +
+         remedy)
+            .c_str());
+  }
+  const int64_t rows = size_of(batch1, 1);
+  const int64_t cols = size_of(batch2, 2);
+  const torch::stable::Tensor expanded = dispatch_tensors<3>(
+      "aten::expand",
+      "",
+      {torch::stable::detail::from(self),
+       torch::stable::detail::from(std::vector<int64_t>{rows, cols}),
+       torch::stable::detail::from(false)});
+  if (batch1.dim() != 3) {
+    fail(op, "batch1 must be a 3D tensor (aten raises)");
+  }
+  if (batch2.dim() != 3) {
+    fail(op, "batch2 must be a 3D tensor (aten raises)");
+  }
+  if (batch1.size(0) != batch2.size(0)) {
+    fail(
+        op,
+        ("batch1 and batch2 must have same number of batches, got " +
+         std::to_string(batch1.size(0)) + " and " +
+         std::to_string(batch2.size(0)) + " (aten raises)")
+            .c_str());
+  }
+  if (batch1.size(2) != batch2.size(1)) {
+    fail(
+        op,
+        ("Incompatible matrix sizes for bmm (" +
+         std::to_string(batch1.size(1)) + "x" + std::to_string(batch1.size(2)) +
+         " and " + std::to_string(batch2.size(1)) + "x" +
+         std::to_string(batch2.size(2)) + ") (aten raises)")
+            .c_str());
+  }
+  if (result_is_self &&
+      (self.dim() != 2 || self.size(0) != rows || self.size(1) != cols)) {
+    fail(
+        op,
+        ("self does not have the product's shape, where aten resizes "
+         "self to its own expansion" +
+         remedy)
+            .c_str());
+  }
+  (void)dispatch_tensors<3>(
+      "aten::resize_as_",
+      "",
+      {torch::stable::detail::from(result),
+       torch::stable::detail::from(expanded),
+       torch::stable::detail::from(std::nullopt)});
+  const bool beta_zero = beta.to_complex() == std::complex<double>(0.0, 0.0);
+  if (!beta_zero && !result_is_self) {
+    (void)dispatch_tensors<3>(
+        "aten::copy_",
+        "",
+        {torch::stable::detail::from(result),
+         torch::stable::detail::from(expanded),
+         torch::stable::detail::from(false)});
+  }
+  const int64_t batches = batch1.size(0);
+  if (batches == 0) {
+    // aten: result.mul_(beta), or zero_() for beta 0; times 1 changes nothing
+    if (beta_zero) {
+      (void)dispatch_tensors<1>(
+          "aten::zero_", "", {torch::stable::detail::from(result)});
+    } else if (beta.to_complex() != std::complex<double>(1.0, 0.0)) {
+      fail(
+          op,
+          ("no batch and a beta other than 0 or 1, which aten multiplies "
+           "self by as a wrapped number" +
+           remedy)
+              .c_str());
+    }
+    return result;
+  }
+  for (int64_t b = 0; b < batches; ++b) {
+    const torch::stable::Tensor m1 = dispatch_tensors<3>(
+        "aten::select",
+        "int",
+        {torch::stable::detail::from(batch1),
+         torch::stable::detail::from(int64_t(0)),
+         torch::stable::detail::from(b)});
+    const torch::stable::Tensor m2 = dispatch_tensors<3>(
+        "aten::select",
+        "int",
+        {torch::stable::detail::from(batch2),
+         torch::stable::detail::from(int64_t(0)),
+         torch::stable::detail::from(b)});
+    addmm_out(
+        result, result, m1, m2, b == 0 ? beta : Scalar(int64_t(1)), alpha);
+  }
+  return result;
+}
+
 } // namespace detail
 } // namespace shimgen
