@@ -931,7 +931,11 @@ def _cast_refusal_doc(rule: dict, target: str) -> list[str]:
 # shape. `full_out` (full.out): aten's out.resize_(size) (scalar.h full_out_resize), then `via`
 # (fill_.Scalar) on out. `scalar_full` (scalar_tensor): aten's empty({}, options).fill_(s), which is `via`
 # (full.default) with size [] and the default dtype where dtype is None (full would infer it from the number).
-# The out= kernels check aten's autograd rule for a factory's out first (scalar.h check_factory_out_autograd). ----
+# The out= kernels check aten's autograd rule for a factory's out first (scalar.h check_factory_out_autograd).
+# The section's other kernels share its route method: `fill_diagonal` (fill_diagonal_: aten's composite, `via`
+# fill_.Scalar on `views` as_strided), `scatter_value_reduce` (scatter.value_reduce and its forms: `via`
+# scatter.reduce with the number as an expanded src) and `index_add_one` (index_add and its forms with alpha 1:
+# `via` scatter_add with via's parameter `expanded` given the index expanded to source's shape). ----
 
 FACTORY_OUTS = ("range_out", "full_out", "scalar_full", "fill_diagonal", "scatter_value_reduce", "index_add_one")
 
@@ -979,14 +983,14 @@ def _factory_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         target = target_wrapper(rule["via"], plan)
         assert target is not None
         number = next(p.name for p in w.kept(v) if str(p.arg.type) == "Scalar")
-        given = {"size": "torch::headeronly::IntHeaderOnlyArrayRef()", "fill_value": number,
-                 "dtype": "dtype.has_value() ? dtype : std::optional<torch::headeronly::ScalarType>("
-                          "shimgen::detail::default_dtype())"}
+        given = {"size": "torch::headeronly::IntHeaderOnlyArrayRef()", "fill_value": number, "dtype": "given"}
         args = ", ".join(given.get(p.name, p.name) for p in target.params)
         why = ("a layout other than strided (aten answers a strided tensor, full raises): pass none, or define "
                "SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch release)")
         return "\n".join(["if (layout.has_value() && *layout != torch::headeronly::Layout::Strided) {",
                           f'shimgen::detail::fail("{op}", "{why}");', "}",
+                          "std::optional<torch::headeronly::ScalarType> given = dtype;",
+                          "if (!given.has_value()) {", "given = shimgen::detail::default_dtype();", "}",
                           f"return torch::stable::{target.name}({args});"])
     if rule["kernel"] == "fill_diagonal":
         return _fill_diagonal_body(w, v, plan, rule)
@@ -996,7 +1000,7 @@ def _factory_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         names = {p.name for p in w.kept(v)}
         written = "&out" if "out" in names else "&self" if w.op.name.split(".")[0].endswith("_") else "nullptr"
         alpha = "alpha" if "alpha" in names else "shimgen::Scalar(int64_t(1))"
-        given = {"index": "idx", "src": "source"}
+        given = {rule["expanded"]: "idx", "src": "source"}  # `expanded`: via's index, given the expanded one
         args = ", ".join(given.get(p.name, p.name) for p in target.params)
         return "\n".join([f'const torch::stable::Tensor idx = shimgen::detail::index_add_index("{op}", {written}, '
                           f"self, dim, index, source, {alpha});", f"return torch::stable::{target.name}({args});"])

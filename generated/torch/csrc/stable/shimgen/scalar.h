@@ -3251,7 +3251,6 @@ inline void refuse_cast(
   }
 }
 
-
 // ---- kernels `range_out` and `full_out`: the factories' out= overloads as
 // aten computes them (arange.out, arange.start_out, range.out, range.out_,
 // full.out; linspace.out / logspace.out's out check;
@@ -3292,20 +3291,20 @@ inline void refuse_not_cpu(const char* op, const torch::stable::Tensor& out) {
   }
 }
 
+/// Sets grad mode back to `was` when it goes out of scope.
+struct GradModeRestore {
+  bool was = false;
+  ~GradModeRestore() {
+    aoti_torch_grad_mode_set_enabled(was);
+  }
+};
+
 /// Does `t` require grad, in grad mode or not (grad mode enabled for the
 /// question, then restored)?
 inline bool requires_grad_any_mode(const torch::stable::Tensor& t) {
-  const bool was = aoti_torch_grad_mode_is_enabled();
+  const GradModeRestore restore{aoti_torch_grad_mode_is_enabled()};
   aoti_torch_grad_mode_set_enabled(true);
-  bool answer = false;
-  try {
-    answer = requires_grad_in_grad_mode(t);
-  } catch (...) {
-    aoti_torch_grad_mode_set_enabled(was);
-    throw;
-  }
-  aoti_torch_grad_mode_set_enabled(was);
-  return answer;
+  return requires_grad_in_grad_mode(t);
 }
 
 /// out.resize_(like's sizes), quiet, as aten's factory kernels resize their
@@ -3510,11 +3509,9 @@ inline torch::stable::Tensor scatter_value_src(
 // shimgen/routes/composition.py) ----
 
 /// Raises aten's index_add error (its message, then "(aten raises)").
-[[noreturn]] inline void index_add_fails(
-    const char* op,
-    const std::string& why) {
-  throw std::runtime_error(
-      std::string("shimgen: ") + op + ": " + why + " (aten raises)");
+[[noreturn]] inline void index_add_fails(const char* op, const char* why) {
+  std::string text = std::string("shimgen: ") + op + ": index_add_(): ";
+  throw std::runtime_error(text + why + " (aten raises)");
 }
 
 /// The index aten::scatter_add reads where aten's index_add adds source's
@@ -3525,8 +3522,8 @@ inline torch::stable::Tensor scatter_value_src(
 /// messages, and the route's refusals: alpha other than 1 (aten fuses
 /// `self + alpha * source` in one rounding), half, bfloat16 and complex (aten
 /// adds the former in float per step, multiplies the latter by alpha: inf
-/// becomes nan), a tensor not on the
-/// CPU, and `written` (self in place, out) sharing memory with index.
+/// becomes nan), a tensor not on the CPU, and `written` (self in place, out)
+/// sharing memory with index.
 inline torch::stable::Tensor index_add_index(
     const char* op,
     const torch::stable::Tensor* written,
@@ -3544,40 +3541,39 @@ inline torch::stable::Tensor index_add_index(
     refuse(op, "alpha", alpha, why + remedy);
   }
   const ScalarType t = self.scalar_type();
-  if (t == ScalarType::Half || t == ScalarType::BFloat16 ||
-      t == ScalarType::ComplexHalf || t == ScalarType::ComplexFloat ||
-      t == ScalarType::ComplexDouble) {
+  bool rounds = t == ScalarType::Half || t == ScalarType::BFloat16;
+  rounds = rounds || t == ScalarType::ComplexHalf;
+  rounds = rounds || t == ScalarType::ComplexFloat;
+  rounds = rounds || t == ScalarType::ComplexDouble;
+  if (rounds) {
     std::string why = "a half, bfloat16 or complex self: aten's index_add ";
     why += "rounds each addition of reduced types its own way, and multiplies ";
     why += "complex source by alpha (inf * (1+0j) is nan)";
     fail(op, (why + remedy).c_str());
   }
-  if (!self.is_cpu() || !index.is_cpu() || !source.is_cpu()) {
-    fail(
-        op,
-        ("a tensor not on the CPU: the route is proven on CPU only" + remedy)
-            .c_str());
+  const bool cpu = self.is_cpu() && index.is_cpu() && source.is_cpu();
+  if (!cpu) {
+    std::string why = "a tensor not on the CPU: the route is proven on CPU";
+    why += " only";
+    fail(op, (why + remedy).c_str());
   }
   const int64_t sdim = self.dim() > 0 ? self.dim() : 1;
   if (dim < -sdim || dim >= sdim) {
     index_add_fails(op, "Dimension out of range");
   }
   const int64_t d = dim < 0 ? dim + sdim : dim;
-  const std::string name = "index_add_(): ";
   if (index.dim() > 1) {
-    index_add_fails(op, name + "Index is supposed to be a vector");
+    index_add_fails(op, "Index is supposed to be a vector");
   }
   const ScalarType it = index.scalar_type();
   if (it != ScalarType::Long && it != ScalarType::Int) {
-    index_add_fails(op, name + "Expected dtype int32/int64 for index");
+    index_add_fails(op, "Expected dtype int32/int64 for index");
   }
   if (source.scalar_type() != t) {
-    index_add_fails(
-        op, name + "self and source must have the same scalar type");
+    index_add_fails(op, "self and source must have the same scalar type");
   }
   if (!(d == 0 || d < source.dim())) {
-    index_add_fails(
-        op, name + "Indexing dim is out of bounds of the source tensor");
+    index_add_fails(op, "Indexing dim is out of bounds of source");
   }
   int64_t* ss = nullptr;
   int64_t* xs = nullptr;
@@ -3585,8 +3581,7 @@ inline torch::stable::Tensor index_add_index(
   check(aoti_torch_get_sizes(self.get(), &xs), "aoti_torch_get_sizes");
   const int64_t wanted = source.dim() == 0 ? 1 : ss[d];
   if (index.numel() != wanted) {
-    index_add_fails(
-        op, name + "Number of indices should be equal to source.size(dim)");
+    index_add_fails(op, "Number of indices should equal source.size(dim)");
   }
   // aten compares the sizes with dim left out where both have dims, else all
   bool shapes = self.dim() == source.dim();
@@ -3601,28 +3596,24 @@ inline torch::stable::Tensor index_add_index(
     fail(op, (why + remedy).c_str());
   }
   torch::stable::Tensor idx = to_dtype(index, ScalarType::Long);
-  if (source.dim() == 0) {
-    if (idx.dim() == 1) {
-      idx = dispatch_tensors<1>(
-          "aten::squeeze", "", {torch::stable::detail::from(idx)});
-    }
-  } else {
-    if (idx.dim() == 0) {
-      idx = dim_op("aten::unsqueeze", "", idx, 0);
-    }
-    for (int64_t k = 0; k < d; ++k) {
-      idx = dim_op("aten::unsqueeze", "", idx, 0);
-    }
-    for (int64_t k = d + 1; k < source.dim(); ++k) {
-      idx = dim_op("aten::unsqueeze", "", idx, -1);
-    }
+  if (source.dim() == 0 && idx.dim() == 1) {
+    idx = dim_op("aten::squeeze", "dim", idx, 0);
+  }
+  if (source.dim() > 0 && idx.dim() == 0) {
+    idx = dim_op("aten::unsqueeze", "", idx, 0);
+  }
+  for (int64_t k = 0; source.dim() > 0 && k < d; ++k) {
+    idx = dim_op("aten::unsqueeze", "", idx, 0);
+  }
+  for (int64_t k = d + 1; k < source.dim(); ++k) {
+    idx = dim_op("aten::unsqueeze", "", idx, -1);
+  }
+  if (source.dim() > 0) {
     idx = tensor_op("aten::expand_as", "", idx, source);
   }
+  const StableIValue none = torch::stable::detail::from(std::nullopt);
   return dispatch_tensors<2>(
-      "aten::clone",
-      "",
-      {torch::stable::detail::from(idx),
-       torch::stable::detail::from(std::nullopt)});
+      "aten::clone", "", {torch::stable::detail::from(idx), none});
 }
 
 // ---- kernels `assert_scalar` and `constrain_range`: torch.compile's runtime
