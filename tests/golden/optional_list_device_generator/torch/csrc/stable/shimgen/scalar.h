@@ -2976,19 +2976,17 @@ inline EluGradOperands elu_grad_operands(
     const Scalar& input_scale,
     bool is_result,
     const torch::stable::Tensor& self_or_result) {
-  const std::string remedy =
-      ": define SHIMGEN_OVERLAY and link "
-      "libshimgen_overlay (rebuilt for each torch release)";
-  for (const Scalar* s : {&alpha, &scale, &input_scale}) {
-    if (s->is_complex()) {
-      refuse(
-          op,
-          s == &alpha       ? "alpha"
-              : s == &scale ? "scale"
-                            : "input_scale",
-          *s,
-          "a complex number (aten converts it to a real one)");
-    }
+  std::string remedy = ": define SHIMGEN_OVERLAY and link ";
+  remedy += "libshimgen_overlay (rebuilt for each torch release)";
+  const std::string complex = "a complex number (aten converts it)";
+  if (alpha.is_complex()) {
+    refuse(op, "alpha", alpha, complex);
+  }
+  if (scale.is_complex()) {
+    refuse(op, "scale", scale, complex);
+  }
+  if (input_scale.is_complex()) {
+    refuse(op, "input_scale", input_scale, complex);
   }
   if (is_result && !(alpha.to_double() >= 0)) {
     std::string why = "In-place elu backward calculation is triggered with a ";
@@ -3032,13 +3030,11 @@ inline EluGradOperands elu_grad_operands(
       number_tensor(scale, compute));
   const torch::stable::Tensor minus_negcoef = dispatch_tensors<1>(
       "aten::neg", "", {torch::stable::detail::from(negcoef)});
-  return EluGradOperands{
-      to_dtype(to_dtype(grad_output, ct), compute),
-      x,
-      number_tensor(input_scale, compute),
-      number_tensor(scale, compute),
-      minus_negcoef,
-      ct};
+  const torch::stable::Tensor grad =
+      to_dtype(to_dtype(grad_output, ct), compute);
+  const torch::stable::Tensor negiptcoef = number_tensor(input_scale, compute);
+  const torch::stable::Tensor poscoef = number_tensor(scale, compute);
+  return EluGradOperands{grad, x, negiptcoef, poscoef, minus_negcoef, ct};
 }
 
 /// aten's elu_backward kernel with is_result=true: `x <= 0 ? grad *
@@ -3120,9 +3116,8 @@ inline AddReluOperands add_relu_operands(
     const torch::stable::Tensor& self,
     const torch::stable::Tensor& other,
     const Scalar& alpha) {
-  const std::string remedy =
-      ": define SHIMGEN_OVERLAY and link "
-      "libshimgen_overlay (rebuilt for each torch release)";
+  std::string remedy = ": define SHIMGEN_OVERLAY and link ";
+  remedy += "libshimgen_overlay (rebuilt for each torch release)";
   check_broadcast(self, other);
   int64_t int_limit = 0;
   double float_limit = 0;
@@ -3155,25 +3150,27 @@ inline AddReluOperands add_relu_operands(
   }
   const bool floating = t == ScalarType::Float || t == ScalarType::Double;
   Scalar hi(int64_t(0));
-  if (float_limit != 0) { // a floating self: a floating common dtype
-    if (t == ScalarType::Float &&
-        float_limit > std::numeric_limits<float>::max()) {
-      fail(
-          op,
-          "value cannot be converted to type float without overflow (aten raises)");
-    }
+  const double float_max = std::numeric_limits<float>::max();
+  // a double self, a float common dtype
+  if (t == ScalarType::Float && float_limit > float_max) {
+    std::string why = "value cannot be converted to type float without ";
+    why += "overflow (aten raises)";
+    fail(op, why.c_str());
+  }
+  // a floating self: a floating common dtype; an integral self's limit
+  // converted to a floating one; or an integral one
+  if (float_limit != 0) {
     hi = Scalar(float_limit);
-  } else if (floating) { // an integral limit converted to the floating dtype
-    hi = Scalar(
-        t == ScalarType::Float
-            ? static_cast<double>(static_cast<float>(int_limit))
-            : static_cast<double>(int_limit));
+  } else if (t == ScalarType::Float) {
+    hi = Scalar(static_cast<double>(static_cast<float>(int_limit)));
+  } else if (floating) {
+    hi = Scalar(static_cast<double>(int_limit));
   } else {
     hi = Scalar(int_limit);
     if (!in_range(hi, position(t))) {
-      fail(
-          op,
-          "value cannot be converted to the result's type without overflow (aten raises)");
+      std::string why = "value cannot be converted to the result's type ";
+      why += "without overflow (aten raises)";
+      fail(op, why.c_str());
     }
   }
   if (alpha.is_complex() || alpha.to_double() != 1) {
@@ -3189,8 +3186,8 @@ inline AddReluOperands add_relu_operands(
     fail(op, (why + remedy).c_str());
   }
   const Scalar one = floating ? Scalar(1.0) : Scalar(int64_t(1));
-  return AddReluOperands{
-      one, number_tensor(Scalar(int64_t(0)), t), number_tensor(hi, t), t};
+  const torch::stable::Tensor lo = number_tensor(Scalar(int64_t(0)), t);
+  return AddReluOperands{one, lo, number_tensor(hi, t), t};
 }
 
 /// aten's add_clamp kernel with alpha 1: `min(max(self + other, 0), hi)`
@@ -3213,22 +3210,21 @@ inline torch::stable::Tensor add_relu_select(
         dispatch_tensors<1>(
             "aten::signbit", "", {torch::stable::detail::from(sum)}));
     if (any_true(tensor_op("aten::logical_or", "", nan, negative_zero))) {
-      std::string why =
-          "self + other holds a NaN or -0.0, where aten's kernel ";
-      why +=
-          "gives 0 or NaN / -0.0 depending on the element's position in its ";
-      why += "vectorized loop: define SHIMGEN_OVERLAY and link ";
-      why += "libshimgen_overlay (rebuilt for each torch release)";
+      std::string why = "self + other holds a NaN or -0.0, where aten's ";
+      why += "kernel gives 0 or NaN / -0.0 depending on the element's ";
+      why += "position in its vectorized loop: define SHIMGEN_OVERLAY ";
+      why += "and link libshimgen_overlay (rebuilt for each torch release)";
       fail(op, why.c_str());
     }
   }
+  const std::optional<torch::stable::Tensor> lo(s.lo);
+  const std::optional<torch::stable::Tensor> hi(s.hi);
   return dispatch_tensors<3>(
       "aten::clamp",
       "Tensor",
       {torch::stable::detail::from(sum),
-       torch::stable::detail::from(std::optional<torch::stable::Tensor>(s.lo)),
-       torch::stable::detail::from(
-           std::optional<torch::stable::Tensor>(s.hi))});
+       torch::stable::detail::from(lo),
+       torch::stable::detail::from(hi)});
 }
 
 // ---- row key `refuse_cast: true` (kernel `inplace`: _add_relu_.Tensor) ----
@@ -3241,8 +3237,9 @@ inline void refuse_cast(
     const char* op,
     const torch::stable::Tensor& target,
     const torch::stable::Tensor& result) {
-  if (result.scalar_type() != target.scalar_type() &&
-      can_cast(result.scalar_type(), target.scalar_type())) {
+  const ScalarType from = result.scalar_type();
+  const ScalarType to = target.scalar_type();
+  if (from != to && can_cast(from, to)) {
     std::string why = "the result's dtype is not the output's, where aten ";
     why += "returns a temporary of the result's dtype instead of the output: ";
     why += "define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for ";
