@@ -826,7 +826,8 @@ def _trapezoid_body(w: Wrapper, plan: Plan, rule: dict) -> str:
     mul = f["mul"]
     if rule["kernel"] == "trapezoid_dx":
         return "\n".join([
-            "if (y.size(dim) == 0) {  // aten: zeros of y's options, before its checks",
+            "// aten: zeros of y's options for an empty dim, before its checks",
+            "if (y.size(dim) == 0) {",
             f"return {f['new_zeros']}(y, shimgen::detail::sizes_except(y, dim));",
             "}",
             f'shimgen::detail::trapezoid_check("{op}", "{name}", y, dx);',
@@ -1113,25 +1114,21 @@ def _addbmm_at(route: Route, q: Query, rule: dict) -> Variant | None:
 
 
 def _addbmm_body(w: Wrapper, plan: Plan, rule: dict) -> str:
+    """scalar.h addbmm_prepare, then one addmm_ per batch by `via`'s wrapper (addmm.out) into the result."""
     target = target_wrapper(rule["via"], plan)
     assert target is not None
     out = next((p.name for p in w.params if p.is_out), None)
     in_place = w.op.name.split(".")[0].endswith("_")
-    lines = []
-    if out is None and not in_place:
-        lines += ["torch::stable::Tensor result = shimgen::detail::dispatch_tensors<6>(",
-                  '"aten::new_empty", "", {torch::stable::detail::from(self), '
-                  "torch::stable::detail::from(std::vector<int64_t>{0}), torch::stable::detail::from(std::nullopt), "
-                  "torch::stable::detail::from(std::nullopt), torch::stable::detail::from(std::nullopt), "
-                  "torch::stable::detail::from(std::nullopt)});"]
-    result = out or ("self" if in_place else "result")
-    call = (f"[](const torch::stable::Tensor& o, const torch::stable::Tensor& s, const torch::stable::Tensor& m1, "
-            f"const torch::stable::Tensor& m2, const shimgen::Scalar& b, const shimgen::Scalar& a) {{ "
-            f"torch::stable::Tensor into = o; torch::stable::{target.name}(into, s, m1, m2, b, a); }}")
-    lines.append(f'{"return " if out is None and not in_place else ""}shimgen::detail::addbmm_loop('
-                 f'"{w.op.name}", self, batch1, batch2, beta, alpha, {result}, {"true" if in_place else "false"}, '
-                 f"{call});")
-    if out is not None or in_place:
-        lines.append(f"return {result};")
-    return "\n".join(lines)
-
+    result = out or ("self" if in_place else "shimgen::detail::new_empty_of(self)")
+    returned = out or ("self" if in_place else "result")
+    return "\n".join([
+        f"torch::stable::Tensor result = {result};",
+        f'const int64_t batches = shimgen::detail::addbmm_prepare("{w.op.name}", self, batch1, batch2, beta, '
+        f'result, {"true" if in_place else "false"});',
+        "for (int64_t b = 0; b < batches; ++b) {",
+        "const shimgen::Scalar beta_b = b == 0 ? beta : shimgen::Scalar(int64_t(1));",
+        "const torch::stable::Tensor m1 = shimgen::detail::batch_of(batch1, b);",
+        "const torch::stable::Tensor m2 = shimgen::detail::batch_of(batch2, b);",
+        f"torch::stable::{target.name}(result, result, m1, m2, beta_b, alpha);",
+        "}",
+        f"return {returned};"])

@@ -853,6 +853,16 @@ inline std::string failure_reason() {
   return "libtorch logged the reason on stderr";
 }
 
+// ---- libtorch's legacy C shims (shimgen/routes/legacy_shim.py) ----
+//
+// shim.h's older AOTInductor shims (aoti_torch_addmm_out, ...) call
+// at::<op>_out through the dispatcher and carry a Scalar as a `float`.
+
+/// A call a route cannot make as aten would: `shimgen: <op>: <why>`.
+[[noreturn]] inline void fail(const char* op, const char* why) {
+  throw std::runtime_error(std::string("shimgen: ") + op + ": " + why);
+}
+
 /// aten::item / aten::_local_scalar_dense (kernel `item_scalar`): libtorch's
 /// C shim aoti_torch_item_<dtype> of self's dtype (shim.h, exported from 2.9:
 /// each calls Tensor::item(), a dispatching call, and reads the number in
@@ -904,23 +914,13 @@ inline Scalar item_scalar_select(
     case ScalarType::ComplexFloat:
       return item_of<c10::complex<float>>(h, aoti_torch_item_complex64);
     default:
-      throw std::runtime_error(
-          std::string("shimgen: ") + op +
-          ": libtorch has no item C shim for this dtype (complex128, float8 "
-          "and the others aoti_torch_item_* does not cover): define "
-          "SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each "
-          "torch release)");
+      break;
   }
-}
-
-// ---- libtorch's legacy C shims (shimgen/routes/legacy_shim.py) ----
-//
-// shim.h's older AOTInductor shims (aoti_torch_addmm_out, ...) call
-// at::<op>_out through the dispatcher and carry a Scalar as a `float`.
-
-/// A call a route cannot make as aten would: `shimgen: <op>: <why>`.
-[[noreturn]] inline void fail(const char* op, const char* why) {
-  throw std::runtime_error(std::string("shimgen: ") + op + ": " + why);
+  std::string why = "libtorch has no item C shim for this dtype (complex128, ";
+  why += "float8 and the others aoti_torch_item_* does not cover): define ";
+  why += "SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each ";
+  why += "torch release)";
+  fail(op, why.c_str());
 }
 
 /// Does a `float` hold the number exactly? (A bool or complex number never
@@ -1503,12 +1503,12 @@ inline ScalarType result_type_numbers_select(
     const Scalar& scalar,
     const torch::stable::Tensor& tensor) {
   if (scalar.is_complex() && tensor.scalar_type() == ScalarType::BFloat16) {
-    fail(
-        op,
-        "a complex number with a bfloat16 tensor: aten's answer changed in "
-        "2.14 (ComplexFloat before, a complex bfloat16 type from 2.14), so "
-        "no stable route gives it: define SHIMGEN_OVERLAY and link "
-        "libshimgen_overlay (rebuilt for each torch release)");
+    std::string why = "a complex number with a bfloat16 tensor: aten's ";
+    why += "answer changed in 2.14 (ComplexFloat before, a complex bfloat16 ";
+    why += "type from 2.14), so no stable route gives it: define ";
+    why += "SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each ";
+    why += "torch release)";
+    fail(op, why.c_str());
   }
   return wrapped_numbers_dtype(op, {&tensor}, {&scalar});
 }
@@ -3656,27 +3656,24 @@ inline void constrain_range_select(
     std::optional<int64_t> min,
     std::optional<int64_t> max) {
   if (size.kind() != Scalar::Kind::Int && size.kind() != Scalar::Kind::Bool) {
-    fail(
-        op,
-        "a size that is not an integer or a bool: define SHIMGEN_OVERLAY and "
-        "link libshimgen_overlay (rebuilt for each torch release)");
+    std::string why = "a size that is not an integer or a bool: define ";
+    why += "SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each ";
+    why += "torch release)";
+    fail(op, why.c_str());
   }
   const int64_t lo = min.value_or(std::numeric_limits<int64_t>::min());
   const int64_t hi = max.value_or(std::numeric_limits<int64_t>::max());
   const int64_t v = size.to_int64();
   if (hi < lo) {
-    fail(
-        op,
-        ("Max must be greater than or equal to min. Got min=" +
-         std::to_string(lo) + " max=" + std::to_string(hi) + " (aten raises)")
-            .c_str());
+    std::string why = "Max must be greater than or equal to min. Got min=";
+    why += std::to_string(lo) + " max=" + std::to_string(hi) + " (aten raises)";
+    fail(op, why.c_str());
   }
   if (v < lo || v > hi) {
-    fail(
-        op,
-        ("Invalid value range for " + std::to_string(v) + " between [" +
-         std::to_string(lo) + ", " + std::to_string(hi) + "]. (aten raises)")
-            .c_str());
+    std::string why = "Invalid value range for " + std::to_string(v);
+    why += " between [" + std::to_string(lo) + ", " + std::to_string(hi);
+    why += "]. (aten raises)";
+    fail(op, why.c_str());
   }
 }
 
@@ -3688,11 +3685,9 @@ inline void constrain_range_for_size_select(
     std::optional<int64_t> min,
     std::optional<int64_t> max) {
   if (max.has_value() && *max <= 2) {
-    fail(
-        op,
-        ("Max value to constrain_range_for_size must be greater than 2. got: " +
-         std::to_string(*max) + " (aten raises)")
-            .c_str());
+    std::string why = "Max value to constrain_range_for_size must be greater ";
+    why += "than 2. got: " + std::to_string(*max) + " (aten raises)";
+    fail(op, why.c_str());
   }
   constrain_range_select(op, size, min.value_or(0), max);
 }
@@ -3722,67 +3717,88 @@ inline torch::stable::Tensor functional_constrain_range_for_size_select(
 // calls in the same order, each addmm_ as libtorch's legacy addmm_out shim
 // with out = self = the result (the very call addmm_ makes) ----
 
-/// aten::size.int through the dispatcher: aten's own error for a dimension
-/// out of range.
-inline int64_t size_of(const torch::stable::Tensor& t, int64_t dim) {
-  std::array<StableIValue, 2> stack{
-      torch::stable::detail::from(t), torch::stable::detail::from(dim)};
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  const AOTITorchError err = torch_call_dispatcher(
-      "aten::size", "int", stack.data(), TORCH_ABI_VERSION);
-#else
-  const AOTITorchError err =
-      aoti_torch_call_dispatcher("aten::size", "int", stack.data());
-#endif
-  if (err != AOTI_TORCH_SUCCESS) {
-    throw std::runtime_error(failure_reason());
+/// The size of `t`'s dimension `dim` (not negative), with aten's error where
+/// t has no such dimension (c10's maybe_wrap_dim).
+inline int64_t dim_size(
+    const char* op,
+    const torch::stable::Tensor& t,
+    int64_t dim) {
+  const int64_t n = t.dim();
+  if (n == 0) {
+    std::string why = "Dimension specified as " + std::to_string(dim);
+    why += " but tensor has no dimensions (aten raises)";
+    fail(op, why.c_str());
   }
-  return torch::stable::detail::to<int64_t>(stack[0]);
+  if (dim >= n) {
+    std::string why = "Dimension out of range (expected to be in range of [";
+    why += std::to_string(-n) + ", " + std::to_string(n - 1) + "], but got ";
+    why += std::to_string(dim) + ") (aten raises)";
+    fail(op, why.c_str());
+  }
+  return t.size(dim);
 }
 
-/// aten's addbmm_out(self, batch1, batch2, beta, alpha, result) on the CPU,
-/// `addmm_out(out, self, mat1, mat2, beta, alpha)` being the legacy shim's
-/// wrapper: self expanded to the product's shape (expand_size), aten's checks
-/// in its order and words, result resized as the expanded self and given its
-/// values where beta is not zero, then one addmm_ per batch (beta for the
-/// first, 1 after), or for no batch result * beta (zeros for beta 0; a beta
-/// other than 0 or 1 is refused there). A call
-/// autograd records (aten's derivative is addbmm's own; the shim is an out=
-/// call) and a tensor not on the CPU (CUDA computes one gemm) are refused.
-template <class AddmmOut>
-inline torch::stable::Tensor addbmm_loop(
+/// aten's empty({0}, self.options()): the functional form's result before
+/// it is resized (aten::new_empty).
+inline torch::stable::Tensor new_empty_of(const torch::stable::Tensor& self) {
+  return dispatch_tensors<6>(
+      "aten::new_empty",
+      "",
+      {torch::stable::detail::from(self),
+       torch::stable::detail::from(std::vector<int64_t>{0}),
+       torch::stable::detail::from(std::nullopt),
+       torch::stable::detail::from(std::nullopt),
+       torch::stable::detail::from(std::nullopt),
+       torch::stable::detail::from(std::nullopt)});
+}
+
+/// Batch `b` of `t` (aten::select.int(t, 0, b)).
+inline torch::stable::Tensor batch_of(
+    const torch::stable::Tensor& t,
+    int64_t b) {
+  return dispatch_tensors<3>(
+      "aten::select",
+      "int",
+      {torch::stable::detail::from(t),
+       torch::stable::detail::from(int64_t(0)),
+       torch::stable::detail::from(b)});
+}
+
+/// aten's addbmm_out(self, batch1, batch2, beta, alpha, result) on the CPU up
+/// to its loop: self expanded to the product's shape (expand_size), aten's
+/// checks in its order and words, result resized as the expanded self and
+/// given its values where beta is not zero; for no batch, result * beta
+/// (zeros for beta 0; a beta other than 0 or 1 is refused there). Returns the
+/// number of batches, for which the wrapper then calls addmm.out's wrapper
+/// (libtorch's legacy addmm_out shim) with out = self = result, beta for the
+/// first and 1 after: the addmm_ calls aten makes. A call autograd records
+/// (aten's derivative is addbmm's own; the shim is an out= call) and a tensor
+/// not on the CPU (CUDA computes one gemm) are refused.
+inline int64_t addbmm_prepare(
     const char* op,
     const torch::stable::Tensor& self,
     const torch::stable::Tensor& batch1,
     const torch::stable::Tensor& batch2,
     const Scalar& beta,
-    const Scalar& alpha,
     const torch::stable::Tensor& result,
-    bool result_is_self,
-    AddmmOut addmm_out) {
-  const std::string remedy =
-      ": define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for "
-      "each torch release)";
-  if (!self.is_cpu() || !batch1.is_cpu() || !batch2.is_cpu() ||
-      !result.is_cpu()) {
-    fail(
-        op,
-        ("a tensor not on the CPU, where aten computes addbmm as one "
-         "gemm and this route is proven on the CPU only" +
-         remedy)
-            .c_str());
+    bool result_is_self) {
+  std::string remedy = ": define SHIMGEN_OVERLAY and link libshimgen_overlay ";
+  remedy += "(rebuilt for each torch release)";
+  const bool cpu = self.is_cpu() && batch1.is_cpu() && batch2.is_cpu();
+  if (!cpu || !result.is_cpu()) {
+    std::string why = "a tensor not on the CPU, where aten computes addbmm as ";
+    why += "one gemm and this route is proven on the CPU only" + remedy;
+    fail(op, why.c_str());
   }
   if (records_grad({&self, &batch1, &batch2, &result})) {
-    fail(
-        op,
-        ("autograd would record the call (grad mode, an input requiring "
-         "grad): aten's derivative is addbmm's own, this route's calls "
-         "are out= calls; run it under torch.no_grad()" +
-         remedy)
-            .c_str());
+    std::string why = "autograd would record the call (grad mode, an input ";
+    why += "requiring grad): aten's derivative is addbmm's own, this ";
+    why += "route's calls are out= calls; run it under torch.no_grad()";
+    why += remedy;
+    fail(op, why.c_str());
   }
-  const int64_t rows = size_of(batch1, 1);
-  const int64_t cols = size_of(batch2, 2);
+  const int64_t rows = dim_size(op, batch1, 1);
+  const int64_t cols = dim_size(op, batch2, 2);
   const torch::stable::Tensor expanded = dispatch_tensors<3>(
       "aten::expand",
       "",
@@ -3796,40 +3812,35 @@ inline torch::stable::Tensor addbmm_loop(
     fail(op, "batch2 must be a 3D tensor (aten raises)");
   }
   if (batch1.size(0) != batch2.size(0)) {
-    fail(
-        op,
-        ("batch1 and batch2 must have same number of batches, got " +
-         std::to_string(batch1.size(0)) + " and " +
-         std::to_string(batch2.size(0)) + " (aten raises)")
-            .c_str());
+    std::string why = "batch1 and batch2 must have same number of batches, ";
+    why += "got " + std::to_string(batch1.size(0)) + " and ";
+    why += std::to_string(batch2.size(0)) + " (aten raises)";
+    fail(op, why.c_str());
   }
   if (batch1.size(2) != batch2.size(1)) {
-    fail(
-        op,
-        ("Incompatible matrix sizes for bmm (" +
-         std::to_string(batch1.size(1)) + "x" + std::to_string(batch1.size(2)) +
-         " and " + std::to_string(batch2.size(1)) + "x" +
-         std::to_string(batch2.size(2)) + ") (aten raises)")
-            .c_str());
+    std::string why = "Incompatible matrix sizes for bmm (";
+    why += std::to_string(batch1.size(1)) + "x";
+    why += std::to_string(batch1.size(2)) + " and ";
+    why += std::to_string(batch2.size(1)) + "x";
+    why += std::to_string(batch2.size(2)) + ") (aten raises)";
+    fail(op, why.c_str());
   }
-  if (result_is_self &&
-      (self.dim() != 2 || self.size(0) != rows || self.size(1) != cols)) {
-    fail(
-        op,
-        ("self does not have the product's shape, where aten resizes "
-         "self to its own expansion" +
-         remedy)
-            .c_str());
+  const bool shaped = self.dim() == 2 && self.size(0) == rows;
+  if (result_is_self && !(shaped && self.size(1) == cols)) {
+    std::string why = "self does not have the product's shape, where aten ";
+    why += "resizes self to its own expansion" + remedy;
+    fail(op, why.c_str());
   }
-  (void)dispatch_tensors<3>(
+  const torch::stable::Tensor resized = dispatch_tensors<3>(
       "aten::resize_as_",
       "",
       {torch::stable::detail::from(result),
        torch::stable::detail::from(expanded),
        torch::stable::detail::from(std::nullopt)});
-  const bool beta_zero = beta.to_complex() == std::complex<double>(0.0, 0.0);
+  const std::complex<double> b = beta.to_complex();
+  const bool beta_zero = b == std::complex<double>(0.0, 0.0);
   if (!beta_zero && !result_is_self) {
-    (void)dispatch_tensors<3>(
+    const torch::stable::Tensor copied = dispatch_tensors<3>(
         "aten::copy_",
         "",
         {torch::stable::detail::from(result),
@@ -3837,38 +3848,16 @@ inline torch::stable::Tensor addbmm_loop(
          torch::stable::detail::from(false)});
   }
   const int64_t batches = batch1.size(0);
-  if (batches == 0) {
-    // aten: result.mul_(beta), or zero_() for beta 0; times 1 changes nothing
-    if (beta_zero) {
-      (void)dispatch_tensors<1>(
-          "aten::zero_", "", {torch::stable::detail::from(result)});
-    } else if (beta.to_complex() != std::complex<double>(1.0, 0.0)) {
-      fail(
-          op,
-          ("no batch and a beta other than 0 or 1, which aten multiplies "
-           "self by as a wrapped number" +
-           remedy)
-              .c_str());
-    }
-    return result;
+  if (batches == 0 && beta_zero) {
+    const torch::stable::Tensor zeros = dispatch_tensors<1>(
+        "aten::zero_", "", {torch::stable::detail::from(result)});
   }
-  for (int64_t b = 0; b < batches; ++b) {
-    const torch::stable::Tensor m1 = dispatch_tensors<3>(
-        "aten::select",
-        "int",
-        {torch::stable::detail::from(batch1),
-         torch::stable::detail::from(int64_t(0)),
-         torch::stable::detail::from(b)});
-    const torch::stable::Tensor m2 = dispatch_tensors<3>(
-        "aten::select",
-        "int",
-        {torch::stable::detail::from(batch2),
-         torch::stable::detail::from(int64_t(0)),
-         torch::stable::detail::from(b)});
-    addmm_out(
-        result, result, m1, m2, b == 0 ? beta : Scalar(int64_t(1)), alpha);
+  if (batches == 0 && !beta_zero && b != std::complex<double>(1.0, 0.0)) {
+    std::string why = "no batch and a beta other than 0 or 1, which aten ";
+    why += "multiplies self by as a wrapped number" + remedy;
+    fail(op, why.c_str());
   }
-  return result;
+  return batches;
 }
 
 } // namespace detail
