@@ -26,6 +26,9 @@ the overlay build as it was before the overlay only added forms (sig_cpp.OVERLAY
 | arange(0.0, 16.0, 1.0) | composition: empty_strided shim, fill_, narrow, fill_, cumsum (float64), _to_copy | shimgen's arange.start_step shim |
 | linalg_vector_norm(x) | number_as_none: linalg_norm with ord None (dispatcher) | shimgen's linalg_vector_norm shim |
 | pow(x, 0.5), pow(x, -1.) | number rules (no_grad): sqrt, reciprocal (+ records_grad in grad mode) | shimgen's pow.Tensor_Scalar shim |
+| norm(x), dist(x, x) | number_as_none: norm.ScalarOpt_dim with p None (dispatcher); dist: sub first | shimgen's norm.Scalar / dist shims |
+| trapezoid(x, 0.5), cumulative_trapezoid(x, 0.5) | kernels trapezoid_dx: aten's calls (select, add, sum, mul, sub / slice, add, mul, cumsum) | shimgen's shims |
+| special_legendre_polynomial_p(x, 3) | composition `wrapped_numbers`: the Tensor overload with a 0-dim n | shimgen's n_scalar shim |
 
 `--no-grad` runs the calls with grad mode off (the out= and in-place compositions skip their autograd checks).
 """
@@ -52,10 +55,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CALLS = ["add(x, y)", "pow(x, 2)", "std(x, {1})", 'gelu(x, "tanh")', "addmm(x, x, x)", "threshold_bw(x,x,0)",
          "add_(u, x)", "add_out(o, x, x)", "where(c, 1.0, 0.0)", "hardtanh(x,-.5,.5)", "hardshrink(x, 0.5)",
          "searchsorted(s,0.5)", "linspace(0,1,16)", "constant_pad_nd", "scatter(x,0,i,1.0)", "threshold_(v,0,0)",
-         "add(i, i) int64", "arange(0., 16., 1.)", "vector_norm(x)", "pow(x, 0.5)", "pow(x, -1.)"]
+         "add(i, i) int64", "arange(0., 16., 1.)", "vector_norm(x)", "pow(x, 0.5)", "pow(x, -1.)",
+         "norm(x)", "dist(x, x)", "trapezoid(x, 0.5)", "cumul_trapezoid", "legendre_p(x, 3)"]
 OPS = ["add", "pow", "std", "gelu", "mul", "addmm", "threshold_backward", "add_", "clone", "gt", "where", "hardtanh",
        "hardshrink", "sort", "flatten", "searchsorted", "linspace", "constant_pad_nd", "zeros_like", "scatter",
-       "threshold_", "ones_like", "arange", "linalg_vector_norm", "linalg_norm", "sqrt", "reciprocal", "rsqrt"]
+       "threshold_", "ones_like", "arange", "linalg_vector_norm", "linalg_norm", "sqrt", "reciprocal", "rsqrt",
+       "norm", "dist", "trapezoid", "cumulative_trapezoid", "special_legendre_polynomial_p"]
 TORCH = vbuild.find_torch()
 
 
