@@ -743,7 +743,7 @@ def _trapezoid_body(w: Wrapper, plan: Plan, rule: dict) -> str:
     times = f["times"]
     if rule["kernel"] == TRAPEZOID[0]:
         return "\n".join([
-            "if (y.size(dim) == 0) {  // aten: zeros of y's options, before its checks",
+            "if (y.size(dim) == 0) {",
             f"return {f['blank']}(y, shimgen::detail::sizes_except(y, dim));",
             "}",
             f'shimgen::detail::trapezoid_check("{op}", "{name}", y, dx);',
