@@ -24,6 +24,11 @@
 #include <ATen/ops/add.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/linalg_vector_norm.h>
+#include <ATen/ops/cumulative_trapezoid.h>
+#include <ATen/ops/dist.h>
+#include <ATen/ops/norm.h>
+#include <ATen/ops/special_legendre_polynomial_p.h>
+#include <ATen/ops/trapezoid.h>
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/elu_backward.h>
@@ -100,6 +105,12 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return at::elu_backward(t, 1.0, 1.0, 1.0, true, t); }));
   // ---- kernel add_relu (alpha 1) ----
   ns.push_back(ns_per_call(iters, [&] { return at::_add_relu(t, t); }));
+  // ---- session 7: number_as_none (norm, dist), trapezoid kernels, wrapped_numbers (legendre) ----
+  ns.push_back(ns_per_call(iters, [&] { return at::norm(t); }));
+  ns.push_back(ns_per_call(iters, [&] { return at::dist(t, t); }));
+  ns.push_back(ns_per_call(iters, [&] { return at::trapezoid(t, 0.5); }));
+  ns.push_back(ns_per_call(iters, [&] { return at::cumulative_trapezoid(t, 0.5); }));
+  ns.push_back(ns_per_call(iters, [&] { return at::special_legendre_polynomial_p(t, 3); }));
 #else
   namespace ts = torch::stable;
   ns.push_back(ns_per_call(iters, [&] { return ts::add(x, x); }));
@@ -137,6 +148,12 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return ts::elu_backward(x, 1.0, 1.0, 1.0, true, x); }));
   // ---- kernel add_relu (alpha 1: add's wrapper, isnan/eq/signbit/and/or/any, clamp; + records_grad) ----
   ns.push_back(ns_per_call(iters, [&] { return ts::_add_relu(x, x); }));
+  // ---- session 7: number_as_none (norm, dist), trapezoid kernels, wrapped_numbers (legendre) ----
+  ns.push_back(ns_per_call(iters, [&] { return ts::norm(x); }));
+  ns.push_back(ns_per_call(iters, [&] { return ts::dist(x, x); }));
+  ns.push_back(ns_per_call(iters, [&] { return ts::trapezoid(x, 0.5); }));
+  ns.push_back(ns_per_call(iters, [&] { return ts::cumulative_trapezoid(x, 0.5); }));
+  ns.push_back(ns_per_call(iters, [&] { return ts::special_legendre_polynomial_p(x, 3); }));
 #endif
   return ns;
 }

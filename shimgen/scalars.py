@@ -144,5 +144,5 @@ def vias(op: str) -> tuple[str, ...]:
     return (((rule["via"],) if rule else ()) + tuple(r["via"] for r in facts.number_rules.get(op, []) if "via" in r)
             + ((kernel["via"],) if "via" in kernel else ())
             + ((kernel["operand"]["via"],) if "operand" in kernel else ())
-            + tuple(kernel.get("calls", ()))  # a kernel calling several wrappers (trapezoid_dx)
+            + tuple(kernel.get("calls", {}).values())  # a kernel calling several wrappers (trapezoid_dx)
             + ((kernel["views"],) if "views" in kernel else ()))  # fill_diagonal_'s as_strided

@@ -794,58 +794,61 @@ def _scalars_describe(w: Wrapper, rule: dict) -> list[str]:
 
 # ---- kernels `trapezoid_dx` / `cumulative_trapezoid_dx` (trapezoid.dx, cumulative_trapezoid.dx): aten's
 # CompositeImplicitAutograd functions (Integration.cpp) as the same dispatching calls in the same order, each by its
-# wrapper (the row's `calls`: op -> how many leading parameters the body passes it): aten's checks first (scalar.h
-# trapezoid_check; trapezoid returns zeros of y's options for an empty dim before them, sizes_except), then
+# wrapper (the row's `calls`: the op of each role below): aten's checks first (scalar.h trapezoid_check; trapezoid
+# returns zeros of y's options for an empty dim before them, sizes_except), then
 # `(y.sum(dim) - (y.select(dim, 0) + y.select(dim, -1)) * 0.5) * dx` and
 # `(dx / 2. * (y.slice(dim, 0, -1) + y.slice(dim, 1))).cumsum(dim)`, the Scalar dx taken as aten takes it
 # (dx.toDouble()) and each product by mul.Scalar's wrapper, as aten multiplies a tensor by a double ----
 
 TRAPEZOID = ("trapezoid_dx", "cumulative_trapezoid_dx")
+# role -> how many leading parameters the body passes that role's wrapper
+TRAPEZOID_PASSED = {"pick": 3, "plus": 2, "minus": 2, "times": 2, "total": 2, "blank": 2, "part": 4, "scan": 2}
 
 
 def _trapezoid_at(route: Route, q: Query, rule: dict) -> Variant | None:
-    """Every parameter, where each wrapper of `calls` takes the parameters the body passes it with libtorch alone at
-    q.level."""
-    if [p.name for p in q.params] != ["y", "dx", "dim"]:
+    """Every parameter (the row's `params`, the names the body uses), where each wrapper of `calls` takes the
+    parameters the body passes it with libtorch alone at q.level."""
+    if [p.name for p in q.params] != rule["params"]:
         return None
-    for name, passed in rule["calls"].items():
+    for role, name in rule["calls"].items():
         target = target_wrapper(name, q.plan)
         tv = active(target, q.level) if target is not None else None
-        if tv is None or tv.route.overlay or tv.kept < passed:
+        if tv is None or tv.route.overlay or tv.kept < TRAPEZOID_PASSED[role]:
             return None
-    return Variant(route, len(q.params), q.level, lowering=tuple(rule["calls"]))
+    return Variant(route, len(q.params), q.level, lowering=tuple(rule["calls"].values()))
 
 
 def _trapezoid_body(w: Wrapper, plan: Plan, rule: dict) -> str:
     f = {}
-    for name in rule["calls"]:
+    for role, name in rule["calls"].items():
         target = target_wrapper(name, plan)
         assert target is not None
-        f[name.split(".")[0]] = f"torch::stable::{target.name}"
+        f[role] = f"torch::stable::{target.name}"
     op, name = w.op.name, w.op.name.split(".")[0]
-    mul = f["mul"]
-    if rule["kernel"] == "trapezoid_dx":
+    times = f["times"]
+    if rule["kernel"] == TRAPEZOID[0]:
         return "\n".join([
             "// aten: zeros of y's options for an empty dim, before its checks",
             "if (y.size(dim) == 0) {",
-            f"return {f['new_zeros']}(y, shimgen::detail::sizes_except(y, dim));",
+            f"return {f['blank']}(y, shimgen::detail::sizes_except(y, dim));",
             "}",
             f'shimgen::detail::trapezoid_check("{op}", "{name}", y, dx);',
-            f"const torch::stable::Tensor ends = {f['add']}({f['select']}(y, dim, 0), {f['select']}(y, dim, -1));",
-            f"const torch::stable::Tensor inner = {f['sub']}({f['sum']}(y, {{dim}}), "
-            f"{mul}(ends, shimgen::Scalar(0.5)));",
-            f"return {mul}(inner, shimgen::Scalar(dx.to_double()));"])
+            f"const torch::stable::Tensor ends = {f['plus']}({f['pick']}(y, dim, 0), {f['pick']}(y, dim, -1));",
+            f"const torch::stable::Tensor middle = {f['minus']}({f['total']}(y, {{dim}}), "
+            f"{times}(ends, shimgen::Scalar(0.5)));",
+            f"return {times}(middle, shimgen::Scalar(dx.to_double()));"])
     return "\n".join([
         f'shimgen::detail::trapezoid_check("{op}", "{name}", y, dx);',
-        f"const torch::stable::Tensor left = {f['slice']}(y, dim, 0, -1);",
-        f"const torch::stable::Tensor right = {f['slice']}(y, dim, 1);",
-        f"const torch::stable::Tensor scaled = {mul}({f['add']}(left, right), shimgen::Scalar(dx.to_double() / 2.));",
-        f"return {f['cumsum']}(scaled, dim);"])
+        f"const torch::stable::Tensor left = {f['part']}(y, dim, 0, -1);",
+        f"const torch::stable::Tensor right = {f['part']}(y, dim, 1);",
+        f"const torch::stable::Tensor scaled = {times}({f['plus']}(left, right), "
+        "shimgen::Scalar(dx.to_double() / 2.));",
+        f"return {f['scan']}(scaled, dim);"])
 
 
 def _trapezoid_doc(w: Wrapper, rule: dict) -> list[str]:
     how = ("(y.sum(dim) - (y.select(dim, 0) + y.select(dim, -1)) * 0.5) * dx, with zeros for an empty dim"
-           if rule["kernel"] == "trapezoid_dx" else "(dx / 2. * (y.slice(dim, 0, -1) + y.slice(dim, 1))).cumsum(dim)")
+           if rule["kernel"] == TRAPEZOID[0] else "(dx / 2. * (y.slice(dim, 0, -1) + y.slice(dim, 1))).cumsum(dim)")
     return [f"Route: aten computes aten::{w.op.name} as {how}, dx as a double; so does this wrapper, by the same "
             f"dispatching calls (proven equal, gradients included, on torch {', '.join(map(str, rule['proven']))}).",
             "Where a product's number has no exact libtorch route for the tensor's dtype, mul's wrapper raises an "
