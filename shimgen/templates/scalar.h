@@ -7,6 +7,11 @@
 // or a complex number, like at::Scalar. It lives in namespace shimgen, not
 // torch::stable, so that it can never collide with a Scalar PyTorch adds to
 // the stable API later.
+//
+// The kernels' helpers are in torch/csrc/stable/shimgen/kernels/<section>.h:
+// shimgen/templates/scalar.h marks each `// ---- ` section with a
+// `// @section <name> [needs <section>...]` line, and each per-op header
+// includes the sections its wrappers call (shimgen/kernel_sections.py).
 
 #pragma once
 
@@ -170,6 +175,7 @@ namespace detail {
 
 using torch::headeronly::ScalarType;
 
+// @section core
 // ---- type promotion (the table is torch.promote_types, from shimgen's data) --
 
 // Positions in the promotion table; -1: no position (not a promotable dtype),
@@ -725,15 +731,16 @@ inline std::string failure_reason() {
   return "libtorch logged the reason on stderr";
 }
 
-// ---- libtorch's legacy C shims (shimgen/routes/legacy_shim.py) ----
-//
-// shim.h's older AOTInductor shims (aoti_torch_addmm_out, ...) call
-// at::<op>_out through the dispatcher and carry a Scalar as a `float`.
-
 /// A call a route cannot make as aten would: `shimgen: <op>: <why>`.
 [[noreturn]] inline void fail(const char* op, const char* why) {
   throw std::runtime_error(std::string("shimgen: ") + op + ": " + why);
 }
+
+// @section legacy_shims
+// ---- libtorch's legacy C shims (shimgen/routes/legacy_shim.py) ----
+//
+// shim.h's older AOTInductor shims (aoti_torch_addmm_out, ...) call
+// at::<op>_out through the dispatcher and carry a Scalar as a `float`.
 
 /// Does a `float` hold the number exactly? (A bool or complex number never
 /// crosses as one.)
@@ -855,6 +862,7 @@ inline torch::stable::Tensor dispatch_probe(
   throw std::runtime_error(reason);
 }
 
+// @section compositions needs legacy_shims
 // ---- Kernel compositions (shimgen/routes/composition.py) ----
 //
 // An aten kernel written as the dispatching aten calls that compute what it
@@ -1228,6 +1236,7 @@ inline torch::stable::Tensor assign_inplace(
        torch::stable::detail::from(false)});
 }
 
+// @section scalar_compositions needs legacy_shims compositions
 // ---- Kernel compositions of functional Scalar ops ----
 //
 // aten ops whose numbers aten itself turns into tensors (wrapped numbers), or
@@ -1476,6 +1485,7 @@ inline torch::stable::Tensor scatter_fill_select(
        torch::stable::detail::from(src)});
 }
 
+// @section out_inplace needs legacy_shims compositions
 // ---- out= and in-place compositions: aten's out= rules, self saved for
 // autograd (kernels `out` and `inplace`, shimgen/routes/composition.py) ----
 
@@ -1661,6 +1671,7 @@ inline torch::stable::Tensor saved_self(
       {torch::stable::detail::from(self), torch::stable::detail::from(std::nullopt)});
 }
 
+// @section range_factories needs legacy_shims compositions
 // ---- kernels `arange_factory` / `range_factory`: aten's range factories as
 // aten::cumsum of [start, step, step, ...], decided per number
 // (shimgen/routes/composition.py) ----
@@ -2082,6 +2093,7 @@ inline torch::stable::Tensor range_select(
   return to_dtype(sums, t);
 }
 
+// @section shrink needs legacy_shims compositions
 // ---- softshrink and the shrink / hardtanh backward kernels (kernels
 // `softshrink`, `shrink_grad`, `hardtanh_backward`,
 // shimgen/routes/composition.py) ----
@@ -2315,6 +2327,7 @@ inline torch::stable::Tensor hardtanh_backward_select(
       inside, to_dtype(grad_output, ct), number_tensor(Scalar(0), ct));
 }
 
+// @section backward_raises needs out_inplace
 // ---- rows with `backward_raises` (kernels `inplace`, `foreach`): calls
 // whose backward aten raises for, which the composition would differentiate
 // (shimgen/routes/composition.py) ----
@@ -2338,6 +2351,7 @@ inline bool records_inplace(const torch::stable::Tensor& self) {
   throw std::runtime_error(text);
 }
 
+// @section refuse_aliased needs legacy_shims compositions out_inplace backward_raises
 // ---- row keys `refuse_aliased` and `autograd: refused` (kernel `inplace`:
 // addmm_ over addmm.default, whose legacy out= shim autograd refuses)
 // (shimgen/routes/composition.py) ----
@@ -2423,6 +2437,7 @@ inline void refuse_strides(
   }
 }
 
+// @section rrelu_eval needs legacy_shims compositions
 // ---- kernel `rrelu_eval` (rrelu, rrelu_, rrelu_with_noise and its out=,
 // in-place and backward overloads): aten's rrelu in eval mode is leaky_relu
 // with the slope (lower + upper) / 2; training draws random noise, refused
@@ -2569,6 +2584,7 @@ inline torch::stable::Tensor contiguous_result(const torch::stable::Tensor& resu
   return out;
 }
 
+// @section scalars_tensor needs compositions out_inplace
 // ---- kernel `scalars_tensor`: an op as its _foreach_ sibling's `.Tensor`
 // overload on one-element lists (addcmul, addcdiv and their in-place forms;
 // shimgen/routes/composition.py) ----
