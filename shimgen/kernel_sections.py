@@ -30,6 +30,7 @@ CLOSE = "} // namespace detail\n} // namespace shimgen\n"  # how the template en
 
 _MARKER = re.compile(r"// @section (\w+)(?: needs((?: \w+)+))?")
 _HEADING = "// ---- "
+_DIRECTIVE = re.compile(r"(?<=\n)// (?:@section|---- )[^\n]*")  # after a newline: a fast literal search
 _HELPER_USE = re.compile(r"\bshimgen::detail::(\w+)")
 
 
@@ -79,61 +80,81 @@ def defined_names(text: str) -> set[str]:
     """The names a section's text defines at namespace scope: clang-format's layout starts each such
     declaration in the first column (`inline T name(`, `struct name`, `using name =`, `constexpr T name =`)."""
     names = set()
-    for line in text.splitlines():
-        if not line or line[0] in " /#{}" or line.startswith(("template", "namespace")):
-            continue
-        line = re.sub(r"^\[\[\w+\]\]\s*|\bSHIMGEN_HIDDEN\s+", "", line)
-        m = (re.match(r"(?:struct|class|union|enum(?: class)?)\s+(\w+)", line) or re.match(r"using\s+(\w+)\s*=", line)
-             or re.search(r"(\w+)\s*[(=\[{;]", line))
+    for line in _DECLARATION_LINE.findall(text):
+        line = _ATTRIBUTES.sub("", line)
+        m = _TYPE_NAME.match(line) or _DECLARED_NAME.search(line)
         if m:
-            names.add(m.group(1))
+            names.add(m.group(1) or m.group(2))
     return names
+
+
+_DECLARATION_LINE = re.compile(r"^(?![ /#{}]|template\b|namespace\b)(.+)$", re.M)
+_ATTRIBUTES = re.compile(r"^\[\[\w+\]\]\s*|\bSHIMGEN_HIDDEN\s+")
+_TYPE_NAME = re.compile(r"(?:(?:struct|class|union|enum(?: class)?)\s+(\w+))|(?:using\s+(\w+)\s*=)")
+_DECLARED_NAME = re.compile(r"(\w+)()\s*[(=\[{;]")
 
 
 def split(template: str) -> Split:
     """The template's core and kernel sections; SectionError where it breaks the rules above."""
     if not template.endswith(CLOSE):
         raise SectionError(f"{TEMPLATE} must end with {CLOSE!r}")
-    lines = template[: -len(CLOSE)].splitlines(keepends=True)
+    body = template[: -len(CLOSE)]
     core: list[str] = []
-    found: list[tuple[str, tuple[str, ...], list[str]]] = []
-    current = core
-    for k, line in enumerate(lines):
-        m = _MARKER.fullmatch(line.rstrip("\n"))
-        if m:
-            name, needs = m.group(1), tuple((m.group(2) or "").split())
-            if not lines[k + 1 :] or not lines[k + 1].startswith(_HEADING):
-                raise SectionError(f"{TEMPLATE}:{k + 1}: `{line.strip()}` must be directly above its "
-                                   f"`{_HEADING.strip()}` heading")
-            known = [n for n, _, _ in found]
-            if name == CORE:
-                if needs or known:
-                    raise SectionError(f"{TEMPLATE}:{k + 1}: the core section comes first and needs nothing")
-                continue  # core goes on
-            if name in known:
-                raise SectionError(f"{TEMPLATE}:{k + 1}: section `{name}` is marked twice")
-            for need in needs:
-                if need not in known:
-                    raise SectionError(f"{TEMPLATE}:{k + 1}: section `{name}` needs `{need}`, which is not a "
-                                       f"section above it ({', '.join(known) or 'none'})")
-            found.append((name, needs, []))
-            current = found[-1][2]
+    found: list[tuple[str, tuple[str, ...], str]] = []
+    start, marker_end = 0, -1  # where the current section's text (core first) starts; where its marker ends
+    for m in _DIRECTIVE.finditer(body):  # marker and heading lines only: the rest is copied as it is
+        line = m.group(0)
+        where = _Where(body, m.start())  # the line, for the errors below
+        marker = _MARKER.fullmatch(line)
+        if line.startswith(_HEADING):
+            if marker_end != m.start():
+                raise SectionError(f"{where}: section `{line}` has no marker: add `// @section <name> [needs "
+                                   "<earlier section>...]` directly above it (its helpers then go into "
+                                   "torch/csrc/stable/shimgen/kernels/<name>.h)")
             continue
-        if line.startswith("// @section"):
-            raise SectionError(f"{TEMPLATE}:{k + 1}: `{line.strip()}` is not `// @section <name> [needs <name>...]`")
-        if line.startswith(_HEADING) and not (k and _MARKER.fullmatch(lines[k - 1].rstrip("\n"))):
-            raise SectionError(f"{TEMPLATE}:{k + 1}: section `{line.strip()}` has no marker: add "
-                               "`// @section <name> [needs <earlier section>...]` directly above it (its helpers "
-                               "then go into torch/csrc/stable/shimgen/kernels/<name>.h)")
-        current.append(line)
-    sections = tuple(Section(n, needs, "".join(text), frozenset(defined_names("".join(text))))
-                     for n, needs, text in found)
+        if marker is None:
+            raise SectionError(f"{where}: `{line}` is not `// @section <name> [needs <name>...]`")
+        if not body.startswith(_HEADING, m.end() + 1):
+            raise SectionError(f"{where}: `{line}` must be directly above its `{_HEADING.strip()}` heading")
+        name, needs = marker.group(1), tuple((marker.group(2) or "").split())
+        known = [n for n, _, _ in found]
+        if name == CORE and (needs or known):
+            raise SectionError(f"{where}: the core section comes first and needs nothing")
+        if name in known:
+            raise SectionError(f"{where}: section `{name}` is marked twice")
+        for need in needs:
+            if need not in known:
+                raise SectionError(f"{where}: section `{name}` needs `{need}`, which is not a section above it "
+                                   f"({', '.join(known) or 'none'})")
+        text = body[start : m.start()]
+        if found:
+            found[-1] = (*found[-1][:2], text)
+        else:
+            core.append(text)
+        if name != CORE:
+            found.append((name, needs, ""))
+        start = marker_end = m.end() + 1  # the section's text starts after its marker line
+    if found:
+        found[-1] = (*found[-1][:2], body[start:])
+    else:
+        core.append(body[start:])
+    sections = tuple(Section(n, needs, text, frozenset(defined_names(text))) for n, needs, text in found)
     core_names = defined_names("".join(core))
     owners: dict[str, tuple[str, ...]] = {}
     for s in sections:
         for name in sorted(s.defines - core_names):
             owners[name] = (*owners.get(name, ()), s.name)
     return Split("".join(core) + CLOSE, sections, owners)
+
+
+class _Where:
+    """`templates/scalar.h:<line>` of a position, counted only where an error names it."""
+
+    def __init__(self, text: str, pos: int) -> None:
+        self.text, self.pos = text, pos
+
+    def __str__(self) -> str:
+        return f"{TEMPLATE}:{self.text.count(chr(10), 0, self.pos) + 1}"
 
 
 @functools.lru_cache(maxsize=None)
