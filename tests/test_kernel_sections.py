@@ -95,3 +95,17 @@ def test_the_core_header_has_no_kernel_section() -> None:
     assert "// ---- Kernel compositions" not in core and "integral_add_select" not in core
     assert core.endswith(kernel_sections.CLOSE)
     assert len(core.splitlines()) < len(TEMPLATE.splitlines()) / 2
+
+
+def test_each_helper_name_has_one_home() -> None:
+    """A header's sections are found by the names its wrappers call, so a name is defined in core or in one
+    section: an overload of a core helper (or of another section's) added in a section would leave the headers
+    calling it without that section."""
+    split = kernel_sections.load()
+    core = kernel_sections.defined_names(split.core)
+    seen: dict[str, str] = {}
+    for s in split.sections:
+        assert not s.defines & core, (s.name, sorted(s.defines & core))
+        for name in s.defines:
+            assert seen.setdefault(name, s.name) == s.name, (name, seen[name], s.name)
+    assert len(split.owners) == len(seen)
