@@ -10,7 +10,7 @@ import os
 import re
 from dataclasses import dataclass, replace
 
-from shimgen import releases, routes, scalars
+from shimgen import kernel_sections, releases, routes, scalars
 from shimgen.inputs import package_text
 from shimgen.plan import WORLDS, Plan, World
 from shimgen.signatures import c_shims
@@ -485,6 +485,8 @@ def emit(plan: Plan) -> dict[str, str]:
     files = {HEADER: render("ops.h.j2", banner=plan.banner, names=names,
                             skipped=[*sorted(plan.notes), *notes], helper_names=set(names))}
     files[PRELUDE_HEADER] = render("ops_prelude.h.j2", banner=plan.banner, macros=macro_definitions(versions))
+    sections = kernel_sections.load()
+    used: set[str] = set()  # the kernel sections the per-op headers include
     for name in names:
         groups: list[tuple[list[World], list[_Rendered]]] = []
         for world, (by_name, _) in worlds.items():
@@ -506,9 +508,12 @@ def emit(plan: Plan) -> dict[str, str]:
             blocks.append({"open": opener, "close": closer, "wrappers": units})
         deps = sorted({c for _, units in groups for r in units for c in r.calls if c != name})
         called = sorted({f for _, units in groups for r in units for f in _SHIM_CALL_RE.findall(r.body)})
+        kernels = sections.used_by(t for _, units in groups for r in units for t in (r.signature, r.body))
+        used.update(kernels)
         files[op_header(name)] = render("ops_op.h.j2", banner=plan.banner, op_name=name, deps=deps, blocks=blocks,
-                                        shims=[declared[f] for f in called])
+                                        shims=[declared[f] for f in called], kernels=kernels)
     files[SCALAR_HEADER] = scalar_header(plan.banner)
+    files.update(kernel_headers(plan.banner, sections.closure(used)))
     files[DISPATCH_HEADER] = f"// {plan.banner}\n{package_text('templates/dispatch.h')}"
     return files
 
@@ -530,9 +535,10 @@ _TABLE_MARKER = "// @shimgen: promotion table (templates/scalar_table.h.j2, from
 
 
 def scalar_header(banner: str) -> str:
-    """torch/csrc/stable/shimgen/scalar.h: the plain C++ header templates/scalar.h, with the banner on top and the
-    promotion table of the Scalar facts (a small template) where its marker line is."""
-    head, marker, tail = package_text("templates/scalar.h").partition(_TABLE_MARKER)
+    """torch/csrc/stable/shimgen/scalar.h: the core of the plain C++ header templates/scalar.h (without its kernel
+    sections, shimgen.kernel_sections), with the banner on top and the promotion table of the Scalar facts (a small
+    template) where its marker line is."""
+    head, marker, tail = kernel_sections.load().core.partition(_TABLE_MARKER)
     assert marker, "templates/scalar.h lost its promotion table marker"
     facts = scalars.load()
     index = {d: k for k, d in enumerate(facts.dtypes)}
@@ -540,3 +546,15 @@ def scalar_header(banner: str) -> str:
     rows = render("scalar_table.h.j2", dtypes=facts.dtypes, categories=[facts.category[d] for d in facts.dtypes],
                   table=table)
     return f"// {banner}\n{head}{rows}{tail}"
+
+
+def kernel_headers(banner: str, names: list[str]) -> dict[str, str]:
+    """torch/csrc/stable/shimgen/kernels/<name>.h of each kernel section named: its text of templates/scalar.h
+    after core and the sections it needs."""
+    split = kernel_sections.load()
+    files = {}
+    for name in names:
+        s = split.section(name)
+        files[kernel_sections.header(name)] = render("kernel_section.h.j2", banner=banner, section=name, needs=s.needs,
+                                                     core=SCALAR_HEADER, text=s.text, close=kernel_sections.CLOSE)
+    return files

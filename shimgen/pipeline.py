@@ -22,7 +22,8 @@ import re
 from dataclasses import dataclass, field
 
 from shimgen import drift as drift_mod
-from shimgen import emit_c, emit_cpp, emit_py, fmt, history, manifest, output, plan as plan_mod, routes, stamp
+from shimgen import emit_c, emit_cpp, emit_py, fmt, history, kernel_sections, manifest, output
+from shimgen import plan as plan_mod, routes, stamp
 from shimgen.errors import ShimgenError
 from shimgen.inputs import NotText, read_text
 from shimgen.parse import NativeYaml
@@ -101,8 +102,9 @@ def write(out: str, files: dict[str, str], before_switch=None) -> list[str]:
 
 
 def owned_folders() -> tuple[str, ...]:
-    """Output folders whose every .h file is the tool's: the per-op headers, and the routes' own surfaces."""
-    return (emit_cpp.OP_HEADERS, *(f for r in routes.ordered() for f in r.owned))
+    """Output folders whose every .h file is the tool's: the per-op headers, the kernel sections they include, and
+    the routes' own surfaces."""
+    return (emit_cpp.OP_HEADERS, kernel_sections.HEADERS, *(f for r in routes.ordered() for f in r.owned))
 
 
 def drift(old_yaml: str, new_yaml: str | None, ops: list[str] | None) -> tuple[list[drift_mod.Finding], int]:

@@ -8,10 +8,12 @@ target) must be valid C++ against the installed stable headers.
 from __future__ import annotations
 
 import concurrent.futures
+import os
+import re
 
 import pytest
 
-from shimgen import emit_c, emit_cpp, plan, sig_cpp
+from shimgen import emit_c, emit_cpp, kernel_sections, plan, sig_cpp
 from shimgen.pipeline import write as write_atomically
 from shimgen.parse import NativeYaml
 from tests.cxx import syntax_check
@@ -43,3 +45,61 @@ def test_whole_ops_h_compiles_at_every_target(everything):
     for target, res in zip(TARGETS, results):
         errors = [line for line in res.stderr.splitlines() if "error" in line][:10]
         assert res.returncode == 0, f"target {target}: " + "\n".join(errors)
+
+
+_KERNEL_INCLUDE = re.compile(r"#include <torch/csrc/stable/shimgen/kernels/(\w+)\.h>")
+_OP_INCLUDE = re.compile(r"#include <torch/csrc/stable/ops/(\w+)\.h>")
+
+
+def test_every_header_includes_the_kernel_sections_its_wrappers_call(everything):
+    """A per-op header (or a device header) reaches, through its own includes and those of the headers it
+    includes, every kernel section defining a shimgen::detail helper its text names (shimgen/kernel_sections.py),
+    and no more: a TU including one op pays only for its kernels (issue 20)."""
+    out, _ = everything
+    split = kernel_sections.load()
+    root = os.path.join(out, "torch/csrc/stable")
+    texts = {}
+    for folder in ("ops", "cpu", "cuda"):
+        for f in os.listdir(os.path.join(root, folder)) if os.path.isdir(os.path.join(root, folder)) else []:
+            texts[f"{folder}/{f[:-2]}"] = open(os.path.join(root, folder, f), encoding="utf-8").read()
+
+    def reach(key: str, seen: set[str]) -> set[str]:
+        if key in seen:
+            return set()
+        seen.add(key)
+        found = set(split.closure(_KERNEL_INCLUDE.findall(texts[key])))
+        for dep in _OP_INCLUDE.findall(texts[key]):
+            found |= reach(f"ops/{dep}", seen)
+        return found
+
+    users = 0
+    for key, text in texts.items():
+        needed = {s for h in re.findall(r"\bshimgen::detail::(\w+)", text) for s in split.owners.get(h, ())}
+        assert needed <= reach(key, set()), (key, needed)
+        assert set(_KERNEL_INCLUDE.findall(text)) <= needed, key  # each included section is called here
+        users += bool(needed)
+    assert users >= 63, users  # measured at 2.13: 63 of the whole yaml's headers call a kernel section's helper
+
+
+def test_each_kernel_section_header_compiles_alone_and_with_a_header_using_it(everything):
+    """Each torch/csrc/stable/shimgen/kernels/<name>.h first in a TU (its own includes suffice: its `needs` are
+    complete), then the first per-op header that includes it, in the default and the overlay build."""
+    out, _ = everything
+    ops = os.path.join(out, emit_cpp.OP_HEADERS)
+    users = {}
+    for f in sorted(os.listdir(ops)):
+        for k in _KERNEL_INCLUDE.findall(open(os.path.join(ops, f), encoding="utf-8").read()):
+            users.setdefault(k, f)
+    sections = kernel_sections.load().sections
+    assert set(users) <= {s.name for s in sections}
+    jobs = []
+    for s in sections:
+        source = f"#include <{kernel_sections.header(s.name)}>\n"
+        if s.name in users:
+            source += f"#include <{emit_cpp.OP_HEADERS}{users[s.name]}>\n"
+        jobs += [(s.name, source, ()), (s.name, source, ("SHIMGEN_OVERLAY",))]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(lambda j: syntax_check(j[1], out, None, j[2]), jobs))
+    for (name, source, defines), res in zip(jobs, results):
+        errors = [line for line in res.stderr.splitlines() if "error" in line][:10]
+        assert res.returncode == 0, f"{name} {defines}: {source}" + "\n".join(errors)

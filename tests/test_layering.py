@@ -17,7 +17,8 @@ STACK = ["parse", "table", "manifest", "history", "versions", "releases", "plan"
          "routes.aten_shim", "routes.dispatcher", "routes.sibling", "routes.overlay_shim", "routes.device_shim",
          "routes.equivalent", "routes.legacy_shim", "routes.composition",
          "device_shims", "sig_c", "sig_cpp",
-         "signatures", "overloads", "emit_c", "emit_cpp", "emit_py", "layout", "fmt", "templates", "validate",
+         "signatures", "overloads", "emit_c", "emit_cpp", "kernel_sections", "emit_py", "layout", "fmt", "templates",
+         "validate",
          "drift", "output", "stamp", "inputs", "errors", "pipeline", "cache", "cpp_layout"]
 FORBIDDEN = ("shimgen.verify", "shimgen.probe", "shimgen.provers", "shimgen.cli")
 

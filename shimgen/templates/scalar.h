@@ -7,6 +7,11 @@
 // or a complex number, like at::Scalar. It lives in namespace shimgen, not
 // torch::stable, so that it can never collide with a Scalar PyTorch adds to
 // the stable API later.
+//
+// The kernels' helpers are in torch/csrc/stable/shimgen/kernels/<section>.h:
+// shimgen/templates/scalar.h marks each `// ---- ` section with a
+// `// @section <name> [needs <section>...]` line, and each per-op header
+// includes the sections its wrappers call (shimgen/kernel_sections.py).
 
 #pragma once
 
@@ -170,6 +175,7 @@ namespace detail {
 
 using torch::headeronly::ScalarType;
 
+// @section core
 // ---- type promotion (the table is torch.promote_types, from shimgen's data) --
 
 // Positions in the promotion table; -1: no position (not a promotable dtype),
@@ -725,15 +731,16 @@ inline std::string failure_reason() {
   return "libtorch logged the reason on stderr";
 }
 
-// ---- libtorch's legacy C shims (shimgen/routes/legacy_shim.py) ----
-//
-// shim.h's older AOTInductor shims (aoti_torch_addmm_out, ...) call
-// at::<op>_out through the dispatcher and carry a Scalar as a `float`.
-
 /// A call a route cannot make as aten would: `shimgen: <op>: <why>`.
 [[noreturn]] inline void fail(const char* op, const char* why) {
   throw std::runtime_error(std::string("shimgen: ") + op + ": " + why);
 }
+
+// @section legacy_shims
+// ---- libtorch's legacy C shims (shimgen/routes/legacy_shim.py) ----
+//
+// shim.h's older AOTInductor shims (aoti_torch_addmm_out, ...) call
+// at::<op>_out through the dispatcher and carry a Scalar as a `float`.
 
 /// aten::item / aten::_local_scalar_dense (kernel `item_scalar`): libtorch's
 /// C shim aoti_torch_item_<dtype> of self's dtype (shim.h, exported from 2.9:
@@ -941,6 +948,7 @@ inline torch::stable::Tensor dispatch_probe(
   throw std::runtime_error(reason);
 }
 
+// @section compositions needs legacy_shims
 // ---- Kernel compositions (shimgen/routes/composition.py) ----
 //
 // An aten kernel written as the dispatching aten calls that compute what it
@@ -1323,6 +1331,7 @@ inline torch::stable::Tensor assign_inplace(
        torch::stable::detail::from(false)});
 }
 
+// @section scalar_compositions needs legacy_shims compositions
 // ---- Kernel compositions of functional Scalar ops ----
 //
 // aten ops whose numbers aten itself turns into tensors (wrapped numbers), or
@@ -1598,6 +1607,7 @@ inline torch::stable::Tensor scatter_fill_select(
        torch::stable::detail::from(src)});
 }
 
+// @section out_inplace needs legacy_shims compositions
 // ---- out= and in-place compositions: aten's out= rules, self saved for
 // autograd (kernels `out` and `inplace`, shimgen/routes/composition.py) ----
 
@@ -1783,6 +1793,7 @@ inline torch::stable::Tensor saved_self(
       {torch::stable::detail::from(self), torch::stable::detail::from(std::nullopt)});
 }
 
+// @section range_factories needs legacy_shims compositions
 // ---- kernels `arange_factory` / `range_factory`: aten's range factories as
 // aten::cumsum of [start, step, step, ...], decided per number
 // (shimgen/routes/composition.py) ----
@@ -2204,6 +2215,7 @@ inline torch::stable::Tensor range_select(
   return to_dtype(sums, t);
 }
 
+// @section shrink needs legacy_shims compositions
 // ---- softshrink and the shrink / hardtanh backward kernels (kernels
 // `softshrink`, `shrink_grad`, `hardtanh_backward`,
 // shimgen/routes/composition.py) ----
@@ -2437,6 +2449,7 @@ inline torch::stable::Tensor hardtanh_backward_select(
       inside, to_dtype(grad_output, ct), number_tensor(Scalar(0), ct));
 }
 
+// @section backward_raises needs out_inplace
 // ---- rows with `backward_raises` (kernels `inplace`, `foreach`): calls
 // whose backward aten raises for, which the composition would differentiate
 // (shimgen/routes/composition.py) ----
@@ -2460,6 +2473,7 @@ inline bool records_inplace(const torch::stable::Tensor& self) {
   throw std::runtime_error(text);
 }
 
+// @section refuse_aliased needs legacy_shims compositions out_inplace backward_raises
 // ---- row keys `refuse_aliased` and `autograd: refused` (kernel `inplace`:
 // addmm_ over addmm.default, whose legacy out= shim autograd refuses)
 // (shimgen/routes/composition.py) ----
@@ -2545,6 +2559,7 @@ inline void refuse_strides(
   }
 }
 
+// @section rrelu_eval needs legacy_shims compositions
 // ---- kernel `rrelu_eval` (rrelu, rrelu_, rrelu_with_noise and its out=,
 // in-place and backward overloads): aten's rrelu in eval mode is leaky_relu
 // with the slope (lower + upper) / 2; training draws random noise, refused
@@ -2691,6 +2706,7 @@ inline torch::stable::Tensor contiguous_result(const torch::stable::Tensor& resu
   return out;
 }
 
+// @section scalars_tensor needs compositions out_inplace
 // ---- kernel `scalars_tensor`: an op as its _foreach_ sibling's `.Tensor`
 // overload on one-element lists (addcmul, addcdiv and their in-place forms;
 // shimgen/routes/composition.py) ----
@@ -2745,6 +2761,7 @@ inline void check_scalars_route(
   }
 }
 
+// @section trapezoid
 // ---- kernel `trapezoid_dx`: trapezoid.dx and cumulative_trapezoid.dx as aten
 // computes them (Integration.cpp, CompositeImplicitAutograd) ----
 //
@@ -2788,6 +2805,7 @@ inline std::vector<int64_t> sizes_except(
   return sizes;
 }
 
+// @section elu_grad needs legacy_shims compositions out_inplace shrink
 // ---- kernel `elu_grad`: aten's elu_backward kernel with is_result=true
 // (elu_backward.default; its out= through kernel `out`) ----
 
@@ -2916,6 +2934,7 @@ inline torch::stable::Tensor elu_grad_select(
   return to_dtype(r, s.t);
 }
 
+// @section add_relu needs legacy_shims compositions out_inplace shrink
 // ---- kernel `add_relu` (_add_relu.Tensor; its out=, in-place and Scalar
 // forms through kernels `out`, `inplace`, `wrapped_numbers`): aten's
 // add_relu with alpha 1 ----
@@ -3073,6 +3092,7 @@ inline torch::stable::Tensor add_relu_select(
        torch::stable::detail::from(hi)});
 }
 
+// @section refuse_cast needs compositions
 // ---- row key `refuse_cast: true` (kernel `inplace`: _add_relu_.Tensor) ----
 
 /// Where the result's dtype casts to self's (`target`) but is not it, aten
@@ -3094,6 +3114,7 @@ inline void refuse_cast(
   }
 }
 
+// @section factory_outs needs legacy_shims compositions out_inplace
 // ---- kernels `range_out` and `full_out`: the factories' out= overloads as
 // aten computes them (arange.out, arange.start_out, range.out, range.out_,
 // full.out; linspace.out / logspace.out's out check; shimgen/routes/composition.py) ----
@@ -3261,6 +3282,7 @@ inline void full_out_resize(
   resize_quiet(op, out, torch::stable::Tensor(h));
 }
 
+// @section fill_diagonal
 // ---- kernel `fill_diagonal`: aten's fill_diagonal_ (a composite of
 // aten::as_strided and aten::fill_; shimgen/routes/composition.py) ----
 
@@ -3312,6 +3334,7 @@ inline DiagonalViews fill_diagonal_views(
   return v;
 }
 
+// @section scatter_value_reduce needs compositions
 // ---- kernel `scatter_value_reduce`: scatter's number with reduce "add" /
 // "multiply" (scatter.value_reduce, scatter_.value_reduce,
 // scatter.value_reduce_out; shimgen/routes/composition.py) ----
@@ -3340,6 +3363,7 @@ inline torch::stable::Tensor scatter_value_src(
   return tensor_op("aten::expand_as", "", number, index);
 }
 
+// @section index_add_one needs legacy_shims compositions out_inplace
 // ---- kernel `index_add_one`: index_add with alpha 1 as scatter_add
 // (index_add.default, index_add_.default, index_add.out;
 // shimgen/routes/composition.py) ----
@@ -3452,6 +3476,7 @@ inline torch::stable::Tensor index_add_index(
       "aten::clone", "", {torch::stable::detail::from(idx), none});
 }
 
+// @section runtime_checks needs legacy_shims
 // ---- kernels `assert_scalar` and `constrain_range`: torch.compile's runtime
 // checks (_assert_scalar, sym_constrain_range and their _functional_ and
 // _for_size forms) called eagerly with a concrete number: aten's checks, in
@@ -3550,6 +3575,7 @@ inline torch::stable::Tensor functional_constrain_range_for_size_select(
   return clone_token(dep_token);
 }
 
+// @section addbmm_loop needs legacy_shims out_inplace
 // ---- kernel `addbmm_loop`: aten's CPU addbmm (addbmm, addbmm_, addbmm.out),
 // which is itself a loop of addmm_ (LinearAlgebra.cpp addbmm_impl_): the same
 // calls in the same order, each addmm_ as libtorch's legacy addmm_out shim

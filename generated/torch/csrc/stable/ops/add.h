@@ -6,6 +6,7 @@
 #pragma once
 
 #include <torch/csrc/stable/shimgen/ops_prelude.h>
+#include <torch/csrc/stable/shimgen/kernels/compositions.h>
 
 // The C shims these wrappers call, as c_shim_aten.h declares them.
 extern "C" {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <torch/csrc/stable/shimgen/ops_prelude.h>
+#include <torch/csrc/stable/shimgen/kernels/out_inplace.h>
 #include <torch/csrc/stable/ops/add.h>
 
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
