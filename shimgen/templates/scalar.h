@@ -3602,6 +3602,8 @@ inline int64_t dim_size(
   return t.size(dim);
 }
 
+// Lists cross the dispatcher from 2.10 (the addbmm wrappers exist from then).
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 /// aten's empty({0}, self.options()): the functional form's result before
 /// it is resized (aten::new_empty).
 inline torch::stable::Tensor new_empty_of(const torch::stable::Tensor& self) {
@@ -3616,6 +3618,8 @@ inline torch::stable::Tensor new_empty_of(const torch::stable::Tensor& self) {
        torch::stable::detail::from(std::nullopt)});
 }
 
+#endif
+
 /// Batch `b` of `t` (aten::select.int(t, 0, b)).
 inline torch::stable::Tensor batch_of(
     const torch::stable::Tensor& t,
@@ -3628,6 +3632,7 @@ inline torch::stable::Tensor batch_of(
        torch::stable::detail::from(b)});
 }
 
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 /// aten's addbmm_out(self, batch1, batch2, beta, alpha, result) on the CPU up
 /// to its loop: self expanded to the product's shape (expand_size), aten's
 /// checks in its order and words, result resized as the expanded self and
@@ -3723,6 +3728,7 @@ inline int64_t addbmm_prepare(
   }
   return batches;
 }
+#endif
 
 } // namespace detail
 } // namespace shimgen
