@@ -3032,6 +3032,10 @@ def addbmm_loop(op, self, batch1, batch2, beta, alpha, out=None, in_place=False)
         raise Refused("in-place shape")
     result = out if out is not None else self if in_place else aten("new_empty")(self, [0])
     aten("resize_as_")(result, expanded)
+    if out is None and not in_place and self.dtype.is_floating_point:  # scalar.h refuse_autocast
+        probe = aten("mm")(self.new_empty((0, 0)), self.new_empty((0, 0)))
+        if probe.dtype != self.dtype:
+            raise Refused("autocast")
     beta_zero = complex(beta) == 0
     if not beta_zero and not in_place:
         result.copy_(expanded)

@@ -1128,6 +1128,7 @@ def _addbmm_body(w: Wrapper, plan: Plan, rule: dict) -> str:
         f"torch::stable::Tensor result = {result};",
         f'const int64_t batches = shimgen::detail::addbmm_prepare("{w.op.name}", self, batch1, batch2, beta, '
         f'result, {"true" if in_place else "false"});',
+        *([] if out or in_place else [f'shimgen::detail::refuse_autocast("{w.op.name}", self);']),
         "for (int64_t b = 0; b < batches; ++b) {",
         "const shimgen::Scalar beta_b = b == 0 ? beta : shimgen::Scalar(int64_t(1));",
         "const torch::stable::Tensor m1 = shimgen::detail::batch_of(batch1, b);",

@@ -3516,6 +3516,27 @@ inline int64_t dim_size(
   return t.size(dim);
 }
 
+/// Where autocast would compute addbmm in another dtype (aten::mm's autocast
+/// policy, addbmm's too, probed on empty tensors of self's floating dtype),
+/// aten casts the inputs and the legacy addmm_out shim, an out= call, would
+/// not: refused (the functional form; autocast leaves out= and in-place
+/// calls alone).
+inline void refuse_autocast(
+    const char* op,
+    const torch::stable::Tensor& self) {
+  const ScalarType t = self.scalar_type();
+  if (!is_floating(position(t))) {
+    return;
+  }
+  if (dispatch_probe("aten::mm", self, self).scalar_type() != t) {
+    std::string why = "aten would compute this call in another dtype ";
+    why += "(autocast), which the legacy addmm_out shim does not: define ";
+    why += "SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each ";
+    why += "torch release)";
+    fail(op, why.c_str());
+  }
+}
+
 // Lists cross the dispatcher from 2.10 (the addbmm wrappers exist from then).
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 /// aten's empty({0}, self.options()): the functional form's result before
