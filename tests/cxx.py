@@ -28,3 +28,22 @@ def build_so(src: str, out: str, generated: str | None, defines: list[str] = (),
     cmd = [CXX, *build.CXX_FLAGS, *TORCH.stable_flags(generated), *[f"-D{d}" for d in defines], src, "-o", out]
     proc = subprocess.run([*cmd, *libs, *TORCH.link_flags()], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-4000:]
+
+
+def load_extension(root, name: str, ops: list[str], source: str) -> str:
+    """Generate `ops` (only) into root/gen, build `source` against them as root/<name>.so with libtorch alone,
+    load it into torch.ops; the library's path."""
+    import torch  # noqa: PLC0415 - only the tests that load an extension need it here
+
+    from shimgen import pipeline  # noqa: PLC0415
+
+    out = str(root / "gen")
+    files, _ = pipeline.generate(ops, None, None, out, only=True)
+    pipeline.write(out, files)
+    src = root / f"{name}.cpp"
+    src.write_text(source)
+    lib = str(root / f"{name}.so")
+    build_so(str(src), lib, out)
+    torch.ops.load_library(lib)
+    return lib
+

@@ -9,8 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from shimgen import pipeline
-from tests.cxx import build_so
+from tests.cxx import load_extension
 
 CALLS = r"""
 #include <torch/csrc/stable/library.h>
@@ -44,15 +43,8 @@ STABLE_TORCH_LIBRARY_IMPL(addbmm_ext, CompositeExplicitAutograd, m) {
 
 @pytest.fixture(scope="module")
 def ext(tmp_path_factory) -> None:
-    root = tmp_path_factory.mktemp("addbmm")
-    out = str(root / "gen")
-    files, _ = pipeline.generate(["addbmm", "addbmm_"], None, None, out, only=True)
-    pipeline.write(out, files)
-    src = root / "addbmm_ext.cpp"
-    src.write_text(CALLS)
-    lib = str(root / "addbmm_ext.so")
-    build_so(str(src), lib, out)  # libtorch alone
-    torch.ops.load_library(lib)
+    # libtorch alone: no overlay
+    load_extension(tmp_path_factory.mktemp("addbmm"), "addbmm_ext", ["addbmm", "addbmm_"], CALLS)
 
 
 def _sample(shapes, dtype, seed=0):

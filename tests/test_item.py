@@ -12,8 +12,7 @@ import subprocess
 import pytest
 import torch
 
-from shimgen import pipeline
-from tests.cxx import build_so
+from tests.cxx import load_extension
 
 CALLS = r"""
 #include <torch/csrc/stable/library.h>
@@ -59,16 +58,8 @@ BOOL, INT, UINT, DOUBLE, COMPLEX = range(5)
 
 @pytest.fixture(scope="module")
 def ext(tmp_path_factory) -> str:
-    root = tmp_path_factory.mktemp("item")
-    out = str(root / "gen")
-    files, _ = pipeline.generate(["item", "_local_scalar_dense"], None, None, out, only=True)
-    pipeline.write(out, files)
-    src = root / "item_ext.cpp"
-    src.write_text(CALLS)
-    lib = str(root / "item_ext.so")
-    build_so(str(src), lib, out)  # libtorch alone: no overlay
-    torch.ops.load_library(lib)
-    return lib
+    # libtorch alone: no overlay
+    return load_extension(tmp_path_factory.mktemp("item"), "item_ext", ["item", "_local_scalar_dense"], CALLS)
 
 
 def test_the_extension_needs_no_symbol_beyond_libtorch(ext) -> None:

@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from shimgen import pipeline
-from tests.cxx import build_so
+from tests.cxx import load_extension
 
 CALLS = r"""
 #include <torch/csrc/stable/library.h>
@@ -54,15 +53,8 @@ DTYPES = [torch.bool, torch.uint8, torch.int8, torch.int32, torch.int64, torch.f
 
 @pytest.fixture(scope="module")
 def ext(tmp_path_factory) -> None:
-    root = tmp_path_factory.mktemp("result_type")
-    out = str(root / "gen")
-    files, _ = pipeline.generate(["result_type", "empty_like"], None, None, out, only=True)
-    pipeline.write(out, files)
-    src = root / "rt_ext.cpp"
-    src.write_text(CALLS)
-    lib = str(root / "rt_ext.so")
-    build_so(str(src), lib, out)  # libtorch alone
-    torch.ops.load_library(lib)
+    # libtorch alone: no overlay
+    load_extension(tmp_path_factory.mktemp("result_type"), "rt_ext", ["result_type", "empty_like"], CALLS)
 
 
 @pytest.fixture(params=[torch.float32, torch.float64], ids=["default_float32", "default_float64"])

@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from shimgen import pipeline
-from tests.cxx import build_so
+from tests.cxx import load_extension
 
 CALLS = r"""
 #include <torch/csrc/stable/library.h>
@@ -55,15 +54,8 @@ OPS = ["_assert_scalar", "_functional_assert_scalar", "sym_constrain_range", "sy
 
 @pytest.fixture(scope="module")
 def ext(tmp_path_factory) -> None:
-    root = tmp_path_factory.mktemp("checks")
-    out = str(root / "gen")
-    files, _ = pipeline.generate(OPS, None, None, out, only=True)
-    pipeline.write(out, files)
-    src = root / "checks_ext.cpp"
-    src.write_text(CALLS)
-    lib = str(root / "checks_ext.so")
-    build_so(str(src), lib, out)  # libtorch alone
-    torch.ops.load_library(lib)
+    # libtorch alone: no overlay
+    load_extension(tmp_path_factory.mktemp("checks"), "checks_ext", OPS, CALLS)
 
 
 def _outcome(fn):
