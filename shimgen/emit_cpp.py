@@ -119,11 +119,12 @@ def build_time_minimum(w: Wrapper, v: Variant) -> Version:
 
 def render_wrapper(w: Wrapper, v: Variant, plan: Plan) -> _Rendered:
     rules = _number_rules(w, v, plan)
-    body = "\n".join([*(text for _, text in rules), v.route.body(w, v, plan)])
+    body = "\n".join([*_autocast_first(w, v, rules), *(text for _, text in rules), v.route.body(w, v, plan)])
     g_open, g_close = gate(v)
     lines = doc(w, v, plan)
     for rule, _ in rules:
         lines.append(_rule_note(rule))
+    lines += _autocast_note(rules)
     return _Rendered(lines, g_open, g_close, signature(w, v), body, name=w.name,
                      calls=tuple(dict.fromkeys([*_calls(w, v, plan), *(t for _, t in _rule_targets(rules, plan))])))
 
@@ -178,6 +179,39 @@ def _identifier(number: int | float) -> str:
 SCALAR_TYPE_VALUES = {"Byte": 0, "Char": 1, "Short": 2, "Int": 3, "Long": 4, "Half": 5, "Float": 6, "Double": 7,
                       "ComplexHalf": 8, "ComplexFloat": 9, "ComplexDouble": 10, "Bool": 11, "BFloat16": 15,
                       "UInt16": 27, "UInt32": 28, "UInt64": 29}
+
+
+def _autocast_probe(rules: list[tuple[dict, str]]) -> str | None:
+    """The overload whose autocast policy the number rules follow (rule key `autocast`: the op's own, probed by a
+    Tensor overload of the same autocast list), if any."""
+    probes = sorted({rule["autocast"] for rule, _ in rules if rule.get("autocast")})
+    assert len(probes) <= 1, probes
+    return probes[0] if probes else None
+
+
+def _autocast_first(w: Wrapper, v: Variant, rules: list[tuple[dict, str]]) -> list[str]:
+    """Where autocast would compute the op in another dtype (its policy probed on empty tensors of the first
+    operand's dtype and device), the wrapper again on the operands as autocast casts them: aten's Scalar kernel then
+    runs in that dtype, and the rules are proven there."""
+    probe = _autocast_probe(rules)
+    if probe is None:
+        return []
+    op, _, overload = probe.partition(".")
+    operands = [p.name for p in w.kept(v) if str(p.arg.type) == "Tensor" and not p.is_out]
+    args = ", ".join(f"shimgen::detail::autocast_cast({p.name}, autocast)" if p.name in operands else p.name
+                     for p in w.kept(v))
+    return [f'const auto autocast = shimgen::detail::autocast_dtype("aten::{op}", "{overload}", {operands[0]});',
+            f"if (autocast != {operands[0]}.scalar_type()) {{\nreturn {w.name}({args});\n}}"]
+
+
+def _autocast_note(rules: list[tuple[dict, str]]) -> list[str]:
+    """The doc comment's line for the number rules' autocast rule."""
+    probe = _autocast_probe(rules)
+    if probe is None:
+        return []
+    return [f"Where autocast would compute aten::{probe} in another dtype (float16 and bfloat16 tensors under "
+            "CUDA's autocast, which computes pow in float32), the operands are first cast as autocast casts them "
+            "(shimgen::detail::autocast_cast), so that aten's kernel and these rules run in that dtype."]
 
 
 def _rule_note(rule: dict) -> str:

@@ -789,8 +789,12 @@ def assign_out(s, values, out):
     """The out= op as the generated wrapper computes it (scalar.h's check_out_autograd, assign_out)."""
     inputs = [v for k, v in values.items() if isinstance(v, torch.Tensor)]
     if torch.is_grad_enabled() and any(requires_grad_proxy(t) for t in [out, *inputs]):
+        if s.get("rule", {}).get("no_derivative"):  # scalar.h refuse_recorded_out
+            raise Refused("autograd")
         raise RuntimeError(f"out= and an input requires grad {ATEN_RAISES}")
     result = aten(s["via"])(**values)
+    if s.get("rule", {}).get("refuse_cast") and result.dtype != out.dtype and can_cast(result.dtype, out.dtype):
+        raise Refused("cast")  # scalar.h refuse_cast: aten returns a temporary of the result's dtype there
     if out.device != result.device:
         raise RuntimeError(f"out is on another device than the result {ATEN_RAISES}")
     if (result.dtype != out.dtype) if s.get("same_dtype") else not can_cast(result.dtype, out.dtype):

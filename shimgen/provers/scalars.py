@@ -280,7 +280,8 @@ def prove_number_rules(rules: dict[str, list[dict]]) -> dict[str, list[dict]]:
                     proven[op][k].append(rt.name)
                 print(f"{rt.name} {op} {rules[op][k]['argument']}={rules[op][k]['value']}: {r['both_ok']} equal "
                       f"results, wrong: {r['wrong'] or 0}", file=sys.stderr)
-    return {op: [{**{key: r[key] for key in ("argument", "value", "cells", "via", "kernel", "args", "no_grad")
+    return {op: [{**{key: r[key] for key in ("argument", "value", "cells", "via", "kernel", "args", "no_grad",
+                                           "autocast")
                      if key in r},
                   "proven": [] if (op, k) in failed else proven[op][k]} for k, r in enumerate(rs)]
             for op, rs in sorted(rules.items())}

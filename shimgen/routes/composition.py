@@ -321,7 +321,11 @@ class Composition(Route):
             return [f"Route: {rule['argument']} = {rule['value']} as aten::{rule['via']} with {rule['none']} None, "
                     f"which computes aten::{w.op.name} with {rule['value']} (proven equal, gradients included, on "
                     f"torch {', '.join(map(str, rule['proven']))}).",
-                    f"Another {rule['argument']} raises an error: no libtorch route carries it."]
+                    f"Another {rule['argument']} raises an error: no libtorch route carries it."] + (
+                        [f"Where autocast would compute aten::{rule['autocast']} in another dtype (float16 and "
+                         f"bfloat16 tensors under CUDA's autocast, which computes aten::{w.op.name} in float32 from "
+                         "its inputs cast), the inputs are first cast as autocast casts them "
+                         "(shimgen::detail::autocast_cast)."] if rule.get("autocast") else [])
         if rule["kernel"] in RANGES:
             return [f"Route: aten's {w.op.name.split('.')[0]} kernel as aten::cumsum of [start, step, step, ...] in int64 or "
                     "float64, then aten::_to_copy to the dtype (shimgen::detail::range_select; aten's dtype rule, "
@@ -350,13 +354,19 @@ class Composition(Route):
                          "n times per element, so larger ones were not run (the wrapper converts them as it does "
                          "the others)."] if rule.get("number_limit") else [])
         if rule["kernel"] == OUT:
-            return [f"Route: aten::{rule['via']}, then aten's out= rules (shimgen::detail::check_out_autograd and "
-                    "assign_out: in grad mode no argument may require grad; the result dtype must cast to out's; a "
+            grad = ("refuse_recorded_out and assign_out:" if rule.get("no_derivative") else
+                    "check_out_autograd and assign_out: in grad mode no argument may require grad;")
+            return [f"Route: aten::{rule['via']}, then aten's out= rules (shimgen::detail::{grad} the result dtype "
+                    "must cast to out's; a "
                     "resized out gets the result's strides), written into out by aten::copy_ (aten::where.self_out "
                     "where out is resized: TensorIterator's resize and warning) (proven equal on "
                     f"torch {', '.join(map(str, rule['proven']))}).",
                     "Where out shares memory with an input other than as the very same view, or is resized while "
-                    "it shares memory with one, it raises an error (aten computes such a call element by element)."]
+                    "it shares memory with one, it raises an error (aten computes such a call element by element)."
+                    ] + _cast_refusal_doc(rule, "out") + (
+                        ["aten has no derivative for it: where autograd would record the call (grad mode, an argument "
+                         "requiring grad) it raises an error naming the remedy (aten computes it and leaves out "
+                         "requiring grad)."] if rule.get("no_derivative") else [])
         if rule["kernel"] == FOREACH:
             return [f"Route: aten::{rule['via']} on each element in order, as aten's CPU kernel for "
                     f"aten::{w.op.name} does (proven equal, gradients included, on torch "
@@ -444,9 +454,11 @@ def _out_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
     inputs = [p.name for p in w.kept(v) if str(p.arg.type) == "Tensor" and not p.is_out]
     same = "true" if rule.get("same_dtype") else "false"
     args = ", ".join(p.name for p in target.params)
+    check = "refuse_recorded_out" if rule.get("no_derivative") else "check_out_autograd"
     return "\n".join([
-        f'shimgen::detail::check_out_autograd("{w.op.name}", {{{", ".join(f"&{n}" for n in [out, *inputs])}}});',
+        f'shimgen::detail::{check}("{w.op.name}", {{{", ".join(f"&{n}" for n in [out, *inputs])}}});',
         f"torch::stable::Tensor result = torch::stable::{target.name}({args});",
+        *_cast_refusal(w, rule, out),
         f'shimgen::detail::assign_out("{w.op.name}", {out}, result, {{{", ".join(f"&{n}" for n in inputs)}}}, {same});',
         f"return {out};"])
 
@@ -549,6 +561,14 @@ def _none_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
     fixed = rule.get("fixed", {})  # via's parameters given a value of their own (norm.Scalar: all dims)
     args = ", ".join("std::optional<shimgen::Scalar>()" if p.name == rule["none"] else
                      _literal(fixed[p.name]) if p.name in fixed else rule["args"][p.name] for p in target.params)
+    if rule.get("autocast"):  # dist: autocast computes aten's op from its inputs cast, not from the operand
+        probe_op, _, overload = rule["autocast"].partition(".")
+        tensors = [p.name for p in w.kept(v) if str(p.arg.type) == "Tensor"]
+        again = ", ".join(f"shimgen::detail::autocast_cast({p.name}, autocast)" if p.name in tensors else p.name
+                          for p in w.kept(v))
+        lines += [f'const auto autocast = shimgen::detail::autocast_dtype("aten::{probe_op}", "{overload}", '
+                  f"{tensors[0]});",
+                  f"if (autocast != {tensors[0]}.scalar_type()) {{", f"return torch::stable::{w.name}({again});", "}"]
     operand = rule.get("operand")
     if operand:  # dist: aten computes norm(self - other, p)
         first = target_wrapper(operand["via"], plan)

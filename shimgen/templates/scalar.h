@@ -890,6 +890,39 @@ inline torch::stable::Tensor to_dtype(
        torch::stable::detail::from(std::nullopt)});
 }
 
+/// The dtype autocast computes aten::`op`.`overload` in for tensors of
+/// `t`'s dtype and device: the op dispatched on empty 0x0 tensors of that
+/// dtype and device, asked for float16 and bfloat16 tensors only (the ones
+/// autocast's float32 policy casts: CUDA's lists aten::pow and aten::dist,
+/// CPU's neither); `t`'s own dtype where autocast leaves it alone.
+inline ScalarType autocast_dtype(
+    const char* op,
+    const char* overload,
+    const torch::stable::Tensor& t) {
+  const ScalarType d = t.scalar_type();
+  if (d != ScalarType::Half && d != ScalarType::BFloat16) {
+    return d;
+  }
+  const torch::stable::Tensor e = empty_0x0(t);
+  const torch::stable::Tensor r = dispatch_tensors<2>(
+      op,
+      overload,
+      {torch::stable::detail::from(e), torch::stable::detail::from(e)});
+  return r.scalar_type();
+}
+
+/// `t` as autocast casts an argument to `d`: a floating tensor other than a
+/// double one in `d` (aten::_to_copy), any other as it is.
+inline torch::stable::Tensor autocast_cast(
+    const torch::stable::Tensor& t,
+    ScalarType d) {
+  const ScalarType from = t.scalar_type();
+  if (from == ScalarType::Double || !is_floating(position(from))) {
+    return t;
+  }
+  return to_dtype(t, d);
+}
+
 /// The common dtype of two tensors, as TensorIterator computes it.
 inline ScalarType common_dtype(
     const torch::stable::Tensor& a,
@@ -1574,6 +1607,21 @@ inline void check_out_autograd(
     why += "automatic differentiation, but one of the arguments ";
     why += "requires grad (aten raises)";
     throw std::runtime_error(why);
+  }
+}
+
+/// Row key `no_derivative: true`: aten has no derivative for the op, so in
+/// grad mode with an argument that requires grad it computes the out= call
+/// and leaves out requiring grad, which a composition cannot: refused.
+inline void refuse_recorded_out(
+    const char* op,
+    std::initializer_list<const torch::stable::Tensor*> tensors) {
+  if (records_grad(tensors)) {
+    std::string why = "autograd would record this out= call, which aten ";
+    why += "computes without a derivative, leaving out requiring grad: ";
+    why += "define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for ";
+    why += "each torch release), or call it under no_grad";
+    fail(op, why.c_str());
   }
 }
 

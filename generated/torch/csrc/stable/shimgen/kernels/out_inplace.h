@@ -71,6 +71,21 @@ inline void check_out_autograd(
   }
 }
 
+/// Row key `no_derivative: true`: aten has no derivative for the op, so in
+/// grad mode with an argument that requires grad it computes the out= call
+/// and leaves out requiring grad, which a composition cannot: refused.
+inline void refuse_recorded_out(
+    const char* op,
+    std::initializer_list<const torch::stable::Tensor*> tensors) {
+  if (records_grad(tensors)) {
+    std::string why = "autograd would record this out= call, which aten ";
+    why += "computes without a derivative, leaving out requiring grad: ";
+    why += "define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for ";
+    why += "each torch release), or call it under no_grad";
+    fail(op, why.c_str());
+  }
+}
+
 /// Do `a` and `b` share any byte (the very same view included)?
 inline bool overlaps(
     const torch::stable::Tensor& a,

@@ -38,6 +38,39 @@ inline torch::stable::Tensor to_dtype(
        torch::stable::detail::from(std::nullopt)});
 }
 
+/// The dtype autocast computes aten::`op`.`overload` in for tensors of
+/// `t`'s dtype and device: the op dispatched on empty 0x0 tensors of that
+/// dtype and device, asked for float16 and bfloat16 tensors only (the ones
+/// autocast's float32 policy casts: CUDA's lists aten::pow and aten::dist,
+/// CPU's neither); `t`'s own dtype where autocast leaves it alone.
+inline ScalarType autocast_dtype(
+    const char* op,
+    const char* overload,
+    const torch::stable::Tensor& t) {
+  const ScalarType d = t.scalar_type();
+  if (d != ScalarType::Half && d != ScalarType::BFloat16) {
+    return d;
+  }
+  const torch::stable::Tensor e = empty_0x0(t);
+  const torch::stable::Tensor r = dispatch_tensors<2>(
+      op,
+      overload,
+      {torch::stable::detail::from(e), torch::stable::detail::from(e)});
+  return r.scalar_type();
+}
+
+/// `t` as autocast casts an argument to `d`: a floating tensor other than a
+/// double one in `d` (aten::_to_copy), any other as it is.
+inline torch::stable::Tensor autocast_cast(
+    const torch::stable::Tensor& t,
+    ScalarType d) {
+  const ScalarType from = t.scalar_type();
+  if (from == ScalarType::Double || !is_floating(position(from))) {
+    return t;
+  }
+  return to_dtype(t, d);
+}
+
 /// The common dtype of two tensors, as TensorIterator computes it.
 inline ScalarType common_dtype(
     const torch::stable::Tensor& a,
