@@ -578,7 +578,42 @@ def wrapped_samples(s):
     return out
 
 
+def prove_wrapped_out(op, s):
+    """An out= overload aten computes as its Tensor out= overload with the numbers wrapped (searchsorted.Scalar_out,
+    isin.Scalar_Tensor_out, the polynomials' n_scalar_out): every sample of wrapped_samples with outs of the
+    result's dtype (of its shape, empty, non-empty resized), of other dtypes, and in grad mode with the tensor
+    requiring grad; out's values, strides, identity, resize warnings and requires_grad compared."""
+    f = aten(op)
+    tally = Tally()
+    tensor = next(a for a in s["args"] if s["types"][a] == "Tensor" and a != s["out"])
+    for label, values in wrapped_samples(s):
+        r = run(lambda: f(**values, **{s["out"]: torch.empty(0, dtype=torch.int64)}))
+        r = r if r[0] == "ok" else run(lambda: f(**values, **{s["out"]: torch.empty(0, dtype=torch.bool)}))
+        r = r if r[0] == "ok" else run(lambda: f(**values, **{s["out"]: torch.empty(0, dtype=values[tensor].dtype)}))
+        dtype, shape = (r[1].dtype, tuple(r[1].shape)) if r[0] == "ok" else (torch.int64, (0,))
+        makers = [("exact", lambda: torch.empty(shape, dtype=dtype)), ("empty", lambda: torch.empty(0, dtype=dtype)),
+                  ("non-empty resized", lambda: torch.zeros(7, dtype=dtype))]
+        makers += [(f"dtype {o}", lambda o=o: torch.zeros(shape, dtype=o))
+                   for o in (torch.int32, torch.bool, torch.float32) if o != dtype]
+        for kind, make_out in makers:
+            oa, ob = make_out(), make_out()
+            want = observed(lambda: f(**values, **{s["out"]: oa}), oa)
+            got = observed(lambda: wrapped_numbers(s, {**values, s["out"]: ob}), ob)
+            tally.compare(f"{label} out {kind}", want[0], got[0], want[1], got[1])
+        if values[tensor].is_floating_point() and values[tensor].dim() > 0:  # grad mode, the tensor requiring grad
+            va, vb = dict(values), dict(values)
+            va[tensor] = values[tensor].clone().requires_grad_()
+            vb[tensor] = values[tensor].clone().requires_grad_()
+            oa, ob = torch.empty(0, dtype=dtype), torch.empty(0, dtype=dtype)
+            want = observed(lambda: f(**va, **{s["out"]: oa}), oa)
+            got = observed(lambda: wrapped_numbers(s, {**vb, s["out"]: ob}), ob)
+            tally.compare(f"{label} requires grad", want[0], got[0], want[1], got[1])
+    return tally.report()
+
+
 def prove_wrapped(op, s):
+    if s["out"]:
+        return prove_wrapped_out(op, s)
     f = aten(op)
     compared = both_ok = refused = 0
     wrong = ""

@@ -501,7 +501,7 @@ def _wrapped_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         lines = [f'const double {n}_t = shimgen::detail::exact_double("{w.op.name}", "{n}", {n}, {self_});'
                  for n in numbers]
     else:
-        device = next(p.name for p in w.params if str(p.arg.type) == "Tensor")
+        device = next(p.name for p in w.params if str(p.arg.type) == "Tensor" and not p.is_out)
         tensors = ", ".join(f"&{t}" for t in rule["promote"])
         lines = [f'const auto dtype = shimgen::detail::wrapped_numbers_dtype("{w.op.name}", {{{tensors}}}, '
                  f'{{{", ".join("&" + n for n in numbers)}}});']
