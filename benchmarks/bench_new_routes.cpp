@@ -29,6 +29,7 @@
 #include <ATen/ops/norm.h>
 #include <ATen/ops/special_legendre_polynomial_p.h>
 #include <ATen/ops/trapezoid.h>
+#include <ATen/ops/_test_serialization_subcmul.h>
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/elu_backward.h>
@@ -111,6 +112,8 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return at::trapezoid(t, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return at::cumulative_trapezoid(t, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return at::special_legendre_polynomial_p(t, 3); }));
+  // ---- session 8: kernel subcmul ----
+  ns.push_back(ns_per_call(iters, [&] { return at::_test_serialization_subcmul(t, t, 0.5); }));
 #else
   namespace ts = torch::stable;
   ns.push_back(ns_per_call(iters, [&] { return ts::add(x, x); }));
@@ -154,6 +157,8 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return ts::trapezoid(x, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::cumulative_trapezoid(x, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::special_legendre_polynomial_p(x, 3); }));
+  // ---- session 8: kernel subcmul (mul.Scalar's and sub.Tensor's wrappers) ----
+  ns.push_back(ns_per_call(iters, [&] { return ts::_test_serialization_subcmul(x, x, 0.5); }));
 #endif
   return ns;
 }
