@@ -356,7 +356,7 @@ class Composition(Route):
                          "the number's own type before wrapping it."] if rule.get("refuse_kinds") else []) + (
                         [f"Proven with finite numbers up to {rule['number_limit']} in magnitude: aten's kernel loops "
                          "n times per element, so larger ones were not run (the wrapper converts them as it does "
-                         "the others)."] if rule.get("number_limit") else [])
+                         "the others)."] if rule.get("number_limit") else []) + _unwrapped_doc(rule)
         if rule["kernel"] == OUT:
             return [f"Route: aten::{rule['via']}, then aten's out= rules (shimgen::detail::check_out_autograd and "
                     "assign_out: in grad mode no argument may require grad; the result dtype must cast to out's; a "
@@ -505,6 +505,8 @@ def _wrapped_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         tensors = ", ".join(f"&{t}" for t in rule["promote"])
         lines = [f'const auto dtype = shimgen::detail::wrapped_numbers_dtype("{w.op.name}", {{{tensors}}}, '
                  f'{{{", ".join("&" + n for n in numbers)}}});']
+        if "unwrapped_at" in rule:  # isin.Scalar_Tensor: aten's sorting path drops the wrapped-number flag
+            lines = _unwrapped_dtype(w, rule, numbers)
         lines = _refused_kinds(w, rule, numbers) + lines + _refused_dtypes(w, rule)
         lines += [f"const auto {n}_t = shimgen::detail::wrapped_number_tensor("
                   f'"{w.op.name}", "{n}", {n}, dtype, {device});' for n in numbers]
@@ -1272,3 +1274,28 @@ def _pad_packed_doc(rule: dict) -> list[str]:
             f"gradients included, on torch {', '.join(map(str, rule['proven']))}).",
             "Batch sizes that grow or are negative (aten writes its lengths out of bounds there) and a padding "
             "value full's wrapper refuses raise an error."]
+
+
+# ---- `unwrapped_at` of a wrapped_numbers row (isin.Scalar_Tensor: {tensor: test_elements, from: 10}): aten wraps
+# the number and calls `via`, whose kernel takes one of two paths by `tensor`'s size: below `from` elements it
+# promotes the wrapped number with result_type (the wrapped dtype), from `from` on it sorts the number's own 0-dim
+# tensor, raveled (which drops the wrapped-number flag), with the others (promote_types with its own type). So the
+# number is a 0-dim tensor of the wrapped dtype on the first path and of its own type on the second ----
+
+def _unwrapped_dtype(w: Wrapper, rule: dict, numbers: list[str]) -> list[str]:
+    assert len(numbers) == 1
+    tensors = ", ".join(f"&{t}" for t in rule["promote"])
+    at = rule["unwrapped_at"]
+    n = numbers[0]
+    return [f"auto dtype = shimgen::detail::natural_type({n});",
+            f"if ({at['tensor']}.numel() < {int(at['from'])}) {{",
+            f'dtype = shimgen::detail::wrapped_numbers_dtype("{w.op.name}", {{{tensors}}}, {{&{n}}});', "}"]
+
+
+def _unwrapped_doc(rule: dict) -> list[str]:
+    at = rule.get("unwrapped_at")
+    if not at:
+        return []
+    return [f"Where {at['tensor']} has {at['from']} elements or more, aten's kernel sorts the number's own tensor "
+            "with them (the wrapped-number flag dropped): so the number is a 0-dim tensor of its own type there "
+            "(int64, float64), and of its wrapped dtype below."]
