@@ -2,9 +2,11 @@
 alone (no overlay), compared with aten given what the caller wrote: _test_serialization_subcmul (kernel `subcmul`:
 `self - (other * alpha)` by mul.Scalar's and sub.Tensor's wrappers) and _pad_packed_sequence (kernel `pad_packed`:
 aten's PackedSequence.cpp as the same calls by their wrappers), as torch.nn.utils.rnn.pad_packed_sequence calls it) and isin.Scalar_Tensor (kernel `wrapped_numbers` with
-`unwrapped_at`: aten's two paths promote the number differently)."""
+`unwrapped_at`: aten's two paths promote the number differently) and its out= (kernel `out` with `empty_first`)."""
 
 from __future__ import annotations
+
+import warnings
 
 import pytest
 import torch
@@ -33,6 +35,7 @@ Tensor k_pad_lengths(Tensor d, Tensor bs, bool bf, double pv, int64_t tl) {
 
 Tensor k_isin(double e, Tensor t, bool invert) { return ts::isin(e, t, false, invert); }
 Tensor k_isin_int(int64_t e, Tensor t) { return ts::isin(e, t); }
+Tensor k_isin_out(Tensor o, double e, Tensor t) { return ts::isin_out(o, e, t); }
 
 STABLE_TORCH_LIBRARY(s8pp_ext, m) {
   m.def("subcmul(Tensor s, Tensor o, float alpha) -> Tensor");
@@ -43,6 +46,7 @@ STABLE_TORCH_LIBRARY(s8pp_ext, m) {
   m.def("pad_lengths(Tensor d, Tensor bs, bool bf, float pv, int tl) -> Tensor");
   m.def("isin(float e, Tensor t, bool invert) -> Tensor");
   m.def("isin_int(int e, Tensor t) -> Tensor");
+  m.def("isin_out(Tensor(a!) o, float e, Tensor t) -> Tensor(a!)");
 }
 
 STABLE_TORCH_LIBRARY_IMPL(s8pp_ext, CompositeExplicitAutograd, m) {
@@ -54,6 +58,7 @@ STABLE_TORCH_LIBRARY_IMPL(s8pp_ext, CompositeExplicitAutograd, m) {
   m.impl("pad_lengths", TORCH_BOX(&k_pad_lengths));
   m.impl("isin", TORCH_BOX(&k_isin));
   m.impl("isin_int", TORCH_BOX(&k_isin_int));
+  m.impl("isin_out", TORCH_BOX(&k_isin_out));
 }
 """
 
@@ -164,3 +169,26 @@ def test_isin_of_a_number_is_atens_on_both_of_its_paths(ext, n, dtype) -> None:
             assert "out of the range" in str(err)
             continue
         assert torch.equal(got, torch.isin(e, t)), e
+
+
+@pytest.mark.parametrize("make_out", [lambda: torch.empty((), dtype=torch.bool), lambda: torch.empty(0, dtype=torch.bool),
+                                      lambda: torch.zeros(5, dtype=torch.bool)], ids=["exact", "empty", "five"])
+@pytest.mark.parametrize("n", [3, 12])
+def test_isin_out_is_atens_warning_included(ext, make_out, n, capfd) -> None:
+    """aten's meta sizes out [0] first: it warns even for an out of the exact shape (0-dim), as the wrapper does
+    (a call inside an extension warns through c10's handler, on stderr; aten's Python call through warnings)."""
+    t = torch.tensor([0.1, 0.5, 3.0] * 4, dtype=torch.float32)[:n]
+    resized = "was resized since it had shape"
+    counts = []
+    for call in (lambda: torch.isin(0.1, t, out=make_out()), lambda: torch.ops.s8pp_ext.isin_out(make_out(), 0.1, t)):
+        capfd.readouterr()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = call()
+        text = capfd.readouterr().err + "".join(str(w.message) for w in caught)
+        counts.append((text.count(resized), result))
+    (want_n, want), (got_n, got) = counts
+    assert got.shape == want.shape and got.stride() == want.stride() and torch.equal(got, want)
+    assert got_n == want_n
+    with pytest.raises(RuntimeError, match="shimgen: isin.Scalar_Tensor_out: out's dtype differs .*aten raises"):
+        torch.ops.s8pp_ext.isin_out(torch.empty((), dtype=torch.float32), 0.1, t)

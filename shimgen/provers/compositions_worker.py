@@ -810,6 +810,12 @@ def assign_out(s, values, out):
         raise RuntimeError(f"out is on another device than the result {ATEN_RAISES}")
     if (result.dtype != out.dtype) if s.get("same_dtype") else not can_cast(result.dtype, out.dtype):
         raise RuntimeError(f"the result's dtype cannot be cast {ATEN_RAISES}")
+    if s["rule"].get("empty_first"):  # scalar.h empty_out_first: aten's meta sizes out [0] first
+        if any(n > 1 and st == 0 for n, st in zip(out.shape, out.stride())):
+            raise Refused("out writes an element twice")
+        if tuple(out.shape) != (0,):
+            none = result.unsqueeze(0)[0:0]
+            aten("where.self_out")(torch.tensor(True), none, none, out=out)
     resize = out.shape != result.shape
     if any(n > 1 and st == 0 for n, st in zip(out.shape, out.stride())):
         raise Refused("out writes an element twice")

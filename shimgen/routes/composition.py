@@ -364,7 +364,10 @@ class Composition(Route):
                     "where out is resized: TensorIterator's resize and warning) (proven equal on "
                     f"torch {', '.join(map(str, rule['proven']))}).",
                     "Where out shares memory with an input other than as the very same view, or is resized while "
-                    "it shares memory with one, it raises an error (aten computes such a call element by element)."]
+                    "it shares memory with one, it raises an error (aten computes such a call element by element)."] + (
+                        ["As aten's meta does, out is first resized to [0] (aten's warning where it had elements), "
+                         "then to the result's sizes (shimgen::detail::empty_out_first)."]
+                        if rule.get("empty_first") else [])
         if rule["kernel"] == FOREACH:
             return [f"Route: aten::{rule['via']} on each element in order, as aten's CPU kernel for "
                     f"aten::{w.op.name} does (proven equal, gradients included, on torch "
@@ -459,6 +462,7 @@ def _out_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
     return "\n".join([
         f'shimgen::detail::check_out_autograd("{w.op.name}", {{{", ".join(f"&{n}" for n in [out, *inputs])}}});',
         f"torch::stable::Tensor result = torch::stable::{target.name}({args});",
+        *([f'shimgen::detail::empty_out_first("{w.op.name}", {out}, result);'] if rule.get("empty_first") else []),
         f'shimgen::detail::assign_out("{w.op.name}", {out}, result, {{{", ".join(f"&{n}" for n in inputs)}}}, {same});',
         f"return {out};"])
 
