@@ -29,6 +29,10 @@
 #include <ATen/ops/norm.h>
 #include <ATen/ops/special_legendre_polynomial_p.h>
 #include <ATen/ops/trapezoid.h>
+#include <ATen/ops/_test_serialization_subcmul.h>
+#include <ATen/ops/_pad_packed_sequence.h>
+#include <ATen/ops/isin.h>
+#include <ATen/ops/ones.h>
 #include <ATen/ops/addmm.h>
 #include <ATen/ops/constant_pad_nd.h>
 #include <ATen/ops/elu_backward.h>
@@ -69,6 +73,7 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   std::vector<double> ns;
 #ifdef BENCH_ATEN
   at::Tensor t = *torch::aot_inductor::tensor_handle_to_tensor_pointer(x.get());
+  const at::Tensor t_bs = at::ones({3}, at::kLong);  // batch sizes [1, 1, 1] of x's first rows
   ns.push_back(ns_per_call(iters, [&] { return at::add(t, t); }));
   ns.push_back(ns_per_call(iters, [&] { return at::pow(t, 2); }));
   ns.push_back(ns_per_call(iters, [&] { return at::std(t, {1}); }));
@@ -111,6 +116,10 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return at::trapezoid(t, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return at::cumulative_trapezoid(t, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return at::special_legendre_polynomial_p(t, 3); }));
+  // ---- session 8: kernel subcmul ----
+  ns.push_back(ns_per_call(iters, [&] { return at::_test_serialization_subcmul(t, t, 0.5); }));
+  ns.push_back(ns_per_call(iters, [&] { return std::get<0>(at::_pad_packed_sequence(t, t_bs, false, 0.0, 0)); }));
+  ns.push_back(ns_per_call(iters, [&] { return at::isin(0.5, t); }));
 #else
   namespace ts = torch::stable;
   ns.push_back(ns_per_call(iters, [&] { return ts::add(x, x); }));
@@ -154,6 +163,12 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return ts::trapezoid(x, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::cumulative_trapezoid(x, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::special_legendre_polynomial_p(x, 3); }));
+  // ---- session 8: kernel subcmul (mul.Scalar's and sub.Tensor's wrappers) ----
+  ns.push_back(ns_per_call(iters, [&] { return ts::_test_serialization_subcmul(x, x, 0.5); }));
+  // ---- session 8: kernel pad_packed (batch sizes [1, 1, 1] of x's rows), isin of a number (wrapped_numbers) ----
+  const Tensor x_bs = ts::full({3}, 1, torch::headeronly::ScalarType::Long);
+  ns.push_back(ns_per_call(iters, [&] { return std::get<0>(ts::_pad_packed_sequence(x, x_bs, false, 0.0, 0)); }));
+  ns.push_back(ns_per_call(iters, [&] { return ts::isin(0.5, x); }));
 #endif
   return ns;
 }

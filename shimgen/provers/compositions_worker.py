@@ -274,6 +274,12 @@ def main():
         if s["kernel"] in TRAPEZOID_KERNELS:  # (section at the end)
             report[op] = prove_trapezoid(op, s)
             continue
+        if s["kernel"] == "subcmul":  # (section at the end)
+            report[op] = prove_subcmul(op, s)
+            continue
+        if s["kernel"] == "pad_packed":  # (section at the end)
+            report[op] = prove_pad_packed(op, s)
+            continue
         if s["kernel"] == "add_relu":  # (section at the end)
             report[op] = prove_add_relu(op, s)
             continue
@@ -537,6 +543,9 @@ def wrapped_numbers(s, values):
         dtype = wrapped_dtype(values[n]) if dtype is None else torch.promote_types(dtype, wrapped_dtype(values[n]))
     for t in s["promote"]:
         dtype = torch.result_type(values[t], values[numbers[0]]) if len(numbers) == 1 else None
+    unwrapped = s["rule"].get("unwrapped_at")  # composition.py _unwrapped_dtype: aten's sorting path
+    if unwrapped and values[unwrapped["tensor"]].numel() >= unwrapped["from"]:
+        dtype = natural_tensor(values[numbers[0]]).dtype
     if dtype is None or dtype in (torch.complex32,):
         raise Refused("dtype")
     if str(dtype) in (f"torch.{d.lower()}" for d in s.get("refuse_dtypes", [])):  # the row's refuse_dtypes
@@ -561,11 +570,17 @@ def wrapped_samples(s):
     tried = [n for n in WRAPPED_NUMBERS if limit is None or isinstance(n, (bool, complex)) or not math.isfinite(n)
              or abs(n) <= limit]
     out = []
+    shapes = [(7,), (), (0,), (3, 4), (40,)]
+    if s["rule"].get("unwrapped_at"):  # both sides of the size where aten's kernel changes paths
+        shapes += [(9,), (10,), (11,), (40, 1), (3,)]
     for d in DTYPES if tensor != "condition" else [torch.bool, torch.uint8]:
-        for k, shape in enumerate([(7,), (), (0,), (3, 4), (40,)]):
+        for k, shape in enumerate(shapes):
             base = sample(shape, d, k)
-            if shape == (40,) and not (d.is_floating_point or d.is_complex or d == torch.bool):
-                base = torch.tensor([1, 16777216, 16777217, 16777218] * 10).to(d)  # float32 rounds these
+            if shape in ((40,), (9,), (10,), (3,)) and not (d.is_floating_point or d.is_complex or d == torch.bool):
+                base = torch.tensor([1, 16777216, 16777217, 16777218] * 10).to(d)[:shape[0]]  # float32 rounds these
+            if shape in ((40, 1), (9,), (11,), (3,)) and d.is_floating_point:  # the numbers in the dtype's rounding
+                base = torch.tensor([0.1, 0.5, 16777216, 1e10, -2.5, 3, 1e-3] * 6, dtype=torch.float64).to(d)[
+                    :shape[0]].reshape(shape)
             t = base if d.is_complex or base.dim() == 0 else base.sort(dim=-1).values
             for i, n in enumerate(tried):
                 for j, flag in enumerate([False, True] if flags else [None]):
@@ -834,6 +849,12 @@ def assign_out(s, values, out):
         raise RuntimeError(f"out is on another device than the result {ATEN_RAISES}")
     if (result.dtype != out.dtype) if s.get("same_dtype") else not can_cast(result.dtype, out.dtype):
         raise RuntimeError(f"the result's dtype cannot be cast {ATEN_RAISES}")
+    if s["rule"].get("empty_first"):  # scalar.h empty_out_first: aten's meta sizes out [0] first
+        if any(n > 1 and st == 0 for n, st in zip(out.shape, out.stride())):
+            raise Refused("out writes an element twice")
+        if tuple(out.shape) != (0,):
+            none = result.unsqueeze(0)[0:0]
+            aten("where.self_out")(torch.tensor(True), none, none, out=out)
     resize = out.shape != result.shape
     if any(n > 1 and st == 0 for n, st in zip(out.shape, out.stride())):
         raise Refused("out writes an element twice")
@@ -3140,6 +3161,172 @@ def prove_addbmm_loop(op, s):
                     gt = (got[0], got[1][0].detach()) if got[0] == "ok" else got
                     tally.compare(f"{ss} {s1} {s2} {d0} {d1} {d2} beta {beta!r} alpha {alpha!r} grad {grad}", w, gt,
                                   want[1][1:] if want[0] == "ok" else None, got[1][1:] if got[0] == "ok" else None)
+    return tally.report()
+
+
+# ---- kernel `subcmul`: aten's `self - (other * alpha)` as the same aten calls (composition.py _subcmul_body) ----
+
+SUBCMUL_NUMBERS = NUMBERS + [-0.0, 2**53 + 1, 2**63 - 1, -(2**63), 300, -129, 1 + 2j, False]
+
+
+def subcmul(calls, self, other, alpha):
+    """composition.py _subcmul_body: mul.Scalar's wrapper on (other, alpha), then sub.Tensor's with its default
+    alpha (each wrapper proven equal to its aten overload; a number mul's wrapper refuses is refused there)."""
+    return aten(calls["minus"])(self, aten(calls["times"])(other, alpha))
+
+
+def prove_subcmul(op, s):
+    """aten's op against the composition on every dtype pair (DTYPES), broadcasting, 0-dim and empty shapes,
+    numbers of every kind (huge integers, non-finite, bool, complex) and the default alpha; results, dtypes,
+    strides and errors; float64 and complex128 gradients of both tensors under weighted upstream gradients."""
+    f, calls = aten(op), s["rule"]["calls"]
+    tally = Tally()
+    for da in DTYPES:
+        for db in DTYPES:
+            for k, (sa, sb) in enumerate(SHAPES):
+                a, b = sample(sa, da, 3 * k), sample(sb, db, 3 * k + 1)
+                if k == 0:
+                    b = sample((7, 5), db, 1).t()  # not contiguous
+                for n in SUBCMUL_NUMBERS + [None]:
+                    extra = {} if n is None else {"alpha": n}
+                    want = run(lambda: f(a, b, **extra))
+                    got = outcome(lambda: subcmul(calls, a, b, 1 if n is None else n))
+                    ws = tuple(want[1].stride()) if want[0] == "ok" else None
+                    gs = tuple(got[1].stride()) if got[0] == "ok" else None
+                    tally.compare(f"{da} {db} {sa} {sb} {n!r}", want, got, ws, gs)
+                    grad_dtype = {torch.float64: torch.float64, torch.complex64: torch.complex128}.get(da)
+                    if (grad_dtype is None or db != da or want[0] != "ok" or got[0] != "ok"
+                            or n not in (0.5, -2.5, 3, None, 1 + 2j)):
+                        continue
+                    grads = []
+                    for fn in (lambda x, y: f(x, y, **extra), lambda x, y: subcmul(calls, x, y, 1 if n is None else n)):
+                        def backward(fn=fn):
+                            x = a.to(grad_dtype).clone().requires_grad_()
+                            y = b.to(grad_dtype).clone().requires_grad_()
+                            r = fn(x, y)
+                            (r * weights(r)).sum().real.backward()
+                            return torch.cat([x.grad.reshape(-1), y.grad.reshape(-1)])
+                        grads.append(run(backward))
+                    if not same(*grads) and not tally.wrong:
+                        tally.wrong = f"gradient {da} {sa} {sb} {n!r}: {grads[0][0]} vs {grads[1][0]}"
+    return tally.report()
+
+
+# ---- kernel `pad_packed`: aten's _pad_packed_sequence (PackedSequence.cpp) as the same aten calls ----
+
+PAD_BATCHES = [[3, 2, 1], [3, 3, 1], [2, 2, 2], [1], [4, 2, 2, 1, 1], [3, 0], [0], [0, 0], [5, 5, 4, 4, 4, 2],
+               [1, 2], [3, -1], [-1], [2, 3, 1]]
+PAD_NUMBERS = [0, 0.0, 1, -1.5, float("nan"), float("inf"), True, 2**40, 1 + 2j, 1e300, -0.0]
+
+
+def pad_packed(calls, data, batch_sizes, batch_first, padding_value, total_length):
+    """composition.py _pad_packed_body and scalar.h's pad_packed_* helpers, step by step."""
+    sizes_t = aten(calls["dense"])(batch_sizes)
+    if not (sizes_t.dim() == 1 and sizes_t.device.type == "cpu" and sizes_t.dtype == torch.int64):
+        raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor {ATEN_RAISES}")
+    if sizes_t.numel() == 0:
+        raise RuntimeError(f"batch_sizes can not be empty {ATEN_RAISES}")
+    sizes = sizes_t.tolist()
+    max_batch_size, n = sizes[0], len(sizes)
+    if 0 < total_length < n:
+        raise RuntimeError(f"Expected total_length to be at least the length of the longest sequence in input, but "
+                           f"got total_length={total_length} and max sequence length being {n} {ATEN_RAISES}")
+    length = total_length if total_length > 0 else n
+    if data.dim() == 0:
+        raise RuntimeError(f"ArrayRef: invalid slice, N = 1; size = 0 {ATEN_RAISES}")
+    view_size = [length, max_batch_size, *data.shape[1:]]
+    output = aten(calls["fill"])(view_size, padding_value, dtype=data.dtype, layout=data.layout, device=data.device)
+    lengths = aten(calls["blank"])(sizes_t, [max_batch_size])
+    if any(b < 0 for b in sizes) or any(b > a for a, b in zip(sizes, sizes[1:])):
+        raise Refused("batch sizes that grow or are negative")
+    part = aten(calls["part"])
+    offset, prev_batch_size, prev_i = 0, max_batch_size, 0
+    for i in range(n + 1):
+        batch_size = sizes[i] if i != n else 0
+        if batch_size != prev_batch_size:
+            rows = prev_batch_size * (i - prev_i)
+            tmp = part(data, 0, offset, offset + rows)
+            view_size[0], view_size[1] = i - prev_i, prev_batch_size
+            target = part(part(output, 0, prev_i, i), 1, 0, prev_batch_size)
+            aten(calls["write"])(target, aten(calls["shape"])(tmp, view_size))
+            offset += rows
+            prev_i = i
+        prev_batch_size = batch_size
+    written, before = [], sizes[0]  # scalar.h pad_packed_lengths: from the last element down
+    for i in range(n + 1):
+        batch = sizes[i] if i != n else 0
+        written += [i] * max(before - batch, 0)
+        before = batch
+    with torch.no_grad():
+        lengths.copy_(torch.tensor(written[::-1], dtype=torch.int64))
+    if batch_first:
+        output = aten(calls["swap"])(output, 0, 1)
+    return output, lengths
+
+
+def prove_pad_packed(op, s):
+    """aten's op against the composition: data dtypes and shapes (1-D to 3-D, 0-dim, fewer and more rows than the
+    batch sizes add up to), batch sizes (runs, zeros, one step, growing or negative: refused, int32, 2-D, strided,
+    empty), batch_first both ways, padding values of every kind, total_length (0, negative, equal, longer, shorter);
+    both results' values, dtypes and strides, errors; float64 and complex128 gradients of data under weighted upstream
+    gradients. An empty batch_sizes is not run on aten before 2.10, which reads its first element unchecked."""
+    f, calls = aten(op), s["rule"]["calls"]
+    tally = Tally()
+    checked_empty = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2]) >= (2, 10)
+
+    def compare(label, want, got):
+        """Both results (output and lengths): values, dtypes, shapes and strides; or the same error."""
+        tally.compared += 1
+        if got[0] == "refused":
+            tally.refused += 1
+            return
+        if want[0] == got[0] == "ok":
+            tally.both_ok += 1
+            ok = all(same(("ok", a), ("ok", b)) and a.stride() == b.stride() for a, b in zip(want[1], got[1]))
+        else:
+            ok = same(want, got)
+        if not ok and not tally.wrong:
+            tally.wrong = f"{label}: {want[0]} {want[1] if want[0] == 'error' else ''} vs {got[0]} " \
+                          f"{got[1] if got[0] == 'error' else ''}"
+
+    batches = [torch.tensor(b, dtype=torch.int64) for b in PAD_BATCHES]
+    batches += [torch.tensor([3, 2, 1], dtype=torch.int32), torch.tensor([[3, 2, 1]]),
+                torch.tensor([3, 9, 2, 9, 1, 9])[::2], torch.tensor([], dtype=torch.int64)]
+    for d in (torch.float32, torch.float64, torch.int64, torch.bool, torch.complex64, torch.float16):
+        for k, bs in enumerate(batches):
+            total = max(int(bs.clamp(min=0).sum()), 0) if bs.dtype == torch.int64 else 6
+            for rows, tail in ((total, (2,)), (total, ()), (total, (2, 3)), (total + 2, (2,)), (max(total - 1, 0), (2,)),
+                               (None, ())):
+                data = sample(() if rows is None else (rows, *tail), d, k)
+                for batch_first in (False, True):
+                    for n in PAD_NUMBERS:
+                        for total_length in (0, -1, bs.numel() if bs.dim() == 1 else 1, 7, 1):
+                            label = f"{d} {bs.tolist()} rows {rows} {tail} {batch_first} {n!r} {total_length}"
+                            got = outcome(lambda: pad_packed(calls, data, bs, batch_first, n, total_length))
+                            if bs.numel() == 0 and not checked_empty:
+                                compare(label, ("error", ""), ("refused", "not run on aten"))
+                                continue
+                            if got[0] == "refused":  # aten writes out of bounds there: not run
+                                compare(label, ("error", ""), got)
+                                continue
+                            want = run(lambda: f(data, bs, batch_first, n, total_length))
+                            compare(label, want, got)
+                            if (d not in (torch.float64, torch.complex64) or want[0] != "ok" or got[0] != "ok"
+                                    or n not in (0.0, -1.5) or total_length not in (0, 7)):
+                                continue
+                            grads = []
+                            for fn in (lambda x: f(x, bs, batch_first, n, total_length),
+                                       lambda x: pad_packed(calls, x, bs, batch_first, n, total_length)):
+                                def backward(fn=fn):
+                                    x = data.to(torch.complex128 if d.is_complex else d).clone().requires_grad_()
+                                    r = fn(x)[0]
+                                    if not r.requires_grad:
+                                        return torch.zeros(0)
+                                    (r * weights(r)).sum().real.backward()
+                                    return x.grad if x.grad is not None else torch.zeros_like(x)
+                                grads.append(run(backward))
+                            if not same(*grads) and not tally.wrong:
+                                tally.wrong = f"gradient {label}: {grads[0][0]} vs {grads[1][0]}"
     return tally.report()
 
 

@@ -140,6 +140,10 @@ class Composition(Route):
             return _rrelu_at(self, q, rule)
         if rule is not None and rule["kernel"] in TRAPEZOID:  # (section at the end)
             return _trapezoid_at(self, q, rule)
+        if rule is not None and rule["kernel"] == SUBCMUL:  # (section at the end)
+            return _subcmul_at(self, q, rule)
+        if rule is not None and rule["kernel"] == PAD_PACKED:  # (section at the end)
+            return _pad_packed_at(self, q, rule)
         if rule is not None and rule["kernel"] in FACTORY_OUTS:  # (section at the end)
             return _factory_at(self, q, rule)
         if rule is not None and rule["kernel"] == ADDBMM:
@@ -315,6 +319,10 @@ class Composition(Route):
             return _rrelu_doc(rule)
         if rule["kernel"] in TRAPEZOID:
             return _trapezoid_doc(w, rule)
+        if rule["kernel"] == SUBCMUL:
+            return _subcmul_doc(rule)
+        if rule["kernel"] == PAD_PACKED:
+            return _pad_packed_doc(rule)
         if rule["kernel"] in FACTORY_OUTS:
             return _factory_doc(w, rule)
         if rule["kernel"] == NONE:
@@ -352,7 +360,7 @@ class Composition(Route):
                          "the number's own type before wrapping it."] if rule.get("refuse_kinds") else []) + (
                         [f"Proven with finite numbers up to {rule['number_limit']} in magnitude: aten's kernel loops "
                          "n times per element, so larger ones were not run (the wrapper converts them as it does "
-                         "the others)."] if rule.get("number_limit") else [])
+                         "the others)."] if rule.get("number_limit") else []) + _unwrapped_doc(rule)
         if rule["kernel"] == OUT:
             grad = ("refuse_recorded_out and assign_out:" if rule.get("no_derivative") else
                     "check_out_autograd and assign_out: in grad mode no argument may require grad;")
@@ -366,7 +374,10 @@ class Composition(Route):
                     ] + _cast_refusal_doc(rule, "out") + (
                         ["aten has no derivative for it: where autograd would record the call (grad mode, an argument "
                          "requiring grad) it raises an error naming the remedy (aten computes it and leaves out "
-                         "requiring grad)."] if rule.get("no_derivative") else [])
+                         "requiring grad)."] if rule.get("no_derivative") else []) + (
+                        ["As aten's meta does, out is first resized to [0] (aten's warning where it had elements), "
+                         "then to the result's sizes (shimgen::detail::empty_out_first)."]
+                        if rule.get("empty_first") else [])
         if rule["kernel"] == FOREACH:
             return [f"Route: aten::{rule['via']} on each element in order, as aten's CPU kernel for "
                     f"aten::{w.op.name} does (proven equal, gradients included, on torch "
@@ -406,6 +417,10 @@ class Composition(Route):
             return _rrelu_body(w, v, plan, rule)
         if rule["kernel"] in TRAPEZOID:
             return _trapezoid_body(w, plan, rule)
+        if rule["kernel"] == SUBCMUL:
+            return _subcmul_body(w, plan, rule)
+        if rule["kernel"] == PAD_PACKED:
+            return _pad_packed_body(w, plan, rule)
         if rule["kernel"] in FACTORY_OUTS:
             return _factory_body(w, v, plan, rule)
         if rule["kernel"] == SCALARS:
@@ -459,6 +474,7 @@ def _out_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         f'shimgen::detail::{check}("{w.op.name}", {{{", ".join(f"&{n}" for n in [out, *inputs])}}});',
         f"torch::stable::Tensor result = torch::stable::{target.name}({args});",
         *_cast_refusal(w, rule, out),
+        *([f'shimgen::detail::empty_out_first("{w.op.name}", {out}, result);'] if rule.get("empty_first") else []),
         f'shimgen::detail::assign_out("{w.op.name}", {out}, result, {{{", ".join(f"&{n}" for n in inputs)}}}, {same});',
         f"return {out};"])
 
@@ -505,6 +521,8 @@ def _wrapped_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         tensors = ", ".join(f"&{t}" for t in rule["promote"])
         lines = [f'const auto dtype = shimgen::detail::wrapped_numbers_dtype("{w.op.name}", {{{tensors}}}, '
                  f'{{{", ".join("&" + n for n in numbers)}}});']
+        if "unwrapped_at" in rule:  # isin.Scalar_Tensor: aten's sorting path drops the wrapped-number flag
+            lines = _unwrapped_dtype(w, rule, numbers)
         lines = _refused_kinds(w, rule, numbers) + lines + _refused_dtypes(w, rule)
         lines += [f"const auto {n}_t = shimgen::detail::wrapped_number_tensor("
                   f'"{w.op.name}", "{n}", {n}, dtype, {device});' for n in numbers]
@@ -1156,3 +1174,152 @@ def _addbmm_body(w: Wrapper, plan: Plan, rule: dict) -> str:
         f"torch::stable::{target.name}(result, result, m1, m2, beta_b, alpha);",
         "}",
         f"return {returned};"])
+
+
+# ---- kernel `subcmul` (_test_serialization_subcmul.default): aten's CompositeImplicitAutograd function is
+# `self - (other * alpha)`, which is aten::mul.Scalar(other, alpha), then aten::sub.Tensor(self, product) with its
+# default alpha; so is this wrapper, each call by its wrapper (the row's `calls`: `times`, `minus`), so any number
+# mul's wrapper refuses is refused here, with its error ----
+
+SUBCMUL = "subcmul"
+SUBCMUL_PASSED = {"times": 2, "minus": 2}  # role -> how many leading parameters the body passes that role's wrapper
+
+
+def _subcmul_at(route: Route, q: Query, rule: dict) -> Variant | None:
+    """Every parameter (the row's `params`), where each wrapper of `calls` takes what the body passes it with
+    libtorch alone at q.level."""
+    if [p.name for p in q.params] != rule["params"]:
+        return None
+    for role, name in rule["calls"].items():
+        target = target_wrapper(name, q.plan)
+        tv = active(target, q.level) if target is not None else None
+        if tv is None or tv.route.overlay or tv.kept < SUBCMUL_PASSED[role]:
+            return None
+    return Variant(route, len(q.params), q.level, lowering=tuple(rule["calls"].values()))
+
+
+def _subcmul_body(w: Wrapper, plan: Plan, rule: dict) -> str:
+    f = {}
+    for role, name in rule["calls"].items():
+        target = target_wrapper(name, plan)
+        assert target is not None
+        f[role] = f"torch::stable::{target.name}"
+    self_, other, alpha = rule["params"]
+    return "\n".join([f"const torch::stable::Tensor product = {f['times']}({other}, {alpha});",
+                      f"return {f['minus']}({self_}, product);"])
+
+
+def _subcmul_doc(rule: dict) -> list[str]:
+    calls = rule["calls"]
+    return [f"Route: aten computes it as self - (other * alpha): aten::{calls['times']}(other, alpha), then "
+            f"aten::{calls['minus']}(self, product); so does this wrapper, by their wrappers (proven equal, "
+            f"gradients included, on torch {', '.join(map(str, rule['proven']))}).",
+            "Where alpha has no exact libtorch route for other's dtype, mul's wrapper raises an error naming the "
+            "remedy."]
+
+
+# ---- kernel `pad_packed` (_pad_packed_sequence.default): aten's CompositeImplicitAutograd function
+# (PackedSequence.cpp) as the same dispatching calls in the same order, each by its wrapper (the row's `calls`: the
+# op of each role below): batch_sizes made contiguous, aten's checks (scalar.h pad_packed_sizes, pad_packed_length),
+# the output `full` of padding_value with data's dtype, layout and device, the lengths tensor `empty` with
+# batch_sizes' options (new_empty of it), then per run of equal batch sizes
+# `output.slice(0, prev_i, i).slice(1, 0, prev_batch_size).copy_(data.slice(0, offset, offset + l).view(...))`, the
+# lengths written as aten writes them (pad_packed_lengths), and the transpose for batch_first. Batch sizes that grow
+# or are negative (aten writes out of bounds there) are refused (pad_packed_check_runs). From 2.10: the int[] of
+# full, new_empty and view cross the dispatcher from then ----
+
+PAD_PACKED = "pad_packed"
+# role -> how many leading parameters the body passes that role's wrapper
+PAD_PACKED_PASSED = {"dense": 1, "fill": 5, "blank": 2, "part": 4, "shape": 2, "write": 2, "swap": 3}
+
+
+def _pad_packed_at(route: Route, q: Query, rule: dict) -> Variant | None:
+    """Every parameter (the row's `params`), from 2.10, where each wrapper of `calls` takes what the body passes
+    it with libtorch alone at q.level."""
+    if q.level < LISTS_CROSS or [p.name for p in q.params] != rule["params"]:
+        return None
+    for role, name in rule["calls"].items():
+        target = target_wrapper(name, q.plan)
+        tv = active(target, q.level) if target is not None else None
+        if tv is None or tv.route.overlay or tv.kept < PAD_PACKED_PASSED[role]:
+            return None
+    return Variant(route, len(q.params), q.level, lowering=tuple(rule["calls"].values()))
+
+
+def _pad_packed_body(w: Wrapper, plan: Plan, rule: dict) -> str:
+    f = {}
+    for role, name in rule["calls"].items():
+        target = target_wrapper(name, plan)
+        assert target is not None
+        f[role] = f"torch::stable::{target.name}"
+    data, batch_sizes, batch_first, padding_value, total_length = rule["params"]
+    op, part = w.op.name, f["part"]
+    return "\n".join([
+        f"const torch::stable::Tensor sizes_t = {f['dense']}({batch_sizes});",
+        f'const std::vector<int64_t> sizes = shimgen::detail::pad_packed_sizes("{op}", sizes_t);',
+        "const int64_t max_batch_size = sizes[0];",
+        "const int64_t max_real_seq_length = static_cast<int64_t>(sizes.size());",
+        f'const int64_t max_seq_length = shimgen::detail::pad_packed_length("{op}", sizes, {total_length});',
+        f'std::vector<int64_t> view_size = shimgen::detail::pad_packed_output_size("{op}", {data}, max_seq_length, '
+        "max_batch_size);",
+        f"torch::stable::Tensor output = {f['fill']}(view_size, {padding_value}, {data}.scalar_type(), "
+        f"{data}.layout(), {data}.device());",
+        f"const torch::stable::Tensor lengths = {f['blank']}(sizes_t, {{max_batch_size}});",
+        f'shimgen::detail::pad_packed_check_runs("{op}", sizes);',
+        "int64_t data_offset = 0;",
+        "int64_t prev_batch_size = max_batch_size;",
+        "int64_t prev_i = 0;",
+        "for (int64_t i = 0; i <= max_real_seq_length; ++i) {",
+        "const int64_t batch_size = i != max_real_seq_length ? sizes[i] : 0;",
+        "if (batch_size != prev_batch_size) {",
+        "const int64_t l = prev_batch_size * (i - prev_i);",
+        f"const torch::stable::Tensor tmp = {part}({data}, 0, data_offset, data_offset + l);",
+        "view_size[0] = i - prev_i;",
+        "view_size[1] = prev_batch_size;",
+        f"const torch::stable::Tensor rows = {part}({part}(output, 0, prev_i, i), 1, 0, prev_batch_size);",
+        f"{f['write']}(rows, {f['shape']}(tmp, view_size));",
+        "data_offset += l;",
+        "prev_i = i;",
+        "}",
+        "prev_batch_size = batch_size;",
+        "}",
+        "shimgen::detail::pad_packed_lengths(lengths, sizes);",
+        f"if ({batch_first}) {{",
+        f"output = {f['swap']}(output, 0, 1);",
+        "}",
+        "return std::make_tuple(output, lengths);"])
+
+
+def _pad_packed_doc(rule: dict) -> list[str]:
+    return ["Route: aten computes it with dispatching calls (PackedSequence.cpp): batch_sizes made contiguous and "
+            "read, the output full of padding_value with data's options, then per run of equal batch sizes a slice "
+            "of data viewed and copied into a slice of the output, the lengths, and a transpose for batch_first; "
+            "so does this wrapper, by the same calls in the same order through their wrappers (proven equal, "
+            f"gradients included, on torch {', '.join(map(str, rule['proven']))}).",
+            "Batch sizes that grow or are negative (aten writes its lengths out of bounds there) and a padding "
+            "value full's wrapper refuses raise an error."]
+
+
+# ---- `unwrapped_at` of a wrapped_numbers row (isin.Scalar_Tensor: {tensor: test_elements, from: 10}): aten wraps
+# the number and calls `via`, whose kernel takes one of two paths by `tensor`'s size: below `from` elements it
+# promotes the wrapped number with result_type (the wrapped dtype), from `from` on it sorts the number's own 0-dim
+# tensor, raveled (which drops the wrapped-number flag), with the others (promote_types with its own type). So the
+# number is a 0-dim tensor of the wrapped dtype on the first path and of its own type on the second ----
+
+def _unwrapped_dtype(w: Wrapper, rule: dict, numbers: list[str]) -> list[str]:
+    assert len(numbers) == 1
+    tensors = ", ".join(f"&{t}" for t in rule["promote"])
+    at = rule["unwrapped_at"]
+    n = numbers[0]
+    return [f"auto dtype = shimgen::detail::natural_type({n});",
+            f"if ({at['tensor']}.numel() < {int(at['from'])}) {{",
+            f'dtype = shimgen::detail::wrapped_numbers_dtype("{w.op.name}", {{{tensors}}}, {{&{n}}});', "}"]
+
+
+def _unwrapped_doc(rule: dict) -> list[str]:
+    at = rule.get("unwrapped_at")
+    if not at:
+        return []
+    return [f"Where {at['tensor']} has {at['from']} elements or more, aten's kernel sorts the number's own tensor "
+            "with them (the wrapped-number flag dropped): so the number is a 0-dim tensor of its own type there "
+            "(int64, float64), and of its wrapped dtype below."]

@@ -1731,6 +1731,64 @@ inline void assign_out(
        torch::stable::detail::from(out)});
 }
 
+/// aten's meta of an out= overload that sizes out [0] before its kernel
+/// redispatches (row key `empty_first`: isin.Scalar_Tensor_out): out's device
+/// and dtype checked against the result's, then out resized to [0] by
+/// aten::where.self_out over an empty tensor of the result's (TensorIterator's
+/// resize: aten's warning where out had elements). An out writing an element
+/// twice is refused first (TensorIterator would raise where aten resizes it).
+inline void empty_out_first(
+    const char* op,
+    torch::stable::Tensor& out,
+    const torch::stable::Tensor& result) {
+  const std::string what = std::string("shimgen: ") + op;
+  int32_t out_device = 0;
+  int32_t result_device = 0;
+  int32_t out_index = 0;
+  int32_t result_index = 0;
+  AtenTensorHandle o = out.get();
+  AtenTensorHandle r = result.get();
+  check(aoti_torch_get_device_type(o, &out_device), "get_device_type");
+  check(aoti_torch_get_device_type(r, &result_device), "get_device_type");
+  check(aoti_torch_get_device_index(o, &out_index), "get_device_index");
+  check(aoti_torch_get_device_index(r, &result_index), "get_device_index");
+  if (out_device != result_device || out_index != result_index) {
+    const std::string why = ": out is on another device than the result";
+    throw std::runtime_error(what + why + " (aten raises)");
+  }
+  if (result.scalar_type() != out.scalar_type()) {
+    const std::string why = ": out's dtype differs from the result's";
+    throw std::runtime_error(what + why + " (aten raises)");
+  }
+  if (written_twice(out)) {
+    std::string why = what + ": out writes an element twice, which this ";
+    why += "composition cannot resize as aten does: define SHIMGEN_OVERLAY ";
+    why += "and link libshimgen_overlay (rebuilt for each torch release), or ";
+    why += "pass a copy";
+    throw std::runtime_error(why);
+  }
+  if (out.dim() == 1 && out.size(0) == 0) {
+    return;
+  }
+  const torch::stable::Tensor one = dim_op("aten::unsqueeze", "", result, 0);
+  const torch::stable::Tensor none = dispatch_tensors<5>(
+      "aten::slice",
+      "Tensor",
+      {torch::stable::detail::from(one),
+       torch::stable::detail::from(int64_t(0)),
+       torch::stable::detail::from(std::optional<int64_t>(0)),
+       torch::stable::detail::from(std::optional<int64_t>(0)),
+       torch::stable::detail::from(int64_t(1))});
+  torch::stable::Tensor all = number_tensor(Scalar(true), ScalarType::Bool);
+  dispatch_tensors<4>(
+      "aten::where",
+      "self_out",
+      {torch::stable::detail::from(all),
+       torch::stable::detail::from(none),
+       torch::stable::detail::from(none),
+       torch::stable::detail::from(out)});
+}
+
 /// The self an in-place composition computes from: where autograd records
 /// the call (grad mode, and self or another input requires grad) a clone
 /// (aten::clone), so that what autograd saves of it is not the tensor
@@ -3802,6 +3860,112 @@ inline Scalar first_scalar_select(
        torch::stable::detail::from(int64_t(0))});
   return item_scalar_select(op, first);
 }
+
+// @section pad_packed
+// ---- kernel `pad_packed` (_pad_packed_sequence): aten's
+// CompositeImplicitAutograd function (PackedSequence.cpp) ----
+//
+// The wrapper makes aten's dispatching calls in aten's order, each by its
+// wrapper (composition.py _pad_packed_body); these are aten's checks, the
+// output's sizes, and the lengths aten writes through a pointer. Lists cross
+// the dispatcher from 2.10, so the wrapper exists from then.
+
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+/// aten's checks of the contiguous batch_sizes, in its order (a 1-D CPU int64
+/// tensor; not empty, which 2.9 does not check before reading it), then its
+/// values, read from its data as aten reads them.
+inline std::vector<int64_t> pad_packed_sizes(
+    const char* op,
+    const torch::stable::Tensor& sizes) {
+  const bool is_long = sizes.scalar_type() == ScalarType::Long;
+  if (!(sizes.dim() == 1 && sizes.is_cpu() && is_long)) {
+    std::string why = "'lengths' argument should be a 1D CPU int64 tensor ";
+    why += "(aten raises)";
+    fail(op, why.c_str());
+  }
+  if (sizes.numel() == 0) {
+    fail(op, "batch_sizes can not be empty (aten raises)");
+  }
+  const int64_t* first = static_cast<const int64_t*>(sizes.data_ptr());
+  return std::vector<int64_t>(first, first + sizes.numel());
+}
+
+/// The output's length: total_length where it is positive, after aten's check
+/// that it is at least the longest sequence's (the number of batch sizes).
+inline int64_t pad_packed_length(
+    const char* op,
+    const std::vector<int64_t>& sizes,
+    int64_t total_length) {
+  const int64_t longest = static_cast<int64_t>(sizes.size());
+  if (total_length > 0 && total_length < longest) {
+    std::string why = "Expected total_length to be at least the length of the ";
+    why += "longest sequence in input, but got total_length=";
+    why += std::to_string(total_length);
+    why += " and max sequence length being ";
+    why += std::to_string(longest);
+    why += " (aten raises)";
+    fail(op, why.c_str());
+  }
+  return total_length > 0 ? total_length : longest;
+}
+
+/// aten's output sizes, [length, max batch size, data's sizes after the
+/// first]; a 0-dim data raises aten's error (it slices data's empty sizes).
+inline std::vector<int64_t> pad_packed_output_size(
+    const char* op,
+    const torch::stable::Tensor& data,
+    int64_t length,
+    int64_t max_batch_size) {
+  if (data.dim() == 0) {
+    fail(op, "ArrayRef: invalid slice, N = 1; size = 0 (aten raises)");
+  }
+  std::vector<int64_t> size;
+  size.push_back(length);
+  size.push_back(max_batch_size);
+  for (int64_t d = 1; d < data.dim(); ++d) {
+    size.push_back(data.size(d));
+  }
+  return size;
+}
+
+/// Batch sizes that never grow and are never negative: aten writes one length
+/// per unit of decrease from the last element of its lengths tensor down, so
+/// for others it writes out of that tensor's bounds or leaves elements
+/// unwritten (what it returns is not defined): refused.
+inline void pad_packed_check_runs(
+    const char* op,
+    const std::vector<int64_t>& sizes) {
+  int64_t before = sizes[0];
+  for (const int64_t size : sizes) {
+    if (size < 0 || size > before) {
+      std::string why = "batch_sizes that grow or are negative, for which ";
+      why += "aten writes its lengths out of bounds or leaves them ";
+      why += "unwritten";
+      fail(op, why.c_str());
+    }
+    before = size;
+  }
+}
+
+/// aten's lengths: for each step i where the batch size falls, i once per
+/// sequence that ends there, written from the last element down.
+inline void pad_packed_lengths(
+    const torch::stable::Tensor& lengths,
+    const std::vector<int64_t>& sizes) {
+  int64_t* out = static_cast<int64_t*>(lengths.data_ptr());
+  int64_t next = lengths.numel() - 1;
+  const int64_t n = static_cast<int64_t>(sizes.size());
+  int64_t before = sizes[0];
+  for (int64_t i = 0; i <= n; ++i) {
+    const int64_t batch = i != n ? sizes[i] : 0;
+    for (int64_t j = batch; j < before; ++j) {
+      out[next] = i;
+      --next;
+    }
+    before = batch;
+  }
+}
+#endif
 
 } // namespace detail
 } // namespace shimgen

@@ -194,6 +194,64 @@ inline void assign_out(
        torch::stable::detail::from(out)});
 }
 
+/// aten's meta of an out= overload that sizes out [0] before its kernel
+/// redispatches (row key `empty_first`: isin.Scalar_Tensor_out): out's device
+/// and dtype checked against the result's, then out resized to [0] by
+/// aten::where.self_out over an empty tensor of the result's (TensorIterator's
+/// resize: aten's warning where out had elements). An out writing an element
+/// twice is refused first (TensorIterator would raise where aten resizes it).
+inline void empty_out_first(
+    const char* op,
+    torch::stable::Tensor& out,
+    const torch::stable::Tensor& result) {
+  const std::string what = std::string("shimgen: ") + op;
+  int32_t out_device = 0;
+  int32_t result_device = 0;
+  int32_t out_index = 0;
+  int32_t result_index = 0;
+  AtenTensorHandle o = out.get();
+  AtenTensorHandle r = result.get();
+  check(aoti_torch_get_device_type(o, &out_device), "get_device_type");
+  check(aoti_torch_get_device_type(r, &result_device), "get_device_type");
+  check(aoti_torch_get_device_index(o, &out_index), "get_device_index");
+  check(aoti_torch_get_device_index(r, &result_index), "get_device_index");
+  if (out_device != result_device || out_index != result_index) {
+    const std::string why = ": out is on another device than the result";
+    throw std::runtime_error(what + why + " (aten raises)");
+  }
+  if (result.scalar_type() != out.scalar_type()) {
+    const std::string why = ": out's dtype differs from the result's";
+    throw std::runtime_error(what + why + " (aten raises)");
+  }
+  if (written_twice(out)) {
+    std::string why = what + ": out writes an element twice, which this ";
+    why += "composition cannot resize as aten does: define SHIMGEN_OVERLAY ";
+    why += "and link libshimgen_overlay (rebuilt for each torch release), or ";
+    why += "pass a copy";
+    throw std::runtime_error(why);
+  }
+  if (out.dim() == 1 && out.size(0) == 0) {
+    return;
+  }
+  const torch::stable::Tensor one = dim_op("aten::unsqueeze", "", result, 0);
+  const torch::stable::Tensor none = dispatch_tensors<5>(
+      "aten::slice",
+      "Tensor",
+      {torch::stable::detail::from(one),
+       torch::stable::detail::from(int64_t(0)),
+       torch::stable::detail::from(std::optional<int64_t>(0)),
+       torch::stable::detail::from(std::optional<int64_t>(0)),
+       torch::stable::detail::from(int64_t(1))});
+  torch::stable::Tensor all = number_tensor(Scalar(true), ScalarType::Bool);
+  dispatch_tensors<4>(
+      "aten::where",
+      "self_out",
+      {torch::stable::detail::from(all),
+       torch::stable::detail::from(none),
+       torch::stable::detail::from(none),
+       torch::stable::detail::from(out)});
+}
+
 /// The self an in-place composition computes from: where autograd records
 /// the call (grad mode, and self or another input requires grad) a clone
 /// (aten::clone), so that what autograd saves of it is not the tensor
