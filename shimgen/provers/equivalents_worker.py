@@ -1,5 +1,5 @@
 """Run by each runtime's own interpreter (imports torch only): is aten's `op` exactly `via` with the arguments the
-equivalence names, on floating tensors (the only ones the route takes integers for) and on every tensor for
+equivalence names, where a tensor is floating (the only calls the route takes integers for) and on every tensor for
 floating numbers, with operands of one dtype and of two? Reads {op: {"args": [op's argument names], "via": name,
 "via_args": {via's argument name: expr}, "refuse_dtypes": [dtype names the route refuses]}}
 on stdin, writes {op: {"compared": n, "both_ok": n, "wrong": example or ""}} as JSON (arguments go by name). An expression is an argument name, or `-name` (the
@@ -43,9 +43,9 @@ def main():
                 continue  # the route raises a shimgen: error for these (routes/equivalent.py)
             for k, (sa, sb) in enumerate(SHAPES):
                 for n in NUMBERS:
-                    floating = (da.is_floating_point or da.is_complex) and (db.is_floating_point or db.is_complex)
+                    floating = (da.is_floating_point or da.is_complex) or (db.is_floating_point or db.is_complex)
                     if not (isinstance(n, float) or floating):
-                        continue  # the route refuses an integer on non-floating tensors
+                        continue  # the route refuses an integer where the common dtype is not floating
                     values = {e["args"][0]: tensor(sa, da, k), e["args"][1]: tensor(sb, db, k + 7)}
                     values[e["args"][2]] = n
 

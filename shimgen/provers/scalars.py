@@ -183,9 +183,11 @@ def _in_children(job: str, items: dict[str, object]) -> dict[str, object]:
 
 
 def prove_int_as_double(schemas: dict[str, str]) -> tuple[list[str], dict[str, str]]:
-    """The Scalar overloads for which an integer on floating-point tensors gives exactly what the same number as
-    a double gives (results, dtypes, errors), on every sample of shimgen's generator with floating tensors and
-    integral numbers; and, for the others, why not."""
+    """The Scalar overloads for which an integer gives exactly what the same number as a double gives (results,
+    dtypes, errors) where a Tensor operand is floating (the common dtype is then floating, and aten converts the
+    number to it), on every sample of shimgen's generator with integral numbers and a floating operand, and on
+    each such sample with one floating operand in int64 while another stays floating; and, for the others, why
+    not."""
     proven, why = [], {}
     for op, r in _in_children("int-as-double", schemas).items():
         if r.get("crash"):  # type: ignore[union-attr]
@@ -528,11 +530,37 @@ def _int_as_double(torch, samples, schema) -> tuple[bool, str]:
     except Exception as e:  # noqa: BLE001 - no sample generator for this op: unproven
         return False, f"no samples ({type(e).__name__})"
     compared = 0
-    for case in cases:
-        values = case.make()
+    outs = {a.name for a in schema.arguments.out}
+
+    def floating(t) -> bool:
+        return isinstance(t, torch.Tensor) and (t.is_floating_point() or t.is_complex())
+
+    def variants(values):
+        """The sample where a Tensor argument is floating (the wrapper's clause: any operand floating, so the
+        common dtype is), and the sample with each floating Tensor argument in int64 in turn while another stays
+        floating; with tensor lists, the sample where every tensor is floating, as before."""
         flat = [t for v in values.values() for t in (v if isinstance(v, (list, tuple)) else [v])]
-        if any(isinstance(t, torch.Tensor) and not (t.is_floating_point() or t.is_complex()) for t in flat):
-            continue
+        if any(isinstance(v, (list, tuple)) for v in values.values()):
+            return [values] if all(floating(t) for t in flat if isinstance(t, torch.Tensor)) else []
+        if not [k for k, v in values.items() if isinstance(v, torch.Tensor) and k not in outs]:  # out= only
+            return [values] if all(floating(t) for t in flat if isinstance(t, torch.Tensor)) else []
+        tensors = [k for k, v in values.items() if floating(v) and k not in outs]  # out= is no operand
+        mixed = [{**values, k: values[k].detach().to(torch.int64)} for k in tensors] if len(tensors) > 1 else []
+        return ([values] if tensors else []) + mixed
+
+    for case in cases:
+        for values in variants(case.make()):
+            ok, compared, why = _int_as_double_case(torch, samples, numbers, aten, case, values, compared)
+            if not ok:
+                return False, why
+    if not compared:
+        return False, "no sample with floating-point tensors and integral numbers"
+    return True, ""
+
+
+def _int_as_double_case(torch, samples, numbers, aten, case, values, compared):
+    """One sample: the integral numbers as ints and as doubles give the same outcome (ok, count, why)."""
+    if True:  # noqa: SIM108 - one block, as the loop body it was
         ints, floats = dict(values), dict(values)
         changed = False
         for a in numbers:
@@ -544,7 +572,7 @@ def _int_as_double(torch, samples, schema) -> tuple[bool, str]:
                 ints[a.name], floats[a.name] = int(v), float(v)
                 changed = True
         if not changed:
-            continue
+            return True, compared, ""
         outcome = []
         for vals in (ints, floats):
             kw = {k: v for k, v in vals.items() if v is not samples.OMIT}
@@ -555,11 +583,9 @@ def _int_as_double(torch, samples, schema) -> tuple[bool, str]:
                 outcome.append(("error", str(e).split("\n")[0]))
         compared += 1
         if outcome[0][0] != outcome[1][0] or not _same(outcome[0][1], outcome[1][1]):
-            return False, (f"{case.label}: integer -> {str(outcome[0][1])[:80]}; "
-                           f"double -> {str(outcome[1][1])[:80]}")
-    if not compared:
-        return False, "no sample with floating-point tensors and integral numbers"
-    return True, ""
+            return False, compared, (f"{case.label}: integer -> {str(outcome[0][1])[:80]}; "
+                                     f"double -> {str(outcome[1][1])[:80]}")
+    return True, compared, ""
 
 
 def _path() -> str:

@@ -70,7 +70,7 @@ def exactness(w: Wrapper, v: Variant, plan: Plan) -> tuple[list[str], list[tuple
     if proven and checks:
         tensors = ", ".join(f"&{t.name}" for t in _tensor_operands(w, v))
         n = len(_tensor_operands(w, v))
-        prelude.append(f"const bool floating = shimgen::detail::all_floating<{n}>({{{tensors}}});")
+        prelude.append(f"const bool floating = shimgen::detail::any_floating<{n}>({{{tensors}}});")
     return prelude, checks
 
 

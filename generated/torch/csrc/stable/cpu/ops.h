@@ -29,7 +29,7 @@ inline torch::stable::Tensor add(
     const torch::stable::Tensor& self,
     const shimgen::Scalar& other,
     const shimgen::Scalar& alpha = 1) {
-  const bool floating = shimgen::detail::all_floating<1>({&self});
+  const bool floating = shimgen::detail::any_floating<1>({&self});
   if (!(other.is_floating_point() ||
         floating && shimgen::detail::fits_double(other))) {
     shimgen::detail::refuse(
@@ -67,7 +67,7 @@ inline torch::stable::Tensor add(
     const torch::stable::Tensor& self,
     const torch::stable::Tensor& other,
     const shimgen::Scalar& alpha = 1) {
-  const bool floating = shimgen::detail::all_floating<2>({&self, &other});
+  const bool floating = shimgen::detail::any_floating<2>({&self, &other});
   if (!(alpha.is_floating_point() ||
         floating && shimgen::detail::fits_double(alpha))) {
     shimgen::detail::refuse(
@@ -96,7 +96,7 @@ inline torch::stable::Tensor add(
 inline torch::stable::Tensor fill_(
     const torch::stable::Tensor& self,
     const shimgen::Scalar& value) {
-  const bool floating = shimgen::detail::all_floating<1>({&self});
+  const bool floating = shimgen::detail::any_floating<1>({&self});
   if (!(value.is_floating_point() ||
         floating && shimgen::detail::fits_double(value))) {
     shimgen::detail::refuse(

@@ -53,7 +53,7 @@ inline torch::stable::Tensor add(
         "add.Tensor",
         "a Bool tensor: aten::subtract.Tensor, whose libtorch C shim this route calls, refuses it where aten::add.Tensor takes it: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch release) for a route that carries it");
   }
-  const bool floating = shimgen::detail::all_floating<2>({&self, &other});
+  const bool floating = shimgen::detail::any_floating<2>({&self, &other});
   if (!(alpha.is_floating_point() ||
         floating && shimgen::detail::fits_double(alpha))) {
     shimgen::detail::refuse(

@@ -42,7 +42,7 @@ inline torch::stable::Tensor subtract(
   if (alpha_is_1 && shimgen::detail::dtypes_in<2>(0x1f, {&self, &other})) {
     return shimgen::detail::integral_add_select(self, other, true);
   }
-  const bool floating = shimgen::detail::all_floating<2>({&self, &other});
+  const bool floating = shimgen::detail::any_floating<2>({&self, &other});
   if (!(alpha.is_floating_point() ||
         floating && shimgen::detail::fits_double(alpha))) {
     shimgen::detail::refuse(

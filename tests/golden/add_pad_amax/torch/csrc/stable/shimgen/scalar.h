@@ -640,20 +640,21 @@ std::array<ScalarType, M> stand_in_dtypes(
   return result;
 }
 
-/// Are all these tensors floating point or complex? (Where that holds, an
-/// integer travels as a double without changing aten's answer for the ops
-/// shimgen has proven so: scalars.Facts.int_as_double.)
+/// Is any of these tensors floating point or complex, so that the common
+/// dtype of a call on them is? (Where it is, an integer travels as a double
+/// without changing aten's answer for the ops shimgen has proven so, a Scalar
+/// being converted to the common dtype: scalars.Facts.int_as_double.)
 template <size_t N>
-bool all_floating(const std::array<const torch::stable::Tensor*, N>& tensors) {
+bool any_floating(const std::array<const torch::stable::Tensor*, N>& tensors) {
   for (const torch::stable::Tensor* t : tensors) {
     if (t != nullptr) {
       int p = position(t->scalar_type());
-      if (!(is_floating(p) || is_complex(p))) {
-        return false;
+      if (is_floating(p) || is_complex(p)) {
+        return true;
       }
     }
   }
-  return true;
+  return false;
 }
 
 /// Is any of these tensors of dtype `t`? (An equivalent route refuses the

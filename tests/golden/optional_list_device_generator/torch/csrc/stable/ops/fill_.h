@@ -39,7 +39,7 @@ inline torch::stable::Tensor fill_(
 inline torch::stable::Tensor fill_(
     const torch::stable::Tensor& self,
     const shimgen::Scalar& value) {
-  const bool floating = shimgen::detail::all_floating<1>({&self});
+  const bool floating = shimgen::detail::any_floating<1>({&self});
   if (value.is_floating_point() ||
       floating && shimgen::detail::fits_double(value)) {
     SHIMGEN_CHECK(aoti_torch_aten_fill__Scalar(self.get(), value.to_double()));
