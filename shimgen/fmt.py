@@ -71,9 +71,11 @@ UNFORMATTED = ("c_shim_aten.h", "shimgen/dispatch.h")
 
 # A generation of at least this many C++ files reads the layout of each file an earlier run formatted from
 # shimgen's cache (cache.Memo, keyed by the file's raw text, shimgen's code and the clang-format binary and
-# style: about a second for a whole yaml's 2,000 files, a hundredth to load); fewer files are laid out directly
-# (milliseconds), without loading it.
+# style: about a second for a whole yaml's 2,000 files, a hundredth to load); fewer files read it from a memo of
+# their own (the fixed headers every run writes, scalar.h and the kernel sections, and the few ops' headers:
+# 20 ms of layout for `--ops add,pad,amax`, a millisecond to load), never loading the whole yaml's.
 MEMO_FILES = 200
+FEW_FILES_MEMO_LIMIT = 400
 
 _SEPARATOR = "// shimgen: next file {}\n\n"  # between the texts of one clang-format run (short: never reflowed)
 
@@ -104,7 +106,9 @@ class Formatting:
         texts = []
         done: dict[str, str | None] = {}  # chunk -> its layout (None: unsure); half the chunks recur across files
         # Many files (a whole yaml's ~2,000): the layout of each file an earlier run formatted, from shimgen's cache
-        self._memo = cache.Memo("cpp-layout", [_formatter_identity()]) if len(chosen) >= MEMO_FILES else None
+        many = len(chosen) >= MEMO_FILES
+        self._memo = cache.Memo("cpp-layout" if many else "cpp-layout-few", [_formatter_identity()],
+                                limit=20_000 if many else FEW_FILES_MEMO_LIMIT)
         for path in chosen:
             hit = self._memo.get(files[path]) if self._memo is not None else None
             if hit is not None:
