@@ -1,4 +1,4 @@
-"""The stamp's text (shimgen.stamp) and what a small run imports (issue 20's start-up)."""
+"""The stamp's text (shimgen.stamp) and a small run's start-up (issue 20): what it imports, what it memoizes."""
 
 from __future__ import annotations
 
@@ -47,3 +47,18 @@ def test_a_warm_small_run_imports_no_yaml_parser(tmp_path) -> None:
             for _ in range(2)]
     assert runs[0].stdout.strip() != "[]"  # the first run parsed them (and so can tell)
     assert runs[1].stdout.strip() == "[]", runs[1].stdout
+
+
+def test_a_small_runs_layout_memo_keeps_small_files_only(tmp_path, monkeypatch) -> None:
+    """The C++ layout memo of runs of few files (shimgen.fmt) keeps each file it laid out, and never a large one
+    (which would make every small run load it)."""
+    from shimgen import cache, fmt
+
+    monkeypatch.setenv("SHIMGEN_CACHE_DIR", str(tmp_path))
+    small = "namespace a {\nint f(int x);\n}\n"
+    large = "namespace b {\n" + "".join(f"int g{i}(int x);\n" for i in range(fmt.FEW_FILES_MEMO_CHARS // 16)) + "}\n"
+    first = fmt.Formatting({"s.h": small, "l.h": large}).result()
+    memo = cache.Memo("cpp-layout-few", [fmt._formatter_identity()])
+    assert memo.get(small)[0] == first["s.h"]
+    assert memo.get(large) is None
+    assert fmt.Formatting({"s.h": small, "l.h": large}).result() == first
