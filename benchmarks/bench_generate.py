@@ -49,6 +49,7 @@ def shimgen_wall(ops: list[str], out: str, cache_dir: str, fresh: bool = True) -
     if fresh:
         shutil.rmtree(out, ignore_errors=True)
     env = dict(os.environ, PYTHONPATH=ROOT, SHIMGEN_CACHE_DIR=cache_dir)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as on CI and a user's machine (see main)
     before = os.times()
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "shimgen", "--ops", ",".join(ops), "--out", out],
@@ -139,13 +140,11 @@ def main() -> int:
     args = parser.parse_args()
     names = all_op_names()
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):
-        import importlib.util
-
-        pyc = os.path.exists(importlib.util.cache_from_source(os.path.join(ROOT, "shimgen", "pipeline.py")))
-        print("note: PYTHONDONTWRITEBYTECODE is set: " + (
-            "shimgen's .pyc files exist (an earlier run without it wrote them), so they are read as an installed "
-            "package's are" if pyc else "no .pyc files exist, so every run compiles shimgen's modules from source, "
-            "as an installed package never does"))
+        # Set in this sandbox only: with it, every run would compile shimgen's modules from source (0.1 s of a
+        # small run), which no user's run does (pip compiles a regular install's bytecode when it installs it;
+        # an editable install's first run writes it, as CI's does). shimgen's runs are timed without it.
+        print("note: PYTHONDONTWRITEBYTECODE is set here; shimgen's runs are timed without it (the first one writes "
+              "shimgen's bytecode if it is missing, as on CI and a user's machine)")
     print("note: wall time includes making the output durable (shimgen.output: one syncfs, else an fsync of each "
           "file) and this machine's load; CPU time is the process's own")
     print("load average at start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))

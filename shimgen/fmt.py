@@ -71,9 +71,14 @@ UNFORMATTED = ("c_shim_aten.h", "shimgen/dispatch.h")
 
 # A generation of at least this many C++ files reads the layout of each file an earlier run formatted from
 # shimgen's cache (cache.Memo, keyed by the file's raw text, shimgen's code and the clang-format binary and
-# style: about a second for a whole yaml's 2,000 files, a hundredth to load); fewer files are laid out directly
-# (milliseconds), without loading it.
+# style: about a second for a whole yaml's 2,000 files, a hundredth to load); fewer files read it from a memo of
+# their own (the fixed headers every run writes, scalar.h and the kernel sections, and the few ops' headers:
+# 20 ms of layout for `--ops add,pad,amax`, a millisecond to load), never loading the whole yaml's.
 MEMO_FILES = 200
+FEW_FILES_MEMO_LIMIT = 400
+# ... of files up to this size: a larger one (the overlay's definitions for a whole yaml, laid out alone by
+# format_cpp) would make every small run load it.
+FEW_FILES_MEMO_CHARS = 64 * 1024
 
 _SEPARATOR = "// shimgen: next file {}\n\n"  # between the texts of one clang-format run (short: never reflowed)
 
@@ -95,6 +100,7 @@ class Formatting:
         self._unsure: list[tuple[str, int, str]] = []  # (path, chunk index, the chunk's trailing newlines)
         self.fallback = 0
         self._memo: cache.Memo | None = None
+        self._memo_chars: int | None = None  # the largest file the memo keeps (None: any)
         self._raw: dict[str, tuple[str, int]] = {}  # path -> (its text, how many of its chunks are unsure)
         self._done: dict[str, str] = {}  # path -> its layout, from the memo
         if per_file:
@@ -104,9 +110,12 @@ class Formatting:
         texts = []
         done: dict[str, str | None] = {}  # chunk -> its layout (None: unsure); half the chunks recur across files
         # Many files (a whole yaml's ~2,000): the layout of each file an earlier run formatted, from shimgen's cache
-        self._memo = cache.Memo("cpp-layout", [_formatter_identity()]) if len(chosen) >= MEMO_FILES else None
+        many = len(chosen) >= MEMO_FILES
+        self._memo = cache.Memo("cpp-layout" if many else "cpp-layout-few", [_formatter_identity()],
+                                limit=20_000 if many else FEW_FILES_MEMO_LIMIT)
+        self._memo_chars = None if many else FEW_FILES_MEMO_CHARS
         for path in chosen:
-            hit = self._memo.get(files[path]) if self._memo is not None else None
+            hit = self._memo.get(files[path]) if self._memoizes(files[path]) else None
             if hit is not None:
                 self._done[path], unsure = hit
                 self.fallback += unsure
@@ -141,6 +150,9 @@ class Formatting:
             if self._cached is None:
                 self._started = [(["chunks"], _start_clang_format(joined))]
 
+    def _memoizes(self, raw: str) -> bool:
+        return self._memo is not None and (self._memo_chars is None or len(raw) <= self._memo_chars)
+
     def result(self) -> dict[str, str]:
         out: dict[str, str] = {}
         if self._parts or self._done:
@@ -158,7 +170,8 @@ class Formatting:
             if self._memo is not None:
                 for path, text in out.items():
                     raw, unsure = self._raw[path]
-                    self._memo.put(raw, (text, unsure))
+                    if self._memoizes(raw):
+                        self._memo.put(raw, (text, unsure))
                 self._memo.save()
             out.update(self._done)
             return out

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 from importlib import resources
 
+from shimgen import cache
 from shimgen.errors import ShimgenError
 
 # native_functions.yaml is ~600 KB today; 64 MB leaves room for any real input and stops runaway reads.
@@ -67,3 +68,20 @@ def package_text(relpath: str) -> str:
     except OSError as e:
         raise ShimgenError(f"cannot read shimgen's package file {relpath}: {e.strerror or e}") from None
     return decode(data, f"shimgen's package file {relpath}")
+
+
+def load_yaml(text: str) -> object:
+    """PyYAML's safe load of `text` (libyaml's loader where PyYAML has it). yaml is imported here, on first use:
+    its import is a tenth of a small run's start-up, and a run whose package data comes from the cache
+    (package_yaml) needs no yaml parser."""
+    import yaml
+
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
+def package_yaml(relpath: str) -> object:
+    """A yaml data file of the package (`data/manifest.yaml`), loaded by load_yaml, from shimgen's cache keyed by
+    the file's bytes (shimgen.cache): each call returns a new copy, as loading the file does."""
+    text = package_text(relpath)
+    name = os.path.splitext(os.path.basename(relpath))[0]
+    return cache.derived(f"yaml-{name}", [text.encode()], lambda: load_yaml(text))

@@ -5,10 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-import yaml
-
 from shimgen.errors import ShimgenError
-from shimgen.inputs import package_text, read_text
+from shimgen.inputs import load_yaml, package_yaml, read_text
 from shimgen.versions import Version
 
 
@@ -40,8 +38,7 @@ class Manifest:
 
 
 def load(path: str | None = None) -> Manifest:
-    text = package_text("data/manifest.yaml") if path is None else read_text(path, "manifest")
-    raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
+    raw = (package_yaml("data/manifest.yaml") if path is None else load_yaml(read_text(path, "manifest"))) or {}
     entries = {}
     for op, e in (raw.get("ops") or {}).items():
         if not isinstance(e, dict) or "since" not in e:

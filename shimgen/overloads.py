@@ -25,10 +25,9 @@ from dataclasses import dataclass
 from enum import IntEnum
 from importlib import resources
 
-import yaml
-
 from shimgen import cache
 from shimgen.errors import ShimgenError
+from shimgen.inputs import load_yaml, package_yaml
 
 
 class Rank(IntEnum):
@@ -64,11 +63,10 @@ class Conversions:
 @functools.cache
 def load(path: str | None = None) -> Conversions:
     if path is None:
-        text = resources.files("shimgen").joinpath("data/cpp_conversions.yaml").read_text()
+        raw = package_yaml("data/cpp_conversions.yaml")
     else:
         with open(path) as f:
-            text = f.read()
-    raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+            raw = load_yaml(f.read())
     kinds = {str(k): str(v) for k, v in raw["kinds"].items()}
     types: dict[str, dict[str, Rank]] = {}
     for cpp, entry in raw["types"].items():
@@ -181,7 +179,7 @@ def extra_overloads() -> list[dict]:
 
 
 def _extra_overloads(text: str) -> list[dict]:
-    raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    raw = load_yaml(text)
     result = []
     for spec in raw["overloads"]:
         if set(spec) != {"target", "source", "missing", "params", "call"} or spec["missing"] not in ("omit",

@@ -14,25 +14,27 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-import yaml
 from torchgen.model import FunctionSchema, Location, NativeFunction
 
 from shimgen import cache, validate
 from shimgen import table as table_mod
 from shimgen.errors import Refusal, ShimgenError
-from shimgen.inputs import package_text, read_text
+from shimgen.inputs import load_yaml, package_text, read_text
 from shimgen.table import Table
 from shimgen.versions import Version
 
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Every top-level list item (an entry) starts at column 0 with `- `; shimgen's index wants `- func: name(`.
-_ITEM_RE = re.compile(r"^-(?: |$)", re.M)
+# Searched as a newline and `-` (a literal prefix the regex engine scans for quickly; the file's first line aside).
+_ITEM_RE = re.compile(r"\n-(?: |\n|\Z)")
+_FIRST_ITEM_RE = re.compile(r"-(?: |\n|\Z)")
 _ENTRY_RE = re.compile(r"- func: *([A-Za-z0-9_]+)(?:\.([A-Za-z0-9_]+))? *\(")
 _SPEC_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z0-9_]+)?$")
 # A selection of at least this many entries reads every entry's parse from shimgen's cache (one pickle of the whole
 # file, built by the first such run): parsing them all costs about a second, loading them a tenth of that. A
 # smaller selection parses its own entries (milliseconds), never loading the whole file's.
 CACHED_PARSE_MIN = 200
+# A smaller selection's entries are parsed once and kept in a small memo (NativeYaml._memoized): at most this many.
+ENTRY_MEMO_LIMIT = 400
 
 
 def default_yaml_path() -> str:
@@ -106,19 +108,10 @@ class NativeYaml:
     def __init__(self, path: str | None = None, release: Version | None = None) -> None:
         self.path = path or default_yaml_path()
         self.text = read_text(self.path, f"native_functions.yaml {self.path}")
-        self._starts: list[tuple[int, str, str]] = []  # (offset, name, overload) of each `- func:` entry
-        self._items: list[int] = []  # offset of every top-level entry: an entry's text ends at the next one
-        for m in _ITEM_RE.finditer(self.text):
-            self._items.append(m.start())
-            e = _ENTRY_RE.match(self.text, m.start())
-            if e is None:
-                line = self.text.count("\n", 0, m.start()) + 1
-                what = "does not start with an op name and `(`" if self.text.startswith("- func:", m.start()) else \
-                    "has no `func:` as its first key"
-                raise ShimgenError(f"malformed yaml at {os.path.basename(self.path)}:{line}: the entry {what}")
-            self._starts.append((m.start(), e.group(1), e.group(2) or ""))
-        if not self._starts:
-            raise ShimgenError(f"malformed yaml {self.path}: no `- func:` entries")
+        # (offset, name, overload) of each `- func:` entry; the offset of every top-level entry (an entry's text
+        # ends at the next one); the line of each `- func:` entry. From shimgen's cache, keyed by the text.
+        self._starts, self._items, self._lines = cache.derived(
+            "yaml-index", [self.text.encode()], lambda: _index(self.text, self.path))
         self.release_problem: str | None = None
         if release is not None:
             self.release = release
@@ -160,27 +153,54 @@ class NativeYaml:
         ops = []
         refused: list[Refusal] = []
         parsed = self._parsed(table) if len(chosen) >= CACHED_PARSE_MIN else None
+        memo = self._entry_memo(table) if parsed is None else None
         for i, explicit in chosen.items():
             try:
-                f, aten = _outcome(parsed[i]) if parsed is not None else self._parse(i, table)
+                if parsed is not None:
+                    f, aten = _outcome(parsed[i])
+                elif memo is not None:
+                    f, aten = _outcome(self._memoized(i, table, memo))
+                else:
+                    f, aten = self._parse(i, table)
                 ops.append(Op(f, explicit, aten=aten))
             except Refusal as e:
                 if explicit or notes is None:
                     raise
                 refused.append(e)
                 notes.append(f"skipped {e.line()}")
+        if memo is not None:
+            memo.save()
         if not ops:  # every selected overload was refused: that is the error (not a "skipped" note)
             raise refused[-1] if refused else ShimgenError("no op selected")
         return sorted(ops, key=lambda op: op.name)
 
+    def _entry_memo(self, table: Table | None) -> cache.Memo | None:
+        """The parses of the entries small selections asked for (see _memoized), kept across runs in one small
+        file (cache.Memo) keyed by the conversion table's source: a few ops are generated without loading yaml
+        entries into torchgen's model each time, and without loading the whole file's parse (_parsed)."""
+        source = _table_source(table)
+        if source is None or cache.directory() is None:
+            return None
+        return cache.Memo("native-entries", [source], limit=ENTRY_MEMO_LIMIT)
+
+    def _memoized(self, i: int, table: Table | None, memo: cache.Memo) -> tuple:
+        """Entry i's parse (see _outcome) from `memo`, keyed by everything it is derived from besides the table:
+        the file's path, the entry's line (both recorded in the parse) and its text."""
+        start = self._starts[i][0]
+        k = bisect.bisect_left(self._items, start)
+        end = self._items[k + 1] if k + 1 < len(self._items) else len(self.text)
+        key = f"{self.path}\0{self._line(i)}\0{self.text[start:end]}"
+        found = memo.get(key)
+        if not isinstance(found, tuple):
+            found = self._outcome_of(i, table)
+            memo.put(key, found)
+        return found
+
     def _parsed(self, table: Table | None) -> list[tuple] | None:
         """Every entry's parse (see _outcome), from shimgen's cache, keyed by the yaml's bytes and path and the
         conversion table's source (None: `table` is not the package's, so there is no key to keep it under)."""
-        if table is None:
-            source = b"no table"
-        elif table is table_mod.load():
-            source = package_text("data/conversion_table.yaml").encode()
-        else:
+        source = _table_source(table)
+        if source is None:
             return None
         if cache.directory() is None:  # no cache: parsing every entry would cost more than parsing the selected
             return None
@@ -212,12 +232,7 @@ class NativeYaml:
             raise ShimgenError(f"defined more than once in {os.path.basename(self.path)} (lines {lines})", op)
 
     def _line(self, i: int) -> int:
-        return bisect.bisect_right(self._newlines, self._starts[i][0]) + 1
-
-    @cached_property
-    def _newlines(self) -> list[int]:
-        """The offset of every newline in the text (a line number is a bisection, not a count per entry)."""
-        return [m.start() for m in re.finditer("\n", self.text)]
+        return self._lines[i]
 
     def _unknown(self, spec: str) -> str:
         if "." in spec:
@@ -231,14 +246,16 @@ class NativeYaml:
     def _parse(self, i: int, table: Table | None) -> tuple[NativeFunction, FunctionSchema | None]:
         """The entry's NativeFunction with C/C++-safe argument names, and the schema as written if a name changed.
         Malformed input raises ShimgenError; a type or default the table cannot represent raises Refusal."""
+        from yaml import YAMLError  # start-up: a run whose entries come from the cache needs no yaml (inputs)
+
         start, name, overload = self._starts[i]
         k = bisect.bisect_left(self._items, start)  # the offsets are in order
         end = self._items[k + 1] if k + 1 < len(self._items) else len(self.text)
         op = f"{name}.{overload or 'default'}"
         where = f"{os.path.basename(self.path)}:{self._line(i)}"
         try:
-            loaded = yaml.load(self.text[start:end], Loader=_LOADER)
-        except yaml.YAMLError as e:
+            loaded = load_yaml(self.text[start:end])
+        except YAMLError as e:
             reason = " ".join(str(e).split())
             raise ShimgenError(f"malformed yaml at {where}: {reason}", op) from None
         if not (isinstance(loaded, list) and len(loaded) == 1 and isinstance(loaded[0], dict)):
@@ -263,6 +280,39 @@ class NativeYaml:
             validate.check_defaults(f.func, op, table)
         safe = validate.cpp_safe(f, table, op)
         return safe, (f.func if safe is not f else None)
+
+
+def _index(text: str, path: str) -> tuple[list[tuple[int, str, str]], list[int], list[int]]:
+    """NativeYaml's index of a yaml's text (see there); `path` names the file in errors."""
+    starts: list[tuple[int, str, str]] = []
+    items: list[int] = []
+    lines: list[int] = []
+    line, counted = 1, 0
+    first = [0] if _FIRST_ITEM_RE.match(text) else []
+    for start in (*first, *(m.start() + 1 for m in _ITEM_RE.finditer(text))):
+        items.append(start)
+        line += text.count("\n", counted, start)
+        counted = start
+        e = _ENTRY_RE.match(text, start)
+        if e is None:
+            what = "does not start with an op name and `(`" if text.startswith("- func:", start) else \
+                "has no `func:` as its first key"
+            raise ShimgenError(f"malformed yaml at {os.path.basename(path)}:{line}: the entry {what}")
+        starts.append((start, e.group(1), e.group(2) or ""))
+        lines.append(line)
+    if not starts:
+        raise ShimgenError(f"malformed yaml {path}: no `- func:` entries")
+    return starts, items, lines
+
+
+def _table_source(table: Table | None) -> bytes | None:
+    """What an entry's parse depends on of the conversion table, as a cache key part (None: `table` is not the
+    package's, so there is no key to keep a parse under)."""
+    if table is None:
+        return b"no table"
+    if table is table_mod.load():
+        return package_text("data/conversion_table.yaml").encode()
+    return None
 
 
 def _outcome(parsed: tuple) -> tuple[NativeFunction, FunctionSchema | None]:

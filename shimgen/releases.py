@@ -6,9 +6,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
-import yaml
-
-from shimgen.inputs import package_text
+from shimgen.inputs import package_yaml
 from shimgen.versions import Version
 
 DATA = "data/releases.yaml"
@@ -25,7 +23,7 @@ class Releases:
 
 @functools.cache
 def load() -> Releases:
-    raw = yaml.load(package_text(DATA), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    raw = package_yaml(DATA)
     return Releases(
         runtimes=tuple(str(r) for r in raw["runtimes"]),
         ci_runtimes=tuple(str(r) for r in raw["ci_runtimes"]),

@@ -35,10 +35,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
-import yaml
-
 from shimgen import cache
-from shimgen.inputs import package_text
+from shimgen.inputs import load_yaml, package_text
 
 DATA = "data/scalar_facts.yaml"
 
@@ -84,7 +82,7 @@ def load() -> Facts:
 
 
 def _facts(text: str) -> Facts:
-    raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    raw = load_yaml(text)
     p = raw["promotion"]
     dtypes = tuple(p["dtypes"])
     table = p["table"]

@@ -11,7 +11,6 @@ import functools
 import re
 from dataclasses import dataclass
 
-import yaml
 
 from torchgen.api.cpp import default_expr
 from torchgen.api.types import DispatcherSignature
@@ -20,7 +19,7 @@ from torchgen.model import FunctionSchema, Variant
 
 from shimgen import history
 from shimgen.errors import Refusal, ShimgenError
-from shimgen.inputs import package_text
+from shimgen.inputs import package_yaml
 from shimgen.parse import Op
 from shimgen.table import Table
 from shimgen.versions import FIRST_STABLE, Version
@@ -28,7 +27,7 @@ from shimgen.versions import FIRST_STABLE, Version
 @functools.cache
 def nullable_returns() -> tuple[str, ...]:
     """Ops whose C shim may be called with null return pointers (data/c_shim.yaml: torchgen's list)."""
-    raw = yaml.load(package_text("data/c_shim.yaml"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    raw = package_yaml("data/c_shim.yaml")
     return tuple(raw["nullable_returns"])
 
 

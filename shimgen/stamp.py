@@ -4,8 +4,7 @@ serializer, so `shimgen --check --out DIR` can replay it."""
 from __future__ import annotations
 
 import os
-
-import yaml
+import re
 
 from shimgen.errors import ShimgenError
 from shimgen.inputs import read_text
@@ -14,9 +13,12 @@ from shimgen.versions import Version
 STAMP = "shimgen.yaml"  # records the invocation in the output folder, so `--check --out DIR` can replay it
 
 _KEYS = ("ops", "only", "since", "yaml")
-# libyaml's (the same YAML, about ten times faster for a whole yaml's op names), where PyYAML has it.
-_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+# A string of only these characters (op names, versions, most paths) is written as the serializer writes it,
+# 'text', without importing yaml (a tenth of a small run's start-up); tests/test_stamp.py compares the two.
+_PLAIN_RE = re.compile(r"[A-Za-z0-9_./-]+\Z")
+# A list item (an op name) is written unquoted, as the serializer writes a name YAML reads back as a string.
+_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)?\Z")
+_YAML_WORDS = {"yes", "no", "true", "false", "on", "off", "null"}  # names YAML would read as a bool or null
 _HEADER = "# Written by shimgen: the invocation that produced this folder (`shimgen --check` replays it).\n"
 
 
@@ -30,14 +32,40 @@ def text(ops: list[str] | None, since: str | None, yaml_rel: str | None = None, 
     if yaml_rel:
         data["yaml"] = yaml_rel
 
-    def value(v: object) -> str:  # as the serializer quotes it: strings single-quoted, a list in flow style
+    comment = {"yaml": "  # relative to this folder", "only": "  # without the manifest's op set"}
+    fast = [_plain(v) for v in data.values()]
+    if all(v is not None for v in fast):
+        return _HEADER + "".join(f"{k}: {v}{comment.get(k, '')}\n" for k, v in zip(data, fast))
+    return _serialized(data, comment)
+
+
+def _plain(v: object) -> str | None:
+    """`v` as the serializer writes it (see _serialized) where that is plain to see: `manifest`, `true`, a
+    string of _PLAIN_RE's characters single-quoted, a list of op names in flow style; else None."""
+    if v == "manifest" or v is True:
+        return "manifest" if v == "manifest" else "true"
+    if isinstance(v, str):
+        return f"'{v}'" if _PLAIN_RE.match(v) else None
+    if isinstance(v, list) and all(isinstance(s, str) and _NAME_RE.match(s) and s.lower() not in _YAML_WORDS
+                                   for s in v):
+        return "[" + ", ".join(v) + "]"
+    return None
+
+
+def _serialized(data: dict[str, object], comment: dict[str, str]) -> str:
+    """The stamp's text by PyYAML's serializer (libyaml's where PyYAML has it: about ten times faster for a
+    whole yaml's op names): strings single-quoted, a list in flow style."""
+    import yaml
+
+    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+    def value(v: object) -> str:
         style = "'" if isinstance(v, str) and v != "manifest" else None
-        dumped = yaml.dump(v, Dumper=_DUMPER, default_flow_style=True, default_style=style, width=1 << 30)
+        dumped = yaml.dump(v, Dumper=dumper, default_flow_style=True, default_style=style, width=1 << 30)
         return dumped.removesuffix("\n...\n").removesuffix("\n")
 
-    comment = {"yaml": "  # relative to this folder", "only": "  # without the manifest's op set"}
     result = _HEADER + "".join(f"{k}: {value(v)}{comment.get(k, '')}\n" for k, v in data.items())
-    assert yaml.load(result, Loader=_LOADER) == data, result  # what --check will read back
+    assert yaml.load(result, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) == data, result
     return result
 
 
@@ -47,6 +75,8 @@ def read(out: str) -> tuple[list[str] | None, str | None, str | None, bool]:
     if not os.path.lexists(path):
         return None, None, None, False
     raw = read_text(path, f"stamp {path}", limit=16 << 20)
+    import yaml  # start-up: only --check and its kin read a stamp
+
     try:
         data = yaml.safe_load(raw)
     except yaml.YAMLError as e:

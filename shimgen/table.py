@@ -9,12 +9,11 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-import yaml
 from torchgen.model import ListType, OptionalType, Type
 
 from shimgen import cache
 from shimgen.errors import Refusal, ShimgenError
-from shimgen.inputs import package_text, read_text
+from shimgen.inputs import load_yaml, package_text, read_text
 from shimgen.versions import Version
 
 _SIZE_RE = re.compile(r"\[(\d+)\]")
@@ -191,7 +190,7 @@ def load(path: str | None = None) -> Table:
 
 
 def _table(text: str) -> Table:
-    raw = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    raw = load_yaml(text)
     args, rets = raw["arguments"], raw["returns"]
     defaults = raw.get("defaults") or {}
     return Table(

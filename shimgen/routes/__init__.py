@@ -35,10 +35,8 @@ import importlib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import yaml
-
 from shimgen.errors import ShimgenError
-from shimgen.inputs import package_text
+from shimgen.inputs import package_yaml
 from shimgen.versions import Version
 
 if TYPE_CHECKING:  # typing only
@@ -172,7 +170,7 @@ class _Registry:
 
 @functools.cache
 def _registry() -> _Registry:
-    raw = yaml.load(package_text("data/routes.yaml"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    raw = package_yaml("data/routes.yaml")
     ordered = []
     for rank, row in enumerate(raw["routes"]):
         # Route modules are named by the data and build on sig_cpp, which asks this registry: loaded on first use.

@@ -25,10 +25,8 @@ from __future__ import annotations
 
 import functools
 
-import yaml
-
 from shimgen.cpp_model import Variant, Wrapper
-from shimgen.inputs import package_text
+from shimgen.inputs import package_yaml
 from shimgen.parse import Op
 from shimgen.plan import Plan
 from shimgen.routes import Query, Route, return_outs
@@ -50,7 +48,7 @@ CARRIED = {"Tensor", "Scalar"}  # the schema types a legacy shim's C parameters 
 @functools.cache
 def rules() -> dict[str, dict]:
     """overload -> its row of data/legacy_shims.yaml, for the rows proven on some runtime."""
-    raw = yaml.load(package_text(DATA), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))["legacy_shims"]
+    raw = package_yaml(DATA)["legacy_shims"]
     return {op: r for op, r in raw.items() if r.get("proven")}
 
 
