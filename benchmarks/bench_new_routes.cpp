@@ -23,6 +23,7 @@
 #include <ATen/ops/_add_relu.h>
 #include <ATen/ops/add.h>
 #include <ATen/ops/arange.h>
+#include <ATen/ops/linalg_matrix_norm.h>
 #include <ATen/ops/linalg_vector_norm.h>
 #include <ATen/ops/cumulative_trapezoid.h>
 #include <ATen/ops/dist.h>
@@ -111,6 +112,8 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return at::trapezoid(t, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return at::cumulative_trapezoid(t, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return at::special_legendre_polynomial_p(t, 3); }));
+  // ---- session 8: kernel matrix_norm_two (ord 2: permute, linalg_svdvals, amax) ----
+  ns.push_back(ns_per_call(iters, [&] { return at::linalg_matrix_norm(t, 2); }));
 #else
   namespace ts = torch::stable;
   ns.push_back(ns_per_call(iters, [&] { return ts::add(x, x); }));
@@ -154,6 +157,8 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return ts::trapezoid(x, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::cumulative_trapezoid(x, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::special_legendre_polynomial_p(x, 3); }));
+  // ---- session 8: kernel matrix_norm_two (ord 2: permute, linalg_svdvals, amax) ----
+  ns.push_back(ns_per_call(iters, [&] { return ts::linalg_matrix_norm(x, 2); }));
 #endif
   return ns;
 }

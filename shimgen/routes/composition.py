@@ -140,6 +140,8 @@ class Composition(Route):
             return _rrelu_at(self, q, rule)
         if rule is not None and rule["kernel"] in TRAPEZOID:  # (section at the end)
             return _trapezoid_at(self, q, rule)
+        if rule is not None and rule["kernel"] == MATRIX_NORM:  # (section at the end)
+            return _calls_at(self, q, rule, MATRIX_NORM_PASSED)
         if rule is not None and rule["kernel"] in FACTORY_OUTS:  # (section at the end)
             return _factory_at(self, q, rule)
         if rule is not None and rule["kernel"] == ADDBMM:
@@ -315,6 +317,8 @@ class Composition(Route):
             return _rrelu_doc(rule)
         if rule["kernel"] in TRAPEZOID:
             return _trapezoid_doc(w, rule)
+        if rule["kernel"] == MATRIX_NORM:
+            return _matrix_norm_doc(rule)
         if rule["kernel"] in FACTORY_OUTS:
             return _factory_doc(w, rule)
         if rule["kernel"] == NONE:
@@ -396,6 +400,8 @@ class Composition(Route):
             return _rrelu_body(w, v, plan, rule)
         if rule["kernel"] in TRAPEZOID:
             return _trapezoid_body(w, plan, rule)
+        if rule["kernel"] == MATRIX_NORM:
+            return _matrix_norm_body(w, plan, rule)
         if rule["kernel"] in FACTORY_OUTS:
             return _factory_body(w, v, plan, rule)
         if rule["kernel"] == SCALARS:
@@ -806,14 +812,18 @@ TRAPEZOID_PASSED = {"pick": 3, "plus": 2, "minus": 2, "times": 2, "total": 2, "b
 
 
 def _trapezoid_at(route: Route, q: Query, rule: dict) -> Variant | None:
+    return _calls_at(route, q, rule, TRAPEZOID_PASSED)
+
+
+def _calls_at(route: Route, q: Query, rule: dict, passed: dict[str, int]) -> Variant | None:
     """Every parameter (the row's `params`, the names the body uses), where each wrapper of `calls` takes the
-    parameters the body passes it with libtorch alone at q.level."""
+    parameters the body passes it (`passed`: role -> how many leading parameters) with libtorch alone at q.level."""
     if [p.name for p in q.params] != rule["params"]:
         return None
     for role, name in rule["calls"].items():
         target = target_wrapper(name, q.plan)
         tv = active(target, q.level) if target is not None else None
-        if tv is None or tv.route.overlay or tv.kept < TRAPEZOID_PASSED[role]:
+        if tv is None or tv.route.overlay or tv.kept < passed[role]:
             return None
     return Variant(route, len(q.params), q.level, lowering=tuple(rule["calls"].values()))
 
@@ -1136,3 +1146,51 @@ def _addbmm_body(w: Wrapper, plan: Plan, rule: dict) -> str:
         f"torch::stable::{target.name}(result, result, m1, m2, beta_b, alpha);",
         "}",
         f"return {returned};"])
+
+
+# ---- kernel `matrix_norm_two` (linalg_matrix_norm.default; its out= is kernel `out`): aten's
+# CompositeImplicitAutograd linalg_matrix_norm with a number ord (LinearAlgebra.cpp) for ord = 2 and -2, as the same
+# dispatching calls in the same order, each by its wrapper (the row's `calls`: the op of each role below): aten's
+# checks first (scalar.h matrix_norm_dims: complex ord, the order, A's dims and dtype, dim, dtype=), then
+# `max_min(linalg_svdvals((dtype ? A.to(dtype) : A).permute(backshift)), -1)` and, with keepdim,
+# `.unsqueeze(-1).permute(reverse)`. aten computes ord 1, -1, inf and -inf with linalg_vector_norm's ord 1, which no
+# libtorch route carries: matrix_norm_dims refuses them naming the remedy ----
+
+MATRIX_NORM = "matrix_norm_two"
+# role -> how many leading parameters the body passes that role's wrapper
+MATRIX_NORM_PASSED = {"cast": 2, "order": 2, "values": 1, "most": 3, "least": 3, "grow": 2}
+
+
+def _matrix_norm_body(w: Wrapper, plan: Plan, rule: dict) -> str:
+    f = {}
+    for role, name in rule["calls"].items():
+        target = target_wrapper(name, plan)
+        assert target is not None
+        f[role] = f"torch::stable::{target.name}"
+    return "\n".join([
+        f'const std::vector<int64_t> dims = shimgen::detail::matrix_norm_dims("{w.op.name}", self, ord, dim, dtype);',
+        "const std::vector<int64_t> order = shimgen::detail::backshift_permutation(dims[0], dims[1], self.dim());",
+        "torch::stable::Tensor A = self;",
+        "if (dtype.has_value()) {",
+        f"A = {f['cast']}(self, dtype.value());",
+        "}",
+        f"const torch::stable::Tensor values = {f['values']}({f['order']}(A, order));",
+        "torch::stable::Tensor result = values;",
+        "if (ord.to_double() > 0) {",
+        f"result = {f['most']}(values, {{-1}}, keepdim);",
+        "} else {",
+        f"result = {f['least']}(values, {{-1}}, keepdim);",
+        "}",
+        "if (keepdim) {",
+        f"result = {f['order']}({f['grow']}(result, -1), shimgen::detail::reverse_permutation(order));",
+        "}",
+        "return result;"])
+
+
+def _matrix_norm_doc(rule: dict) -> list[str]:
+    return ["Route: for ord = 2 or -2 aten computes the largest or smallest singular value, "
+            "amax / amin(linalg_svdvals(A.permute(dim last)), -1), after its checks; so does this wrapper, by the "
+            "same dispatching calls (proven equal, gradients included, on torch "
+            f"{', '.join(map(str, rule['proven']))}).",
+            "ord 1, -1, inf and -inf raise an error naming the remedy: aten computes them with "
+            "linalg_vector_norm's ord 1, which no libtorch route carries."]
