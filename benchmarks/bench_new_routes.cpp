@@ -24,6 +24,7 @@
 #include <ATen/ops/add.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/linalg_matrix_norm.h>
+#include <ATen/ops/renorm.h>
 #include <ATen/ops/linalg_vector_norm.h>
 #include <ATen/ops/cumulative_trapezoid.h>
 #include <ATen/ops/dist.h>
@@ -114,6 +115,8 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return at::special_legendre_polynomial_p(t, 3); }));
   // ---- session 8: kernel matrix_norm_two (ord 2: permute, linalg_svdvals, amax) ----
   ns.push_back(ns_per_call(iters, [&] { return at::linalg_matrix_norm(t, 2); }));
+  // ---- session 8: kernel renorm_two (p 2: linalg_vector_norm, gt, add, div, where, mul) ----
+  ns.push_back(ns_per_call(iters, [&] { return at::renorm(t, 2, 0, 1.0); }));
 #else
   namespace ts = torch::stable;
   ns.push_back(ns_per_call(iters, [&] { return ts::add(x, x); }));
@@ -159,6 +162,8 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return ts::special_legendre_polynomial_p(x, 3); }));
   // ---- session 8: kernel matrix_norm_two (ord 2: permute, linalg_svdvals, amax) ----
   ns.push_back(ns_per_call(iters, [&] { return ts::linalg_matrix_norm(x, 2); }));
+  // ---- session 8: kernel renorm_two (p 2: linalg_vector_norm, gt, add, div, where, mul) ----
+  ns.push_back(ns_per_call(iters, [&] { return ts::renorm(x, 2, 0, 1.0); }));
 #endif
   return ns;
 }

@@ -33,6 +33,7 @@ the overlay build as it was before the overlay only added forms (sig_cpp.OVERLAY
 | trapezoid(x, 0.5), cumulative_trapezoid(x, 0.5) | kernels trapezoid_dx: aten's calls (select, add, sum, mul, sub / slice, add, mul, cumsum) | shimgen's shims |
 | special_legendre_polynomial_p(x, 3) | composition `wrapped_numbers`: the Tensor overload with a 0-dim n | shimgen's n_scalar shim |
 | linalg_matrix_norm(x, 2) | kernel matrix_norm_two: aten's calls (permute, linalg_svdvals, amax) | shimgen's linalg_matrix_norm shim |
+| renorm(x, 2, 0, 1.0) | kernel renorm_two: linalg_vector_norm (linalg_norm, ord None), gt, add, div, where, mul (refused where autograd records it) | shimgen's renorm shim |
 
 `--no-grad` runs the calls with grad mode off (the out= and in-place compositions skip their autograd checks).
 """
@@ -61,12 +62,13 @@ CALLS = ["add(x, y)", "pow(x, 2)", "std(x, {1})", 'gelu(x, "tanh")', "addmm(x, x
          "searchsorted(s,0.5)", "linspace(0,1,16)", "constant_pad_nd", "scatter(x,0,i,1.0)", "threshold_(v,0,0)",
          "add(i, i) int64", "arange(0., 16., 1.)", "vector_norm(x)", "pow(x, 0.5)", "pow(x, -1.)",
          "pow(x, 3.)", "elu_backward(x..x)", "_add_relu(x, x)", "norm(x)", "dist(x, x)", "trapezoid(x, 0.5)",
-         "cumul_trapezoid", "legendre_p(x, 3)", "matrix_norm(x, 2)"]
+         "cumul_trapezoid", "legendre_p(x, 3)", "matrix_norm(x, 2)",
+         "renorm(x,2,0,1.0)"]
 OPS = ["add", "pow", "std", "gelu", "mul", "addmm", "threshold_backward", "add_", "clone", "gt", "where", "hardtanh",
        "hardshrink", "sort", "flatten", "searchsorted", "linspace", "constant_pad_nd", "zeros_like", "scatter",
        "threshold_", "ones_like", "arange", "linalg_vector_norm", "linalg_norm", "sqrt", "reciprocal", "rsqrt",
        "elu_backward", "sub", "_add_relu", "clamp", "norm", "dist", "trapezoid", "cumulative_trapezoid",
-       "special_legendre_polynomial_p", "linalg_matrix_norm"]
+       "special_legendre_polynomial_p", "linalg_matrix_norm", "renorm"]
 TORCH = vbuild.find_torch()
 
 

@@ -142,6 +142,8 @@ class Composition(Route):
             return _trapezoid_at(self, q, rule)
         if rule is not None and rule["kernel"] == MATRIX_NORM:  # (section at the end)
             return _calls_at(self, q, rule, MATRIX_NORM_PASSED)
+        if rule is not None and rule["kernel"] == RENORM:  # (section at the end)
+            return _calls_at(self, q, rule, RENORM_PASSED)
         if rule is not None and rule["kernel"] in FACTORY_OUTS:  # (section at the end)
             return _factory_at(self, q, rule)
         if rule is not None and rule["kernel"] == ADDBMM:
@@ -319,6 +321,8 @@ class Composition(Route):
             return _trapezoid_doc(w, rule)
         if rule["kernel"] == MATRIX_NORM:
             return _matrix_norm_doc(rule)
+        if rule["kernel"] == RENORM:
+            return _renorm_doc(rule)
         if rule["kernel"] in FACTORY_OUTS:
             return _factory_doc(w, rule)
         if rule["kernel"] == NONE:
@@ -402,6 +406,8 @@ class Composition(Route):
             return _trapezoid_body(w, plan, rule)
         if rule["kernel"] == MATRIX_NORM:
             return _matrix_norm_body(w, plan, rule)
+        if rule["kernel"] == RENORM:
+            return _renorm_body(w, plan, rule)
         if rule["kernel"] in FACTORY_OUTS:
             return _factory_body(w, v, plan, rule)
         if rule["kernel"] == SCALARS:
@@ -1158,7 +1164,7 @@ def _addbmm_body(w: Wrapper, plan: Plan, rule: dict) -> str:
 
 MATRIX_NORM = "matrix_norm_two"
 # role -> how many leading parameters the body passes that role's wrapper
-MATRIX_NORM_PASSED = {"cast": 2, "order": 2, "values": 1, "most": 3, "least": 3, "grow": 2}
+MATRIX_NORM_PASSED = {"cast": 2, "order": 2, "spectrum": 1, "most": 3, "least": 3, "grow": 2}
 
 
 def _matrix_norm_body(w: Wrapper, plan: Plan, rule: dict) -> str:
@@ -1174,7 +1180,7 @@ def _matrix_norm_body(w: Wrapper, plan: Plan, rule: dict) -> str:
         "if (dtype.has_value()) {",
         f"A = {f['cast']}(self, dtype.value());",
         "}",
-        f"const torch::stable::Tensor values = {f['values']}({f['order']}(A, order));",
+        f"const torch::stable::Tensor values = {f['spectrum']}({f['order']}(A, order));",
         "torch::stable::Tensor result = values;",
         "if (ord.to_double() > 0) {",
         f"result = {f['most']}(values, {{-1}}, keepdim);",
@@ -1194,3 +1200,50 @@ def _matrix_norm_doc(rule: dict) -> list[str]:
             f"{', '.join(map(str, rule['proven']))}).",
             "ord 1, -1, inf and -inf raise an error naming the remedy: aten computes them with "
             "linalg_vector_norm's ord 1, which no libtorch route carries."]
+
+
+# ---- kernel `renorm_two` (renorm.default): aten's structured renorm (Normalization.cpp renorm_out) for p = 2, as
+# the calls its kernel makes, each by its wrapper (the row's `calls`): aten's checks first, then this route's refusals
+# (scalar.h renorm_dims: another p, more than 3 dims, a dtype aten raises for or not proven, a call autograd records:
+# renorm's derivative is its own); `norm = linalg_vector_norm(self, p, every dim but dim, true, float for half /
+# bfloat16)`, its scale factor kernel `norm > maxnorm ? maxnorm / (norm + 1e-7) : 1` in norm's dtype as gt, add, div
+# and where on 0-dim tensors of that dtype (cast to self's where it differs), then `self * factor`, copied into a new
+# contiguous tensor where it is not laid out as one (aten's structured output) ----
+
+RENORM = "renorm_two"
+# role -> how many leading parameters the body passes that role's wrapper
+RENORM_PASSED = {"length": 5, "plus": 2, "over": 2, "above": 2, "pick": 3, "times": 2, "compact": 2}
+
+
+def _renorm_body(w: Wrapper, plan: Plan, rule: dict) -> str:
+    f = {}
+    for role, name in rule["calls"].items():
+        target = target_wrapper(name, plan)
+        assert target is not None
+        f[role] = f"torch::stable::{target.name}"
+    return "\n".join([
+        f'const std::vector<int64_t> reduce = shimgen::detail::renorm_dims("{w.op.name}", self, p, dim, maxnorm);',
+        "const std::optional<torch::headeronly::ScalarType> acc = "
+        "shimgen::detail::renorm_norm_dtype(self.scalar_type());",
+        f"const torch::stable::Tensor norm = {f['length']}(self, p.to_double(), reduce, true, acc);",
+        "const torch::headeronly::ScalarType common = norm.scalar_type();",
+        "const torch::stable::Tensor limit = shimgen::detail::number_tensor(shimgen::Scalar(maxnorm.to_double()), common);",
+        "const torch::stable::Tensor eps = shimgen::detail::number_tensor(shimgen::Scalar(1e-7), common);",
+        "const torch::stable::Tensor one = shimgen::detail::number_tensor(shimgen::Scalar(1.0), common);",
+        f"const torch::stable::Tensor scaled = {f['over']}(limit, {f['plus']}(norm, eps));",
+        f"torch::stable::Tensor factor = {f['pick']}({f['above']}(norm, limit), scaled, one);",
+        "factor = shimgen::detail::to_dtype(factor, self.scalar_type());",
+        f"const torch::stable::Tensor result = {f['times']}(self, factor);",
+        "if (shimgen::detail::new_contiguous(result)) {",
+        "return result;",
+        "}",
+        f"return {f['compact']}(result, torch::headeronly::MemoryFormat::Contiguous);"])
+
+
+def _renorm_doc(rule: dict) -> list[str]:
+    return ["Route: for p = 2, aten's renorm kernel as the calls it makes: linalg_vector_norm over every dim but "
+            "dim (float for half / bfloat16), its scale factor `norm > maxnorm ? maxnorm / (norm + 1e-7) : 1` as "
+            "gt, add, div and where in the norm's dtype, then self * factor in a new contiguous tensor (proven "
+            f"equal on torch {', '.join(map(str, rule['proven']))}).",
+            "Another p, a tensor of more than 3 dims, and a call autograd records (renorm's derivative is its own) "
+            "raise an error naming the remedy."]
