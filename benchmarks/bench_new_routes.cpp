@@ -117,6 +117,9 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return at::linalg_matrix_norm(t, 2); }));
   // ---- session 8: kernel renorm_two (p 2: linalg_vector_norm, gt, add, div, where, mul) ----
   ns.push_back(ns_per_call(iters, [&] { return at::renorm(t, 2, 0, 1.0); }));
+  // ---- session 8: linalg_matrix_norm.out, kernel out with composite: functional, dtype check, copy_ ----
+  at::Tensor n = at::linalg_matrix_norm(t, 2);
+  ns.push_back(ns_per_call(iters, [&] { return at::linalg_matrix_norm_out(n, t, 2); }));
 #else
   namespace ts = torch::stable;
   ns.push_back(ns_per_call(iters, [&] { return ts::add(x, x); }));
@@ -164,6 +167,9 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return ts::linalg_matrix_norm(x, 2); }));
   // ---- session 8: kernel renorm_two (p 2: linalg_vector_norm, gt, add, div, where, mul) ----
   ns.push_back(ns_per_call(iters, [&] { return ts::renorm(x, 2, 0, 1.0); }));
+  // ---- session 8: linalg_matrix_norm.out, kernel out with composite: functional, dtype check, copy_ ----
+  Tensor n = ts::linalg_matrix_norm(x, 2);
+  ns.push_back(ns_per_call(iters, [&] { return ts::linalg_matrix_norm_out(n, x, 2); }));
 #endif
   return ns;
 }

@@ -357,6 +357,8 @@ class Composition(Route):
                         [f"Proven with finite numbers up to {rule['number_limit']} in magnitude: aten's kernel loops "
                          "n times per element, so larger ones were not run (the wrapper converts them as it does "
                          "the others)."] if rule.get("number_limit") else [])
+        if rule["kernel"] == OUT and rule.get("composite"):
+            return _composite_out_doc(rule)
         if rule["kernel"] == OUT:
             return [f"Route: aten::{rule['via']}, then aten's out= rules (shimgen::detail::check_out_autograd and "
                     "assign_out: in grad mode no argument may require grad; the result dtype must cast to out's; a "
@@ -456,6 +458,8 @@ def _out_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
     inputs = [p.name for p in w.kept(v) if str(p.arg.type) == "Tensor" and not p.is_out]
     same = "true" if rule.get("same_dtype") else "false"
     args = ", ".join(p.name for p in target.params)
+    if rule.get("composite"):  # (section at the end)
+        return _composite_out_body(w, target.name, out, inputs, args)
     return "\n".join([
         f'shimgen::detail::check_out_autograd("{w.op.name}", {{{", ".join(f"&{n}" for n in [out, *inputs])}}});',
         f"torch::stable::Tensor result = torch::stable::{target.name}({args});",
@@ -1247,3 +1251,26 @@ def _renorm_doc(rule: dict) -> list[str]:
             f"equal on torch {', '.join(map(str, rule['proven']))}).",
             "Another p, a tensor of more than 3 dims, and a call autograd records (renorm's derivative is its own) "
             "raise an error naming the remedy."]
+
+
+# ---- `composite: true` of a kernel `out` row (linalg_matrix_norm.out): aten's out= overload of a
+# CompositeImplicitAutograd op is not a structured kernel's: it checks out's device, calls the functional (which autograd
+# records), checks the dtype, resizes out (at::native::resize_output) and copies with copy_ (recorded too), so it
+# computes in grad mode where kernel `out` raises aten's out= autograd error (scalar.h check_out_device,
+# assign_composite_out) ----
+
+def _composite_out_body(w: Wrapper, via: str, out: str, inputs: list[str], args: str) -> str:
+    return "\n".join([
+        f'shimgen::detail::check_out_device("{w.op.name}", {inputs[0]}, {out});',
+        f"const torch::stable::Tensor result = torch::stable::{via}({args});",
+        f'shimgen::detail::assign_composite_out("{w.op.name}", {out}, result);',
+        f"return {out};"])
+
+
+def _composite_out_doc(rule: dict) -> list[str]:
+    return [f"Route: aten::{rule['via']}, then aten's out= of a CompositeImplicitAutograd op: out on the input's "
+            "device, the result's dtype out's, out resized as at::native::resize_output resizes it (aten's warning "
+            "on a non-empty out, a new contiguous tensor's strides), then aten::copy_, which autograd records as it "
+            f"records aten's (proven equal on torch {', '.join(map(str, rule['proven']))}).",
+            "Resizing an out that requires grad in grad mode raises an error naming the remedy (aten resizes it "
+            "below autograd)."]

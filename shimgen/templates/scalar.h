@@ -3997,5 +3997,79 @@ inline bool new_contiguous(const torch::stable::Tensor& result) {
   return true;
 }
 
+// @section composite_out needs legacy_shims compositions out_inplace
+// ---- row key `composite: true` of kernel `out` (linalg_matrix_norm.out):
+// aten's out= overload of a CompositeImplicitAutograd op, which is the
+// functional, a dtype check, at::native::resize_output and copy_
+// (shimgen/routes/composition.py) ----
+
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+
+/// aten's checkSameDevice(self, out), before it computes anything.
+inline void check_out_device(
+    const char* op,
+    const torch::stable::Tensor& self,
+    const torch::stable::Tensor& out) {
+  int32_t self_device = 0;
+  int32_t out_device = 0;
+  int32_t self_index = 0;
+  int32_t out_index = 0;
+  check(aoti_torch_get_device_type(self.get(), &self_device), "get_device_type");
+  check(aoti_torch_get_device_type(out.get(), &out_device), "get_device_type");
+  check(aoti_torch_get_device_index(self.get(), &self_index), "get_device_index");
+  check(aoti_torch_get_device_index(out.get(), &out_index), "get_device_index");
+  if (self_device != out_device || self_index != out_index) {
+    fail(op, "out is on another device than the input (aten raises)");
+  }
+}
+
+/// The rest of aten's out= of a CompositeImplicitAutograd op, around the
+/// functional's `result`: its dtype must be out's; out is resized to its
+/// sizes as at::native::resize_output resizes it (aten's warning on a
+/// non-empty out, a new contiguous tensor's strides: aten::where.self_out of
+/// a detached contiguous copy, TensorIterator's resize_output), then
+/// aten::copy_, which autograd records as it records aten's. A resize of an
+/// out that autograd records is refused (aten resizes it below autograd).
+inline void assign_composite_out(
+    const char* op,
+    torch::stable::Tensor& out,
+    const torch::stable::Tensor& result) {
+  if (result.scalar_type() != out.scalar_type()) {
+    fail(op, "expected out tensor dtype to be the result's (aten raises)");
+  }
+  if (!same_sizes(out, result)) {
+    if (records_grad({&out})) {
+      std::string why = "resizing an out that requires grad in grad mode, ";
+      why += "which aten does below autograd: define SHIMGEN_OVERLAY and ";
+      why += "link libshimgen_overlay (rebuilt for each torch release)";
+      fail(op, why.c_str());
+    }
+    using torch::headeronly::MemoryFormat;
+    const std::optional<MemoryFormat> layout = MemoryFormat::Contiguous;
+    const torch::stable::Tensor value = dispatch_tensors<2>(
+        "aten::clone",
+        "",
+        {torch::stable::detail::from(detached(result)),
+         torch::stable::detail::from(layout)});
+    const torch::stable::Tensor all =
+        number_tensor(Scalar(true), ScalarType::Bool);
+    dispatch_tensors<4>(
+        "aten::where",
+        "self_out",
+        {torch::stable::detail::from(all),
+         torch::stable::detail::from(value),
+         torch::stable::detail::from(value),
+         torch::stable::detail::from(out)});
+  }
+  dispatch_tensors<3>(
+      "aten::copy_",
+      "",
+      {torch::stable::detail::from(out),
+       torch::stable::detail::from(result),
+       torch::stable::detail::from(false)});
+}
+
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+
 } // namespace detail
 } // namespace shimgen
