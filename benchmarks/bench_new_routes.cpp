@@ -23,6 +23,8 @@
 #include <ATen/ops/_add_relu.h>
 #include <ATen/ops/add.h>
 #include <ATen/ops/arange.h>
+#include <ATen/ops/linalg_matrix_norm.h>
+#include <ATen/ops/renorm.h>
 #include <ATen/ops/linalg_vector_norm.h>
 #include <ATen/ops/cumulative_trapezoid.h>
 #include <ATen/ops/dist.h>
@@ -120,6 +122,13 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return at::_test_serialization_subcmul(t, t, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return std::get<0>(at::_pad_packed_sequence(t, t_bs, false, 0.0, 0)); }));
   ns.push_back(ns_per_call(iters, [&] { return at::isin(0.5, t); }));
+  // ---- session 8: kernel matrix_norm_two (ord 2: permute, linalg_svdvals, amax) ----
+  ns.push_back(ns_per_call(iters, [&] { return at::linalg_matrix_norm(t, 2); }));
+  // ---- session 8: kernel renorm_two (p 2: linalg_vector_norm, gt, add, div, where, mul) ----
+  ns.push_back(ns_per_call(iters, [&] { return at::renorm(t, 2, 0, 1.0); }));
+  // ---- session 8: linalg_matrix_norm.out, kernel out with composite: functional, dtype check, copy_ ----
+  at::Tensor n = at::linalg_matrix_norm(t, 2);
+  ns.push_back(ns_per_call(iters, [&] { return at::linalg_matrix_norm_out(n, t, 2); }));
 #else
   namespace ts = torch::stable;
   ns.push_back(ns_per_call(iters, [&] { return ts::add(x, x); }));
@@ -169,6 +178,13 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   const Tensor x_bs = ts::full({3}, 1, torch::headeronly::ScalarType::Long);
   ns.push_back(ns_per_call(iters, [&] { return std::get<0>(ts::_pad_packed_sequence(x, x_bs, false, 0.0, 0)); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::isin(0.5, x); }));
+  // ---- session 8: kernel matrix_norm_two (ord 2: permute, linalg_svdvals, amax) ----
+  ns.push_back(ns_per_call(iters, [&] { return ts::linalg_matrix_norm(x, 2); }));
+  // ---- session 8: kernel renorm_two (p 2: linalg_vector_norm, gt, add, div, where, mul) ----
+  ns.push_back(ns_per_call(iters, [&] { return ts::renorm(x, 2, 0, 1.0); }));
+  // ---- session 8: linalg_matrix_norm.out, kernel out with composite: functional, dtype check, copy_ ----
+  Tensor n = ts::linalg_matrix_norm(x, 2);
+  ns.push_back(ns_per_call(iters, [&] { return ts::linalg_matrix_norm_out(n, x, 2); }));
 #endif
   return ns;
 }

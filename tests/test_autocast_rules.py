@@ -1,7 +1,7 @@
-"""Routes that compute an op as other ops (pow's number rules: pow(x, 2) as x * x, ...; dist as norm(a - b)) under an
-autocast that casts the op itself: CUDA's autocast computes aten::pow and aten::dist in float32 from float16 and
-bfloat16 inputs, and x * x would stay in bfloat16. No GPU here, so the test gives CPU's autocast that policy for
-aten::pow and aten::dist (kernels registered for AutocastCPU, in a child process so that no other test sees them),
+"""Routes that compute an op as other ops (pow's number rules: pow(x, 2) as x * x, ...; dist as norm(a - b); renorm's
+kernel) under an autocast that casts the op itself: CUDA's autocast computes aten::pow, aten::dist and aten::renorm
+in float32 from float16 and bfloat16 inputs, and x * x would stay in bfloat16. No GPU here, so the test gives CPU's
+autocast that policy for aten::pow, aten::dist and aten::renorm (kernels registered for AutocastCPU, in a child process so that no other test sees them),
 and compares the wrappers with aten under it: dtype and values, as the caller wrote the call."""
 
 from __future__ import annotations
@@ -24,17 +24,20 @@ namespace ts = torch::stable;
 Tensor k_pow(Tensor x, double e) { return ts::pow(x, e); }
 Tensor k_pow_int(Tensor x, int64_t e) { return ts::pow(x, e); }
 Tensor k_dist(Tensor a, Tensor b) { return ts::dist(a, b); }
+Tensor k_renorm(Tensor a) { return ts::renorm(a, 2, 0, 1.0); }
 
 STABLE_TORCH_LIBRARY(autocast_ext, m) {
   m.def("pow(Tensor x, float e) -> Tensor");
   m.def("pow_int(Tensor x, int e) -> Tensor");
   m.def("dist(Tensor a, Tensor b) -> Tensor");
+  m.def("renorm(Tensor a) -> Tensor");
 }
 
 STABLE_TORCH_LIBRARY_IMPL(autocast_ext, CompositeExplicitAutograd, m) {
   m.impl("pow", TORCH_BOX(&k_pow));
   m.impl("pow_int", TORCH_BOX(&k_pow_int));
   m.impl("dist", TORCH_BOX(&k_dist));
+  m.impl("renorm", TORCH_BOX(&k_renorm));
 }
 """
 
@@ -56,7 +59,8 @@ CHILD = textwrap.dedent("""
 
     for name, op in (("pow.Tensor_Scalar", torch.ops.aten.pow.Tensor_Scalar),
                      ("pow.Tensor_Tensor", torch.ops.aten.pow.Tensor_Tensor),
-                     ("dist", torch.ops.aten.dist.default)):
+                     ("dist", torch.ops.aten.dist.default),
+                     ("renorm", torch.ops.aten.renorm.default)):
         lib.impl(name, fp32_policy(op), "AutocastCPU")
 
     def same(got, want):
@@ -87,6 +91,9 @@ CHILD = textwrap.dedent("""
             want, got = torch.dist(x, y), torch.ops.autocast_ext.dist(x, y)
             if not same(got, want):
                 failures.append(f"dist {dtype}: {got.dtype} vs {want.dtype}")
+            want, got = torch.renorm(x, 2, 0, 1.0), torch.ops.autocast_ext.renorm(x)
+            if not same(got, want):
+                failures.append(f"renorm {dtype}: {got.dtype} vs {want.dtype}")
             if dtype != torch.float32 and torch.pow(x, 2.0).dtype != torch.float32:
                 failures.append("the policy did not take: aten's pow stayed in " + str(torch.pow(x, 2.0).dtype))
     print("\\n".join(failures) or "ok")
@@ -96,7 +103,7 @@ CHILD = textwrap.dedent("""
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory) -> str:
     # libtorch alone: no overlay
-    return load_extension(tmp_path_factory.mktemp("autocast"), "autocast_ext", ["pow", "dist"], CALLS)
+    return load_extension(tmp_path_factory.mktemp("autocast"), "autocast_ext", ["pow", "dist", "renorm"], CALLS)
 
 
 def test_rules_follow_an_autocast_that_casts_the_op(lib) -> None:

@@ -280,6 +280,12 @@ def main():
         if s["kernel"] == "pad_packed":  # (section at the end)
             report[op] = prove_pad_packed(op, s)
             continue
+        if s["kernel"] == "matrix_norm_two":  # (section at the end)
+            report[op] = prove_matrix_norm(op, s)
+            continue
+        if s["kernel"] == "renorm_two":  # (section at the end)
+            report[op] = prove_renorm(op, s)
+            continue
         if s["kernel"] == "add_relu":  # (section at the end)
             report[op] = prove_add_relu(op, s)
             continue
@@ -467,8 +473,10 @@ def prove_inplace(op, s):
     wrong = ""
     for label, make in inplace_cases([torch.float32, torch.float64, torch.bfloat16, torch.int64, torch.int32,
                                       torch.bool, torch.complex64], tensors):
-        for n in ([1, 2, 0.5, -1.5, 0] if numbers else [None]):
-            extra = {a: (-n if j else n) for j, a in enumerate(numbers)}  # a second number: the first negated
+        given = s["rule"].get("sample_values")  # the row's values of the op's other arguments (renorm_)
+        for n in ([None] if given else [1, 2, 0.5, -1.5, 0] if numbers else [None]):
+            extra = dict(given) if given else {a: (-n if j else n) for j, a in enumerate(numbers)}  # a second
+            # number: the first negated
             for grad_mode in (False, True):  # the composition clones self in grad mode: both forms compared
                 with torch.set_grad_enabled(grad_mode):
                     want = run(lambda: f(**make(), **extra))
@@ -869,6 +877,25 @@ def assign_out(s, values, out):
     return out
 
 
+def assign_composite_out(s, values, out):
+    """Row key `composite: true` (scalar.h check_out_device, assign_composite_out): aten's out= of a
+    CompositeImplicitAutograd op: out's device, the functional, its dtype, out resized (where.self_out of a detached
+    contiguous copy: resize_output's warning and strides; refused for an out autograd records), then copy_."""
+    self = next(v for v in values.values() if isinstance(v, torch.Tensor))
+    if out.device != self.device:
+        raise RuntimeError(f"out is on another device than the input {ATEN_RAISES}")
+    result = aten(s["via"])(**values)
+    if result.dtype != out.dtype:
+        raise RuntimeError(f"expected out tensor dtype to be the result's {ATEN_RAISES}")
+    if out.shape != result.shape:
+        if torch.is_grad_enabled() and requires_grad_proxy(out):
+            raise Refused("resizing an out autograd records")
+        value = aten("clone")(aten("detach")(result), memory_format=torch.contiguous_format)
+        aten("where.self_out")(torch.tensor(True), value, value, out=out)
+    out.copy_(result)
+    return out
+
+
 def observed(fn, out, texts=("was resized since it had shape",)):
     """fn()'s outcome with what an out= call leaves: out's strides, whether it returned out, how many of aten's
     resize warnings it gave (aten::X calls warn through c10's handler, on stderr, read from fd 2; or from 2.15 as
@@ -918,6 +945,7 @@ def prove_out(op, s):
             v[a] = -n if j and not isinstance(n, bool) else n
         for a in bools:
             v[a] = bool(k % 2) and n >= 0
+        v.update(s["rule"].get("sample_values", {}))  # the row's values of the op's other arguments (renorm.out)
         return v
 
     def outs(result_dtype, shape):
@@ -939,7 +967,8 @@ def prove_out(op, s):
             va, oa = make_values(), make_out()
             want = observed(lambda: f(**va, **{s["out"]: oa}), oa)
             vb, ob = make_values(), make_out()
-            got = observed(lambda: assign_out(s, vb, ob), ob)
+            assign = assign_composite_out if s["rule"].get("composite") else assign_out
+            got = observed(lambda: assign(s, vb, ob), ob)
         compared += 1
         if got[0][0] == "refused":
             refused += 1
@@ -985,8 +1014,11 @@ def prove_out(op, s):
                 box["base"] = base
                 return v
             compare(f"out overlaps {target} {n!r}", mk_partial, lambda box=base_box: box["base"][:, 1:])
-    # autograd: in grad mode no argument may require grad; without it aten computes
-    for n in ([0.5] if numbers or bools else [None]):
+    # autograd: in grad mode no argument may require grad; without it aten computes. The number is the first of
+    # the samples' for which `via` computes (linalg_matrix_norm raises for 0.5, which hid its grad-mode out= case)
+    computes = [n for n in [0.5, -1.5, 2] if run(lambda: aten(s["via"])(**inputs(
+        torch.float64, torch.float64, tuple((2, 3) for _ in tensors), n, 7)))[0] == "ok"]
+    for n in (computes[:1] or [0.5] if numbers or bools else [None]):
         for who in [*tensors, "out"]:
             for grad_mode in (True, False):
                 for nonleaf in (False, True):
@@ -3328,6 +3360,217 @@ def prove_pad_packed(op, s):
                             if not same(*grads) and not tally.wrong:
                                 tally.wrong = f"gradient {label}: {grads[0][0]} vs {grads[1][0]}"
     return tally.report()
+
+
+# ---- kernel `matrix_norm_two`: aten's linalg_matrix_norm (LinearAlgebra.cpp) for ord = 2 and -2 as the same calls ----
+
+MATRIX_NORM_ORDS = [2, 2.0, -2, -2.0, 1, -1.0, float("inf"), -float("inf"), 3, 0, 0.5, float("nan"), True, 2 + 0j,
+                    1j]
+MATRIX_NORM_DIMS = [(-2, -1), (-1, -2), (0, 1), (1, 0), (0, 2), (2, 0), (1, -1), (0, -3), (0,), (0, 1, 2), (3, 0),
+                    (-1, -1)]
+
+
+def matrix_norm_two(s, A, ord, dim, keepdim, dtype):
+    """composition.py _matrix_norm_body: aten's checks (scalar.h matrix_norm_dims, in its order; ord 1, -1, inf
+    and -inf refused), then its calls in its order, each the row's `calls` role."""
+    c = {role: aten(name) for role, name in s["rule"]["calls"].items()}
+    if isinstance(ord, complex):
+        raise RuntimeError(f"linalg.matrix_norm: Expected a non-complex scalar as the order of norm. {ATEN_RAISES}")
+    size = abs(float(ord))
+    if not (size == 2 or size == 1 or size == math.inf):
+        raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported. {ATEN_RAISES}")
+    if size != 2:
+        raise Refused("ord")
+    if A.dim() < 2:
+        raise RuntimeError(f"linalg.matrix_norm: at least 2 dimensions {ATEN_RAISES}")
+    real = A.dtype in (torch.float32, torch.float64)
+    if not real and A.dtype not in (torch.complex64, torch.complex128):
+        raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor {ATEN_RAISES}")
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. {ATEN_RAISES}")
+    n = A.dim()
+    wrapped = []
+    for d in dim:
+        if d < -n or d >= n:
+            raise RuntimeError(f"Dimension out of range {ATEN_RAISES}")
+        wrapped.append(d + n if d < 0 else d)
+    if wrapped[0] == wrapped[1]:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. {ATEN_RAISES}")
+    if dtype is not None:
+        allowed = {torch.float32: (torch.float32, torch.float64), torch.float64: (torch.float64,),
+                   torch.complex64: (torch.complex64, torch.complex128), torch.complex128: (torch.complex128,)}
+        if dtype not in allowed[A.dtype]:
+            raise RuntimeError(f"linalg.matrix_norm: dtype {ATEN_RAISES}")
+    if float(ord) > 0 and (A.size(wrapped[0]) == 0 or A.size(wrapped[1]) == 0):
+        raise Refused("empty matrix")  # aten: an error before 2.10, zeros from 2.10 on
+    order = [i for i in range(n) if i not in wrapped] + wrapped
+    x = c["cast"](A, dtype) if dtype is not None else A
+    values = c["spectrum"](c["order"](x, order))
+    result = c["most"](values, [-1], keepdim) if float(ord) > 0 else c["least"](values, [-1], keepdim)
+    if keepdim:
+        reverse = [0] * n
+        for i, o in enumerate(order):
+            reverse[o] = i
+        result = c["order"](c["grow"](result, -1), reverse)
+    return result
+
+
+def prove_matrix_norm(op, s):
+    """aten's op against matrix_norm_two: dtypes (float, double, complex, reduced, integral, bool), shapes (2-D,
+    3-D, 4-D, 1-D, 0-dim, empty matrices, one element; not contiguous; inf and nan among the values), dims (every
+    pair, negative, equal, out of range, of another length), keepdim, dtype= (wider, narrower, other kind), ords
+    (2 and -2 as int and double, 1, inf, others aten refuses, bool, complex); results, dtypes, strides and errors;
+    float64 and complex128 gradients under weighted upstream gradients (aten: CompositeImplicitAutograd, so the
+    same calls' derivatives)."""
+    f = aten(op)
+    compared = both_ok = refused = 0
+    wrong = ""
+    for d in (torch.float32, torch.float64, torch.complex64, torch.complex128, torch.float16, torch.bfloat16,
+              torch.int64, torch.bool):
+        for k, shape in enumerate([(3, 4), (4, 3), (2, 3, 4), (2, 2, 3, 2), (5,), (), (0, 3), (3, 0), (2, 0, 0),
+                                   (1, 1), (0, 2, 3)]):
+            A = sample(shape, d, k)
+            if k != 3 and (d.is_floating_point or d.is_complex):
+                A = A.nan_to_num(0.0, 7.0, -7.0)  # finite: a non-finite matrix is k == 3's (svdvals raises there)
+            if k == 2:
+                A = A.transpose(0, 2)  # not contiguous
+            if k == 3 and d.is_floating_point:
+                A[0, 0, 0, 0] = float("inf") if d != torch.float64 else float("nan")
+            for dim in MATRIX_NORM_DIMS:
+                for keepdim in (False, True):
+                    for dtype in (None, torch.float64, torch.complex128, torch.float32, torch.float16):
+                        for ord in MATRIX_NORM_ORDS:
+                            if dtype is not None and not isinstance(ord, int):
+                                continue  # dtype= with the ints only: its checks do not depend on ord's kind
+                            want = run(lambda: f(A, ord, list(dim), keepdim, dtype=dtype))
+                            got = outcome(lambda: matrix_norm_two(s, A, ord, dim, keepdim, dtype))
+                            compared += 1
+                            if got[0] == "refused":
+                                refused += 1
+                                continue
+                            both_ok += want[0] == got[0] == "ok"
+                            strides_differ = want[0] == got[0] == "ok" and want[1].stride() != got[1].stride()
+                            if (not same(want, got) or strides_differ) and not wrong:
+                                wrong = f"{d} {shape} dim {dim} keepdim {keepdim} dtype {dtype} ord {ord!r}: " \
+                                        f"{want[0]} {want[1] if want[0] == 'error' else want[1].stride()} vs " \
+                                        f"{got[0]} {got[1] if got[0] == 'error' else got[1].stride()}"
+                            if (d in (torch.float64, torch.complex128) and want[0] == got[0] == "ok" and dtype is None
+                                    and ord in (2, -2.0) and A.numel() > 0):
+                                grads = []
+                                for fn in (lambda t: f(t, ord, list(dim), keepdim),
+                                           lambda t: matrix_norm_two(s, t, ord, dim, keepdim, None)):
+                                    def backward(fn=fn):
+                                        t = A.clone().requires_grad_()
+                                        r = fn(t)
+                                        (r * weights(r)).sum().real.backward()
+                                        return t.grad
+                                    grads.append(run(backward))
+                                if not same(*grads) and not wrong:
+                                    wrong = f"gradient {d} {shape} dim {dim} keepdim {keepdim} ord {ord!r}: " \
+                                            f"{grads[0][0]} vs {grads[1][0]}"
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- kernel `renorm_two`: aten's structured renorm for p = 2 as the calls its kernel makes ----
+
+RENORM_PS = [2, 2.0, 1, 3, 0, -1, float("inf"), float("nan"), True, 2 + 0j]
+RENORM_MAXNORMS = [0, 0.5, 1, 1e-9, 5, 100.0, 1e10, 1e40, float("inf"), float("nan"), -1, 2 + 0j, True]
+RENORM_DTYPES = (torch.float32, torch.float64, torch.complex64, torch.complex128, torch.float16, torch.bfloat16)
+
+
+def renorm_two(s, self, p, dim, maxnorm):
+    """composition.py _renorm_body: aten's checks (scalar.h renorm_dims, in its order), this route's refusals, then
+    its calls in its order, each the row's `calls` role; the factor kernel on 0-dim tensors of the norm's dtype."""
+    c = {role: aten(name) for role, name in s["rule"]["calls"].items()}
+    if isinstance(p, complex):
+        raise RuntimeError(f"renorm: p must be real-valued {ATEN_RAISES}")
+    if not float(p) > 0:
+        raise RuntimeError(f"renorm: non-positive-norm not supported {ATEN_RAISES}")
+    if isinstance(maxnorm, complex):
+        raise RuntimeError(f"renorm: maxnorm must be real-valued {ATEN_RAISES}")
+    if not float(maxnorm) >= 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 {ATEN_RAISES}")
+    n = self.dim()
+    if n <= 1:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions {ATEN_RAISES}")
+    if dim < -n or dim >= n:
+        raise RuntimeError(f"Dimension out of range {ATEN_RAISES}")
+    if float(p) != 2:
+        raise Refused("p")
+    if n > 3:
+        raise Refused("dims")
+    if self.dtype not in RENORM_DTYPES:
+        raise Refused("dtype")
+    if torch.is_grad_enabled() and requires_grad_proxy(self):
+        raise Refused("autograd")
+    wrapped = dim + n if dim < 0 else dim
+    reduce = [i for i in range(n) if i != wrapped]
+    acc = torch.float32 if self.dtype in (torch.float16, torch.bfloat16) else None
+    norm = c["length"](self, float(p), reduce, True, dtype=acc)
+    common = norm.dtype
+    limit = torch.tensor(float(maxnorm), dtype=torch.float64).to(common)  # static_cast<scalar_t>(maxnorm)
+    eps = torch.tensor(1e-7, dtype=torch.float64).to(common)
+    one = torch.tensor(1.0, dtype=common)
+    factor = c["pick"](c["above"](norm, limit), c["over"](limit, c["plus"](norm, eps)), one)
+    if factor.dtype != self.dtype:
+        factor = factor.to(self.dtype)
+    result = c["times"](self, factor)
+    expected, canonical = 1, True
+    for i in reversed(range(result.dim())):
+        canonical = canonical and result.stride(i) == expected
+        expected *= max(result.size(i), 1)
+    return result if canonical else c["compact"](result, memory_format=torch.contiguous_format)
+
+
+def prove_renorm(op, s):
+    """aten's op against renorm_two: dtypes (float, double, complex, half, bfloat16, integral, bool), shapes (2-D,
+    3-D, 4-D, 1-D, 0-dim, empty, size-1 dims; transposed; inf and nan among the values), dims (every one, negative,
+    out of range), p (2 as int and double, others aten computes or refuses, bool, complex), maxnorm (above and
+    below the norms, 0, tiny, huge, out of float's range, inf, nan, negative, int, bool, complex); results, dtypes,
+    strides and errors; inputs requiring grad with grad mode off (computed) and on (refused)."""
+    f = aten(op)
+    compared = both_ok = refused = 0
+    wrong = ""
+    shapes = [(3, 4), (4, 3), (2, 3, 4), (5,), (), (0, 3), (3, 0), (2, 3, 4, 5), (1, 4), (4, 1), (6, 5)]
+    for d in (*RENORM_DTYPES, torch.int64, torch.bool):
+        for k, shape in enumerate(shapes):
+            x = sample(shape, d, k)
+            if k == 1:
+                x = x.t()  # not contiguous
+            if k == 10 and (d.is_floating_point or d.is_complex):
+                x = x.nan_to_num(0.0, 7.0, -7.0)  # finite rows: the factor of a finite norm
+            for dim in (-1, 0, 1, 2, -3, 5):
+                for p in RENORM_PS:
+                    for maxnorm in RENORM_MAXNORMS:
+                        want = run(lambda: f(x, p, dim, maxnorm))
+                        got = outcome(lambda: renorm_two(s, x, p, dim, maxnorm))
+                        compared += 1
+                        if got[0] == "refused":
+                            refused += 1
+                            continue
+                        both_ok += want[0] == got[0] == "ok"
+                        strides_differ = want[0] == got[0] == "ok" and want[1].stride() != got[1].stride()
+                        if (not same(want, got) or strides_differ) and not wrong:
+                            wrong = f"{d} {shape} dim {dim} p {p!r} maxnorm {maxnorm!r}: {want[0]} " \
+                                    f"{want[1] if want[0] == 'error' else (want[1].dtype, want[1].stride())} vs " \
+                                    f"{got[0]} {got[1] if got[0] == 'error' else (got[1].dtype, got[1].stride())}"
+    # inputs requiring grad: computed with grad mode off (aten records nothing), refused with it on
+    for grad_mode in (False, True):
+        for nonleaf in (False, True):
+            with torch.enable_grad():
+                leaf = sample((4, 3), torch.float64, 5).nan_to_num(0.0, 7.0, -7.0).requires_grad_()
+                x = leaf * 1 if nonleaf else leaf
+            with torch.set_grad_enabled(grad_mode):
+                want = run(lambda: f(x, 2, 0, 1.5))
+                got = outcome(lambda: renorm_two(s, x, 2, 0, 1.5))
+            compared += 1
+            if got[0] == "refused":
+                refused += 1
+                continue
+            both_ok += want[0] == got[0] == "ok"
+            if not same(want, got) and not wrong:
+                wrong = f"requires grad (non-leaf {nonleaf}), grad mode {grad_mode}: {want[0]} vs {got[0]}"
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
 
 
 if __name__ == "__main__":

@@ -140,6 +140,10 @@ class Composition(Route):
             return _rrelu_at(self, q, rule)
         if rule is not None and rule["kernel"] in TRAPEZOID:  # (section at the end)
             return _trapezoid_at(self, q, rule)
+        if rule is not None and rule["kernel"] == MATRIX_NORM:  # (section at the end)
+            return _calls_at(self, q, rule, MATRIX_NORM_PASSED)
+        if rule is not None and rule["kernel"] == RENORM:  # (section at the end)
+            return _calls_at(self, q, rule, RENORM_PASSED)
         if rule is not None and rule["kernel"] == SUBCMUL:  # (section at the end)
             return _subcmul_at(self, q, rule)
         if rule is not None and rule["kernel"] == PAD_PACKED:  # (section at the end)
@@ -275,6 +279,9 @@ class Composition(Route):
         return Variant(self, len(q.params), q.level)
 
     def describe(self, w: Wrapper, v: Variant) -> list[str]:
+        return self._kernel_describe(w, v) + _autocast_doc(w, scalars.load().kernel_compositions[w.op.name])
+
+    def _kernel_describe(self, w: Wrapper, v: Variant) -> list[str]:
         rule = scalars.load().kernel_compositions[w.op.name]
         if rule["kernel"] == ITEM:
             return [f"Route: libtorch's C shim aoti_torch_item_<dtype> of self's dtype (shim.h; it calls "
@@ -315,6 +322,10 @@ class Composition(Route):
             return _add_relu_doc(rule)
         if rule["kernel"] == SCALARS:
             return _scalars_describe(w, rule)
+        if rule["kernel"] == MATRIX_NORM:
+            return _matrix_norm_doc(rule)
+        if rule["kernel"] == RENORM:
+            return _renorm_doc(rule)
         if rule["kernel"] == RRELU:
             return _rrelu_doc(rule)
         if rule["kernel"] in TRAPEZOID:
@@ -329,11 +340,7 @@ class Composition(Route):
             return [f"Route: {rule['argument']} = {rule['value']} as aten::{rule['via']} with {rule['none']} None, "
                     f"which computes aten::{w.op.name} with {rule['value']} (proven equal, gradients included, on "
                     f"torch {', '.join(map(str, rule['proven']))}).",
-                    f"Another {rule['argument']} raises an error: no libtorch route carries it."] + (
-                        [f"Where autocast would compute aten::{rule['autocast']} in another dtype (float16 and "
-                         f"bfloat16 tensors under CUDA's autocast, which computes aten::{w.op.name} in float32 from "
-                         "its inputs cast), the inputs are first cast as autocast casts them "
-                         "(shimgen::detail::autocast_cast)."] if rule.get("autocast") else [])
+                    f"Another {rule['argument']} raises an error: no libtorch route carries it."]
         if rule["kernel"] in RANGES:
             return [f"Route: aten's {w.op.name.split('.')[0]} kernel as aten::cumsum of [start, step, step, ...] in int64 or "
                     "float64, then aten::_to_copy to the dtype (shimgen::detail::range_select; aten's dtype rule, "
@@ -361,6 +368,8 @@ class Composition(Route):
                         [f"Proven with finite numbers up to {rule['number_limit']} in magnitude: aten's kernel loops "
                          "n times per element, so larger ones were not run (the wrapper converts them as it does "
                          "the others)."] if rule.get("number_limit") else []) + _unwrapped_doc(rule)
+        if rule["kernel"] == OUT and rule.get("composite"):
+            return _composite_out_doc(rule)
         if rule["kernel"] == OUT:
             grad = ("refuse_recorded_out and assign_out:" if rule.get("no_derivative") else
                     "check_out_autograd and assign_out: in grad mode no argument may require grad;")
@@ -406,6 +415,10 @@ class Composition(Route):
                     [rule["caveat"]] if "caveat" in rule else [])  # what the proof leaves out, and why
 
     def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
+        rule = scalars.load().kernel_compositions[w.op.name]
+        return "\n".join([*_autocast_first(w, v, rule), self._kernel_body(w, v, plan)])
+
+    def _kernel_body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
         if scalars.load().kernel_compositions[w.op.name]["kernel"] == ADDBMM:
             return _addbmm_body(w, plan, scalars.load().kernel_compositions[w.op.name])
         rule = scalars.load().kernel_compositions[w.op.name]
@@ -419,6 +432,10 @@ class Composition(Route):
             return _trapezoid_body(w, plan, rule)
         if rule["kernel"] == SUBCMUL:
             return _subcmul_body(w, plan, rule)
+        if rule["kernel"] == MATRIX_NORM:
+            return _matrix_norm_body(w, plan, rule)
+        if rule["kernel"] == RENORM:
+            return _renorm_body(w, plan, rule)
         if rule["kernel"] == PAD_PACKED:
             return _pad_packed_body(w, plan, rule)
         if rule["kernel"] in FACTORY_OUTS:
@@ -469,6 +486,8 @@ def _out_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
     inputs = [p.name for p in w.kept(v) if str(p.arg.type) == "Tensor" and not p.is_out]
     same = "true" if rule.get("same_dtype") else "false"
     args = ", ".join(p.name for p in target.params)
+    if rule.get("composite"):  # (section at the end)
+        return _composite_out_body(w, target.name, out, inputs, args)
     check = "refuse_recorded_out" if rule.get("no_derivative") else "check_out_autograd"
     return "\n".join([
         f'shimgen::detail::{check}("{w.op.name}", {{{", ".join(f"&{n}" for n in [out, *inputs])}}});',
@@ -579,14 +598,6 @@ def _none_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
     fixed = rule.get("fixed", {})  # via's parameters given a value of their own (norm.Scalar: all dims)
     args = ", ".join("std::optional<shimgen::Scalar>()" if p.name == rule["none"] else
                      _literal(fixed[p.name]) if p.name in fixed else rule["args"][p.name] for p in target.params)
-    if rule.get("autocast"):  # dist: autocast computes aten's op from its inputs cast, not from the operand
-        probe_op, _, overload = rule["autocast"].partition(".")
-        tensors = [p.name for p in w.kept(v) if str(p.arg.type) == "Tensor"]
-        again = ", ".join(f"shimgen::detail::autocast_cast({p.name}, autocast)" if p.name in tensors else p.name
-                          for p in w.kept(v))
-        lines += [f'const auto autocast = shimgen::detail::autocast_dtype("aten::{probe_op}", "{overload}", '
-                  f"{tensors[0]});",
-                  f"if (autocast != {tensors[0]}.scalar_type()) {{", f"return torch::stable::{w.name}({again});", "}"]
     operand = rule.get("operand")
     if operand:  # dist: aten computes norm(self - other, p)
         first = target_wrapper(operand["via"], plan)
@@ -595,6 +606,31 @@ def _none_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
                      f"({', '.join(operand['args'])});")
     lines.append(f"return torch::stable::{target.name}({args});")
     return "\n".join(lines)
+
+
+# ---- row key `autocast: <overload>` (dist.default, renorm.default): autocast's float32 policy (CUDA's lists aten::dist
+# and aten::renorm) computes the op from its inputs cast to float32, where the composition's calls would compute in
+# float16 / bfloat16; where a probe of <overload> (aten::pow.Tensor_Tensor, of the same list, on empty 0x0 tensors of
+# the first input's dtype and device: scalar.h autocast_dtype) says autocast would change the dtype, the wrapper
+# first casts the inputs as autocast casts them (autocast_cast), then calls itself ----
+
+def _autocast_first(w: Wrapper, v: Variant, rule: dict) -> list[str]:
+    if not rule.get("autocast"):
+        return []
+    op, _, overload = rule["autocast"].partition(".")
+    tensors = [p.name for p in w.kept(v) if str(p.arg.type) == "Tensor" and not p.is_out]
+    again = ", ".join(f"shimgen::detail::autocast_cast({p.name}, autocast)" if p.name in tensors else p.name
+                      for p in w.kept(v))
+    return [f'const auto autocast = shimgen::detail::autocast_dtype("aten::{op}", "{overload}", {tensors[0]});',
+            f"if (autocast != {tensors[0]}.scalar_type()) {{", f"return torch::stable::{w.name}({again});", "}"]
+
+
+def _autocast_doc(w: Wrapper, rule: dict) -> list[str]:
+    if not rule.get("autocast"):
+        return []
+    return [f"Where autocast would compute aten::{rule['autocast']} in another dtype (float16 and bfloat16 tensors "
+            f"under CUDA's autocast, which computes aten::{w.op.name} in float32 from its inputs cast), the inputs "
+            "are first cast as autocast casts them (shimgen::detail::autocast_cast)."]
 
 
 def _literal(value: object) -> str:
@@ -844,14 +880,18 @@ TRAPEZOID_PASSED = {"pick": 3, "plus": 2, "minus": 2, "times": 2, "total": 2, "b
 
 
 def _trapezoid_at(route: Route, q: Query, rule: dict) -> Variant | None:
+    return _calls_at(route, q, rule, TRAPEZOID_PASSED)
+
+
+def _calls_at(route: Route, q: Query, rule: dict, passed: dict[str, int]) -> Variant | None:
     """Every parameter (the row's `params`, the names the body uses), where each wrapper of `calls` takes the
-    parameters the body passes it with libtorch alone at q.level."""
+    parameters the body passes it (`passed`: role -> how many leading parameters) with libtorch alone at q.level."""
     if [p.name for p in q.params] != rule["params"]:
         return None
     for role, name in rule["calls"].items():
         target = target_wrapper(name, q.plan)
         tv = active(target, q.level) if target is not None else None
-        if tv is None or tv.route.overlay or tv.kept < TRAPEZOID_PASSED[role]:
+        if tv is None or tv.route.overlay or tv.kept < passed[role]:
             return None
     return Variant(route, len(q.params), q.level, lowering=tuple(rule["calls"].values()))
 
@@ -1174,6 +1214,124 @@ def _addbmm_body(w: Wrapper, plan: Plan, rule: dict) -> str:
         f"torch::stable::{target.name}(result, result, m1, m2, beta_b, alpha);",
         "}",
         f"return {returned};"])
+
+
+# ---- kernel `matrix_norm_two` (linalg_matrix_norm.default; its out= is kernel `out`): aten's
+# CompositeImplicitAutograd linalg_matrix_norm with a number ord (LinearAlgebra.cpp) for ord = 2 and -2, as the same
+# dispatching calls in the same order, each by its wrapper (the row's `calls`: the op of each role below): aten's
+# checks first (scalar.h matrix_norm_dims: complex ord, the order, A's dims and dtype, dim, dtype=), then
+# `max_min(linalg_svdvals((dtype ? A.to(dtype) : A).permute(backshift)), -1)` and, with keepdim,
+# `.unsqueeze(-1).permute(reverse)`. aten computes ord 1, -1, inf and -inf with linalg_vector_norm's ord 1, which no
+# libtorch route carries: matrix_norm_dims refuses them naming the remedy ----
+
+MATRIX_NORM = "matrix_norm_two"
+# role -> how many leading parameters the body passes that role's wrapper
+MATRIX_NORM_PASSED = {"cast": 2, "order": 2, "spectrum": 1, "most": 3, "least": 3, "grow": 2}
+
+
+def _matrix_norm_body(w: Wrapper, plan: Plan, rule: dict) -> str:
+    f = {}
+    for role, name in rule["calls"].items():
+        target = target_wrapper(name, plan)
+        assert target is not None
+        f[role] = f"torch::stable::{target.name}"
+    return "\n".join([
+        f'const std::vector<int64_t> dims = shimgen::detail::matrix_norm_dims("{w.op.name}", self, ord, dim, dtype);',
+        "const std::vector<int64_t> order = shimgen::detail::backshift_permutation(dims[0], dims[1], self.dim());",
+        "torch::stable::Tensor A = self;",
+        "if (dtype.has_value()) {",
+        f"A = {f['cast']}(self, dtype.value());",
+        "}",
+        f"const torch::stable::Tensor values = {f['spectrum']}({f['order']}(A, order));",
+        "torch::stable::Tensor result = values;",
+        "if (ord.to_double() > 0) {",
+        f"result = {f['most']}(values, {{-1}}, keepdim);",
+        "} else {",
+        f"result = {f['least']}(values, {{-1}}, keepdim);",
+        "}",
+        "if (keepdim) {",
+        f"result = {f['order']}({f['grow']}(result, -1), shimgen::detail::reverse_permutation(order));",
+        "}",
+        "return result;"])
+
+
+def _matrix_norm_doc(rule: dict) -> list[str]:
+    return ["Route: for ord = 2 or -2 aten computes the largest or smallest singular value, "
+            "amax / amin(linalg_svdvals(A.permute(dim last)), -1), after its checks; so does this wrapper, by the "
+            "same dispatching calls (proven equal, gradients included, on torch "
+            f"{', '.join(map(str, rule['proven']))}).",
+            "ord 1, -1, inf and -inf raise an error naming the remedy: aten computes them with "
+            "linalg_vector_norm's ord 1, which no libtorch route carries."]
+
+
+# ---- kernel `renorm_two` (renorm.default): aten's structured renorm (Normalization.cpp renorm_out) for p = 2, as
+# the calls its kernel makes, each by its wrapper (the row's `calls`): aten's checks first, then this route's refusals
+# (scalar.h renorm_dims: another p, more than 3 dims, a dtype aten raises for or not proven, a call autograd records:
+# renorm's derivative is its own); `norm = linalg_vector_norm(self, p, every dim but dim, true, float for half /
+# bfloat16)`, its scale factor kernel `norm > maxnorm ? maxnorm / (norm + 1e-7) : 1` in norm's dtype as gt, add, div
+# and where on 0-dim tensors of that dtype (cast to self's where it differs), then `self * factor`, copied into a new
+# contiguous tensor where it is not laid out as one (aten's structured output) ----
+
+RENORM = "renorm_two"
+# role -> how many leading parameters the body passes that role's wrapper
+RENORM_PASSED = {"length": 5, "plus": 2, "over": 2, "above": 2, "pick": 3, "times": 2, "compact": 2}
+
+
+def _renorm_body(w: Wrapper, plan: Plan, rule: dict) -> str:
+    f = {}
+    for role, name in rule["calls"].items():
+        target = target_wrapper(name, plan)
+        assert target is not None
+        f[role] = f"torch::stable::{target.name}"
+    return "\n".join([
+        f'const std::vector<int64_t> reduce = shimgen::detail::renorm_dims("{w.op.name}", self, p, dim, maxnorm);',
+        "const std::optional<torch::headeronly::ScalarType> acc = "
+        "shimgen::detail::renorm_norm_dtype(self.scalar_type());",
+        f"const torch::stable::Tensor norm = {f['length']}(self, p.to_double(), reduce, true, acc);",
+        "const torch::headeronly::ScalarType common = norm.scalar_type();",
+        "const torch::stable::Tensor limit = shimgen::detail::number_tensor(shimgen::Scalar(maxnorm.to_double()), common);",
+        "const torch::stable::Tensor eps = shimgen::detail::number_tensor(shimgen::Scalar(1e-7), common);",
+        "const torch::stable::Tensor one = shimgen::detail::number_tensor(shimgen::Scalar(1.0), common);",
+        f"const torch::stable::Tensor scaled = {f['over']}(limit, {f['plus']}(norm, eps));",
+        f"torch::stable::Tensor factor = {f['pick']}({f['above']}(norm, limit), scaled, one);",
+        "factor = shimgen::detail::to_dtype(factor, self.scalar_type());",
+        f"const torch::stable::Tensor result = {f['times']}(self, factor);",
+        "if (shimgen::detail::new_contiguous(result)) {",
+        "return result;",
+        "}",
+        f"return {f['compact']}(result, torch::headeronly::MemoryFormat::Contiguous);"])
+
+
+def _renorm_doc(rule: dict) -> list[str]:
+    return ["Route: for p = 2, aten's renorm kernel as the calls it makes: linalg_vector_norm over every dim but "
+            "dim (float for half / bfloat16), its scale factor `norm > maxnorm ? maxnorm / (norm + 1e-7) : 1` as "
+            "gt, add, div and where in the norm's dtype, then self * factor in a new contiguous tensor (proven "
+            f"equal on torch {', '.join(map(str, rule['proven']))}).",
+            "Another p, a tensor of more than 3 dims, and a call autograd records (renorm's derivative is its own) "
+            "raise an error naming the remedy."]
+
+
+# ---- `composite: true` of a kernel `out` row (linalg_matrix_norm.out): aten's out= overload of a
+# CompositeImplicitAutograd op is not a structured kernel's: it checks out's device, calls the functional (which autograd
+# records), checks the dtype, resizes out (at::native::resize_output) and copies with copy_ (recorded too), so it
+# computes in grad mode where kernel `out` raises aten's out= autograd error (scalar.h check_out_device,
+# assign_composite_out) ----
+
+def _composite_out_body(w: Wrapper, via: str, out: str, inputs: list[str], args: str) -> str:
+    return "\n".join([
+        f'shimgen::detail::check_out_device("{w.op.name}", {inputs[0]}, {out});',
+        f"const torch::stable::Tensor result = torch::stable::{via}({args});",
+        f'shimgen::detail::assign_composite_out("{w.op.name}", {out}, result);',
+        f"return {out};"])
+
+
+def _composite_out_doc(rule: dict) -> list[str]:
+    return [f"Route: aten::{rule['via']}, then aten's out= of a CompositeImplicitAutograd op: out on the input's "
+            "device, the result's dtype out's, out resized as at::native::resize_output resizes it (aten's warning "
+            "on a non-empty out, a new contiguous tensor's strides), then aten::copy_, which autograd records as it "
+            f"records aten's (proven equal on torch {', '.join(map(str, rule['proven']))}).",
+            "Resizing an out that requires grad in grad mode raises an error naming the remedy (aten resizes it "
+            "below autograd)."]
 
 
 # ---- kernel `subcmul` (_test_serialization_subcmul.default): aten's CompositeImplicitAutograd function is

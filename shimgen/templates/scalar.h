@@ -3968,5 +3968,321 @@ inline void pad_packed_lengths(
 }
 #endif
 
+// @section matrix_norm
+// ---- kernel `matrix_norm_two`: linalg_matrix_norm with a number ord as aten
+// computes it (LinearAlgebra.cpp, CompositeImplicitAutograd) ----
+//
+// For ord = 2 or -2 aten computes the largest or smallest singular value:
+// amax / amin(linalg_svdvals(A.permute(the two dims last)), -1). The wrappers
+// make the same calls in the same order (composition.py _matrix_norm_body);
+// these are aten's checks before them and its two permutations. Its other
+// orders (1, -1, inf, -inf) take linalg_vector_norm with ord 1, which no
+// libtorch route carries: they raise an error naming the remedy.
+
+/// Whether aten's linalg_matrix_norm takes `dtype` for an input of dtype `t`
+/// (float, double, complex64 or complex128): of the input's kind and
+/// convertible from it without narrowing (check_linalg_norm_dtype).
+inline bool matrix_norm_dtype(ScalarType t, ScalarType dtype) {
+  if (t == ScalarType::Float) {
+    return dtype == ScalarType::Float || dtype == ScalarType::Double;
+  }
+  if (t == ScalarType::ComplexFloat) {
+    const bool wider = dtype == ScalarType::ComplexDouble;
+    return wider || dtype == t;
+  }
+  return dtype == t;
+}
+
+/// aten's checks of linalg_matrix_norm(A, ord, dim, keepdim, dtype), in its
+/// order, for ord = 2 or -2 (the others raise): returns dim wrapped. ord = 2
+/// on an empty matrix raises too: aten raises there before 2.10 and returns
+/// zeros from 2.10 on (the prover found it).
+inline std::vector<int64_t> matrix_norm_dims(
+    const char* op,
+    const torch::stable::Tensor& A,
+    const Scalar& ord,
+    torch::headeronly::IntHeaderOnlyArrayRef dim,
+    std::optional<ScalarType> dtype) {
+  if (ord.is_complex()) {
+    std::string why = "linalg.matrix_norm: Expected a non-complex scalar as ";
+    why += "the order of norm. (aten raises)";
+    fail(op, why.c_str());
+  }
+  const double size = std::abs(ord.to_double());
+  if (!(size == 2.0 || size == 1.0 || size == INFINITY)) {
+    std::string why = "linalg.matrix_norm: Order ";
+    why += ord.repr();
+    why += " not supported. (aten raises)";
+    fail(op, why.c_str());
+  }
+  if (size != 2.0) {
+    std::string why = "only ord = 2 and -2 have a libtorch route (aten ";
+    why += "computes the others with linalg_vector_norm's ord 1, which no ";
+    why += "libtorch route carries): define SHIMGEN_OVERLAY and link ";
+    why += "libshimgen_overlay (rebuilt for each torch release)";
+    refuse(op, "ord", ord, why);
+  }
+  if (A.dim() < 2) {
+    std::string why = "linalg.matrix_norm: The input tensor A must have at ";
+    why += "least 2 dimensions. (aten raises)";
+    fail(op, why.c_str());
+  }
+  const ScalarType t = A.scalar_type();
+  const bool real = t == ScalarType::Float || t == ScalarType::Double;
+  const bool single = t == ScalarType::ComplexFloat;
+  const bool complex = single || t == ScalarType::ComplexDouble;
+  if (!real && !complex) {
+    std::string why = "linalg.matrix_norm: Expected a floating point or ";
+    why += "complex tensor as input (aten raises)";
+    fail(op, why.c_str());
+  }
+  if (dim.size() != 2) {
+    fail(op, "linalg.matrix_norm: dim must be a 2-tuple. (aten raises)");
+  }
+  const int64_t n = A.dim();
+  std::vector<int64_t> wrapped;
+  for (size_t i = 0; i < dim.size(); ++i) {
+    const int64_t d = dim[i];
+    if (d < -n || d >= n) {
+      std::string why = "Dimension out of range (expected to be in range of [";
+      why += std::to_string(-n);
+      why += ", ";
+      why += std::to_string(n - 1);
+      why += "], but got ";
+      why += std::to_string(d);
+      why += ") (aten raises)";
+      fail(op, why.c_str());
+    }
+    wrapped.push_back(d < 0 ? d + n : d);
+  }
+  if (wrapped[0] == wrapped[1]) {
+    fail(op, "linalg.matrix_norm: dims must be different. (aten raises)");
+  }
+  if (dtype.has_value() && !matrix_norm_dtype(t, dtype.value())) {
+    std::string why = "linalg.matrix_norm: dtype should be floating point or ";
+    why += "complex, of the input's kind, convertible from it without ";
+    why += "narrowing (aten raises)";
+    fail(op, why.c_str());
+  }
+  const bool empty = A.size(wrapped[0]) == 0 || A.size(wrapped[1]) == 0;
+  if (empty && ord.to_double() > 0) {
+    std::string why = "the norm of an empty matrix: aten's answer changed in ";
+    why += "2.10 (an error before, zeros after): define SHIMGEN_OVERLAY and ";
+    why += "link libshimgen_overlay (rebuilt for each torch release)";
+    refuse(op, "ord", ord, why);
+  }
+  return wrapped;
+}
+
+/// aten's create_dim_backshift_permutation: every dimension but the two, in
+/// order, then dim0 and dim1.
+inline std::vector<int64_t> backshift_permutation(
+    int64_t dim0,
+    int64_t dim1,
+    int64_t n) {
+  std::vector<int64_t> order;
+  for (int64_t i = 0; i < n; ++i) {
+    if (i != dim0 && i != dim1) {
+      order.push_back(i);
+    }
+  }
+  order.push_back(dim0);
+  order.push_back(dim1);
+  return order;
+}
+
+/// aten's create_reverse_permutation: the permutation that undoes `order`.
+inline std::vector<int64_t> reverse_permutation(
+    const std::vector<int64_t>& order) {
+  std::vector<int64_t> reverse(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    reverse[order[i]] = static_cast<int64_t>(i);
+  }
+  return reverse;
+}
+
+// @section renorm needs legacy_shims compositions out_inplace backward_raises
+// ---- kernel `renorm_two`: renorm with p = 2 as aten computes it (its
+// structured kernel, Normalization.cpp renorm_out) ----
+//
+// aten: norm = linalg_vector_norm(self, p, every dim but `dim`, keepdim, the
+// accumulate dtype for half / bfloat16); its scale factor kernel, in norm's
+// dtype, `norm > maxnorm ? maxnorm / (norm + 1e-7) : 1` (cast to self's dtype
+// where that differs); then self * factor into a new contiguous tensor. The
+// wrappers make those calls (composition.py _renorm_body), the factor kernel
+// as aten::gt, aten::add, aten::div and aten::where on 0-dim tensors of
+// norm's dtype (maxnorm and 1e-7 cast as the kernel casts them: IEEE
+// operations, which round alike). aten's derivative is renorm's own, so a
+// call autograd records is refused.
+
+/// aten's checks of renorm(self, p, dim, maxnorm) (its meta function, then
+/// dim wrapped), in its order, then this route's refusals; returns the dims
+/// the norm reduces.
+inline std::vector<int64_t> renorm_dims(
+    const char* op,
+    const torch::stable::Tensor& self,
+    const Scalar& p,
+    int64_t dim,
+    const Scalar& maxnorm) {
+  if (p.is_complex()) {
+    fail(op, "renorm: p must be real-valued (aten raises)");
+  }
+  if (!(p.to_double() > 0.0)) {
+    fail(op, "renorm: non-positive-norm not supported (aten raises)");
+  }
+  if (maxnorm.is_complex()) {
+    fail(op, "renorm: maxnorm must be real-valued (aten raises)");
+  }
+  if (!(maxnorm.to_double() >= 0.0)) {
+    fail(op, "renorm: expected maxnorm to be >= 0 (aten raises)");
+  }
+  const int64_t n = self.dim();
+  if (n <= 1) {
+    fail(op, "renorm: input needs at least 2 dimensions (aten raises)");
+  }
+  if (dim < -n || dim >= n) {
+    std::string why = "Dimension out of range (expected to be in range of [";
+    why += std::to_string(-n);
+    why += ", ";
+    why += std::to_string(n - 1);
+    why += "], but got ";
+    why += std::to_string(dim);
+    why += ") (aten raises)";
+    fail(op, why.c_str());
+  }
+  std::string remedy = ": define SHIMGEN_OVERLAY and link ";
+  remedy += "libshimgen_overlay (rebuilt for each torch release)";
+  if (p.to_double() != 2.0) {
+    std::string why = "only p = 2 has a libtorch route (aten computes the ";
+    why += "norm with linalg_vector_norm of that p, which libtorch carries ";
+    why += "for 2 alone)";
+    refuse(op, "p", p, why + remedy);
+  }
+  if (n > 3) {
+    std::string why = "a tensor of more than 3 dimensions: the norm over ";
+    why += "more than 2 dims has no libtorch route";
+    fail(op, (why + remedy).c_str());
+  }
+  const ScalarType t = self.scalar_type();
+  const bool half = t == ScalarType::Half || t == ScalarType::BFloat16;
+  const bool single = t == ScalarType::Float || t == ScalarType::Double;
+  const bool cfloat = t == ScalarType::ComplexFloat;
+  const bool complex = cfloat || t == ScalarType::ComplexDouble;
+  if (!half && !single && !complex) {
+    std::string why = "a tensor of this dtype (aten raises for integers and ";
+    why += "bool; complex32 and float8 were not proven)";
+    fail(op, (why + remedy).c_str());
+  }
+  if (records_grad({&self})) {
+    std::string why = "autograd records this call (aten's derivative is ";
+    why += "renorm's own)";
+    refuse_backward(op, why.c_str());
+  }
+  const int64_t wrapped = dim < 0 ? dim + n : dim;
+  std::vector<int64_t> reduce;
+  for (int64_t i = 0; i < n; ++i) {
+    if (i != wrapped) {
+      reduce.push_back(i);
+    }
+  }
+  return reduce;
+}
+
+/// aten's accumulate dtype of renorm's norm (toAccumulateType with is_cuda
+/// true): float for half and bfloat16; the norm's own dtype otherwise.
+inline std::optional<ScalarType> renorm_norm_dtype(ScalarType t) {
+  if (t == ScalarType::Half || t == ScalarType::BFloat16) {
+    return ScalarType::Float;
+  }
+  return std::nullopt;
+}
+
+/// Whether `result` has the strides of a new contiguous tensor of its sizes
+/// (at::empty's: a size-1 or empty dim counts as 1).
+inline bool new_contiguous(const torch::stable::Tensor& result) {
+  int64_t expected = 1;
+  for (int64_t i = result.dim() - 1; i >= 0; --i) {
+    if (result.stride(i) != expected) {
+      return false;
+    }
+    expected *= std::max<int64_t>(result.size(i), 1);
+  }
+  return true;
+}
+
+// @section composite_out needs legacy_shims compositions out_inplace
+// ---- row key `composite: true` of kernel `out` (linalg_matrix_norm.out):
+// aten's out= overload of a CompositeImplicitAutograd op, which is the
+// functional, a dtype check, at::native::resize_output and copy_
+// (shimgen/routes/composition.py) ----
+
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+
+/// aten's checkSameDevice(self, out), before it computes anything.
+inline void check_out_device(
+    const char* op,
+    const torch::stable::Tensor& self,
+    const torch::stable::Tensor& out) {
+  int32_t self_device = 0;
+  int32_t out_device = 0;
+  int32_t self_index = 0;
+  int32_t out_index = 0;
+  check(aoti_torch_get_device_type(self.get(), &self_device), "get_device_type");
+  check(aoti_torch_get_device_type(out.get(), &out_device), "get_device_type");
+  check(aoti_torch_get_device_index(self.get(), &self_index), "get_device_index");
+  check(aoti_torch_get_device_index(out.get(), &out_index), "get_device_index");
+  if (self_device != out_device || self_index != out_index) {
+    fail(op, "out is on another device than the input (aten raises)");
+  }
+}
+
+/// The rest of aten's out= of a CompositeImplicitAutograd op, around the
+/// functional's `result`: its dtype must be out's; out is resized to its
+/// sizes as at::native::resize_output resizes it (aten's warning on a
+/// non-empty out, a new contiguous tensor's strides: aten::where.self_out of
+/// a detached contiguous copy, TensorIterator's resize_output), then
+/// aten::copy_, which autograd records as it records aten's. A resize of an
+/// out that autograd records is refused (aten resizes it below autograd).
+inline void assign_composite_out(
+    const char* op,
+    torch::stable::Tensor& out,
+    const torch::stable::Tensor& result) {
+  if (result.scalar_type() != out.scalar_type()) {
+    fail(op, "expected out tensor dtype to be the result's (aten raises)");
+  }
+  if (!same_sizes(out, result)) {
+    if (records_grad({&out})) {
+      std::string why = "resizing an out that requires grad in grad mode, ";
+      why += "which aten does below autograd: define SHIMGEN_OVERLAY and ";
+      why += "link libshimgen_overlay (rebuilt for each torch release)";
+      fail(op, why.c_str());
+    }
+    using torch::headeronly::MemoryFormat;
+    const std::optional<MemoryFormat> layout = MemoryFormat::Contiguous;
+    const torch::stable::Tensor value = dispatch_tensors<2>(
+        "aten::clone",
+        "",
+        {torch::stable::detail::from(detached(result)),
+         torch::stable::detail::from(layout)});
+    const torch::stable::Tensor all =
+        number_tensor(Scalar(true), ScalarType::Bool);
+    dispatch_tensors<4>(
+        "aten::where",
+        "self_out",
+        {torch::stable::detail::from(all),
+         torch::stable::detail::from(value),
+         torch::stable::detail::from(value),
+         torch::stable::detail::from(out)});
+  }
+  dispatch_tensors<3>(
+      "aten::copy_",
+      "",
+      {torch::stable::detail::from(out),
+       torch::stable::detail::from(result),
+       torch::stable::detail::from(false)});
+}
+
+#endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+
 } // namespace detail
 } // namespace shimgen
