@@ -129,6 +129,13 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   // ---- session 8: linalg_matrix_norm.out, kernel out with composite: functional, dtype check, copy_ ----
   at::Tensor n = at::linalg_matrix_norm(t, 2);
   ns.push_back(ns_per_call(iters, [&] { return at::linalg_matrix_norm_out(n, t, 2); }));
+  // ---- session 8: out= forms (kernel out; wrapped_numbers via an out= overload), an int64 plus a float tensor ----
+  at::Tensor o_relu = t.clone();
+  ns.push_back(ns_per_call(iters, [&] { return at::_add_relu_out(o_relu, t, t); }));
+  at::Tensor o_ss = at::ones({}, at::kLong);
+  ns.push_back(ns_per_call(iters, [&] { return at::searchsorted_out(o_ss, sorted, 0.5); }));
+  at::Tensor t_i = at::zeros_like(t, at::kLong);
+  ns.push_back(ns_per_call(iters, [&] { return at::add(t_i, t); }));
 #else
   namespace ts = torch::stable;
   ns.push_back(ns_per_call(iters, [&] { return ts::add(x, x); }));
@@ -185,6 +192,12 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   // ---- session 8: linalg_matrix_norm.out, kernel out with composite: functional, dtype check, copy_ ----
   Tensor n = ts::linalg_matrix_norm(x, 2);
   ns.push_back(ns_per_call(iters, [&] { return ts::linalg_matrix_norm_out(n, x, 2); }));
+  // ---- session 8: out= forms (kernel out; wrapped_numbers via an out= overload), an int64 plus a float tensor ----
+  Tensor o_relu = ts::clone(x);
+  ns.push_back(ns_per_call(iters, [&] { return ts::_add_relu_out(o_relu, x, x); }));
+  Tensor o_ss = ts::zeros_like(ts::select(ts::flatten(index), 0, 0));
+  ns.push_back(ns_per_call(iters, [&] { return ts::searchsorted_out(o_ss, sorted, 0.5); }));
+  ns.push_back(ns_per_call(iters, [&] { return ts::add(index, x); }));
 #endif
   return ns;
 }

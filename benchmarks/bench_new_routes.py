@@ -38,6 +38,9 @@ the overlay build as it was before the overlay only added forms (sig_cpp.OVERLAY
 | linalg_matrix_norm(x, 2) | kernel matrix_norm_two: aten's calls (permute, linalg_svdvals, amax) | shimgen's linalg_matrix_norm shim |
 | renorm(x, 2, 0, 1.0) | kernel renorm_two: linalg_vector_norm (linalg_norm, ord None), gt, add, div, where, mul (refused where autograd records it) | shimgen's renorm shim |
 | linalg_matrix_norm_out(n, x, 2) | kernel out, composite: matrix_norm_two, a dtype check, copy_ | shimgen's linalg_matrix_norm.out shim |
+| _add_relu_out(o, x, x) | kernel out: _add_relu's composition, then aten's out= rules (refuse_cast, no_derivative) | shimgen's _add_relu.out shim |
+| searchsorted_out(o, s, 0.5) | wrapped_numbers via searchsorted.Tensor_out (dispatcher) | shimgen's searchsorted.Scalar_out shim |
+| add(i64, x) | equivalent: the subtract shim, alpha as a double where any operand is floating (refused before) | shimgen's add.Tensor shim |
 
 `--no-grad` runs the calls with grad mode off (the out= and in-place compositions skip their autograd checks).
 """
@@ -67,13 +70,14 @@ CALLS = ["add(x, y)", "pow(x, 2)", "std(x, {1})", 'gelu(x, "tanh")', "addmm(x, x
          "add(i, i) int64", "arange(0., 16., 1.)", "vector_norm(x)", "pow(x, 0.5)", "pow(x, -1.)",
          "pow(x, 3.)", "elu_backward(x..x)", "_add_relu(x, x)", "norm(x)", "dist(x, x)", "trapezoid(x, 0.5)",
          "cumul_trapezoid", "legendre_p(x, 3)", "subcmul(x, x, 0.5)",
-         "_pad_packed_seq", "isin(0.5, x)", "matrix_norm(x, 2)", "renorm(x,2,0,1.0)", "matrix_norm_out"]
+         "_pad_packed_seq", "isin(0.5, x)", "matrix_norm(x, 2)", "renorm(x,2,0,1.0)", "matrix_norm_out",
+         "_add_relu_out(o,x,x)", "searchsorted_out", "add(i64, x)"]
 OPS = ["add", "pow", "std", "gelu", "mul", "addmm", "threshold_backward", "add_", "clone", "gt", "where", "hardtanh",
        "hardshrink", "sort", "flatten", "searchsorted", "linspace", "constant_pad_nd", "zeros_like", "scatter",
        "threshold_", "ones_like", "arange", "linalg_vector_norm", "linalg_norm", "sqrt", "reciprocal", "rsqrt",
        "elu_backward", "sub", "_add_relu", "clamp", "norm", "dist", "trapezoid", "cumulative_trapezoid",
        "special_legendre_polynomial_p", "_test_serialization_subcmul", "_pad_packed_sequence", "isin", "full",
-       "contiguous", "new_empty", "slice", "view", "copy_", "transpose", "linalg_matrix_norm", "renorm"]
+       "contiguous", "new_empty", "slice", "view", "copy_", "transpose", "linalg_matrix_norm", "renorm", "select"]
 TORCH = vbuild.find_torch()
 
 
