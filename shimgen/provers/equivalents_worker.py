@@ -39,7 +39,9 @@ def main():
         compared, both_ok, wrong = 0, 0, ""
         refused = {getattr(torch, {"Bool": "bool"}.get(d, d.lower())) for d in e.get("refuse_dtypes", [])}
         for da, db in PAIRS:
-            if da in refused or db in refused:
+            floats = [d.is_floating_point or d.is_complex for d in (da, db)]
+            cast = e.get("cast_bool") and ((da == torch.bool and floats[1]) or (db == torch.bool and floats[0]))
+            if (da in refused or db in refused) and not cast:
                 continue  # the route raises a shimgen: error for these (routes/equivalent.py)
             for k, (sa, sb) in enumerate(SHAPES):
                 for n in NUMBERS:
@@ -53,6 +55,9 @@ def main():
                         return -float(values[x[1:]]) if x.startswith("-") else values[x]
 
                     want = run(lambda: f(**{a: values[a] for a in e["args"]}))
+                    if cast:  # row key cast_bool: both operands in their common dtype first (equivalent.py)
+                        common = torch.result_type(values[e["args"][0]], values[e["args"][1]])
+                        values = dict(values, **{a: values[a].to(common) for a in e["args"][:2]})
                     got = run(lambda: via(**{a: pick(x) for a, x in e["via_args"].items()}))
                     compared += 1
                     both_ok += want[0] == got[0] == "ok"

@@ -215,7 +215,8 @@ def prove_equivalents(rules: dict[str, dict]) -> dict[str, dict]:
 
     texts = history.schemas_of(NativeYaml().text)
     spec = {op: {"args": [a.name for a in FunctionSchema.parse(texts[op]).arguments.flat_all],
-                 "via": r["via"], "via_args": r["args"], "refuse_dtypes": r.get("refuse_dtypes", [])}
+                 "via": r["via"], "via_args": r["args"], "refuse_dtypes": r.get("refuse_dtypes", []),
+                 "cast_bool": bool(r.get("cast_bool"))}
             for op, r in rules.items()}
     worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "equivalents_worker.py")
     found, missing = runtimes.resolve(list(runtimes.RELEASES))
@@ -235,7 +236,8 @@ def prove_equivalents(rules: dict[str, dict]) -> dict[str, dict]:
             else:
                 proven[op].append(rt.name)
     return {op: {"via": r["via"], "args": dict(r["args"]), "proven": [] if op in failed else proven[op],
-                 **({"refuse_dtypes": list(r["refuse_dtypes"])} if r.get("refuse_dtypes") else {})}
+                 **({"refuse_dtypes": list(r["refuse_dtypes"])} if r.get("refuse_dtypes") else {}),
+                 **({"cast_bool": True} if r.get("cast_bool") else {})}
             for op, r in sorted(rules.items())}
 
 

@@ -52,15 +52,32 @@ class Equivalent(CShimRoute):
         args = ", ".join(f"{k}={x}" for k, x in rule["args"].items())
         return [f"Route: libtorch's C shim {v.shim}, as aten computes aten::{w.op.name}: aten::{rule['via']}({args}) "
                 f"(proven equal, gradients included, on torch {', '.join(rule['proven'])}).",
-                "Numbers the shim's double would change raise an error (shimgen::Scalar)."] + [
-                f"A {d} tensor raises an error: aten::{rule['via']} refuses it where aten::{w.op.name} takes it."
-                for d in rule.get("refuse_dtypes", [])]
+                "Numbers the shim's double would change raise an error (shimgen::Scalar)."] + (
+                ["A Bool operand beside a floating one is first converted to their common dtype, as aten converts "
+                 f"it (aten::{rule['via']} refuses a Bool operand)."] if rule.get("cast_bool") else []) + [
+                f"A {d} tensor {'otherwise ' if rule.get('cast_bool') else ''}raises an error: aten::{rule['via']} "
+                f"refuses it where aten::{w.op.name} takes it." for d in rule.get("refuse_dtypes", [])]
 
     def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
         why = (f"aten::{w.op.name}'s numbers reach libtorch only as a double, which changes what aten computes for "
                "non-floating tensors: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch "
                "release) for a route that carries them")
-        return "\n".join([*_dtype_refusals(w, v), scalar_body(w, v, plan, _call(w, v, plan), why)])
+        return "\n".join([*_bool_cast(w, v), *_dtype_refusals(w, v), scalar_body(w, v, plan, _call(w, v, plan), why)])
+
+
+def _bool_cast(w: Wrapper, v: Variant) -> list[str]:
+    """Row key `cast_bool` (add.Tensor): a Bool operand beside a floating one is converted to their common dtype
+    first, as aten's TensorIterator converts it (exactly: 0 and 1), since `via` refuses a Bool operand; then the
+    wrapper again, on tensors `via` takes."""
+    rule = scalars.load().equivalents[w.op.name]
+    if not rule.get("cast_bool"):
+        return []
+    a, b = [p.name for p in w.kept(v) if str(p.arg.type) == "Tensor"][:2]
+    args = ", ".join(f"shimgen::detail::to_dtype({p.name}, common)" if p.name in (a, b) else p.name
+                     for p in w.kept(v))
+    return [f"if (shimgen::detail::bool_beside_floating({a}, {b})) {{",
+            f"const auto common = shimgen::detail::common_dtype({a}, {b});",
+            f"return {w.name}({args});", "}"]
 
 
 def _dtype_refusals(w: Wrapper, v: Variant) -> list[str]:

@@ -30,11 +30,13 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// aten::add.Tensor: aten::subtract.Tensor(alpha=-alpha, other=other,
 /// self=self) (proven equal, gradients included, on
 /// torch 2.9.1, 2.10.0, 2.11.0, 2.12.1, 2.13.0, 2.14.1, 2.15.0). Numbers the
-/// shim's double would change raise an error (shimgen::Scalar). A Bool tensor
-/// raises an error: aten::subtract.Tensor refuses it where aten::add.Tensor
-/// takes it. alpha = 1 on Bool, Byte, Char, Short, Int, Long tensors goes to
-/// shimgen::detail::integral_add_select, which computes what aten's kernel
-/// computes with dispatching aten calls (proven equal on
+/// shim's double would change raise an error (shimgen::Scalar). A Bool operand
+/// beside a floating one is first converted to their common dtype, as aten
+/// converts it (aten::subtract.Tensor refuses a Bool operand). A Bool tensor
+/// otherwise raises an error: aten::subtract.Tensor refuses it where
+/// aten::add.Tensor takes it. alpha = 1 on Bool, Byte, Char, Short, Int, Long
+/// tensors goes to shimgen::detail::integral_add_select, which computes what
+/// aten's kernel computes with dispatching aten calls (proven equal on
 /// torch 2.9.1, 2.10.0, 2.11.0, 2.12.1, 2.13.0, 2.14.1, 2.15.0).
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor add(
@@ -45,6 +47,13 @@ inline torch::stable::Tensor add(
   // Bool, Byte, Char, Short, Int, Long
   if (alpha_is_1 && shimgen::detail::dtypes_in<2>(0x81f, {&self, &other})) {
     return shimgen::detail::integral_add_select(self, other, false);
+  }
+  if (shimgen::detail::bool_beside_floating(self, other)) {
+    const auto common = shimgen::detail::common_dtype(self, other);
+    return add(
+        shimgen::detail::to_dtype(self, common),
+        shimgen::detail::to_dtype(other, common),
+        alpha);
   }
   const bool refused_bool = shimgen::detail::any_is<2>(
       torch::headeronly::ScalarType::Bool, {&self, &other});

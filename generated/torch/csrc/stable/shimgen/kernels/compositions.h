@@ -79,6 +79,22 @@ inline ScalarType common_dtype(
   return kType[result_type<2, 0>(operands, {})];
 }
 
+/// Is one of `a`, `b` a Bool tensor and the other floating or complex?
+/// (Row key `cast_bool` of an equivalent: aten's add computes such a call in
+/// their common dtype, the bool converted exactly, where the shim of
+/// aten::subtract refuses any Bool operand.)
+inline bool bool_beside_floating(
+    const torch::stable::Tensor& a,
+    const torch::stable::Tensor& b) {
+  const int pa = position(a.scalar_type());
+  const int pb = position(b.scalar_type());
+  const bool fa = is_floating(pa) || is_complex(pa);
+  const bool fb = is_floating(pb) || is_complex(pb);
+  const bool a_bool = a.scalar_type() == ScalarType::Bool;
+  const bool b_bool = b.scalar_type() == ScalarType::Bool;
+  return (a_bool && fb) || (b_bool && fa);
+}
+
 /// The dtype aten's activation kernels compute a dtype in (float for half
 /// and bfloat16, whose kernels convert each element to float), and whether
 /// aten has such a kernel at all (the floating dtypes; `integral`: also the
