@@ -119,7 +119,8 @@ def build_time_minimum(w: Wrapper, v: Variant) -> Version:
 
 def render_wrapper(w: Wrapper, v: Variant, plan: Plan) -> _Rendered:
     rules = _number_rules(w, v, plan)
-    body = "\n".join([*_autocast_first(w, v, rules), *(text for _, text in rules), v.route.body(w, v, plan)])
+    body = "\n".join([*autocast_first(w, v, _autocast_probe(rules)), *(text for _, text in rules),
+                      v.route.body(w, v, plan)])
     g_open, g_close = gate(v)
     lines = doc(w, v, plan)
     for rule, _ in rules:
@@ -189,11 +190,11 @@ def _autocast_probe(rules: list[tuple[dict, str]]) -> str | None:
     return probes[0] if probes else None
 
 
-def _autocast_first(w: Wrapper, v: Variant, rules: list[tuple[dict, str]]) -> list[str]:
-    """Where autocast would compute the op in another dtype (its policy probed on empty tensors of the first
-    operand's dtype and device), the wrapper again on the operands as autocast casts them: aten's Scalar kernel then
-    runs in that dtype, and the rules are proven there."""
-    probe = _autocast_probe(rules)
+def autocast_first(w: Wrapper, v: Variant, probe: str | None) -> list[str]:
+    """Where autocast would compute the op in another dtype (the policy of `probe`, an overload of the op's autocast
+    list, probed on empty tensors of the first operand's dtype and device: scalar.h autocast_dtype), the wrapper
+    again on the operands as autocast casts them (autocast_cast): aten's kernel, and the number rules or the
+    composition proven in that dtype, then run in it."""
     if probe is None:
         return []
     op, _, overload = probe.partition(".")
@@ -201,7 +202,7 @@ def _autocast_first(w: Wrapper, v: Variant, rules: list[tuple[dict, str]]) -> li
     args = ", ".join(f"shimgen::detail::autocast_cast({p.name}, autocast)" if p.name in operands else p.name
                      for p in w.kept(v))
     return [f'const auto autocast = shimgen::detail::autocast_dtype("aten::{op}", "{overload}", {operands[0]});',
-            f"if (autocast != {operands[0]}.scalar_type()) {{\nreturn {w.name}({args});\n}}"]
+            f"if (autocast != {operands[0]}.scalar_type()) {{", f"return torch::stable::{w.name}({args});", "}"]
 
 
 def _autocast_note(rules: list[tuple[dict, str]]) -> list[str]:

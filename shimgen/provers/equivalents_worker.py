@@ -45,8 +45,7 @@ def main():
                 continue  # the route raises a shimgen: error for these (routes/equivalent.py)
             for k, (sa, sb) in enumerate(SHAPES):
                 for n in NUMBERS:
-                    floating = (da.is_floating_point or da.is_complex) or (db.is_floating_point or db.is_complex)
-                    if not (isinstance(n, float) or floating):
+                    if not (isinstance(n, float) or any(floats)):
                         continue  # the route refuses an integer where the common dtype is not floating
                     values = {e["args"][0]: tensor(sa, da, k), e["args"][1]: tensor(sb, db, k + 7)}
                     values[e["args"][2]] = n

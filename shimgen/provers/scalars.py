@@ -562,31 +562,30 @@ def _int_as_double(torch, samples, schema) -> tuple[bool, str]:
 
 def _int_as_double_case(torch, samples, numbers, aten, case, values, compared):
     """One sample: the integral numbers as ints and as doubles give the same outcome (ok, count, why)."""
-    if True:  # noqa: SIM108 - one block, as the loop body it was
-        ints, floats = dict(values), dict(values)
-        changed = False
-        for a in numbers:
-            v = values.get(a.name, samples.OMIT)
-            if v is samples.OMIT or v is None:
-                v = a.default if a.default not in (None, "None") else None
-                v = float(v) if v is not None and v.lstrip("-").replace(".", "", 1).isdigit() else None
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer():
-                ints[a.name], floats[a.name] = int(v), float(v)
-                changed = True
-        if not changed:
-            return True, compared, ""
-        outcome = []
-        for vals in (ints, floats):
-            kw = {k: v for k, v in vals.items() if v is not samples.OMIT}
-            try:
-                torch.manual_seed(0)
-                outcome.append(("ok", aten(**kw)))
-            except Exception as e:  # noqa: BLE001
-                outcome.append(("error", str(e).split("\n")[0]))
-        compared += 1
-        if outcome[0][0] != outcome[1][0] or not _same(outcome[0][1], outcome[1][1]):
-            return False, compared, (f"{case.label}: integer -> {str(outcome[0][1])[:80]}; "
-                                     f"double -> {str(outcome[1][1])[:80]}")
+    ints, floats = dict(values), dict(values)
+    changed = False
+    for a in numbers:
+        v = values.get(a.name, samples.OMIT)
+        if v is samples.OMIT or v is None:
+            v = a.default if a.default not in (None, "None") else None
+            v = float(v) if v is not None and v.lstrip("-").replace(".", "", 1).isdigit() else None
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and float(v).is_integer():
+            ints[a.name], floats[a.name] = int(v), float(v)
+            changed = True
+    if not changed:
+        return True, compared, ""
+    outcome = []
+    for vals in (ints, floats):
+        kw = {k: v for k, v in vals.items() if v is not samples.OMIT}
+        try:
+            torch.manual_seed(0)
+            outcome.append(("ok", aten(**kw)))
+        except Exception as e:  # noqa: BLE001
+            outcome.append(("error", str(e).split("\n")[0]))
+    compared += 1
+    if outcome[0][0] != outcome[1][0] or not _same(outcome[0][1], outcome[1][1]):
+        return False, compared, (f"{case.label}: integer -> {str(outcome[0][1])[:80]}; "
+                                 f"double -> {str(outcome[1][1])[:80]}")
     return True, compared, ""
 
 

@@ -84,7 +84,7 @@ dependency token's clone; a size that is not an integer or a bool is refused."""
 
 from __future__ import annotations
 
-from shimgen import scalars
+from shimgen import emit_cpp, scalars
 from shimgen.cpp_model import Variant, Wrapper
 from shimgen.parse import Op
 from shimgen.plan import Plan
@@ -416,7 +416,7 @@ class Composition(Route):
 
     def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
         rule = scalars.load().kernel_compositions[w.op.name]
-        return "\n".join([*_autocast_first(w, v, rule), self._kernel_body(w, v, plan)])
+        return "\n".join([*emit_cpp.autocast_first(w, v, rule.get("autocast")), self._kernel_body(w, v, plan)])
 
     def _kernel_body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
         if scalars.load().kernel_compositions[w.op.name]["kernel"] == ADDBMM:
@@ -613,17 +613,6 @@ def _none_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
 # float16 / bfloat16; where a probe of <overload> (aten::pow.Tensor_Tensor, of the same list, on empty 0x0 tensors of
 # the first input's dtype and device: scalar.h autocast_dtype) says autocast would change the dtype, the wrapper
 # first casts the inputs as autocast casts them (autocast_cast), then calls itself ----
-
-def _autocast_first(w: Wrapper, v: Variant, rule: dict) -> list[str]:
-    if not rule.get("autocast"):
-        return []
-    op, _, overload = rule["autocast"].partition(".")
-    tensors = [p.name for p in w.kept(v) if str(p.arg.type) == "Tensor" and not p.is_out]
-    again = ", ".join(f"shimgen::detail::autocast_cast({p.name}, autocast)" if p.name in tensors else p.name
-                      for p in w.kept(v))
-    return [f'const auto autocast = shimgen::detail::autocast_dtype("aten::{op}", "{overload}", {tensors[0]});',
-            f"if (autocast != {tensors[0]}.scalar_type()) {{", f"return torch::stable::{w.name}({again});", "}"]
-
 
 def _autocast_doc(w: Wrapper, rule: dict) -> list[str]:
     if not rule.get("autocast"):
