@@ -515,6 +515,7 @@ def emit(plan: Plan) -> dict[str, str]:
     for _, vs in worlds.values():
         versions |= vs
     names = sorted({n for by_name, _ in worlds.values() for n in by_name})
+    plain = plain_names(plan, wide)
     declared = _shim_declarations(plan)
     versions |= {sv.since for sv in c_shims(plan)[0]}  # the per-op headers' C shim declarations are gated too
     files = {HEADER: render("ops.h.j2", banner=plan.banner, names=names,
@@ -546,11 +547,22 @@ def emit(plan: Plan) -> dict[str, str]:
         kernels = sections.used_by(t for _, units in groups for r in units for t in (r.signature, r.body))
         used.update(kernels)
         files[op_header(name)] = render("ops_op.h.j2", banner=plan.banner, op_name=name, deps=deps, blocks=blocks,
-                                        shims=[declared[f] for f in called], kernels=kernels)
+                                        shims=[declared[f] for f in called], kernels=kernels,
+                                        deferred=name not in plain)
     files[SCALAR_HEADER] = scalar_header(plan.banner)
     files.update(kernel_headers(plan.banner, sections.closure(used)))
     files[DISPATCH_HEADER] = f"// {plan.banner}\n{package_text('templates/dispatch.h')}"
     return files
+
+
+def plain_names(plan: Plan, wide: dict[str, Wrapper]) -> set[str]:
+    """The C++ names whose wrappers are plain inline functions: those of the manifest's default set (upstream's
+    ops.h names, whose code may take a wrapper's address as it would upstream's). Every other name's wrappers are
+    function templates with one defaulted parameter (`template <typename = void>`), which a call uses as a
+    function: a translation unit parses their bodies but checks and instantiates only those it calls, so the
+    aggregate ops.h of every op costs a fraction of what ~3,000 plain inline functions cost (README, "Compile
+    cost")."""
+    return {wide[op].name for op in plan.manifest.entries if op in wide}
 
 
 # A C shim a wrapper body calls (c_shim_aten.h declares them all; each per-op header declares those it calls).

@@ -11,7 +11,11 @@
 // The kernels' helpers are in torch/csrc/stable/shimgen/kernels/<section>.h:
 // shimgen/templates/scalar.h marks each `// ---- ` section with a
 // `// @section <name> [needs <section>...]` line, and each per-op header
-// includes the sections its wrappers call (shimgen/kernel_sections.py).
+// includes the sections its wrappers call (shimgen/kernel_sections.py). A
+// kernel section's functions are templates with one defaulted parameter
+// (`template <typename = void>`), called as functions: a translation unit that
+// includes a section parses them but instantiates only what its calls reach
+// (the aggregate ops.h includes every section).
 
 #pragma once
 
@@ -745,6 +749,7 @@ inline std::string failure_reason() {
 
 /// Does a `float` hold the number exactly? (A bool or complex number never
 /// crosses as one.)
+template <typename = void>
 inline bool fits_float(const Scalar& s) {
   if (s.is_floating_point()) {
     const double d = s.to_double();
@@ -765,6 +770,7 @@ inline bool fits_float(const Scalar& s) {
 /// the proven (tensor category, number kind) mask of data/legacy_shims.yaml:
 /// bit 4 * category + kind, category 0 bool, 1 integral, 2 floating,
 /// 3 complex; kind 1 integer, 2 floating-point.
+template <typename = void>
 inline bool float_carries(
     const Scalar& s,
     const torch::stable::Tensor& t,
@@ -786,6 +792,7 @@ inline bool float_carries(
 }
 
 /// An empty 0x0 tensor of `like`'s dtype and device.
+template <typename = void>
 inline torch::stable::Tensor empty_0x0(const torch::stable::Tensor& like) {
   int32_t dtype = 0;
   int32_t device_type = 0;
@@ -833,6 +840,7 @@ inline torch::stable::Tensor dispatch_tensors(
 /// The result of dispatching aten::`op` on empty 0x0 tensors of `a`'s and
 /// `b`'s dtype and device: a tensor of the dtype and device aten's dispatch
 /// gives that op (autocast included) for those inputs.
+template <typename = void>
 inline torch::stable::Tensor dispatch_probe(
     const char* op,
     const torch::stable::Tensor& a,
@@ -847,6 +855,7 @@ inline torch::stable::Tensor dispatch_probe(
 /// A legacy shim call that failed: aten's reason (libtorch's message from
 /// 2.13; before, libtorch logged it on stderr), and the remedy where autograd
 /// refused the out= call.
+template <typename = void>
 [[noreturn]] inline void legacy_failed(const char* op, const char* function) {
   std::string reason = failure_reason();
   if (aoti_torch_grad_mode_is_enabled()) {
@@ -873,6 +882,7 @@ inline torch::stable::Tensor dispatch_probe(
 
 /// `t` in dtype `d` (aten::_to_copy where it differs), as TensorIterator
 /// casts an input to the common dtype.
+template <typename = void>
 inline torch::stable::Tensor to_dtype(
     const torch::stable::Tensor& t,
     ScalarType d) {
@@ -896,6 +906,7 @@ inline torch::stable::Tensor to_dtype(
 /// dtype and device, asked for float16 and bfloat16 tensors only (the ones
 /// autocast's float32 policy casts: CUDA's lists aten::pow and aten::dist,
 /// CPU's neither); `t`'s own dtype where autocast leaves it alone.
+template <typename = void>
 inline ScalarType autocast_dtype(
     const char* op,
     const char* overload,
@@ -914,6 +925,7 @@ inline ScalarType autocast_dtype(
 
 /// `t` as autocast casts an argument to `d`: a floating tensor other than a
 /// double one in `d` (aten::_to_copy), any other as it is.
+template <typename = void>
 inline torch::stable::Tensor autocast_cast(
     const torch::stable::Tensor& t,
     ScalarType d) {
@@ -925,6 +937,7 @@ inline torch::stable::Tensor autocast_cast(
 }
 
 /// The common dtype of two tensors, as TensorIterator computes it.
+template <typename = void>
 inline ScalarType common_dtype(
     const torch::stable::Tensor& a,
     const torch::stable::Tensor& b) {
@@ -936,6 +949,7 @@ inline ScalarType common_dtype(
 /// (Row key `cast_bool` of an equivalent: aten's add computes such a call in
 /// their common dtype, the bool converted exactly, where the shim of
 /// aten::subtract refuses any Bool operand.)
+template <typename = void>
 inline bool bool_beside_floating(
     const torch::stable::Tensor& a,
     const torch::stable::Tensor& b) {
@@ -952,6 +966,7 @@ inline bool bool_beside_floating(
 /// and bfloat16, whose kernels convert each element to float), and whether
 /// aten has such a kernel at all (the floating dtypes; `integral`: also the
 /// integral ones but bool).
+template <typename = void>
 inline bool kernel_dtype(ScalarType t, bool integral, ScalarType& compute) {
   switch (t) {
     case ScalarType::Half:
@@ -975,6 +990,7 @@ inline bool kernel_dtype(ScalarType t, bool integral, ScalarType& compute) {
 }
 
 /// A call aten's kernel has no version for: aten raises too.
+template <typename = void>
 [[noreturn]] inline void no_kernel(const char* op) {
   const std::string what = std::string("shimgen: ") + op;
   throw std::runtime_error(what + ": aten has no kernel for this dtype");
@@ -982,11 +998,13 @@ inline bool kernel_dtype(ScalarType t, bool integral, ScalarType& compute) {
 
 /// aten::detach: `t` with no autograd history (a branch whose gradient aten's
 /// formula gives as zero).
+template <typename = void>
 inline torch::stable::Tensor detached(const torch::stable::Tensor& t) {
   return dispatch_tensors<1>("aten::detach", "", {torch::stable::detail::from(t)});
 }
 
 /// aten::`op`.`overload` of two tensors (a comparison or logical op).
+template <typename = void>
 inline torch::stable::Tensor tensor_op(
     const char* op,
     const char* overload,
@@ -997,6 +1015,7 @@ inline torch::stable::Tensor tensor_op(
 }
 
 /// aten::`op`.`overload` of a tensor and a dimension.
+template <typename = void>
 inline torch::stable::Tensor dim_op(
     const char* op,
     const char* overload,
@@ -1009,6 +1028,7 @@ inline torch::stable::Tensor dim_op(
 }
 
 /// Do `a` and `b` have the same sizes?
+template <typename = void>
 inline bool same_sizes(const torch::stable::Tensor& a, const torch::stable::Tensor& b) {
   if (a.dim() != b.dim()) {
     return false;
@@ -1027,6 +1047,7 @@ inline bool same_sizes(const torch::stable::Tensor& a, const torch::stable::Tens
 
 /// `t` broadcast to `like`'s shape, in its dtype (`t` itself where it has
 /// them already).
+template <typename = void>
 inline torch::stable::Tensor broadcast_as(
     const torch::stable::Tensor& t,
     const torch::stable::Tensor& like) {
@@ -1047,6 +1068,7 @@ inline torch::stable::Tensor broadcast_as(
 /// stacked along a new dimension its values (`x - y`, as aten::sub computes;
 /// an add subtracts the negation, exact in two's complement), and copy_
 /// writes them there. bool + bool is aten::logical_or.
+template <typename = void>
 inline torch::stable::Tensor integral_add_select(
     const torch::stable::Tensor& a,
     const torch::stable::Tensor& b,
@@ -1085,12 +1107,14 @@ inline torch::stable::Tensor integral_add_select(
 /// an exponent of 3 as `x * x * x` ((x * x) * x, rounded in the tensor's
 /// dtype at each step, the integral kernel wrapping on overflow); here as two
 /// aten::mul calls in that order.
+template <typename = void>
 inline torch::stable::Tensor cube_select(const torch::stable::Tensor& x) {
   const torch::stable::Tensor square = tensor_op("aten::mul", "Tensor", x, x);
   return tensor_op("aten::mul", "Tensor", square, x);
 }
 
 /// aten::where.self(condition, a, b).
+template <typename = void>
 inline torch::stable::Tensor where_select(
     const torch::stable::Tensor& condition,
     const torch::stable::Tensor& a,
@@ -1110,6 +1134,7 @@ inline torch::stable::Tensor where_select(
 /// aten::where.self and aten::_to_copy. aten's kernel exists for the integral
 /// and floating dtypes (not bool, complex or the unsigned ones beyond uint8);
 /// a number outside the dtype's range is refused.
+template <typename = void>
 inline torch::stable::Tensor threshold_select(
     const char* op,
     const torch::stable::Tensor& x,
@@ -1140,6 +1165,7 @@ inline torch::stable::Tensor threshold_select(
 /// grad_output), in float for half and bfloat16, the slope converted to that
 /// dtype; as aten::gt.Tensor, aten::mul.Tensor, aten::where.self and
 /// aten::_to_copy.
+template <typename = void>
 inline torch::stable::Tensor leaky_relu_select(
     const char* op,
     const torch::stable::Tensor& x,
@@ -1180,6 +1206,7 @@ inline torch::stable::Tensor leaky_relu_select(
 /// c10::canCast: may aten write a result of dtype `from` into an output of
 /// dtype `to`? (Not complex into non-complex, floating into integral, or
 /// anything but bool into bool.)
+template <typename = void>
 inline bool can_cast(ScalarType from, ScalarType to) {
   const int f = position(from);
   const int t = position(to);
@@ -1193,6 +1220,7 @@ inline bool can_cast(ScalarType from, ScalarType to) {
 }
 
 /// The bytes [lo, hi) a tensor's elements span (false: it has none).
+template <typename = void>
 inline bool byte_span(
     const torch::stable::Tensor& t,
     uintptr_t& lo,
@@ -1222,6 +1250,7 @@ inline bool byte_span(
 }
 
 /// Are `a` and `b` the very same view (data, dtype, sizes and strides)?
+template <typename = void>
 inline bool same_view(
     const torch::stable::Tensor& a,
     const torch::stable::Tensor& b) {
@@ -1246,6 +1275,7 @@ inline bool same_view(
 
 /// Do `a` and `b` share memory other than as the very same view (aten's full
 /// overlap, which an in-place op allows)?
+template <typename = void>
 inline bool shares_memory(
     const torch::stable::Tensor& a,
     const torch::stable::Tensor& b) {
@@ -1267,6 +1297,7 @@ inline bool shares_memory(
 /// share memory with no input other than as the very same view (aten computes
 /// in place element by element; the result was computed out of place, so such
 /// a call is refused), then aten::copy_ writes it into self.
+template <typename = void>
 inline torch::stable::Tensor assign_inplace(
     const char* op,
     torch::stable::Tensor self,
@@ -1307,6 +1338,7 @@ inline torch::stable::Tensor assign_inplace(
 /// a floating-point number counts as the default dtype), for ops that wrap
 /// their Scalars with scalar_to_tensor / wrapped_scalar_tensor and call their
 /// Tensor overload (where.Scalar, searchsorted.Scalar, bucketize.Scalar).
+template <typename = void>
 inline ScalarType wrapped_numbers_dtype(
     const char* op,
     std::initializer_list<const torch::stable::Tensor*> tensors,
@@ -1337,6 +1369,7 @@ inline ScalarType wrapped_numbers_dtype(
 /// is ATen's result_type over the tensor and the numbers as wrapped numbers,
 /// which wrapped_numbers_dtype computes from shimgen's promotion table (the
 /// measured torch.promote_types) and libtorch's default dtype.
+template <typename = void>
 inline ScalarType result_type_numbers_select(
     const char* op,
     const Scalar& scalar,
@@ -1352,6 +1385,7 @@ inline ScalarType result_type_numbers_select(
   return wrapped_numbers_dtype(op, {&tensor}, {&scalar});
 }
 
+template <typename = void>
 inline ScalarType result_type_numbers_select(
     const char* op,
     const Scalar& scalar1,
@@ -1362,6 +1396,7 @@ inline ScalarType result_type_numbers_select(
 /// The 0-dim tensor aten computes a wrapped number as: its value in dtype `t`
 /// (as aten casts the wrapped tensor to the common dtype), on `like`'s device
 /// (scalar_to_tensor's device); a number out of `t`'s range is refused.
+template <typename = void>
 inline torch::stable::Tensor wrapped_number_tensor(
     const char* op,
     const char* arg,
@@ -1407,6 +1442,7 @@ inline torch::stable::Tensor wrapped_number_tensor(
 /// self's dtype, truncated to an integer first for an integral self (as
 /// hardtanh_out does); one aten cannot convert (overflow, a negative bound for
 /// uint8, a NaN or infinity) is refused.
+template <typename = void>
 inline torch::stable::Tensor clamp_bound(
     const char* op,
     const char* arg,
@@ -1434,6 +1470,7 @@ inline torch::stable::Tensor clamp_bound(
 /// `min_val < self < max_val ? self : clamp(detach(self), min_val, max_val)`
 /// as aten::gt, aten::lt, aten::logical_and, aten::clamp.Tensor and
 /// aten::where.self.
+template <typename = void>
 inline torch::stable::Tensor clamp_select(
     const char* op,
     const torch::stable::Tensor& self,
@@ -1464,6 +1501,7 @@ inline torch::stable::Tensor clamp_select(
 /// dtype (half and bfloat16 too), lambd converted to it; as aten::ge,
 /// aten::le, aten::logical_and and aten::where.self. aten's kernel exists for
 /// the floating dtypes.
+template <typename = void>
 inline torch::stable::Tensor hardshrink_select(
     const char* op,
     const torch::stable::Tensor& self,
@@ -1488,6 +1526,7 @@ inline torch::stable::Tensor hardshrink_select(
 }
 
 /// Is `t` an unsigned integer dtype?
+template <typename = void>
 inline bool is_unsigned(ScalarType t) {
   switch (t) {
     case ScalarType::Byte:
@@ -1505,6 +1544,7 @@ inline bool is_unsigned(ScalarType t) {
 /// number itself gives: a floating-point or bool number, or an integer a
 /// double holds exactly and, for an unsigned self, not negative (aten wraps
 /// such an integer, and raises for the double). Otherwise refused.
+template <typename = void>
 inline double exact_double(
     const char* op,
     const char* arg,
@@ -1549,6 +1589,7 @@ inline void constant_pad_check(
 /// with a 0-dim tensor of it expanded to index's shape (aten::expand_as). A
 /// number outside self's dtype (out of range; not whole for an integral
 /// dtype) is refused.
+template <typename = void>
 inline torch::stable::Tensor scatter_fill_select(
     const char* op,
     const torch::stable::Tensor& self,
@@ -1577,6 +1618,7 @@ inline torch::stable::Tensor scatter_fill_select(
 
 /// aten::is_leaf: has `t` no grad_fn? (Not named is_leaf: argument-dependent
 /// lookup would also find torch::stable::is_leaf, the op's wrapper.)
+template <typename = void>
 inline bool without_grad_fn(const torch::stable::Tensor& t) {
   std::array<StableIValue, 1> stack{torch::stable::detail::from(t)};
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
@@ -1592,6 +1634,7 @@ inline bool without_grad_fn(const torch::stable::Tensor& t) {
 /// Does `t` require grad? Asked only in grad mode: libtorch 2.9-2.15 exports
 /// no requires_grad getter, but an alias of a tensor that requires grad is a
 /// view autograd records (aten::is_leaf false), of any other a leaf.
+template <typename = void>
 inline bool requires_grad_in_grad_mode(const torch::stable::Tensor& t) {
   torch::stable::Tensor view = dispatch_tensors<1>(
       "aten::alias", "", {torch::stable::detail::from(t)});
@@ -1601,6 +1644,7 @@ inline bool requires_grad_in_grad_mode(const torch::stable::Tensor& t) {
 /// Would autograd record a call on these tensors (grad mode, and one of them
 /// requires grad)? A number rule whose op's gradient formula differs from its
 /// target's is taken only where it would not (emit_cpp._number_rules).
+template <typename = void>
 inline bool records_grad(std::initializer_list<const torch::stable::Tensor*> tensors) {
   if (!aoti_torch_grad_mode_is_enabled()) {
     return false;
@@ -1615,6 +1659,7 @@ inline bool records_grad(std::initializer_list<const torch::stable::Tensor*> ten
 
 /// aten's autograd check of an out= call: in grad mode, no argument (out
 /// included) may require grad.
+template <typename = void>
 inline void check_out_autograd(
     const char* op,
     std::initializer_list<const torch::stable::Tensor*> tensors) {
@@ -1630,6 +1675,7 @@ inline void check_out_autograd(
 /// Row key `no_derivative: true`: aten has no derivative for the op, so in
 /// grad mode with an argument that requires grad it computes the out= call
 /// and leaves out requiring grad, which a composition cannot: refused.
+template <typename = void>
 inline void refuse_recorded_out(
     const char* op,
     std::initializer_list<const torch::stable::Tensor*> tensors) {
@@ -1643,6 +1689,7 @@ inline void refuse_recorded_out(
 }
 
 /// Do `a` and `b` share any byte (the very same view included)?
+template <typename = void>
 inline bool overlaps(const torch::stable::Tensor& a, const torch::stable::Tensor& b) {
   uintptr_t alo = 0;
   uintptr_t ahi = 0;
@@ -1655,6 +1702,7 @@ inline bool overlaps(const torch::stable::Tensor& a, const torch::stable::Tensor
 }
 
 /// Has `t` a dimension of size > 1 and stride 0 (elements written twice)?
+template <typename = void>
 inline bool written_twice(const torch::stable::Tensor& t) {
   int64_t* sizes = nullptr;
   int64_t* strides = nullptr;
@@ -1678,6 +1726,7 @@ inline bool written_twice(const torch::stable::Tensor& t) {
 /// it: TensorIterator's resize_output (aten's warning on a non-empty out
 /// included) and the result's strides, as aten's structured kernels
 /// restride a resized out; otherwise aten::copy_.
+template <typename = void>
 inline void assign_out(
     const char* op,
     torch::stable::Tensor& out,
@@ -1754,6 +1803,7 @@ inline void assign_out(
 /// aten::where.self_out over an empty tensor of the result's (TensorIterator's
 /// resize: aten's warning where out had elements). An out writing an element
 /// twice is refused first (TensorIterator would raise where aten resizes it).
+template <typename = void>
 inline void empty_out_first(
     const char* op,
     torch::stable::Tensor& out,
@@ -1811,6 +1861,7 @@ inline void empty_out_first(
 /// (aten::clone), so that what autograd saves of it is not the tensor
 /// aten::copy_ then overwrites (mul_'s backward needs the original self);
 /// otherwise self itself.
+template <typename = void>
 inline torch::stable::Tensor saved_self(
     const torch::stable::Tensor& self,
     std::initializer_list<const torch::stable::Tensor*> inputs) {
@@ -1836,6 +1887,7 @@ inline torch::stable::Tensor saved_self(
 // (shimgen/routes/composition.py) ----
 
 /// The least e >= 0 with x * 2^e a whole number (x finite; doubling is exact).
+template <typename = void>
 inline int binary_places(double x) {
   int e = 0;
   while (x != std::floor(x)) {
@@ -1846,6 +1898,7 @@ inline int binary_places(double x) {
 }
 
 /// a - b (`sign` -1) or a + b (`sign` 1) in int64, false where it overflows.
+template <typename = void>
 inline bool int64_step(int64_t a, int64_t b, int sign, int64_t& r) {
   constexpr int64_t lo = std::numeric_limits<int64_t>::min();
   constexpr int64_t hi = std::numeric_limits<int64_t>::max();
@@ -1864,6 +1917,7 @@ inline bool int64_step(int64_t a, int64_t b, int sign, int64_t& r) {
 }
 
 /// aten's bounds check (true: it raises) over the numbers as doubles.
+template <typename = void>
 inline bool range_check_fails(double start, double end, double step) {
   if (!(step > 0 || step < 0)) {
     return true;
@@ -1875,6 +1929,7 @@ inline bool range_check_fails(double start, double end, double step) {
 }
 
 /// aten's bounds check (true: it raises) over the numbers as int64.
+template <typename = void>
 inline bool range_check_fails(int64_t start, int64_t end, int64_t step) {
   if (step == 0) {
     return true;
@@ -1883,6 +1938,7 @@ inline bool range_check_fails(int64_t start, int64_t end, int64_t step) {
 }
 
 /// Why a range is refused, with the remedy (raises).
+template <typename = void>
 inline void range_refuse(
     const char* op,
     const char* arg,
@@ -1896,6 +1952,7 @@ inline void range_refuse(
 
 /// An empty 1-D tensor of `size` elements of dtype `t` on the device, made by
 /// libtorch's aoti_torch_empty_strided.
+template <typename = void>
 inline torch::stable::Tensor empty_1d(
     int64_t size,
     ScalarType t,
@@ -1921,6 +1978,7 @@ inline torch::stable::Tensor empty_1d(
 
 /// The dtype aten's range factories give: the one given, else int64 for an
 /// arange of integers and bools, else the default dtype.
+template <typename = void>
 inline ScalarType range_dtype(
     bool inclusive,
     const Scalar& start,
@@ -1942,6 +2000,7 @@ inline ScalarType range_dtype(
 /// A floating dtype's significand bits and the binary places of its least
 /// subnormal (0 and 0 for an integral dtype); false where aten's range kernels
 /// take no such dtype (bool, complex, uint16+).
+template <typename = void>
 inline bool range_precision(ScalarType t, int& bits, int& places) {
   bits = 0;
   places = 0;
@@ -1977,6 +2036,7 @@ inline bool range_precision(ScalarType t, int& bits, int& places) {
 /// (`acc`): truncated to int64 (`whole`) for an integral dtype, rounded to
 /// float for half and bfloat16 (`narrow`); refused where releases convert it
 /// apart or aten rounds it.
+template <typename = void>
 inline void range_number(
     const char* op,
     const char* arg,
@@ -2012,6 +2072,7 @@ inline void range_number(
 
 /// aten::range's number of elements, where releases agree (they size it in
 /// the accumulate type or in double); -1 where they disagree or it overflows.
+template <typename = void>
 inline int64_t range_size(
     bool integral,
     bool narrow,
@@ -2052,6 +2113,7 @@ inline int64_t range_size(
 /// aten::arange's number of elements (an int64 arange counted in integers, or
 /// in double on the releases that do so for non-integers), where releases
 /// agree; -1 where they disagree or it overflows, -2 where aten raises.
+template <typename = void>
 inline int64_t arange_size(
     bool int64_dtype,
     bool integers,
@@ -2086,6 +2148,7 @@ inline int64_t arange_size(
 
 /// Does no element of an int64 range overflow (|start| + (size - 1) * |step|
 /// within 2^62)?
+template <typename = void>
 inline bool int64_range_fits(int64_t first, int64_t step, int64_t size) {
   constexpr uint64_t limit = uint64_t(1) << 62;
   uint64_t a0 = static_cast<uint64_t>(first);
@@ -2105,6 +2168,7 @@ inline bool int64_range_fits(int64_t first, int64_t step, int64_t size) {
 /// Is every element of a floating range exact in the dtype (`bits`, `places`)
 /// and in aten's arithmetic: start and step, scaled by the least power of two
 /// that makes both whole, and every element, below 2^bits?
+template <typename = void>
 inline bool range_exact(
     double first,
     double step,
@@ -2143,6 +2207,7 @@ inline bool range_exact(
 /// it and in aten's arithmetic: aten's vectorized kernel rounds each vector's
 /// first element before adding the steps, which no composition reproduces
 /// (0.1 steps are refused, 0.25 steps are exact).
+template <typename = void>
 inline torch::stable::Tensor range_select(
     const char* op,
     bool inclusive,
@@ -2260,6 +2325,7 @@ inline torch::stable::Tensor range_select(
 /// Does half (or bfloat16) hold `v` exactly? (11 (8) significant bits; for
 /// half, subnormals down to 2^-24; for bfloat16 normal numbers only, so a
 /// subnormal one counts as not held.)
+template <typename = void>
 inline bool reduced_holds(double v, ScalarType t) {
   const double a = std::fabs(v);
   if (a == 0) {
@@ -2286,6 +2352,7 @@ inline bool reduced_holds(double v, ScalarType t) {
 /// vectorized body, grad_output in the scalar tail: measured on every
 /// runtime), which no composition can follow. As aten::isnan, aten::any and
 /// aten::is_nonzero (one bool, read from any device).
+template <typename = void>
 inline void refuse_nan(const char* op, const torch::stable::Tensor& self) {
   const torch::stable::Tensor nan = dispatch_tensors<1>(
       "aten::isnan", "", {torch::stable::detail::from(self)});
@@ -2323,6 +2390,7 @@ struct SHIMGEN_HIDDEN ShrinkOperands {
   ScalarType t;
 };
 
+template <typename = void>
 inline ShrinkOperands softshrink_operands(
     const char* op,
     const torch::stable::Tensor& self,
@@ -2362,6 +2430,7 @@ inline ShrinkOperands softshrink_operands(
 /// `minus` (x - lambd) and `plus` (x - (-lambd), which IEEE computes as
 /// x + lambd) by aten::sub.Tensor's wrapper; as aten::ge, aten::le, aten::gt,
 /// aten::logical_and, aten::where.self and aten::_to_copy.
+template <typename = void>
 inline torch::stable::Tensor softshrink_select(
     const ShrinkOperands& s,
     const torch::stable::Tensor& minus,
@@ -2380,6 +2449,7 @@ inline torch::stable::Tensor softshrink_select(
 
 /// A common dtype `via`'s kernel has no version for where the op's own
 /// kernel has one (a wrapped_numbers row's `refuse_dtypes`): refused.
+template <typename = void>
 inline void refuse_dtype(
     const char* op,
     const char* via,
@@ -2396,6 +2466,7 @@ inline void refuse_dtype(
 /// TensorIterator's broadcast check of two operands in aten's order, with its
 /// message (aten's infer_size): the composition's own calls meet them in
 /// another order, which would name them the other way round.
+template <typename = void>
 inline void check_broadcast(
     const torch::stable::Tensor& a,
     const torch::stable::Tensor& b) {
@@ -2424,6 +2495,7 @@ inline void check_broadcast(
 /// converted to that dtype (half and bfloat16 too); as aten::ge, aten::le,
 /// aten::logical_and, aten::where.self and aten::_to_copy. A NaN in self is
 /// refused (refuse_nan).
+template <typename = void>
 inline torch::stable::Tensor shrink_grad_select(
     const char* op,
     const torch::stable::Tensor& grad_output,
@@ -2456,6 +2528,7 @@ inline torch::stable::Tensor shrink_grad_select(
 /// bfloat16 with the bounds as floats; as aten::gt, aten::lt,
 /// aten::logical_and, aten::where.self and aten::_to_copy. A NaN in self is
 /// refused (refuse_nan).
+template <typename = void>
 inline torch::stable::Tensor hardtanh_backward_select(
     const char* op,
     const torch::stable::Tensor& self,
@@ -2495,12 +2568,14 @@ inline torch::stable::Tensor hardtanh_backward_select(
 /// Grad mode, and self has a grad_fn (aten::is_leaf false). A leaf that
 /// requires grad is left to the composition's own calls, which raise aten's
 /// in-place error.
+template <typename = void>
 inline bool records_inplace(const torch::stable::Tensor& self) {
   return aoti_torch_grad_mode_is_enabled() && !without_grad_fn(self);
 }
 
 /// The refusal of a call autograd records whose backward aten raises for
 /// (`why`): the composition's calls would record a backward that succeeds.
+template <typename = void>
 [[noreturn]] inline void refuse_backward(const char* op, const char* why) {
   std::string text = std::string("shimgen: ") + op + ": " + why;
   text += ", which this composition would differentiate: call it where ";
@@ -2518,6 +2593,7 @@ inline bool records_inplace(const torch::stable::Tensor& self) {
 /// aten's in-place error for a leaf `self` that requires grad, raised by aten
 /// itself (grad mode only): aten::copy_ of self onto itself, whose autograd
 /// check comes before the copy.
+template <typename = void>
 inline void inplace_leaf_check(const torch::stable::Tensor& self) {
   if (!aoti_torch_grad_mode_is_enabled() || records_inplace(self)) {
     return;
@@ -2537,6 +2613,7 @@ inline void inplace_leaf_check(const torch::stable::Tensor& self) {
 /// aten's kernel reads the inputs while it writes self (addmm_ with self as
 /// mat1 gives another result than addmm), which the composition (the op out
 /// of place, then copy_) cannot follow.
+template <typename = void>
 inline void refuse_aliased(
     const char* op,
     const torch::stable::Tensor& self,
@@ -2555,6 +2632,7 @@ inline void refuse_aliased(
 }
 
 /// `t`'s sizes as aten prints them: [2, 3].
+template <typename = void>
 inline std::string sizes_text(const torch::stable::Tensor& t) {
   int64_t* sizes = nullptr;
   check(aoti_torch_get_sizes(t.get(), &sizes), "aoti_torch_get_sizes");
@@ -2570,6 +2648,7 @@ inline std::string sizes_text(const torch::stable::Tensor& t) {
 /// `refuse_strides`): aten computes in self's layout (addmm_ on a transposed
 /// self runs the transposed product, which rounds otherwise), the composition
 /// in the result's.
+template <typename = void>
 inline void refuse_strides(
     const char* op,
     const torch::stable::Tensor& self,
@@ -2604,6 +2683,7 @@ inline void refuse_strides(
 
 /// training=true: aten draws the slopes from its generator, which no
 /// composition reproduces.
+template <typename = void>
 inline void rrelu_refuse_training(const char* op, bool training) {
   if (!training) {
     return;
@@ -2618,6 +2698,7 @@ inline void rrelu_refuse_training(const char* op, bool training) {
 /// aten's rrelu and rrelu_ check lower <= upper (as doubles: a NaN fails);
 /// `finite` (rrelu): torch 2.15 also requires finite bounds, which earlier
 /// releases compute with, so a non-finite bound is refused.
+template <typename = void>
 inline void rrelu_check_bounds(
     const char* op,
     const Scalar& lower,
@@ -2649,6 +2730,7 @@ inline void rrelu_check_bounds(
 /// an integer as int64), which with a floating lower or upper is that sum in
 /// double. Two integers (the default dtype's division), a bool or complex
 /// number, or an integer no double holds are refused.
+template <typename = void>
 inline Scalar rrelu_slope(
     const char* op,
     const Scalar& lower,
@@ -2676,6 +2758,7 @@ inline Scalar rrelu_slope(
 
 /// The slope aten's rrelu_with_noise_backward uses in eval mode:
 /// (lower.toDouble() + upper.toDouble()) / 2. A complex number is refused.
+template <typename = void>
 inline Scalar rrelu_backward_slope(
     const char* op,
     const Scalar& lower,
@@ -2692,6 +2775,7 @@ inline Scalar rrelu_backward_slope(
 }
 
 /// aten's check of the noise tensor: self's sizes.
+template <typename = void>
 inline void rrelu_noise_check(
     const char* op,
     const torch::stable::Tensor& self,
@@ -2705,6 +2789,7 @@ inline void rrelu_noise_check(
 /// allocates its output (empty_like with LEGACY_CONTIGUOUS_MEMORY_FORMAT):
 /// where its strides differ, aten::copy_ into one (autograd records the copy,
 /// whose gradient is the identity).
+template <typename = void>
 inline torch::stable::Tensor contiguous_result(const torch::stable::Tensor& result) {
   const int64_t n = result.dim();
   int64_t* sizes = nullptr;
@@ -2759,6 +2844,7 @@ inline torch::stable::Tensor contiguous_result(const torch::stable::Tensor& resu
 /// aten's convert_tensor_to_scalar_list reads back as the very same Scalar.
 /// An unsigned number above int64's range is refused (aten reads no uint64
 /// tensor back).
+template <typename = void>
 inline torch::stable::Tensor scalars_tensor(
     const char* op,
     const char* arg,
@@ -2777,6 +2863,7 @@ inline torch::stable::Tensor scalars_tensor(
 /// has no derivative, where aten::X has one), and a tensor not on the CPU
 /// (other backends' foreach kernels take a fused path computed otherwise; the
 /// route is proven on CPU only).
+template <typename = void>
 inline void check_scalars_route(
     const char* op,
     std::initializer_list<const torch::stable::Tensor*> tensors) {
@@ -2808,6 +2895,7 @@ inline void check_scalars_route(
 
 /// aten's checks of trapezoid(y, dx) / cumulative_trapezoid(y, dx), in its
 /// order: a bool `y`, then a complex or bool `dx`.
+template <typename = void>
 inline void trapezoid_check(
     const char* op,
     const char* name,
@@ -2828,6 +2916,7 @@ inline void trapezoid_check(
 
 /// y's sizes without dimension `dim` (aten's zeros_like_except; `dim` was
 /// checked by y.size(dim) first, as aten's y.sym_size(dim) checks it).
+template <typename = void>
 inline std::vector<int64_t> sizes_except(
     const torch::stable::Tensor& y,
     int64_t dim) {
@@ -2869,6 +2958,7 @@ struct SHIMGEN_HIDDEN EluGradOperands {
 /// elu_backward is elu_double_backward, not the composition's), and a NaN in
 /// self_or_result (refused: aten gives grad_output * scale in its scalar tail
 /// and NaN in its vectorized body).
+template <typename = void>
 inline EluGradOperands elu_grad_operands(
     const char* op,
     const torch::stable::Tensor& grad_output,
@@ -2945,6 +3035,7 @@ inline EluGradOperands elu_grad_operands(
 /// aten::mul.Tensor, aten::le.Tensor, aten::where.self and aten::_to_copy:
 /// each step rounds as aten's does (no transcendental function, no fused
 /// multiply-add), in its vectorized body and its scalar tail alike.
+template <typename = void>
 inline torch::stable::Tensor elu_grad_select(
     const EluGradOperands& s,
     const torch::stable::Tensor& shifted) {
@@ -2989,6 +3080,7 @@ struct SHIMGEN_HIDDEN AddReluOperands {
 
 /// One bool of a tensor of bools: aten::any, then aten::is_nonzero (read
 /// from any device).
+template <typename = void>
 inline bool any_true(const torch::stable::Tensor& mask) {
   const torch::stable::Tensor any =
       dispatch_tensors<1>("aten::any", "", {torch::stable::detail::from(mask)});
@@ -3013,6 +3105,7 @@ inline bool any_true(const torch::stable::Tensor& mask) {
 /// fused multiply-add, which no composition rounds alike) and a call
 /// autograd records (aten has no derivative for _add_relu: its backward
 /// raises, where the composition's would compute one).
+template <typename = void>
 inline AddReluOperands add_relu_operands(
     const char* op,
     const torch::stable::Tensor& self,
@@ -3098,6 +3191,7 @@ inline AddReluOperands add_relu_operands(
 /// refused: aten's kernel gives 0 for them in its scalar tail and NaN / -0.0
 /// in its vectorized body (aten::isnan, aten::eq, aten::signbit,
 /// aten::logical_and, aten::logical_or, aten::any and aten::is_nonzero).
+template <typename = void>
 inline torch::stable::Tensor add_relu_select(
     const char* op,
     const AddReluOperands& s,
@@ -3136,6 +3230,7 @@ inline torch::stable::Tensor add_relu_select(
 /// (add_relu_impl) writes it there and returns a temporary of the result's
 /// dtype instead of self: refused. A result that does not cast is left to
 /// aten's own error (assign_inplace).
+template <typename = void>
 inline void refuse_cast(
     const char* op,
     const torch::stable::Tensor& target,
@@ -3160,6 +3255,7 @@ inline void refuse_cast(
 /// without a derivative): in grad mode a leaf out that requires grad raises;
 /// one with a grad_fn gets a backward that raises, which this composition
 /// (whose copy_ autograd would record) refuses.
+template <typename = void>
 inline void check_factory_out_autograd(const char* op, const torch::stable::Tensor& out) {
   if (!records_grad({&out})) {
     return;
@@ -3180,6 +3276,7 @@ inline void check_factory_out_autograd(const char* op, const torch::stable::Tens
 
 /// Raises, naming the remedy, where a factory's out is not on the CPU (its
 /// numbers reach aten as CPU tensors, proven with CPU outs only).
+template <typename = void>
 inline void refuse_not_cpu(const char* op, const torch::stable::Tensor& out) {
   if (!out.is_cpu()) {
     std::string why = "out is not on the CPU, where this composition is ";
@@ -3199,6 +3296,7 @@ struct GradModeRestore {
 
 /// Does `t` require grad, in grad mode or not (grad mode enabled for the
 /// question, then restored)?
+template <typename = void>
 inline bool requires_grad_any_mode(const torch::stable::Tensor& t) {
   const GradModeRestore restore{aoti_torch_grad_mode_is_enabled()};
   aoti_torch_grad_mode_set_enabled(true);
@@ -3208,6 +3306,7 @@ inline bool requires_grad_any_mode(const torch::stable::Tensor& t) {
 /// out.resize_(like's sizes), quiet, as aten's factory kernels resize their
 /// out (aten::resize_as_); refused on an out that requires grad, which
 /// resize_as_ refuses above aten's kernel while the kernel does not.
+template <typename = void>
 inline void resize_quiet(
     const char* op,
     torch::stable::Tensor& out,
@@ -3236,6 +3335,7 @@ inline void resize_quiet(
 /// range: resize_quiet); else out keeps its shape and gets the elements in
 /// its row-major order (aten::view_as, aten::copy_), as aten computes a
 /// non-contiguous out in a contiguous copy.
+template <typename = void>
 inline torch::stable::Tensor& range_out_assign(
     const char* op,
     torch::stable::Tensor& out,
@@ -3281,6 +3381,7 @@ inline torch::stable::Tensor& range_out_assign(
 /// aten's full_out resize: where out's sizes differ from `size`,
 /// out.resize_(size) (resize_quiet, like a new contiguous tensor of those
 /// sizes, out's dtype and device).
+template <typename = void>
 inline void full_out_resize(
     const char* op,
     torch::stable::Tensor& out,
@@ -3336,6 +3437,7 @@ struct DiagonalViews {
 
 /// aten's fill_diagonal_ geometry and checks (its messages), from self's
 /// sizes, strides and storage offset.
+template <typename = void>
 inline DiagonalViews fill_diagonal_views(
     const char* op,
     const torch::stable::Tensor& self,
@@ -3381,6 +3483,7 @@ inline DiagonalViews fill_diagonal_views(
 /// index's shape (its strides all 0: TensorIterator orders the loop as for no
 /// src, so the reductions run in aten's order). A number that does not
 /// convert exactly to self's dtype is refused, as is a self not on the CPU.
+template <typename = void>
 inline torch::stable::Tensor scatter_value_src(
     const char* op,
     const torch::stable::Tensor& self,
@@ -3406,6 +3509,7 @@ inline torch::stable::Tensor scatter_value_src(
 // shimgen/routes/composition.py) ----
 
 /// Raises aten's index_add error (its message, then "(aten raises)").
+template <typename = void>
 [[noreturn]] inline void index_add_fails(const char* op, const char* why) {
   std::string text = std::string("shimgen: ") + op + ": index_add_(): ";
   throw std::runtime_error(text + why + " (aten raises)");
@@ -3421,6 +3525,7 @@ inline torch::stable::Tensor scatter_value_src(
 /// adds the former in float per step, multiplies the latter by alpha: inf
 /// becomes nan), a tensor not on the CPU, and `written` (self in place, out)
 /// sharing memory with index.
+template <typename = void>
 inline torch::stable::Tensor index_add_index(
     const char* op,
     const torch::stable::Tensor* written,
@@ -3520,6 +3625,7 @@ inline torch::stable::Tensor index_add_index(
 // its order and words, with no aten call but dependency token's clone ----
 
 /// aten::clone(t): the dependency token a _functional_ form returns.
+template <typename = void>
 inline torch::stable::Tensor clone_token(const torch::stable::Tensor& t) {
   return dispatch_tensors<2>(
       "aten::clone",
@@ -3529,6 +3635,7 @@ inline torch::stable::Tensor clone_token(const torch::stable::Tensor& t) {
 
 /// aten::_assert_scalar: raises `assert_msg` where the number is false (zero;
 /// NaN is true, as its conversion to bool).
+template <typename = void>
 inline void assert_scalar_select(
     const char* op,
     const Scalar& self,
@@ -3538,6 +3645,7 @@ inline void assert_scalar_select(
   }
 }
 
+template <typename = void>
 inline torch::stable::Tensor functional_assert_scalar_select(
     const char* op,
     const Scalar& self,
@@ -3550,6 +3658,7 @@ inline torch::stable::Tensor functional_assert_scalar_select(
 /// aten::sym_constrain_range: size (as an int64) within [min, max], each
 /// bound absent meaning int64's extreme. A floating-point, complex or
 /// unsigned size is refused: aten converts it with checks of its own.
+template <typename = void>
 inline void constrain_range_select(
     const char* op,
     const Scalar& size,
@@ -3579,6 +3688,7 @@ inline void constrain_range_select(
 
 /// aten::sym_constrain_range_for_size: min defaults to 0, a max of 2 or less
 /// raises, then sym_constrain_range.
+template <typename = void>
 inline void constrain_range_for_size_select(
     const char* op,
     const Scalar& size,
@@ -3592,6 +3702,7 @@ inline void constrain_range_for_size_select(
   constrain_range_select(op, size, min.value_or(0), max);
 }
 
+template <typename = void>
 inline torch::stable::Tensor functional_constrain_range_select(
     const char* op,
     const Scalar& size,
@@ -3602,6 +3713,7 @@ inline torch::stable::Tensor functional_constrain_range_select(
   return clone_token(dep_token);
 }
 
+template <typename = void>
 inline torch::stable::Tensor functional_constrain_range_for_size_select(
     const char* op,
     const Scalar& size,
@@ -3620,6 +3732,7 @@ inline torch::stable::Tensor functional_constrain_range_for_size_select(
 
 /// The size of `t`'s dimension `dim` (not negative), with aten's error where
 /// t has no such dimension (c10's maybe_wrap_dim).
+template <typename = void>
 inline int64_t dim_size(
     const char* op,
     const torch::stable::Tensor& t,
@@ -3644,6 +3757,7 @@ inline int64_t dim_size(
 /// aten casts the inputs and the legacy addmm_out shim, an out= call, would
 /// not: refused (the functional form; autocast leaves out= and in-place
 /// calls alone).
+template <typename = void>
 inline void refuse_autocast(
     const char* op,
     const torch::stable::Tensor& self) {
@@ -3664,6 +3778,7 @@ inline void refuse_autocast(
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 /// aten's empty({0}, self.options()): the functional form's result before
 /// it is resized (aten::new_empty).
+template <typename = void>
 inline torch::stable::Tensor new_empty_of(const torch::stable::Tensor& self) {
   return dispatch_tensors<6>(
       "aten::new_empty",
@@ -3679,6 +3794,7 @@ inline torch::stable::Tensor new_empty_of(const torch::stable::Tensor& self) {
 #endif
 
 /// Batch `b` of `t` (aten::select.int(t, 0, b)).
+template <typename = void>
 inline torch::stable::Tensor batch_of(
     const torch::stable::Tensor& t,
     int64_t b) {
@@ -3701,6 +3817,7 @@ inline torch::stable::Tensor batch_of(
 /// first and 1 after: the addmm_ calls aten makes. A call autograd records
 /// (aten's derivative is addbmm's own; the shim is an out= call) and a tensor
 /// not on the CPU (CUDA computes one gemm) are refused.
+template <typename = void>
 inline int64_t addbmm_prepare(
     const char* op,
     const torch::stable::Tensor& self,
@@ -3809,6 +3926,7 @@ inline Scalar item_of(AtenTensorHandle h, Shim shim) {
   return Scalar(value);
 }
 
+template <typename = void>
 inline Scalar item_scalar_select(
     const char* op,
     const torch::stable::Tensor& self) {
@@ -3857,6 +3975,7 @@ inline Scalar item_scalar_select(
 /// size (item raises where there is more than one): item_scalar_select of
 /// aten::select.int(aten::flatten.using_ints(self), 0, 0). An empty self
 /// raises aten's error, checked first.
+template <typename = void>
 inline Scalar first_scalar_select(
     const char* op,
     const torch::stable::Tensor& self) {
@@ -3891,6 +4010,7 @@ inline Scalar first_scalar_select(
 /// aten's checks of the contiguous batch_sizes, in its order (a 1-D CPU int64
 /// tensor; not empty, which 2.9 does not check before reading it), then its
 /// values, read from its data as aten reads them.
+template <typename = void>
 inline std::vector<int64_t> pad_packed_sizes(
     const char* op,
     const torch::stable::Tensor& sizes) {
@@ -3909,6 +4029,7 @@ inline std::vector<int64_t> pad_packed_sizes(
 
 /// The output's length: total_length where it is positive, after aten's check
 /// that it is at least the longest sequence's (the number of batch sizes).
+template <typename = void>
 inline int64_t pad_packed_length(
     const char* op,
     const std::vector<int64_t>& sizes,
@@ -3928,6 +4049,7 @@ inline int64_t pad_packed_length(
 
 /// aten's output sizes, [length, max batch size, data's sizes after the
 /// first]; a 0-dim data raises aten's error (it slices data's empty sizes).
+template <typename = void>
 inline std::vector<int64_t> pad_packed_output_size(
     const char* op,
     const torch::stable::Tensor& data,
@@ -3949,6 +4071,7 @@ inline std::vector<int64_t> pad_packed_output_size(
 /// per unit of decrease from the last element of its lengths tensor down, so
 /// for others it writes out of that tensor's bounds or leaves elements
 /// unwritten (what it returns is not defined): refused.
+template <typename = void>
 inline void pad_packed_check_runs(
     const char* op,
     const std::vector<int64_t>& sizes) {
@@ -3966,6 +4089,7 @@ inline void pad_packed_check_runs(
 
 /// aten's lengths: for each step i where the batch size falls, i once per
 /// sequence that ends there, written from the last element down.
+template <typename = void>
 inline void pad_packed_lengths(
     const torch::stable::Tensor& lengths,
     const std::vector<int64_t>& sizes) {
@@ -3998,6 +4122,7 @@ inline void pad_packed_lengths(
 /// Whether aten's linalg_matrix_norm takes `dtype` for an input of dtype `t`
 /// (float, double, complex64 or complex128): of the input's kind and
 /// convertible from it without narrowing (check_linalg_norm_dtype).
+template <typename = void>
 inline bool matrix_norm_dtype(ScalarType t, ScalarType dtype) {
   if (t == ScalarType::Float) {
     return dtype == ScalarType::Float || dtype == ScalarType::Double;
@@ -4013,6 +4138,7 @@ inline bool matrix_norm_dtype(ScalarType t, ScalarType dtype) {
 /// order, for ord = 2 or -2 (the others raise): returns dim wrapped. ord = 2
 /// on an empty matrix raises too: aten raises there before 2.10 and returns
 /// zeros from 2.10 on (the prover found it).
+template <typename = void>
 inline std::vector<int64_t> matrix_norm_dims(
     const char* op,
     const torch::stable::Tensor& A,
@@ -4092,6 +4218,7 @@ inline std::vector<int64_t> matrix_norm_dims(
 
 /// aten's create_dim_backshift_permutation: every dimension but the two, in
 /// order, then dim0 and dim1.
+template <typename = void>
 inline std::vector<int64_t> backshift_permutation(
     int64_t dim0,
     int64_t dim1,
@@ -4108,6 +4235,7 @@ inline std::vector<int64_t> backshift_permutation(
 }
 
 /// aten's create_reverse_permutation: the permutation that undoes `order`.
+template <typename = void>
 inline std::vector<int64_t> reverse_permutation(
     const std::vector<int64_t>& order) {
   std::vector<int64_t> reverse(order.size());
@@ -4134,6 +4262,7 @@ inline std::vector<int64_t> reverse_permutation(
 /// aten's checks of renorm(self, p, dim, maxnorm) (its meta function, then
 /// dim wrapped), in its order, then this route's refusals; returns the dims
 /// the norm reduces.
+template <typename = void>
 inline std::vector<int64_t> renorm_dims(
     const char* op,
     const torch::stable::Tensor& self,
@@ -4206,6 +4335,7 @@ inline std::vector<int64_t> renorm_dims(
 
 /// aten's accumulate dtype of renorm's norm (toAccumulateType with is_cuda
 /// true): float for half and bfloat16; the norm's own dtype otherwise.
+template <typename = void>
 inline std::optional<ScalarType> renorm_norm_dtype(ScalarType t) {
   if (t == ScalarType::Half || t == ScalarType::BFloat16) {
     return ScalarType::Float;
@@ -4215,6 +4345,7 @@ inline std::optional<ScalarType> renorm_norm_dtype(ScalarType t) {
 
 /// Whether `result` has the strides of a new contiguous tensor of its sizes
 /// (at::empty's: a size-1 or empty dim counts as 1).
+template <typename = void>
 inline bool new_contiguous(const torch::stable::Tensor& result) {
   int64_t expected = 1;
   for (int64_t i = result.dim() - 1; i >= 0; --i) {
@@ -4235,6 +4366,7 @@ inline bool new_contiguous(const torch::stable::Tensor& result) {
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 
 /// aten's checkSameDevice(self, out), before it computes anything.
+template <typename = void>
 inline void check_out_device(
     const char* op,
     const torch::stable::Tensor& self,
@@ -4259,6 +4391,7 @@ inline void check_out_device(
 /// a detached contiguous copy, TensorIterator's resize_output), then
 /// aten::copy_, which autograd records as it records aten's. A resize of an
 /// out that autograd records is refused (aten resizes it below autograd).
+template <typename = void>
 inline void assign_composite_out(
     const char* op,
     torch::stable::Tensor& out,

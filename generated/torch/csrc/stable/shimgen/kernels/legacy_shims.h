@@ -17,6 +17,7 @@ namespace detail {
 
 /// Does a `float` hold the number exactly? (A bool or complex number never
 /// crosses as one.)
+template <typename = void>
 inline bool fits_float(const Scalar& s) {
   if (s.is_floating_point()) {
     const double d = s.to_double();
@@ -37,6 +38,7 @@ inline bool fits_float(const Scalar& s) {
 /// the proven (tensor category, number kind) mask of data/legacy_shims.yaml:
 /// bit 4 * category + kind, category 0 bool, 1 integral, 2 floating,
 /// 3 complex; kind 1 integer, 2 floating-point.
+template <typename = void>
 inline bool float_carries(
     const Scalar& s,
     const torch::stable::Tensor& t,
@@ -58,6 +60,7 @@ inline bool float_carries(
 }
 
 /// An empty 0x0 tensor of `like`'s dtype and device.
+template <typename = void>
 inline torch::stable::Tensor empty_0x0(const torch::stable::Tensor& like) {
   int32_t dtype = 0;
   int32_t device_type = 0;
@@ -105,6 +108,7 @@ inline torch::stable::Tensor dispatch_tensors(
 /// The result of dispatching aten::`op` on empty 0x0 tensors of `a`'s and
 /// `b`'s dtype and device: a tensor of the dtype and device aten's dispatch
 /// gives that op (autocast included) for those inputs.
+template <typename = void>
 inline torch::stable::Tensor dispatch_probe(
     const char* op,
     const torch::stable::Tensor& a,
@@ -119,6 +123,7 @@ inline torch::stable::Tensor dispatch_probe(
 /// A legacy shim call that failed: aten's reason (libtorch's message from
 /// 2.13; before, libtorch logged it on stderr), and the remedy where autograd
 /// refused the out= call.
+template <typename = void>
 [[noreturn]] inline void legacy_failed(const char* op, const char* function) {
   std::string reason = failure_reason();
   if (aoti_torch_grad_mode_is_enabled()) {

@@ -17,6 +17,7 @@ namespace detail {
 
 /// aten::is_leaf: has `t` no grad_fn? (Not named is_leaf: argument-dependent
 /// lookup would also find torch::stable::is_leaf, the op's wrapper.)
+template <typename = void>
 inline bool without_grad_fn(const torch::stable::Tensor& t) {
   std::array<StableIValue, 1> stack{torch::stable::detail::from(t)};
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
@@ -35,6 +36,7 @@ inline bool without_grad_fn(const torch::stable::Tensor& t) {
 /// Does `t` require grad? Asked only in grad mode: libtorch 2.9-2.15 exports
 /// no requires_grad getter, but an alias of a tensor that requires grad is a
 /// view autograd records (aten::is_leaf false), of any other a leaf.
+template <typename = void>
 inline bool requires_grad_in_grad_mode(const torch::stable::Tensor& t) {
   torch::stable::Tensor view =
       dispatch_tensors<1>("aten::alias", "", {torch::stable::detail::from(t)});
@@ -44,6 +46,7 @@ inline bool requires_grad_in_grad_mode(const torch::stable::Tensor& t) {
 /// Would autograd record a call on these tensors (grad mode, and one of them
 /// requires grad)? A number rule whose op's gradient formula differs from its
 /// target's is taken only where it would not (emit_cpp._number_rules).
+template <typename = void>
 inline bool records_grad(
     std::initializer_list<const torch::stable::Tensor*> tensors) {
   if (!aoti_torch_grad_mode_is_enabled()) {
@@ -59,6 +62,7 @@ inline bool records_grad(
 
 /// aten's autograd check of an out= call: in grad mode, no argument (out
 /// included) may require grad.
+template <typename = void>
 inline void check_out_autograd(
     const char* op,
     std::initializer_list<const torch::stable::Tensor*> tensors) {
@@ -74,6 +78,7 @@ inline void check_out_autograd(
 /// Row key `no_derivative: true`: aten has no derivative for the op, so in
 /// grad mode with an argument that requires grad it computes the out= call
 /// and leaves out requiring grad, which a composition cannot: refused.
+template <typename = void>
 inline void refuse_recorded_out(
     const char* op,
     std::initializer_list<const torch::stable::Tensor*> tensors) {
@@ -87,6 +92,7 @@ inline void refuse_recorded_out(
 }
 
 /// Do `a` and `b` share any byte (the very same view included)?
+template <typename = void>
 inline bool overlaps(
     const torch::stable::Tensor& a,
     const torch::stable::Tensor& b) {
@@ -101,6 +107,7 @@ inline bool overlaps(
 }
 
 /// Has `t` a dimension of size > 1 and stride 0 (elements written twice)?
+template <typename = void>
 inline bool written_twice(const torch::stable::Tensor& t) {
   int64_t* sizes = nullptr;
   int64_t* strides = nullptr;
@@ -124,6 +131,7 @@ inline bool written_twice(const torch::stable::Tensor& t) {
 /// it: TensorIterator's resize_output (aten's warning on a non-empty out
 /// included) and the result's strides, as aten's structured kernels
 /// restride a resized out; otherwise aten::copy_.
+template <typename = void>
 inline void assign_out(
     const char* op,
     torch::stable::Tensor& out,
@@ -200,6 +208,7 @@ inline void assign_out(
 /// aten::where.self_out over an empty tensor of the result's (TensorIterator's
 /// resize: aten's warning where out had elements). An out writing an element
 /// twice is refused first (TensorIterator would raise where aten resizes it).
+template <typename = void>
 inline void empty_out_first(
     const char* op,
     torch::stable::Tensor& out,
@@ -257,6 +266,7 @@ inline void empty_out_first(
 /// (aten::clone), so that what autograd saves of it is not the tensor
 /// aten::copy_ then overwrites (mul_'s backward needs the original self);
 /// otherwise self itself.
+template <typename = void>
 inline torch::stable::Tensor saved_self(
     const torch::stable::Tensor& self,
     std::initializer_list<const torch::stable::Tensor*> inputs) {

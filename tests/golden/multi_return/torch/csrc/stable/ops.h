@@ -6,7 +6,9 @@
 // Every wrapper states its minimum compatible version and is hidden (#if) when
 // an extension targets an older release (-DTORCH_TARGET_VERSION=...).
 // torch/csrc/stable/ops/<name>.h holds the wrappers of one name: include it
-// alone to pay only for what a file uses.
+// alone to pay only for what a file uses. Wrappers of names upstream's ops.h
+// does not carry are function templates (`template <typename = void>`): called
+// as functions, checked and instantiated only where a file calls them.
 
 #pragma once
 

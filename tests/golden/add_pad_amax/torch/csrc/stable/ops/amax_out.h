@@ -16,6 +16,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+template <typename = void>
 inline torch::stable::Tensor& amax_out(
     torch::stable::Tensor& out,
     const torch::stable::Tensor& self,
@@ -30,6 +31,7 @@ inline torch::stable::Tensor& amax_out(
 /// amax_out with every argument and the out tensors last, as ATen's
 /// at::amax_outf: aten::amax.out.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+template <typename = void>
 inline torch::stable::Tensor& amax_outf(
     const torch::stable::Tensor& self,
     torch::headeronly::IntHeaderOnlyArrayRef dim,

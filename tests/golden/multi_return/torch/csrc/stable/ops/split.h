@@ -16,6 +16,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+template <typename = void>
 inline std::vector<torch::stable::Tensor> split(
     const torch::stable::Tensor& self,
     int64_t split_size,

@@ -16,6 +16,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Minimum compatible version: PyTorch 2.9.
 /// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
+template <typename = void>
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_out(
     torch::stable::Tensor& values,
     torch::stable::Tensor& indices,
@@ -29,6 +30,7 @@ inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_out(
 
 /// sort_out with every argument and the out tensors last, as ATen's
 /// at::sort_outf: aten::sort.values.
+template <typename = void>
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_outf(
     const torch::stable::Tensor& self,
     int64_t dim,
@@ -45,6 +47,7 @@ inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_outf(
 /// Minimum compatible version: PyTorch 2.9.
 /// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
+template <typename = void>
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_out(
     torch::stable::Tensor& values,
     torch::stable::Tensor& indices,
@@ -66,6 +69,7 @@ inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_out(
 
 /// sort_out with every argument and the out tensors last, as ATen's
 /// at::sort_outf: aten::sort.values_stable.
+template <typename = void>
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_outf(
     const torch::stable::Tensor& self,
     std::optional<bool> stable,

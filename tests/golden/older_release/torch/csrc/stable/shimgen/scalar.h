@@ -12,7 +12,11 @@
 // The kernels' helpers are in torch/csrc/stable/shimgen/kernels/<section>.h:
 // shimgen/templates/scalar.h marks each `// ---- ` section with a
 // `// @section <name> [needs <section>...]` line, and each per-op header
-// includes the sections its wrappers call (shimgen/kernel_sections.py).
+// includes the sections its wrappers call (shimgen/kernel_sections.py). A
+// kernel section's functions are templates with one defaulted parameter
+// (`template <typename = void>`), called as functions: a translation unit that
+// includes a section parses them but instantiates only what its calls reach
+// (the aggregate ops.h includes every section).
 
 #pragma once
 

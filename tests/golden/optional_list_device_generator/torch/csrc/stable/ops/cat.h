@@ -15,6 +15,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+template <typename = void>
 inline torch::stable::Tensor cat(
     torch::headeronly::HeaderOnlyArrayRef<torch::stable::Tensor> tensors,
     int64_t dim = 0) {

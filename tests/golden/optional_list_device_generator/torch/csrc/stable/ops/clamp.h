@@ -15,6 +15,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Minimum compatible version: PyTorch 2.9.
 /// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
+template <typename = void>
 inline torch::stable::Tensor clamp(
     const torch::stable::Tensor& self,
     const std::optional<torch::stable::Tensor>& min = std::nullopt,

@@ -20,6 +20,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// device, pin_memory: aten gets their defaults (None, None, None, None, None).
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0 && \
     TORCH_FEATURE_VERSION < TORCH_VERSION_2_13_0
+template <typename = void>
 inline torch::stable::Tensor randn(
     torch::headeronly::IntHeaderOnlyArrayRef size) {
   return shimgen::detail::dispatch<torch::stable::Tensor, 6>(
@@ -44,6 +45,7 @@ inline torch::stable::Tensor randn(
 /// This form, with every argument, needs PyTorch 2.13.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+template <typename = void>
 inline torch::stable::Tensor randn(
     torch::headeronly::IntHeaderOnlyArrayRef size,
     const std::optional<torch::stable::Generator>& generator = std::nullopt,

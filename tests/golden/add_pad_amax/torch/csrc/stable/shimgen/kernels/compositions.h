@@ -20,6 +20,7 @@ namespace detail {
 
 /// `t` in dtype `d` (aten::_to_copy where it differs), as TensorIterator
 /// casts an input to the common dtype.
+template <typename = void>
 inline torch::stable::Tensor to_dtype(
     const torch::stable::Tensor& t,
     ScalarType d) {
@@ -43,6 +44,7 @@ inline torch::stable::Tensor to_dtype(
 /// dtype and device, asked for float16 and bfloat16 tensors only (the ones
 /// autocast's float32 policy casts: CUDA's lists aten::pow and aten::dist,
 /// CPU's neither); `t`'s own dtype where autocast leaves it alone.
+template <typename = void>
 inline ScalarType autocast_dtype(
     const char* op,
     const char* overload,
@@ -61,6 +63,7 @@ inline ScalarType autocast_dtype(
 
 /// `t` as autocast casts an argument to `d`: a floating tensor other than a
 /// double one in `d` (aten::_to_copy), any other as it is.
+template <typename = void>
 inline torch::stable::Tensor autocast_cast(
     const torch::stable::Tensor& t,
     ScalarType d) {
@@ -72,6 +75,7 @@ inline torch::stable::Tensor autocast_cast(
 }
 
 /// The common dtype of two tensors, as TensorIterator computes it.
+template <typename = void>
 inline ScalarType common_dtype(
     const torch::stable::Tensor& a,
     const torch::stable::Tensor& b) {
@@ -83,6 +87,7 @@ inline ScalarType common_dtype(
 /// (Row key `cast_bool` of an equivalent: aten's add computes such a call in
 /// their common dtype, the bool converted exactly, where the shim of
 /// aten::subtract refuses any Bool operand.)
+template <typename = void>
 inline bool bool_beside_floating(
     const torch::stable::Tensor& a,
     const torch::stable::Tensor& b) {
@@ -99,6 +104,7 @@ inline bool bool_beside_floating(
 /// and bfloat16, whose kernels convert each element to float), and whether
 /// aten has such a kernel at all (the floating dtypes; `integral`: also the
 /// integral ones but bool).
+template <typename = void>
 inline bool kernel_dtype(ScalarType t, bool integral, ScalarType& compute) {
   switch (t) {
     case ScalarType::Half:
@@ -122,6 +128,7 @@ inline bool kernel_dtype(ScalarType t, bool integral, ScalarType& compute) {
 }
 
 /// A call aten's kernel has no version for: aten raises too.
+template <typename = void>
 [[noreturn]] inline void no_kernel(const char* op) {
   const std::string what = std::string("shimgen: ") + op;
   throw std::runtime_error(what + ": aten has no kernel for this dtype");
@@ -129,12 +136,14 @@ inline bool kernel_dtype(ScalarType t, bool integral, ScalarType& compute) {
 
 /// aten::detach: `t` with no autograd history (a branch whose gradient aten's
 /// formula gives as zero).
+template <typename = void>
 inline torch::stable::Tensor detached(const torch::stable::Tensor& t) {
   return dispatch_tensors<1>(
       "aten::detach", "", {torch::stable::detail::from(t)});
 }
 
 /// aten::`op`.`overload` of two tensors (a comparison or logical op).
+template <typename = void>
 inline torch::stable::Tensor tensor_op(
     const char* op,
     const char* overload,
@@ -147,6 +156,7 @@ inline torch::stable::Tensor tensor_op(
 }
 
 /// aten::`op`.`overload` of a tensor and a dimension.
+template <typename = void>
 inline torch::stable::Tensor dim_op(
     const char* op,
     const char* overload,
@@ -159,6 +169,7 @@ inline torch::stable::Tensor dim_op(
 }
 
 /// Do `a` and `b` have the same sizes?
+template <typename = void>
 inline bool same_sizes(
     const torch::stable::Tensor& a,
     const torch::stable::Tensor& b) {
@@ -179,6 +190,7 @@ inline bool same_sizes(
 
 /// `t` broadcast to `like`'s shape, in its dtype (`t` itself where it has
 /// them already).
+template <typename = void>
 inline torch::stable::Tensor broadcast_as(
     const torch::stable::Tensor& t,
     const torch::stable::Tensor& like) {
@@ -199,6 +211,7 @@ inline torch::stable::Tensor broadcast_as(
 /// stacked along a new dimension its values (`x - y`, as aten::sub computes;
 /// an add subtracts the negation, exact in two's complement), and copy_
 /// writes them there. bool + bool is aten::logical_or.
+template <typename = void>
 inline torch::stable::Tensor integral_add_select(
     const torch::stable::Tensor& a,
     const torch::stable::Tensor& b,
@@ -237,12 +250,14 @@ inline torch::stable::Tensor integral_add_select(
 /// an exponent of 3 as `x * x * x` ((x * x) * x, rounded in the tensor's
 /// dtype at each step, the integral kernel wrapping on overflow); here as two
 /// aten::mul calls in that order.
+template <typename = void>
 inline torch::stable::Tensor cube_select(const torch::stable::Tensor& x) {
   const torch::stable::Tensor square = tensor_op("aten::mul", "Tensor", x, x);
   return tensor_op("aten::mul", "Tensor", square, x);
 }
 
 /// aten::where.self(condition, a, b).
+template <typename = void>
 inline torch::stable::Tensor where_select(
     const torch::stable::Tensor& condition,
     const torch::stable::Tensor& a,
@@ -262,6 +277,7 @@ inline torch::stable::Tensor where_select(
 /// aten::where.self and aten::_to_copy. aten's kernel exists for the integral
 /// and floating dtypes (not bool, complex or the unsigned ones beyond uint8);
 /// a number outside the dtype's range is refused.
+template <typename = void>
 inline torch::stable::Tensor threshold_select(
     const char* op,
     const torch::stable::Tensor& x,
@@ -292,6 +308,7 @@ inline torch::stable::Tensor threshold_select(
 /// grad_output), in float for half and bfloat16, the slope converted to that
 /// dtype; as aten::gt.Tensor, aten::mul.Tensor, aten::where.self and
 /// aten::_to_copy.
+template <typename = void>
 inline torch::stable::Tensor leaky_relu_select(
     const char* op,
     const torch::stable::Tensor& x,
@@ -332,6 +349,7 @@ inline torch::stable::Tensor leaky_relu_select(
 /// c10::canCast: may aten write a result of dtype `from` into an output of
 /// dtype `to`? (Not complex into non-complex, floating into integral, or
 /// anything but bool into bool.)
+template <typename = void>
 inline bool can_cast(ScalarType from, ScalarType to) {
   const int f = position(from);
   const int t = position(to);
@@ -345,6 +363,7 @@ inline bool can_cast(ScalarType from, ScalarType to) {
 }
 
 /// The bytes [lo, hi) a tensor's elements span (false: it has none).
+template <typename = void>
 inline bool byte_span(
     const torch::stable::Tensor& t,
     uintptr_t& lo,
@@ -375,6 +394,7 @@ inline bool byte_span(
 }
 
 /// Are `a` and `b` the very same view (data, dtype, sizes and strides)?
+template <typename = void>
 inline bool same_view(
     const torch::stable::Tensor& a,
     const torch::stable::Tensor& b) {
@@ -399,6 +419,7 @@ inline bool same_view(
 
 /// Do `a` and `b` share memory other than as the very same view (aten's full
 /// overlap, which an in-place op allows)?
+template <typename = void>
 inline bool shares_memory(
     const torch::stable::Tensor& a,
     const torch::stable::Tensor& b) {
@@ -420,6 +441,7 @@ inline bool shares_memory(
 /// share memory with no input other than as the very same view (aten computes
 /// in place element by element; the result was computed out of place, so such
 /// a call is refused), then aten::copy_ writes it into self.
+template <typename = void>
 inline torch::stable::Tensor assign_inplace(
     const char* op,
     torch::stable::Tensor self,
