@@ -63,10 +63,11 @@ def clang_format(text: str) -> str:
     return _finish_clang_format(_start_clang_format(text))
 
 
-# Files kept exactly as the templates write them: c_shim_aten.h keeps torchgen's one declaration per line so it
-# diffs line for line with PyTorch's checked-in header; shimgen/dispatch.h is fixed text written in clang-format's
-# layout (tests/test_cpp_layout.py checks that clang-format leaves it unchanged).
-UNFORMATTED = ("c_shim_aten.h", "shimgen/dispatch.h")
+# Files kept exactly as the templates write them: c_shim_aten.h (and c_shim_aten_overlay.h, its opt-in part) keeps
+# torchgen's one declaration per line so it diffs line for line with PyTorch's checked-in header;
+# shimgen/dispatch.h is fixed text written in clang-format's layout (tests/test_cpp_layout.py checks that
+# clang-format leaves it unchanged).
+UNFORMATTED = ("c_shim_aten.h", "c_shim_aten_overlay.h", "shimgen/dispatch.h")
 
 
 # A generation of at least this many C++ files reads the layout of each file an earlier run formatted from

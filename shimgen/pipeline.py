@@ -166,6 +166,7 @@ def compare(out: str, files: dict[str, str], manifest_ops: frozenset[str] = froz
     diffs: list[str] = []
     summary: list[str] = []
     on_disk: dict[str, str] = {}
+    shim_summary_at = None  # where the C shim changes go: after the first changed C shim header
     lock = output.locked(out, exclusive=False) if os.path.isdir(out) else contextlib.nullcontext()
     with lock:
         if output.pending_journal(out):
@@ -183,20 +184,23 @@ def compare(out: str, files: dict[str, str], manifest_ops: frozenset[str] = froz
                 continue
             summary.append(f"{'changed' if old is not None else 'missing'}: {path}")
             old = old or ""
-            if rel == emit_c.HEADER:
-                summary += ["  " + s for s in describe_changes(old, text)]
+            if rel in emit_c.HEADERS and shim_summary_at is None:
+                shim_summary_at = len(summary)
             diffs += difflib.unified_diff(old.splitlines(True), text.splitlines(True), f"{path} (on disk)",
                                           f"{path} (generated)")
         for rel in output.unwritten(out, owned_folders(), set(files)) if os.path.isdir(out) else []:
             summary.append(f"not generated any more: {os.path.join(out, rel)} (the next run removes it)")
+    if shim_summary_at is not None:  # across both C shim headers: a shim moving from one to the other is no change
+        changes = describe_changes(emit_c.declarations(on_disk), emit_c.declarations(files))
+        summary[shim_summary_at:shim_summary_at] = ["  " + s for s in changes]
     if summary:  # which schemas changed, and what that means for the stable surface
         ops_dir = os.path.join(out, emit_cpp.OP_HEADERS)
         for name in sorted(os.listdir(ops_dir)) if os.path.isdir(ops_dir) else []:  # headers no longer generated
             rel = emit_cpp.OP_HEADERS + name
             if rel not in on_disk and name.endswith(".h"):
                 on_disk[rel] = _on_disk(os.path.join(out, rel))[0] or ""
-        before = drift_mod.schemas_in_output(emit_cpp.wrapper_texts(on_disk), on_disk.get(emit_c.HEADER, ""))
-        after = drift_mod.schemas_in_output(emit_cpp.wrapper_texts(files), files.get(emit_c.HEADER, ""))
+        before = drift_mod.schemas_in_output(emit_cpp.wrapper_texts(on_disk), emit_c.declarations(on_disk))
+        after = drift_mod.schemas_in_output(emit_cpp.wrapper_texts(files), emit_c.declarations(files))
         summary += ["schema " + f.line() for f in drift_mod.compare(before, after, default_set=manifest_ops)]
     return Differences(diffs, summary)
 

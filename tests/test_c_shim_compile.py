@@ -4,7 +4,10 @@
   ship (add.Tensor first), and a stable-ABI-only extension (-DTORCH_STABLE_ONLY, tests/c_shim_ext/) calls those
   shims from kernels registered with STABLE_TORCH_LIBRARY. The extension compiles with `-I <generated dir>` in
   front of torch's include directory, so shimgen's c_shim_aten.h replaces torch's (torch/csrc/stable/ops.h
-  includes it too). Python then compares each op with eager PyTorch.
+  includes it too), and with -DSHIMGEN_OVERLAY, the opt-in under which c_shim_aten.h includes the overlay's
+  declarations (c_shim_aten_overlay.h). Python then compares each op with eager PyTorch.
+* Without that opt-in no declaration of an overlay shim is visible: calling one is a compile error, not an
+  extension that fails to load.
 * The definitions of every overload shimgen can declare compile (syntax and template instantiation only).
 * The version gates hide a 2.13 shim from an extension that targets 2.12.
 
@@ -16,6 +19,8 @@ from __future__ import annotations
 import concurrent.futures
 import ctypes
 import os
+import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -125,7 +130,7 @@ def test_overlay_exports_exactly_the_generated_shims(built: dict[str, str]) -> N
     for op in OVERLAY_OPS:
         assert hasattr(overlay, _shim_name(op)), op
     # the overlay defines no upstream shim, so it cannot interpose on libtorch's
-    header = open(os.path.join(built["root"], "overlay", emit_c.HEADER)).read()
+    header = emit_c.read_declarations(os.path.join(built["root"], "overlay"))
     assert "aoti_torch_aten_amax(" not in header
 
 
@@ -250,17 +255,49 @@ auto upstream = &aoti_torch_aten_amax;
 
 @pytest.mark.parametrize("target, visible", [("0x020d000000000000", True), ("0x020c000000000000", False)])
 def test_version_gate(built: dict[str, str], compiler: str, tmp_path, target: str, visible: bool) -> None:
-    """add.Tensor is tagged 2.13: an extension that targets 2.12 does not see its declaration."""
+    """add.Tensor is tagged 2.13: an extension that targets 2.12 does not see its declaration (opted in to the
+    overlay, whose shim it is)."""
     src = tmp_path / "probe.cpp"
     src.write_text(_GATE_PROBE)
-    cmd = [compiler, "-fsyntax-only", *TORCH.stable_flags(built["headers"]), f"-DTORCH_TARGET_VERSION={target}",
-           str(src)]  # fmt: skip
+    cmd = [compiler, "-fsyntax-only", *TORCH.stable_flags(built["headers"], overlay=True),
+           f"-DTORCH_TARGET_VERSION={target}", str(src)]  # fmt: skip
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if visible:
         assert proc.returncode == 0, proc.stderr
     else:
         assert proc.returncode != 0
         assert "aoti_torch_aten_add_Tensor" in proc.stderr and "aoti_torch_aten_amax" not in proc.stderr
+
+
+
+def test_overlay_shims_need_the_opt_in(compiler: str, tmp_path) -> None:
+    """Stable means libtorch alone: a file including the committed generated/ ops.h without SHIMGEN_OVERLAY sees
+    libtorch's C shims and none of the overlay's (c_shim_aten.h includes c_shim_aten_overlay.h only with it), so
+    calling one is a compile error naming it, not an extension that fails to load; with the opt-in it compiles.
+    Probed: every overlay shim no per-op header declares for a wrapper of its own."""
+    out = os.path.join(os.path.dirname(HERE), "generated")
+    with open(os.path.join(out, emit_c.OVERLAY_HEADER), encoding="utf-8") as f:
+        overlay_shims = re.findall(r"AOTITorchError (aoti_torch_aten_\w+)\(", f.read())
+    with open(os.path.join(out, emit_c.HEADER), encoding="utf-8") as f:
+        libtorch_shims = re.findall(r"AOTITorchError (aoti_torch_aten_\w+)\(", f.read())
+    ops_dir = os.path.join(out, "torch", "csrc", "stable", "ops")
+    per_op = "".join(pathlib.Path(ops_dir, n).read_text(encoding="utf-8") for n in sorted(os.listdir(ops_dir)))
+    probed = [s for s in overlay_shims if f"{s}(" not in per_op]
+    assert "aoti_torch_aten_add_Tensor" in probed and len(probed) >= 20, probed  # add.Tensor: the README's example
+    assert libtorch_shims and not set(libtorch_shims) & set(overlay_shims)
+    source = "#include <torch/csrc/stable/ops.h>\n\n" + "".join(
+        f"auto probe_{k} = &{s};\n" for k, s in enumerate([*probed, *libtorch_shims]))
+    src = tmp_path / "probe.cpp"
+    src.write_text(source)
+    for overlay in (False, True):
+        cmd = [compiler, "-fsyntax-only", *TORCH.stable_flags(out, overlay=overlay), str(src)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if overlay:
+            assert proc.returncode == 0, proc.stderr[-4000:]
+            continue
+        assert proc.returncode != 0
+        undeclared = set(re.findall(r"[‘'](aoti_torch_aten_\w+)[’'] was not declared", proc.stderr))
+        assert undeclared == set(probed), proc.stderr[-4000:]  # each overlay shim, and no libtorch shim
 
 
 if __name__ == "__main__":

@@ -41,8 +41,7 @@ def test_generated_declares_the_manifest() -> None:
     """generated/ is what the README's first command writes: upstream's surface (the manifest) and more."""
     from shimgen import manifest
 
-    with open(os.path.join(ROOT, "generated", emit_c.HEADER), encoding="utf-8") as f:
-        header = f.read()
+    header = emit_c.read_declarations(os.path.join(ROOT, "generated"))  # libtorch's shims and the overlay's
     with open(os.path.join(ROOT, "generated", pipeline.STAMP), encoding="utf-8") as f:
         assert "ops: [add, pad, amax]" in f.read()
     for op in [*manifest.load().default_ops, "add.Scalar", "amax.out", "pad.default"]:
@@ -81,9 +80,17 @@ def test_golden_add_pad_amax_content() -> None:
     """Spot checks on the smallest golden: every overload of the three names, gated by its version tag."""
     from tests.test_shipped_header import gated_declarations
 
-    with open(os.path.join(GOLDEN, "add_pad_amax", emit_c.HEADER), encoding="utf-8") as f:
-        gates = {re.search(r"(aoti_torch_aten_\w+)\(", d).group(1): g for g, d in gated_declarations(f.read())}
-    assert list(gates) == sorted(gates)
+    folder = os.path.join(GOLDEN, "add_pad_amax")
+    declared = {}
+    for rel in emit_c.HEADERS:
+        with open(os.path.join(folder, rel), encoding="utf-8") as f:
+            declared[rel] = {re.search(r"(aoti_torch_aten_\w+)\(", d).group(1): g for g, d in gated_declarations(f.read())}
+        assert list(declared[rel]) == sorted(declared[rel])
+    # c_shim_aten.h declares libtorch's shims; the overlay's only in c_shim_aten_overlay.h (opt-in, SHIMGEN_OVERLAY)
+    assert set(declared[emit_c.HEADER]) == {"aoti_torch_aten_amax", "aoti_torch_aten_pad",
+                                            "aoti_torch_aten_subtract_Tensor"}
+    gates = {**declared[emit_c.HEADER], **declared[emit_c.OVERLAY_HEADER]}
+    assert len(gates) == sum(map(len, declared.values()))  # no shim in both
     new = "TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0"
     # amax and pad shipped (ungated) in 2.9; the rest are shimgen's, tagged with the yaml's release (2.13)
     assert gates == {
@@ -96,3 +103,4 @@ def test_golden_add_pad_amax_content() -> None:
         # libtorch's own (since 2.10), declared for add.Tensor's `equivalent` route (scalar facts' equivalents)
         "aoti_torch_aten_subtract_Tensor": "TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0",
     }
+

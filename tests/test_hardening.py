@@ -222,7 +222,7 @@ def test_symbolic_default_without_spelling_is_a_refusal_for_both_surfaces(tmp_pa
     proc = run_yaml(tmp_path, text, "foo")
     assert proc.returncode == 0, proc.stderr
     assert "shimgen: note: skipped op foo.default, argument dim" in proc.stderr
-    header = (tmp_path / "o" / emit_c.HEADER).read_text()
+    header = emit_c.read_declarations(str(tmp_path / "o"))
     assert "aoti_torch_aten_foo_other(" in header and "aoti_torch_aten_foo(" not in header
     assert "foo.default" not in (tmp_path / "o" / emit_cpp.HEADER).read_text().split("// Not generated")[0]
     assert "foo.other" in (tmp_path / "o" / emit_cpp.op_header("foo")).read_text()  # its wrappers are there
@@ -370,7 +370,7 @@ def test_odd_but_valid_schemas_compile(tmp_path) -> None:
     proc = run_yaml(tmp_path, ODD_BUT_VALID.replace("\n- func", "\n  variants: function\n- func"), ops)
     assert proc.returncode == 0, proc.stderr
     out = str(tmp_path / "o")
-    header = (tmp_path / "o" / emit_c.HEADER).read_text()
+    header = emit_c.read_declarations(out)
     assert "aoti_torch_aten_add_Tensor(AtenTensorHandle class_, AtenTensorHandle namespace_, double stack_," in header
     assert "aoti_torch_aten_pad(AtenTensorHandle ret0_, const int64_t* pad, int64_t pad_len_, const char* from," in header
     assert "aoti_torch_aten_index_Tensor(AtenTensorHandle self, const AtenTensorHandle** i_," in header

@@ -20,6 +20,7 @@ from tests.fixtures import make_release_yamls as fixture
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HEADER = "torch/csrc/inductor/aoti_torch/generated/c_shim_aten.h"
+OVERLAY_HEADER = "torch/csrc/inductor/aoti_torch/generated/c_shim_aten_overlay.h"  # shimgen's own shims
 FOLDERS = sorted(os.path.dirname(p[: -len(HEADER)]) for p in [
     *glob.glob(os.path.join(ROOT, "tests", "golden", "*", HEADER)), os.path.join(ROOT, "generated", HEADER)])
 _DECL = re.compile(r"^AOTI_TORCH_EXPORT AOTITorchError (aoti_torch_aten_\w+)\(.*\);$")
@@ -79,8 +80,14 @@ def torchgen_declarations(minor: str) -> dict[str, str]:
 def committed() -> dict[str, list[tuple[str, str, str, bool]]]:
     result = {}
     for folder in FOLDERS:
-        with open(os.path.join(folder, HEADER), encoding="utf-8") as f:
-            result[os.path.relpath(folder, ROOT)] = declarations(f.read())
+        decls = []
+        for rel, own in ((HEADER, False), (OVERLAY_HEADER, True)):
+            with open(os.path.join(folder, rel), encoding="utf-8") as f:
+                found = declarations(f.read())
+            # c_shim_aten.h presents libtorch's shims, c_shim_aten_overlay.h shimgen's own
+            assert all(d[3] == own for d in found), f"{folder}/{rel}: {[d[0] for d in found if d[3] != own]}"
+            decls += found
+        result[os.path.relpath(folder, ROOT)] = decls
     assert len(result) >= 5 and all(result.values()), result
     return result
 

@@ -19,7 +19,8 @@ from shimgen.versions import FIRST_STABLE, Version
 
 
 class CShimRoute(Route):
-    """A call to a C shim of c_shim_aten.h; subclasses say whose (libtorch's or shimgen's overlay)."""
+    """A call to an aoti_torch_aten_* C shim; subclasses say whose: libtorch's (c_shim_aten.h) or shimgen's overlay
+    (c_shim_aten_overlay.h)."""
 
     calls_c_shim = True
 

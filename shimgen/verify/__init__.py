@@ -153,7 +153,7 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
                                      [s.digest for s in compile_steps if s.output in objects]))
 
     out_abs = os.path.abspath(out)
-    headers = [emit_cpp.read_wrapper_headers(out_abs), _read(os.path.join(out_abs, emit_c.HEADER))]
+    headers = [emit_cpp.read_wrapper_headers(out_abs), *(_read(os.path.join(out_abs, h)) for h in emit_c.HEADERS)]
     groups = chunks(kernels, CHUNK_KERNELS, lambda k: k.op.name)
     rt_steps = []
     for i, group in enumerate(groups):

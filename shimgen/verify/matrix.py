@@ -120,7 +120,7 @@ def roundtrip_steps(plan: Plan, out: str, t: Target, bdir: str, torch: build.Tor
     compiles in parallel) and the link step of the round-trip extension at target t; with `device`, of the
     device route's wrappers, torch::stable::<device>::. `world`: the build world compiled (its macros)."""
     library, suffix = world_names(world)
-    headers = [read_wrapper_headers(out), _read(os.path.join(out, "torch/csrc/inductor/aoti_torch/generated/c_shim_aten.h"))]
+    headers = [read_wrapper_headers(out), *(_read(os.path.join(out, h)) for h in emit_c.HEADERS)]
     groups = chunks(t.kernels, CHUNK_KERNELS, lambda k: k.op.name)
     compile_steps = []
     for i, group in enumerate(groups):
@@ -157,7 +157,7 @@ def _stubs(plan: Plan, ops: list, reason: str) -> str:
     """Definitions that only return an error, for shims that did not compile against this runtime."""
     if not ops:
         return ""
-    header = emit_c.emit(replace(plan, ops=ops, notes=[]))[emit_c.HEADER]
+    header = emit_c.declarations(emit_c.emit(replace(plan, ops=ops, notes=[])))
     lines = ["", "// Stubs: these shims do not compile against this runtime's ATen headers (" + reason + ").",
              'extern "C" {']
     for name, params in _DECL_RE.findall(header):

@@ -66,13 +66,13 @@ def missing_ops(plan: Plan, torch: Torch) -> tuple[Plan, list[str]]:
 
 
 def sources(plan: Plan, built_for: str | None = None) -> dict[str, str]:
-    """The overlay's header and definitions (paths relative to the overlay source folder). `built_for`: the torch
+    """The overlay's headers and definitions (paths relative to the overlay source folder). `built_for`: the torch
     version being built against; each shim then first checks that the running libtorch is that release."""
     files = emit_c.emit(plan)
     source = files[emit_c.SOURCE]
     if built_for is not None:
         source = guarded(source, built_for)
-    return {emit_c.HEADER: files[emit_c.HEADER], emit_c.SOURCE: format_cpp(source)}
+    return {**{h: files[h] for h in emit_c.HEADERS}, emit_c.SOURCE: format_cpp(source)}
 
 
 _MARK = "AOTI_TORCH_CONVERT_EXCEPTION_TO_ERROR_CODE({"

@@ -1,7 +1,8 @@
 // A stable-ABI-only extension (built with -DTORCH_STABLE_ONLY) whose kernels call shimgen's generated C shims.
 // tests/test_c_shim_compile.py compiles it with `-I <generated dir>` in front of torch's include directory, so
 // <torch/csrc/inductor/aoti_torch/generated/c_shim_aten.h> (included by <torch/csrc/stable/ops.h>) is shimgen's
-// header, and links it against the overlay library built from shimgen's c_shim_aten.cpp.
+// header, with -DSHIMGEN_OVERLAY (under which it declares the overlay's shims, c_shim_aten_overlay.h), and links
+// it against the overlay library built from shimgen's c_shim_aten.cpp.
 
 #include <torch/csrc/inductor/aoti_torch/generated/c_shim_aten.h>
 #include <torch/csrc/stable/library.h>
