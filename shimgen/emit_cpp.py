@@ -16,7 +16,7 @@ from shimgen.plan import WORLDS, Plan, World
 from shimgen.signatures import c_shims
 from shimgen.sig_cpp import Extra, Variant, Wrapper, active, extras, gone, target_wrapper, wrappers
 from shimgen.templates import render
-from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version, gate_close, gate_open, macro_definitions
+from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version, macro_definitions
 
 HEADER = "torch/csrc/stable/ops.h"
 SCALAR_HEADER = "torch/csrc/stable/shimgen/scalar.h"
@@ -565,16 +565,24 @@ def plain_names(plan: Plan, wide: dict[str, Wrapper]) -> set[str]:
     return {wide[op].name for op in plan.manifest.entries if op in wide}
 
 
-# A C shim a wrapper body calls (c_shim_aten.h declares them all; each per-op header declares those it calls).
+# A C shim a wrapper body calls (c_shim_aten.h declares libtorch's, c_shim_aten_overlay.h the overlay's; each per-op
+# header declares those its bodies call).
 _SHIM_CALL_RE = re.compile(r"\b(aoti_torch_aten_\w+)\(")
 
 
 def _shim_declarations(plan: Plan) -> dict[str, dict[str, str | None]]:
-    """Every C shim of the plan by function name: its declaration as c_shim_aten.h has it, and its version gate."""
+    """Every C shim of the plan by function name: its declaration as c_shim_aten.h (libtorch's) or
+    c_shim_aten_overlay.h (the overlay's) has it, and its gate: the release that carries it, and for an overlay
+    shim the opt-in too (only the overlay world's bodies call one), so that a build without SHIMGEN_OVERLAY never
+    sees a declaration of a symbol no libtorch exports."""
     result = {}
     for sv in c_shims(plan)[0]:
-        result[sv.shim.function] = {"declaration": sv.shim.declaration, "open": gate_open(sv.since),
-                                    "close": gate_close(sv.since)}
+        conds = [] if sv.upstream else ["defined(SHIMGEN_OVERLAY)"]
+        if sv.since > FIRST_STABLE:
+            conds.append(f"TORCH_FEATURE_VERSION >= {sv.since.macro}")
+        text = " && ".join(conds)
+        result[sv.shim.function] = {"declaration": sv.shim.declaration, "open": f"#if {text}" if text else None,
+                                    "close": f"#endif // {text}" if text else None}
     return result
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import concurrent.futures
 import ctypes
 import os
-import pathlib
 import re
 import shutil
 import subprocess
@@ -274,15 +273,14 @@ def test_overlay_shims_need_the_opt_in(compiler: str, tmp_path) -> None:
     """Stable means libtorch alone: a file including the committed generated/ ops.h without SHIMGEN_OVERLAY sees
     libtorch's C shims and none of the overlay's (c_shim_aten.h includes c_shim_aten_overlay.h only with it), so
     calling one is a compile error naming it, not an extension that fails to load; with the opt-in it compiles.
-    Probed: every overlay shim no per-op header declares for a wrapper of its own."""
+    Probed: every overlay shim, those a per-op header declares for its overlay-world bodies included (their
+    declarations there are gated on SHIMGEN_OVERLAY too)."""
     out = os.path.join(os.path.dirname(HERE), "generated")
     with open(os.path.join(out, emit_c.OVERLAY_HEADER), encoding="utf-8") as f:
         overlay_shims = re.findall(r"AOTITorchError (aoti_torch_aten_\w+)\(", f.read())
     with open(os.path.join(out, emit_c.HEADER), encoding="utf-8") as f:
         libtorch_shims = re.findall(r"AOTITorchError (aoti_torch_aten_\w+)\(", f.read())
-    ops_dir = os.path.join(out, "torch", "csrc", "stable", "ops")
-    per_op = "".join(pathlib.Path(ops_dir, n).read_text(encoding="utf-8") for n in sorted(os.listdir(ops_dir)))
-    probed = [s for s in overlay_shims if f"{s}(" not in per_op]
+    probed = overlay_shims
     assert "aoti_torch_aten_add_Tensor" in probed and len(probed) >= 20, probed  # add.Tensor: the README's example
     assert libtorch_shims and not set(libtorch_shims) & set(overlay_shims)
     source = "#include <torch/csrc/stable/ops.h>\n\n" + "".join(
@@ -298,6 +296,29 @@ def test_overlay_shims_need_the_opt_in(compiler: str, tmp_path) -> None:
         assert proc.returncode != 0
         undeclared = set(re.findall(r"[‘'](aoti_torch_aten_\w+)[’'] was not declared", proc.stderr))
         assert undeclared == set(probed), proc.stderr[-4000:]  # each overlay shim, and no libtorch shim
+
+
+def test_a_per_op_header_declares_its_overlay_shim_only_with_the_opt_in(compiler: str, tmp_path) -> None:
+    """aten::_assert_async.msg has no libtorch route at 2.13 but the overlay's C shim, which its per-op header
+    declares for its overlay-world body: behind SHIMGEN_OVERLAY too, so a file including that header alone
+    without the opt-in cannot call the shim."""
+    from shimgen import pipeline  # noqa: PLC0415
+
+    out = str(tmp_path / "gen")
+    files, _ = pipeline.generate(["_assert_async"], None, None, out, only=True)
+    pipeline.write(out, files)
+    shim = "aoti_torch_aten__assert_async_msg"
+    assert f"{shim}(" in files["torch/csrc/stable/ops/_assert_async.h"]
+    src = tmp_path / "probe.cpp"
+    src.write_text(f"#include <torch/csrc/stable/ops/_assert_async.h>\n\nauto probe = &{shim};\n")
+    for overlay in (False, True):
+        cmd = [compiler, "-fsyntax-only", *TORCH.stable_flags(out, overlay=overlay), str(src)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if overlay:
+            assert proc.returncode == 0, proc.stderr[-4000:]
+        else:
+            assert f"{shim}’ was not declared" in proc.stderr or f"{shim}' was not declared" in proc.stderr, \
+                proc.stderr[-4000:]
 
 
 if __name__ == "__main__":

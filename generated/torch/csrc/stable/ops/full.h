@@ -9,7 +9,8 @@
 #include <torch/csrc/stable/ops/empty.h>
 #include <torch/csrc/stable/ops/fill_.h>
 
-// The C shims these wrappers call, as c_shim_aten.h declares them.
+// The C shims these wrappers call, as c_shim_aten.h (libtorch's) and
+// c_shim_aten_overlay.h (shimgen's overlay) declare them.
 extern "C" {
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_full(

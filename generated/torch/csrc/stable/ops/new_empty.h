@@ -7,7 +7,8 @@
 
 #include <torch/csrc/stable/shimgen/ops_prelude.h>
 
-// The C shims these wrappers call, as c_shim_aten.h declares them.
+// The C shims these wrappers call, as c_shim_aten.h (libtorch's) and
+// c_shim_aten_overlay.h (shimgen's overlay) declare them.
 extern "C" {
 AOTI_TORCH_EXPORT AOTITorchError aoti_torch_aten_new_empty(
     AtenTensorHandle self,
