@@ -532,6 +532,8 @@ def emit(plan: Plan) -> dict[str, str]:
                 groups.append(([world], units))
             else:
                 same[0].append(world)
+        if name not in plain:
+            groups = [(group, [defer(r) for r in units]) for group, units in groups]
         blocks = []
         for k, (group, units) in enumerate(groups):
             if len(groups) == 1:
@@ -555,10 +557,24 @@ def emit(plan: Plan) -> dict[str, str]:
     return files
 
 
+# A dispatcher-route body's call, and the same call deferred to the wrapper's template parameter (dispatch.h).
+_DISPATCH_CALL = "shimgen::detail::dispatch<"
+_DEFERRED_DISPATCH_CALL = "shimgen::detail::dispatch<Lazy, "
+
+
+def defer(r: _Rendered) -> _Rendered:
+    """A form of a template wrapper (`template <typename Lazy = void>`, plain_names): its dispatch calls name
+    the wrapper's parameter first, so each is a dependent call the compiler resolves only where a file calls the
+    wrapper (templates/dispatch.h)."""
+    if r.hidden or _DISPATCH_CALL not in r.body:
+        return r
+    return replace(r, body=r.body.replace(_DISPATCH_CALL, _DEFERRED_DISPATCH_CALL))
+
+
 def plain_names(plan: Plan, wide: dict[str, Wrapper]) -> set[str]:
     """The C++ names whose wrappers are plain inline functions: those of the manifest's default set (upstream's
     ops.h names, whose code may take a wrapper's address as it would upstream's). Every other name's wrappers are
-    function templates with one defaulted parameter (`template <typename = void>`), which a call uses as a
+    function templates with one defaulted parameter (`template <typename Lazy = void>`), which a call uses as a
     function: a translation unit parses their bodies but checks and instantiates only those it calls, so the
     aggregate ops.h of every op costs a fraction of what ~3,000 plain inline functions cost (README, "Compile
     cost")."""

@@ -15,7 +15,7 @@ from shimgen import pipeline
 from tests.cxx import syntax_check
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-HEAD = "template <typename = void>\n"
+HEAD = "template <typename Lazy = void>\n"
 
 
 def upstream_names() -> set[str]:

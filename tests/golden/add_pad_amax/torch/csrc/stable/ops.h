@@ -7,8 +7,8 @@
 // an extension targets an older release (-DTORCH_TARGET_VERSION=...).
 // torch/csrc/stable/ops/<name>.h holds the wrappers of one name: include it
 // alone to pay only for what a file uses. Wrappers of names upstream's ops.h
-// does not carry are function templates (`template <typename = void>`): called
-// as functions, checked and instantiated only where a file calls them.
+// does not carry are function templates (`template <typename Lazy = void>`):
+// called as functions, checked and instantiated only where a file calls them.
 
 #pragma once
 

@@ -27,7 +27,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// while it shares memory with one, it raises an error (aten computes such a
 /// call element by element).
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-template <typename = void>
+template <typename Lazy = void>
 inline torch::stable::Tensor& add_out(
     torch::stable::Tensor& out,
     const torch::stable::Tensor& self,
@@ -43,7 +43,7 @@ inline torch::stable::Tensor& add_out(
 /// add_out with every argument and the out tensors last, as ATen's
 /// at::add_outf: aten::add.out.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-template <typename = void>
+template <typename Lazy = void>
 inline torch::stable::Tensor& add_outf(
     const torch::stable::Tensor& self,
     const torch::stable::Tensor& other,

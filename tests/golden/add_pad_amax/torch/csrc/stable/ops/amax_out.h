@@ -16,13 +16,13 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-template <typename = void>
+template <typename Lazy = void>
 inline torch::stable::Tensor& amax_out(
     torch::stable::Tensor& out,
     const torch::stable::Tensor& self,
     torch::headeronly::IntHeaderOnlyArrayRef dim = {},
     bool keepdim = false) {
-  shimgen::detail::dispatch<void, 4, 1>(
+  shimgen::detail::dispatch<Lazy, void, 4, 1>(
       "aten::amax", "out", self, dim, keepdim, out);
   return out;
 }
@@ -31,7 +31,7 @@ inline torch::stable::Tensor& amax_out(
 /// amax_out with every argument and the out tensors last, as ATen's
 /// at::amax_outf: aten::amax.out.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-template <typename = void>
+template <typename Lazy = void>
 inline torch::stable::Tensor& amax_outf(
     const torch::stable::Tensor& self,
     torch::headeronly::IntHeaderOnlyArrayRef dim,

@@ -15,7 +15,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Minimum compatible version: PyTorch 2.9.
 /// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
-template <typename = void>
+template <typename Lazy = void>
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> max(
     const torch::stable::Tensor& self,
     int64_t dim,

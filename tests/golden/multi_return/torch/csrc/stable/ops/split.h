@@ -16,12 +16,12 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-template <typename = void>
+template <typename Lazy = void>
 inline std::vector<torch::stable::Tensor> split(
     const torch::stable::Tensor& self,
     int64_t split_size,
     int64_t dim = 0) {
-  return shimgen::detail::dispatch<std::vector<torch::stable::Tensor>, 3>(
+  return shimgen::detail::dispatch<Lazy, std::vector<torch::stable::Tensor>, 3>(
       "aten::split", "Tensor", self, split_size, dim);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0

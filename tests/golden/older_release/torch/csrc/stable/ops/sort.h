@@ -15,7 +15,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Minimum compatible version: PyTorch 2.9.
 /// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
-template <typename = void>
+template <typename Lazy = void>
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort(
     const torch::stable::Tensor& self,
     int64_t dim = -1,
@@ -33,7 +33,7 @@ inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort(
 /// Minimum compatible version: PyTorch 2.9.
 /// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
-template <typename = void>
+template <typename Lazy = void>
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort(
     const torch::stable::Tensor& self,
     std::optional<bool> stable,

@@ -16,21 +16,21 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Minimum compatible version: PyTorch 2.9.
 /// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
-template <typename = void>
+template <typename Lazy = void>
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_out(
     torch::stable::Tensor& values,
     torch::stable::Tensor& indices,
     const torch::stable::Tensor& self,
     int64_t dim = -1,
     bool descending = false) {
-  shimgen::detail::dispatch<void, 5, 2>(
+  shimgen::detail::dispatch<Lazy, void, 5, 2>(
       "aten::sort", "values", self, dim, descending, values, indices);
   return std::make_tuple(values, indices);
 }
 
 /// sort_out with every argument and the out tensors last, as ATen's
 /// at::sort_outf: aten::sort.values.
-template <typename = void>
+template <typename Lazy = void>
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_outf(
     const torch::stable::Tensor& self,
     int64_t dim,
@@ -47,7 +47,7 @@ inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_outf(
 /// Minimum compatible version: PyTorch 2.9.
 /// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
-template <typename = void>
+template <typename Lazy = void>
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_out(
     torch::stable::Tensor& values,
     torch::stable::Tensor& indices,
@@ -55,7 +55,7 @@ inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_out(
     std::optional<bool> stable,
     int64_t dim = -1,
     bool descending = false) {
-  shimgen::detail::dispatch<void, 6, 2>(
+  shimgen::detail::dispatch<Lazy, void, 6, 2>(
       "aten::sort",
       "values_stable",
       self,
@@ -69,7 +69,7 @@ inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_out(
 
 /// sort_out with every argument and the out tensors last, as ATen's
 /// at::sort_outf: aten::sort.values_stable.
-template <typename = void>
+template <typename Lazy = void>
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_outf(
     const torch::stable::Tensor& self,
     std::optional<bool> stable,

@@ -15,11 +15,11 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-template <typename = void>
+template <typename Lazy = void>
 inline torch::stable::Tensor cat(
     torch::headeronly::HeaderOnlyArrayRef<torch::stable::Tensor> tensors,
     int64_t dim = 0) {
-  return shimgen::detail::dispatch<torch::stable::Tensor, 2>(
+  return shimgen::detail::dispatch<Lazy, torch::stable::Tensor, 2>(
       "aten::cat", "", tensors, dim);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0

@@ -15,12 +15,12 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Minimum compatible version: PyTorch 2.9.
 /// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
-template <typename = void>
+template <typename Lazy = void>
 inline torch::stable::Tensor clamp(
     const torch::stable::Tensor& self,
     const std::optional<torch::stable::Tensor>& min = std::nullopt,
     const std::optional<torch::stable::Tensor>& max = std::nullopt) {
-  return shimgen::detail::dispatch<torch::stable::Tensor, 3>(
+  return shimgen::detail::dispatch<Lazy, torch::stable::Tensor, 3>(
       "aten::clamp", "Tensor", self, min, max);
 }
 

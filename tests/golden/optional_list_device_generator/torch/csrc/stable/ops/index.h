@@ -16,12 +16,12 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Build time minimum version: PyTorch 2.13.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-template <typename = void>
+template <typename Lazy = void>
 inline torch::stable::Tensor index(
     const torch::stable::Tensor& self,
     torch::headeronly::HeaderOnlyArrayRef<std::optional<torch::stable::Tensor>>
         indices) {
-  return shimgen::detail::dispatch<torch::stable::Tensor, 2>(
+  return shimgen::detail::dispatch<Lazy, torch::stable::Tensor, 2>(
       "aten::index", "Tensor", self, indices);
 }
 #endif // TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0

@@ -20,10 +20,10 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// device, pin_memory: aten gets their defaults (None, None, None, None, None).
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0 && \
     TORCH_FEATURE_VERSION < TORCH_VERSION_2_13_0
-template <typename = void>
+template <typename Lazy = void>
 inline torch::stable::Tensor randn(
     torch::headeronly::IntHeaderOnlyArrayRef size) {
-  return shimgen::detail::dispatch<torch::stable::Tensor, 6>(
+  return shimgen::detail::dispatch<Lazy, torch::stable::Tensor, 6>(
       "aten::randn",
       "generator",
       size,
@@ -45,7 +45,7 @@ inline torch::stable::Tensor randn(
 /// This form, with every argument, needs PyTorch 2.13.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
-template <typename = void>
+template <typename Lazy = void>
 inline torch::stable::Tensor randn(
     torch::headeronly::IntHeaderOnlyArrayRef size,
     const std::optional<torch::stable::Generator>& generator = std::nullopt,
@@ -53,7 +53,7 @@ inline torch::stable::Tensor randn(
     std::optional<torch::headeronly::Layout> layout = std::nullopt,
     std::optional<torch::stable::Device> device = std::nullopt,
     std::optional<bool> pin_memory = std::nullopt) {
-  return shimgen::detail::dispatch<torch::stable::Tensor, 6>(
+  return shimgen::detail::dispatch<Lazy, torch::stable::Tensor, 6>(
       "aten::randn",
       "generator",
       size,
