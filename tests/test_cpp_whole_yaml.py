@@ -10,6 +10,7 @@ from __future__ import annotations
 import concurrent.futures
 import os
 import re
+import shutil
 
 import pytest
 
@@ -45,6 +46,38 @@ def test_whole_ops_h_compiles_at_every_target(everything):
     for target, res in zip(TARGETS, results):
         errors = [line for line in res.stderr.splitlines() if "error" in line][:10]
         assert res.returncode == 0, f"target {target}: " + "\n".join(errors)
+
+
+def test_every_template_body_compiles_as_instantiated(everything, tmp_path):
+    """The wrappers beyond upstream's names and the kernel sections' helpers are function templates
+    (`template <typename Lazy = void>`, `template <typename = void>`): including ops.h only parses their bodies.
+    Their instantiation for the default argument is the same text as a plain function with void for the
+    parameter, so each body is checked by compiling that text, at every target and with the overlay's forms too,
+    as every body was checked before they were templates."""
+    out, _ = everything
+    plain = str(tmp_path / "plain")
+    shutil.copytree(out, plain)
+    root = os.path.join(plain, "torch/csrc/stable")
+    changed = 0
+    for folder in ("ops", "shimgen/kernels"):
+        for name in os.listdir(os.path.join(root, folder)):
+            path = os.path.join(root, folder, name)
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            new = re.sub(r"^template <typename (?:Lazy )?= void>\n", "", text, flags=re.M)
+            new = new.replace("shimgen::detail::dispatch<Lazy, ", "shimgen::detail::dispatch<void, ")
+            assert "Lazy" not in new, path
+            changed += new != text
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(new)
+    assert changed > 2000, changed
+    source = "#include <torch/csrc/stable/ops.h>\n"
+    cases = [(t, ()) for t in TARGETS] + [(None, ("SHIMGEN_OVERLAY",)), (None, ("SHIMGEN_NO_LEAKY_STR",))]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(lambda c: syntax_check(source, plain, c[0], c[1]), cases))
+    for case, res in zip(cases, results):
+        errors = [line for line in res.stderr.splitlines() if "error" in line][:10]
+        assert res.returncode == 0, f"{case}: " + "\n".join(errors)
 
 
 _KERNEL_INCLUDE = re.compile(r"#include <torch/csrc/stable/shimgen/kernels/(\w+)\.h>")
