@@ -70,6 +70,11 @@ def gate(v: Variant) -> tuple[str | None, str | None]:
         conds.append(f"TORCH_FEATURE_VERSION >= {v.start.macro}")
     if v.end is not None:
         conds.append(f"TORCH_FEATURE_VERSION < {v.end.macro}")
+    return _gate_lines(conds)
+
+
+def _gate_lines(conds: list[str]) -> tuple[str | None, str | None]:
+    """The `#if` and `#endif` lines of all of `conds` (None, None: no condition)."""
     if not conds:
         return None, None
     text = " && ".join(conds)
@@ -596,9 +601,8 @@ def _shim_declarations(plan: Plan) -> dict[str, dict[str, str | None]]:
         conds = [] if sv.upstream else ["defined(SHIMGEN_OVERLAY)"]
         if sv.since > FIRST_STABLE:
             conds.append(f"TORCH_FEATURE_VERSION >= {sv.since.macro}")
-        text = " && ".join(conds)
-        result[sv.shim.function] = {"declaration": sv.shim.declaration, "open": f"#if {text}" if text else None,
-                                    "close": f"#endif // {text}" if text else None}
+        opener, closer = _gate_lines(conds)
+        result[sv.shim.function] = {"declaration": sv.shim.declaration, "open": opener, "close": closer}
     return result
 
 

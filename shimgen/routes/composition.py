@@ -145,7 +145,7 @@ class Composition(Route):
         if rule is not None and rule["kernel"] == RENORM:  # (section at the end)
             return _calls_at(self, q, rule, RENORM_PASSED)
         if rule is not None and rule["kernel"] == SUBCMUL:  # (section at the end)
-            return _subcmul_at(self, q, rule)
+            return _calls_at(self, q, rule, SUBCMUL_PASSED)
         if rule is not None and rule["kernel"] == PAD_PACKED:  # (section at the end)
             return _pad_packed_at(self, q, rule)
         if rule is not None and rule["kernel"] in FACTORY_OUTS:  # (section at the end)
@@ -885,12 +885,18 @@ def _calls_at(route: Route, q: Query, rule: dict, passed: dict[str, int]) -> Var
     return Variant(route, len(q.params), q.level, lowering=tuple(rule["calls"].values()))
 
 
-def _trapezoid_body(w: Wrapper, plan: Plan, rule: dict) -> str:
+def _callees(rule: dict, plan: Plan) -> dict[str, str]:
+    """role -> the qualified C++ name of the wrapper the row's `calls` give that role (_calls_at checked each)."""
     f = {}
     for role, name in rule["calls"].items():
         target = target_wrapper(name, plan)
         assert target is not None
         f[role] = f"torch::stable::{target.name}"
+    return f
+
+
+def _trapezoid_body(w: Wrapper, plan: Plan, rule: dict) -> str:
+    f = _callees(rule, plan)
     op, name = w.op.name, w.op.name.split(".")[0]
     times = f["times"]
     if rule["kernel"] == TRAPEZOID[0]:
@@ -1219,11 +1225,7 @@ MATRIX_NORM_PASSED = {"cast": 2, "order": 2, "spectrum": 1, "most": 3, "least": 
 
 
 def _matrix_norm_body(w: Wrapper, plan: Plan, rule: dict) -> str:
-    f = {}
-    for role, name in rule["calls"].items():
-        target = target_wrapper(name, plan)
-        assert target is not None
-        f[role] = f"torch::stable::{target.name}"
+    f = _callees(rule, plan)
     return "\n".join([
         f'const std::vector<int64_t> dims = shimgen::detail::matrix_norm_dims("{w.op.name}", self, ord, dim, dtype);',
         "const std::vector<int64_t> order = shimgen::detail::backshift_permutation(dims[0], dims[1], self.dim());",
@@ -1267,11 +1269,7 @@ RENORM_PASSED = {"length": 5, "plus": 2, "over": 2, "above": 2, "pick": 3, "time
 
 
 def _renorm_body(w: Wrapper, plan: Plan, rule: dict) -> str:
-    f = {}
-    for role, name in rule["calls"].items():
-        target = target_wrapper(name, plan)
-        assert target is not None
-        f[role] = f"torch::stable::{target.name}"
+    f = _callees(rule, plan)
     return "\n".join([
         f'const std::vector<int64_t> reduce = shimgen::detail::renorm_dims("{w.op.name}", self, p, dim, maxnorm);',
         "const std::optional<torch::headeronly::ScalarType> acc = "
@@ -1332,25 +1330,8 @@ SUBCMUL = "subcmul"
 SUBCMUL_PASSED = {"times": 2, "minus": 2}  # role -> how many leading parameters the body passes that role's wrapper
 
 
-def _subcmul_at(route: Route, q: Query, rule: dict) -> Variant | None:
-    """Every parameter (the row's `params`), where each wrapper of `calls` takes what the body passes it with
-    libtorch alone at q.level."""
-    if [p.name for p in q.params] != rule["params"]:
-        return None
-    for role, name in rule["calls"].items():
-        target = target_wrapper(name, q.plan)
-        tv = active(target, q.level) if target is not None else None
-        if tv is None or tv.route.overlay or tv.kept < SUBCMUL_PASSED[role]:
-            return None
-    return Variant(route, len(q.params), q.level, lowering=tuple(rule["calls"].values()))
-
-
 def _subcmul_body(w: Wrapper, plan: Plan, rule: dict) -> str:
-    f = {}
-    for role, name in rule["calls"].items():
-        target = target_wrapper(name, plan)
-        assert target is not None
-        f[role] = f"torch::stable::{target.name}"
+    f = _callees(rule, plan)
     self_, other, alpha = rule["params"]
     return "\n".join([f"const torch::stable::Tensor product = {f['times']}({other}, {alpha});",
                       f"return {f['minus']}({self_}, product);"])
@@ -1381,24 +1362,12 @@ PAD_PACKED_PASSED = {"dense": 1, "fill": 5, "blank": 2, "part": 4, "shape": 2, "
 
 
 def _pad_packed_at(route: Route, q: Query, rule: dict) -> Variant | None:
-    """Every parameter (the row's `params`), from 2.10, where each wrapper of `calls` takes what the body passes
-    it with libtorch alone at q.level."""
-    if q.level < LISTS_CROSS or [p.name for p in q.params] != rule["params"]:
-        return None
-    for role, name in rule["calls"].items():
-        target = target_wrapper(name, q.plan)
-        tv = active(target, q.level) if target is not None else None
-        if tv is None or tv.route.overlay or tv.kept < PAD_PACKED_PASSED[role]:
-            return None
-    return Variant(route, len(q.params), q.level, lowering=tuple(rule["calls"].values()))
+    """As _calls_at, from 2.10 (its list arguments cross the dispatcher from then on)."""
+    return None if q.level < LISTS_CROSS else _calls_at(route, q, rule, PAD_PACKED_PASSED)
 
 
 def _pad_packed_body(w: Wrapper, plan: Plan, rule: dict) -> str:
-    f = {}
-    for role, name in rule["calls"].items():
-        target = target_wrapper(name, plan)
-        assert target is not None
-        f[role] = f"torch::stable::{target.name}"
+    f = _callees(rule, plan)
     data, batch_sizes, batch_first, padding_value, total_length = rule["params"]
     op, part = w.op.name, f["part"]
     return "\n".join([
