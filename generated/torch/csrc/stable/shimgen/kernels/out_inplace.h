@@ -121,6 +121,41 @@ inline bool written_twice(const torch::stable::Tensor& t) {
   return false;
 }
 
+/// Are `a` and `b` on the same device (type and index)?
+template <typename = void>
+inline bool same_device(
+    const torch::stable::Tensor& a,
+    const torch::stable::Tensor& b) {
+  int32_t a_type = 0;
+  int32_t b_type = 0;
+  int32_t a_index = 0;
+  int32_t b_index = 0;
+  check(aoti_torch_get_device_type(a.get(), &a_type), "get_device_type");
+  check(aoti_torch_get_device_type(b.get(), &b_type), "get_device_type");
+  check(aoti_torch_get_device_index(a.get(), &a_index), "get_device_index");
+  check(aoti_torch_get_device_index(b.get(), &b_index), "get_device_index");
+  return a_type == b_type && a_index == b_index;
+}
+
+/// `value` written into out by aten::where.self_out(true, value, value): out
+/// resized to value's shape as TensorIterator's resize_output does (aten's
+/// warning where out had elements), with value's strides, as aten's
+/// structured kernels restride a resized out.
+template <typename = void>
+inline void write_resized(
+    torch::stable::Tensor& out,
+    const torch::stable::Tensor& value) {
+  const torch::stable::Tensor all =
+      number_tensor(Scalar(true), ScalarType::Bool);
+  dispatch_tensors<4>(
+      "aten::where",
+      "self_out",
+      {torch::stable::detail::from(all),
+       torch::stable::detail::from(value),
+       torch::stable::detail::from(value),
+       torch::stable::detail::from(out)});
+}
+
 /// An out= op as aten's out= rules around its functional overload's
 /// `result`: out on the result's device; the result dtype must cast to out's
 /// (c10::canCast; `same_dtype`: must be out's, as aten's unary ops check);
@@ -139,17 +174,7 @@ inline void assign_out(
     std::initializer_list<const torch::stable::Tensor*> inputs,
     bool same_dtype) {
   const std::string what = std::string("shimgen: ") + op;
-  int32_t out_device = 0;
-  int32_t result_device = 0;
-  int32_t out_index = 0;
-  int32_t result_index = 0;
-  AtenTensorHandle o = out.get();
-  AtenTensorHandle r = result.get();
-  check(aoti_torch_get_device_type(o, &out_device), "get_device_type");
-  check(aoti_torch_get_device_type(r, &result_device), "get_device_type");
-  check(aoti_torch_get_device_index(o, &out_index), "get_device_index");
-  check(aoti_torch_get_device_index(r, &result_index), "get_device_index");
-  if (out_device != result_device || out_index != result_index) {
+  if (!same_device(out, result)) {
     const std::string why = ": out is on another device than the result";
     throw std::runtime_error(what + why + " (aten raises)");
   }
@@ -191,15 +216,7 @@ inline void assign_out(
          torch::stable::detail::from(false)});
     return;
   }
-  torch::stable::Tensor cast = to_dtype(result, out.scalar_type());
-  torch::stable::Tensor all = number_tensor(Scalar(true), ScalarType::Bool);
-  dispatch_tensors<4>(
-      "aten::where",
-      "self_out",
-      {torch::stable::detail::from(all),
-       torch::stable::detail::from(cast),
-       torch::stable::detail::from(cast),
-       torch::stable::detail::from(out)});
+  write_resized(out, to_dtype(result, out.scalar_type()));
 }
 
 /// aten's meta of an out= overload that sizes out [0] before its kernel
@@ -214,17 +231,7 @@ inline void empty_out_first(
     torch::stable::Tensor& out,
     const torch::stable::Tensor& result) {
   const std::string what = std::string("shimgen: ") + op;
-  int32_t out_device = 0;
-  int32_t result_device = 0;
-  int32_t out_index = 0;
-  int32_t result_index = 0;
-  AtenTensorHandle o = out.get();
-  AtenTensorHandle r = result.get();
-  check(aoti_torch_get_device_type(o, &out_device), "get_device_type");
-  check(aoti_torch_get_device_type(r, &result_device), "get_device_type");
-  check(aoti_torch_get_device_index(o, &out_index), "get_device_index");
-  check(aoti_torch_get_device_index(r, &result_index), "get_device_index");
-  if (out_device != result_device || out_index != result_index) {
+  if (!same_device(out, result)) {
     const std::string why = ": out is on another device than the result";
     throw std::runtime_error(what + why + " (aten raises)");
   }
@@ -251,14 +258,7 @@ inline void empty_out_first(
        torch::stable::detail::from(std::optional<int64_t>(0)),
        torch::stable::detail::from(std::optional<int64_t>(0)),
        torch::stable::detail::from(int64_t(1))});
-  torch::stable::Tensor all = number_tensor(Scalar(true), ScalarType::Bool);
-  dispatch_tensors<4>(
-      "aten::where",
-      "self_out",
-      {torch::stable::detail::from(all),
-       torch::stable::detail::from(none),
-       torch::stable::detail::from(none),
-       torch::stable::detail::from(out)});
+  write_resized(out, none);
 }
 
 /// The self an in-place composition computes from: where autograd records
