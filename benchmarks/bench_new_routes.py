@@ -1,6 +1,6 @@
 """Per-call cost of the libtorch-only routes of issue 16 beside at:: and beside the overlay route each replaces,
 measured side by side in one run (medians of interleaved rounds, 4x4 float32, one thread). The overlay column is
-the overlay build as it was before the overlay only added forms (sig_cpp.OVERLAY_TIES_TO_LIBTORCH off): its shims.
+the overlay build as it was before the overlay only added forms (overlay_ties_to_libtorch=False): its shims.
 
     python benchmarks/bench_new_routes.py [--iters 20000] [--rounds 7]
 
@@ -60,7 +60,7 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from shimgen import pipeline, sig_cpp  # noqa: E402
+from shimgen import pipeline  # noqa: E402
 from shimgen.verify import build as vbuild, overlay  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -94,25 +94,17 @@ def build(tmp: str) -> dict[str, str]:
     pipeline.write(gen, files)
     # The overlay build as it was: its shim won ties with libtorch's routes (now the overlay only adds forms)
     old = os.path.join(tmp, "gen_overlay")
-    sig_cpp.OVERLAY_TIES_TO_LIBTORCH = False
-    try:
-        files, _ = pipeline.generate(OPS, None, None)
-    finally:
-        sig_cpp.OVERLAY_TIES_TO_LIBTORCH = True
+    files, _ = pipeline.generate(OPS, None, None, overlay_ties_to_libtorch=False)
     pipeline.write(old, files)
     lib_dir = os.path.join(tmp, "overlay")
-    sig_cpp.OVERLAY_TIES_TO_LIBTORCH = False  # its shims, as that build calls them
-    try:
-        with contextlib.redirect_stdout(io.StringIO()):
-            if overlay.main(["--ops", ",".join(OPS), "--out", lib_dir]) != 0:
-                raise SystemExit("the overlay library did not build")
-    finally:
-        sig_cpp.OVERLAY_TIES_TO_LIBTORCH = True
+    with contextlib.redirect_stdout(io.StringIO()):  # its shims, as that build calls them
+        if overlay.main(["--ops", ",".join(OPS), "--out", lib_dir], overlay_ties_to_libtorch=False) != 0:
+            raise SystemExit("the overlay library did not build")
     src = os.path.join(HERE, "bench_new_routes.cpp")
     builds = {
         "aten": ([*TORCH.aten_flags(), "-DBENCH_NS=bench_new_aten", "-DBENCH_ATEN"], []),
         "libtorch": ([*TORCH.stable_flags(gen), "-DBENCH_NS=bench_new_libtorch"], []),
-        # the routes before issue 16: the overlay, and no str through the leaking dispatcher
+        # the routes before the libtorch-only ones: the overlay, and no str through the leaking dispatcher
         "overlay": ([*TORCH.stable_flags(old, overlay=True), "-DSHIMGEN_NO_LEAKY_STR", "-DBENCH_NS=bench_new_overlay"],
                     [f"-L{lib_dir}", "-lshimgen_overlay", f"-Wl,-rpath,{lib_dir}"]),
     }

@@ -6,34 +6,22 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import errno
 import gc
 import os
 import signal
 import sys
 
 from shimgen import output, project
+from shimgen.console import Parser, silence_stdout, write_lines
 from shimgen.errors import ShimgenError
 
 # Start-up: `import shimgen.cli` takes 0.09 s, the generation stack (shimgen.pipeline: torchgen, jinja2) 0.52 s and
 # shimgen.verify 0.46 s (best of 5, this machine): --help and usage errors answer before either is imported, so
 # the functions below import them where they are first needed.
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # one line, exit 2, like every other input error
-        self.exit(2, f"shimgen: error: {message} (see shimgen --help)\n")
-
-    def _print_message(self, message: str, file=None) -> None:  # argparse's own swallows a full or closed stdout
-        if message:
-            file = file or sys.stderr
-            if file is None:
-                raise OSError(errno.EBADF, "it is closed")
-            file.write(message)
-            file.flush()
-
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
+    p = Parser(
         prog="shimgen",
         description="Generate PyTorch stable-ABI C shims, torch::stable C++ wrappers and typed Python stubs "
         "from native_functions.yaml. Without --ops, the project's [tool.shimgen] table (pyproject.toml) applies.",
@@ -129,40 +117,15 @@ def check(out: str, files: dict[str, str], update_hint: str, manifest_ops: froze
 
     found = pipeline.compare(out, files, manifest_ops)
     if not found.summary:
-        _out([f"shimgen: {out} is up to date ({len(files)} files)"])
+        write_lines([f"shimgen: {out} is up to date ({len(files)} files)"])
         return 0
-    _out([d if d.endswith("\n") else d + "\n" for d in found.diff], raw=True)
+    write_lines([d if d.endswith("\n") else d + "\n" for d in found.diff], raw=True)
     _err([f"shimgen: {out} is out of sync with the tool:", *("  " + s for s in found.summary),
           f"To update: {update_hint}"])
     return 1
 
 
 # ---- the process: output streams, signals, exit status ----------------------------------------------------------
-
-
-def _out(lines: list[str], raw: bool = False) -> None:
-    """Write to stdout and flush; a closed or full stdout is a ShimgenError (one line on stderr, exit 2)."""
-    stream = sys.stdout
-    if stream is None:  # started with fd 1 closed (`>&-`)
-        raise ShimgenError("cannot write to standard output: it is closed")
-    try:
-        stream.writelines(lines if raw else [line + "\n" for line in lines])
-        stream.flush()
-    except OSError as e:
-        _silence_stdout()
-        raise ShimgenError(f"cannot write to standard output: {e.strerror or e}") from None
-    except UnicodeEncodeError as e:
-        raise ShimgenError(f"cannot write to standard output in its encoding ({stream.encoding}): {e.reason}") from None
-
-
-def _silence_stdout() -> None:
-    """Point fd 1 at /dev/null so the interpreter's final flush of what is still buffered cannot fail again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):
-        pass
 
 
 def _err(lines: list[str]) -> None:
@@ -199,7 +162,7 @@ def _drift(old_yaml: str, new_yaml: str | None, ops: list[str] | None) -> int:
     from shimgen import pipeline  # start-up (see the top)
 
     findings, compared = pipeline.drift(old_yaml, new_yaml, ops)
-    _out([f"shimgen: drift: {f.line()}" for f in findings])
+    write_lines([f"shimgen: drift: {f.line()}" for f in findings])
     errors = sum(f.severity == "error" for f in findings)
     _err([f"shimgen: drift: {compared} ops compared, {len(findings)} changed, {errors} errors"])
     return 1 if errors else 0
@@ -236,10 +199,10 @@ def _run(args: argparse.Namespace) -> int:
     from shimgen import pipeline, stamp  # start-up: --help and usage errors answer without them (see the top)
 
     if args.cmake_dir:
-        _out([os.path.join(os.path.dirname(os.path.abspath(__file__)), "cmake")])
+        write_lines([os.path.join(os.path.dirname(os.path.abspath(__file__)), "cmake")])
         return 0
     if args.cmake_info:
-        _out(_cmake_info(args))
+        write_lines(_cmake_info(args))
         return 0
     ops = _split_ops(args.ops)
     since = args.since
@@ -278,7 +241,7 @@ def _run(args: argparse.Namespace) -> int:
             hint = "shimgen" + (f" --project {args.project}" if args.project else "") + "  (reads [tool.shimgen])"
         return check(args.out, files, hint + "  (then review and commit the diff)", frozenset(p.manifest.default_ops))
     # The list of files goes out just before the switch: a closed or full stdout aborts with the folder untouched.
-    pipeline.write(args.out, files, before_switch=lambda paths: _out(paths))
+    pipeline.write(args.out, files, before_switch=lambda paths: write_lines(paths))
     if build_dir is not None:
         from shimgen.verify import run as verify_run  # start-up (see the top)
 
@@ -336,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
                 status = 2
             except OSError as e:  # --help to a full stdout, or an OS failure no step anticipated: one line
                 if out is None and as_program:
-                    _silence_stdout()
+                    silence_stdout()
                 where = "standard output" if out is None else (getattr(e, "filename", None) or "")
                 _err([f"shimgen: error: cannot write to {where}: {e.strerror or e}" if out is None else
                       f"shimgen: error: {where}{': ' if where else ''}{e.strerror or e}"])

@@ -180,7 +180,7 @@ def build(headers: dict[Version, dict[str, list[Declared]]]) -> DeviceShims:
                 old = shims.get(d.function)
                 if old is None:
                     shims[d.function] = Shim(d.function, device, d.op, d.version, r, d.gate, d.params)
-                elif _types(old.params) == _types(d.params):
+                elif c_types(old.params) == c_types(d.params):
                     shims[d.function] = Shim(d.function, device, d.op, d.version, old.since, d.gate or old.gate, d.params)
                 else:
                     raise ShimgenError(f"{d.function}: its C signature changed in {r} (an ABI break): "
@@ -218,7 +218,7 @@ def extend(data: DeviceShims, release: Version, declared: dict[str, list[Declare
             old = shims.get(d.function)
             if old is None:
                 shims[d.function] = Shim(d.function, device, d.op, d.version, release, d.gate, d.params)
-            elif _types(old.params) == _types(d.params):  # as `build`: a removal stays the first release without it
+            elif c_types(old.params) == c_types(d.params):  # as `build`: a removal stays the first release without it
                 shims[d.function] = Shim(d.function, device, d.op, d.version, old.since, d.gate or old.gate, d.params,
                                          old.removed)
             else:
@@ -227,7 +227,7 @@ def extend(data: DeviceShims, release: Version, declared: dict[str, list[Declare
     return DeviceShims(tuple(sorted((*data.releases, release))), shims, data.exports)
 
 
-def _types(params: tuple[str, ...]) -> tuple[str, ...]:
+def c_types(params: tuple[str, ...]) -> tuple[str, ...]:
     """The C types of parameters (names dropped: a renamed parameter keeps the ABI)."""
     return tuple(re.sub(r"\s*[A-Za-z_][A-Za-z0-9_]*$", "", p) for p in params)
 

@@ -264,7 +264,7 @@ def _value_type(cpp_type: str) -> str:
 
 
 def render_nullopt_overload(w: Wrapper, v: Variant, k: int) -> _Rendered:
-    """The `std::nullopt_t` overload of a wrapper form (sig_cpp._with_nullopt_forwarding)."""
+    """The `std::nullopt_t` overload of a wrapper form (made by sig_cpp.wrappers)."""
     ps = w.kept(v)
     parts, args = [], []
     for i, p in enumerate(ps):

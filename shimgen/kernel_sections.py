@@ -1,7 +1,7 @@
 """The sections of shimgen/templates/scalar.h: one plain C++ template, split at generation time into
 torch/csrc/stable/shimgen/scalar.h (core: shimgen::Scalar and the rules every number-taking wrapper uses) and one
 header per kernel section, torch/csrc/stable/shimgen/kernels/<name>.h, so that a per-op header pays only for the
-kernels its wrappers call (issue 20: one op costs what upstream's header costs).
+kernels its wrappers call (one op costs what upstream's header costs).
 
 A section starts at a marker line directly above its `// ---- ` heading and runs to the next marker:
 

@@ -35,16 +35,18 @@ STAMP = stamp.STAMP
 
 
 def generate(ops: list[str] | None, yaml_path: str | None, since: str | None, out: str | None = None,
-             only: bool = False, formatter: bool = False) -> tuple[dict[str, str], Plan]:
+             only: bool = False, formatter: bool = False, overlay_ties_to_libtorch: bool = True,
+             ) -> tuple[dict[str, str], Plan]:
     """(every output file: path relative to the output folder -> text, the Plan).
 
     `ops` None: the manifest's default set; otherwise those ops and (unless `only`) the manifest's. `out` is
     only used to record the yaml's path relative to the folder in the stamp. The Python files are written in
     their formatted layout directly (shimgen.layout), the C++ files formatted by a few batched clang-format runs;
     `formatter` instead runs black over the generated Python as a whole and clang-format over each C++ file
-    alone: the reference that tests/test_layout.py compares the fast path with."""
+    alone: the reference that tests/test_layout.py compares the fast path with. `overlay_ties_to_libtorch`: see
+    Plan (False only for a benchmark of the old overlay build)."""
     with _collector_paused():
-        return _generate(ops, yaml_path, since, out, only, formatter)
+        return _generate(ops, yaml_path, since, out, only, formatter, overlay_ties_to_libtorch)
 
 
 @contextlib.contextmanager
@@ -62,8 +64,8 @@ def _collector_paused():
 
 
 def _generate(ops: list[str] | None, yaml_path: str | None, since: str | None, out: str | None, only: bool,
-              formatter: bool) -> tuple[dict[str, str], Plan]:
-    p = plan_mod.make(ops, yaml_path, since, additive=not only)
+              formatter: bool, overlay_ties_to_libtorch: bool) -> tuple[dict[str, str], Plan]:
+    p = plan_mod.make(ops, yaml_path, since, additive=not only, overlay_ties_to_libtorch=overlay_ties_to_libtorch)
     wrapped, refusals = wrappers(p)
     have = {w.op.name for w in wrapped}
     for op in p.ops:  # a wrapper the user named explicitly must exist; others are skipped with a note

@@ -82,6 +82,14 @@ class Plan:
     # original's (whose wrappers are those of other ops).
     derived: dict[str, object] = field(default_factory=dict, init=False, repr=False, compare=False)
     world: World = field(default_factory=World)
+    # How routes are chosen, both True in every generated surface. `overlay_ties_to_libtorch`: a route needing
+    # libtorch alone beats an overlay shim taking as many parameters (the overlay only adds forms); False is the
+    # order where the overlay's shim won ties, for a test that observes a shim's own overload being called and for
+    # benchmarks/bench_new_routes.py's old overlay build. `share_across_worlds`: a build without the overlay reuses
+    # the overlay build's answers that take no overlay route (sig_cpp.variant_at); False only to test that it
+    # changes nothing.
+    overlay_ties_to_libtorch: bool = True
+    share_across_worlds: bool = True
 
     def in_world(self, world: World, ops: list[Op] | None = None) -> Plan:
         """This plan as an extension built in `world` sees it (the release facts it has computed are shared);
@@ -216,7 +224,8 @@ _AGREE = (history_mod.Kind.SAME, history_mod.Kind.DEFAULT_CHANGED, history_mod.K
 
 
 def make(
-    ops: list[str] | None, yaml_path: str | None = None, since: str | None = None, additive: bool = False
+    ops: list[str] | None, yaml_path: str | None = None, since: str | None = None, additive: bool = False,
+    overlay_ties_to_libtorch: bool = True, share_across_worlds: bool = True,
 ) -> Plan:
     """The plan for `ops` (None: the manifest's default set). `additive` (what the command line does unless
     --only): upstream's surface for the release, the manifest's default set as far as the yaml has it, is

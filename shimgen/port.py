@@ -32,7 +32,8 @@ import sys
 from dataclasses import dataclass, field
 
 from shimgen.errors import ShimgenError
-from shimgen import cli, project, sig_cpp
+from shimgen import project, sig_cpp
+from shimgen.console import Parser, write_lines
 from shimgen import plan as plan_mod
 from shimgen import table as table_mod
 from shimgen.inputs import read_text
@@ -377,8 +378,8 @@ def toml_table(ops: list[str], target) -> str:
 
 
 def main(argv: list[str]) -> int:
-    ap = cli._Parser(prog="shimgen port", description="Which ATen calls of C++/CUDA sources the stable surface "
-                     "covers, per call site and target release.")
+    ap = Parser(prog="shimgen port", description="Which ATen calls of C++/CUDA sources the stable surface "
+                "covers, per call site and target release.")
     ap.add_argument("sources", nargs="+", metavar="SRC", help="C++/CUDA files, or folders to search")
     ap.add_argument("--target", metavar="X.Y[,X.Y]", help="target releases (default: [tool.shimgen]'s target "
                     "and the installed torch's release)")
@@ -413,7 +414,7 @@ def main(argv: list[str]) -> int:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(data, f, indent=1)
             f.write("\n")
-    cli._out(lines)
+    write_lines(lines)
     return 0
 
 

@@ -177,7 +177,7 @@ def variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[
     # routes it drops did not win. tests/test_model_memo.py compares both ways for every op of the yaml.
     key = ("variant_at", op.name, level, plan.world.leaky_str, lowering)
     memo = plan.per_op(("variant_memo",), dict)
-    if SHARE_ACROSS_WORLDS:
+    if plan.share_across_worlds:
         if (True, *key) in memo:
             wide = memo[(True, *key)]
             if wide is None or not wide.route.overlay:
@@ -188,10 +188,6 @@ def variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[
     return best
 
 
-# Reuse the overlay world's answers in the world without it (see variant_at); off only to test that it changes nothing.
-SHARE_ACROSS_WORLDS = True
-
-
 def _variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[sig_c.ShimVersion], at,
                 lowering: tuple[tuple[str, ...], int] | None) -> Variant | None:
     query = routes.Query(op, ps, plan, level, shims, at, lowering)
@@ -200,7 +196,7 @@ def _variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list
         if route.overlay and not plan.world.overlay:
             continue  # shimgen's own shims need the overlay library: only where the author opts in
         v = route.variant_at(query)
-        if v is not None and (best is None or _better(v, best)):
+        if v is not None and (best is None or _better(v, best, plan.overlay_ties_to_libtorch)):
             best = v
     # Where no route takes every parameter, the dispatcher may still take an optional one it cannot carry, as
     # None: the call works whenever the caller leaves it None (std(t, {1}) is std.correction, correction=None).
@@ -211,19 +207,14 @@ def _variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list
     return best
 
 
-def _better(v: Variant, best: Variant) -> bool:
+def _better(v: Variant, best: Variant, overlay_ties_to_libtorch: bool) -> bool:
     """Whether v beats best: it takes more parameters, or as many without the overlay where best needs it. So the
     overlay only adds forms: defining SHIMGEN_OVERLAY never moves a call libtorch alone serves to another route
     (whose refusals differ: the overlay's shim carries a Scalar as a double and refuses arange(10), which libtorch's
-    composition serves)."""
-    return v.kept > best.kept or (OVERLAY_TIES_TO_LIBTORCH and v.kept == best.kept and best.route.overlay
+    composition serves). With `overlay_ties_to_libtorch` False (Plan's field) the overlay's shim, earlier in
+    routes.yaml than the compositions, wins ties."""
+    return v.kept > best.kept or (overlay_ties_to_libtorch and v.kept == best.kept and best.route.overlay
                                   and not v.route.overlay)
-
-
-# False restores the order before issue 16, where the overlay's shim (earlier in routes.yaml than the compositions)
-# won ties: only benchmarks/bench_new_routes.py (to time the routes the libtorch ones replaced) and
-# tests/test_call_sites.py (whose shims dispatch their own overload, which makes a call's binding observable) set it.
-OVERLAY_TIES_TO_LIBTORCH = True
 
 
 # ---- Scalars: lowering to a Tensor sibling or a composition (shimgen/scalars.py) ---------------------------
@@ -366,7 +357,7 @@ def stack_default(op: Op, plan: Plan, a: Argument) -> str:
     return row.stack_value(f"({typed})") if row.stack else typed
 
 
-def _same_variant(a: Variant, b: Variant) -> bool:
+def same_variant(a: Variant, b: Variant) -> bool:
     return (a.route, a.kept, a.shim, a.stack, a.lowering, a.none_only) == (
         b.route, b.kept, b.shim, b.stack, b.lowering, b.none_only)
 
@@ -395,7 +386,7 @@ def variants(op: Op, ps: list[Param], plan: Plan) -> list[Variant]:
             if is_open:
                 result[-1] = replace(result[-1], end=level)
             continue
-        if is_open and _same_variant(result[-1], v):
+        if is_open and same_variant(result[-1], v):
             continue
         if is_open:
             result[-1] = replace(result[-1], end=level)

@@ -211,18 +211,14 @@ def corpus_run(tmp_path_factory: pytest.TempPathFactory):
     """The stable side builds with SHIMGEN_OVERLAY and the overlay's shims winning ties (the order before the
     overlay only added forms): a shim dispatches its own overload, so the binding is observed directly rather than
     through a composition's internal calls (hardtanh's lt, gt, where, ...)."""
-    sig_cpp.OVERLAY_TIES_TO_LIBTORCH = False
-    try:
-        return _corpus_run(tmp_path_factory)
-    finally:
-        sig_cpp.OVERLAY_TIES_TO_LIBTORCH = True
+    return _corpus_run(tmp_path_factory)
 
 
 def _corpus_run(tmp_path_factory: pytest.TempPathFactory):
     root = tmp_path_factory.mktemp("call_sites")
     gen = str(root / "gen")
     names = sorted({_schema_name(c.function) for c in CORPUS})
-    p = plan_mod.make(names, additive=True)  # as `shimgen --ops ...` generates them
+    p = plan_mod.make(names, additive=True, overlay_ties_to_libtorch=False)  # as `shimgen --ops ...`, ties aside
     write_atomically(gen, {**emit_c.emit(p), **emit_cpp.emit(p)})
     ov_plan, _ = overlay.missing_ops(p, TORCH)
     ov_src = str(root / "overlay")

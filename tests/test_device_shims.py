@@ -50,7 +50,7 @@ def test_installed_header_agrees_with_the_data(device: str) -> None:
         s = data.shims.get(d.function)
         assert s is not None, f"{d.function} is declared by the installed header but not in the data"
         assert (s.op, s.version, s.gate) == (d.op, d.version, d.gate), d.function
-        assert ds._types(s.params) == ds._types(d.params), d.function
+        assert ds.c_types(s.params) == ds.c_types(d.params), d.function
         assert s.since <= INSTALLED
     expected = {s.function for s in data.shims.values()
                 if s.device == device and s.since <= INSTALLED and (s.removed is None or s.removed > INSTALLED)}

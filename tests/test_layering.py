@@ -1,5 +1,5 @@
 """The generation stack stands on its own: no module of it imports shimgen.verify, shimgen.probe, shimgen.provers
-or shimgen.cli, at import time or inside a function (issue 18). The stack is imported and run in a fresh
+or shimgen.cli, at import time or inside a function. The stack is imported and run in a fresh
 interpreter in which those packages cannot be imported at all; the source is also read for imports of them."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PKG = os.path.join(ROOT, "shimgen")
 
-# The generation stack (README "Layout"): what the command line, a build integration and --verify call.
+# The generation stack (docs/design.md, "Layout"): what the command line, a build integration and --verify call.
 STACK = ["parse", "table", "manifest", "history", "versions", "releases", "plan", "scalars", "cpp_model", "routes",
          "routes.aten_shim", "routes.dispatcher", "routes.sibling", "routes.overlay_shim", "routes.device_shim",
          "routes.equivalent", "routes.legacy_shim", "routes.composition",
@@ -34,7 +34,7 @@ sys.meta_path.insert(0, Block())
 
 def test_every_stack_module_is_listed() -> None:
     """A new module of shimgen/ (outside the tools) is either in the stack or a tool: decide, then list it."""
-    tools = {"cli", "__main__", "scalar_model", "__init__", "project", "setuptools", "port", "overlay_needs"}  # callers of the stack
+    tools = {"cli", "console", "__main__", "scalar_model", "__init__", "project", "setuptools", "port", "overlay_needs"}  # callers of the stack
     found = {f[:-3] for f in os.listdir(PKG) if f.endswith(".py")} | {
         f"routes.{f[:-3]}" for f in os.listdir(os.path.join(PKG, "routes")) if f.endswith(".py") and f != "__init__.py"
     } | {"routes"}
@@ -94,8 +94,8 @@ def test_function_local_imports_of_shimgen_say_why() -> None:
     unexplained = []
     for dirpath, _, files in os.walk(PKG):
         for f in files:
-            # verify/samples.py is being rewritten by issue 19 (its per-type rules move into the table): its two
-            # imports of verify.serial are left to that change.
+            # verify/samples.py: its two imports of verify.serial are left to the move of its per-type rules into
+            # the table.
             if not f.endswith(".py") or os.path.join(dirpath, f) == os.path.join(PKG, "verify", "samples.py"):
                 continue
             path = os.path.join(dirpath, f)
@@ -129,3 +129,40 @@ def test_no_aten_op_name_in_quotes_in_the_stack() -> None:
             if isinstance(node, ast.Constant) and node.value in names and node.value not in _DATA_KEYS:
                 found.append(f"shimgen/{f}:{node.lineno}: {node.value!r}")
     assert not found, found
+
+
+def _private_uses(path: str) -> list[str]:
+    """`from shimgen.x import _y` and `x._y` where x names a shimgen module imported into the file."""
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    modules, found = set(), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("shimgen"):
+            for a in node.names:
+                if a.name.startswith("_") and not a.name.startswith("__"):
+                    found.append(f"{node.lineno}: from {node.module} import {a.name}")
+                modules.add(a.asname or a.name)
+        elif isinstance(node, ast.Import):
+            modules |= {a.asname or a.name.split(".")[0] for a in node.names if a.name.startswith("shimgen")}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+                and node.attr.startswith("_") and not node.attr.startswith("__")):
+            found.append(f"{node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+def test_no_module_reads_another_modules_private_names() -> None:
+    """What one module of shimgen uses of another is that module's public name: a private one is free to change."""
+    bad = []
+    for dirpath, _, files in os.walk(PKG):
+        for f in sorted(files):
+            if f.endswith(".py"):
+                path = os.path.join(dirpath, f)
+                bad += [f"{os.path.relpath(path, ROOT)}:{use}" for use in _private_uses(path)]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_tools_do_not_import_the_command_line() -> None:
+    """`shimgen port` and the command line share their parser and output (shimgen.console): no import circle."""
+    for tool in ("port", "project", "setuptools", "overlay_needs", "console"):
+        names = [name for _, name, _ in _imports(os.path.join(PKG, f"{tool}.py"))]
+        assert not [n for n in names if n == "shimgen.cli" or n.startswith("shimgen.cli.")], (tool, names)

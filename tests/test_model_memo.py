@@ -1,7 +1,7 @@
-"""Issue 20: what generation remembers, within a run and across runs, changes no answer.
+"""What generation remembers, within a run and across runs, changes no answer.
 
 - sig_cpp.variant_at reuses, in a build without the overlay, the overlay build's answer at a release where that
-  answer takes no overlay route (SHARE_ACROSS_WORLDS); every wrapper of every world of the whole 2.13 yaml is
+  answer takes no overlay route (Plan.share_across_worlds); every wrapper of every world of the whole 2.13 yaml is
   compared with the answers computed without that reuse.
 - sig_cpp.stack_layout computes every release's stack in one pass per op; compared with the per-release rule.
 - The whole yaml's parse, the history's parsed schemas and the C++ layout of every file come from shimgen's cache
@@ -17,15 +17,14 @@ from shimgen.plan import WORLDS
 NAMES = list(dict.fromkeys(op.split(".")[0] for op in NativeYaml(None).all_op_names()))
 
 
-def _every_world(monkeypatch, share: bool) -> dict:
-    monkeypatch.setattr(sig_cpp, "SHARE_ACROSS_WORLDS", share)
-    p = plan_mod.make(NAMES, None, None, additive=True)
+def _every_world(share: bool) -> dict:
+    p = plan_mod.make(NAMES, None, None, additive=True, share_across_worlds=share)
     return {world: sig_cpp.wrappers(p.in_world(world)) for world in WORLDS}
 
 
-def test_worlds_share_answers_without_changing_any(monkeypatch) -> None:
-    shared = _every_world(monkeypatch, True)
-    alone = _every_world(monkeypatch, False)
+def test_worlds_share_answers_without_changing_any() -> None:
+    shared = _every_world(True)
+    alone = _every_world(False)
     for world in WORLDS:
         a, b = shared[world], alone[world]
         assert a[1] == b[1], world  # the same refusals

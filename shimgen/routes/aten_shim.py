@@ -91,7 +91,7 @@ def shim_call(w: Wrapper, v: Variant, plan: Plan) -> str:
         if row.prelude:
             lines.append(row.fill(row.prelude, a.name))
         args += [row.fill(e, a.name) for e in row.to_c]
-    locals_, addrs, ret = _returns_from_c(w, plan)
+    locals_, addrs, ret = returns_from_c(w, plan)
     lines += locals_
     call = f"{v.shim}({', '.join(args + addrs)})"
     lines.append(f"SHIMGEN_CHECK({call});")
@@ -100,7 +100,7 @@ def shim_call(w: Wrapper, v: Variant, plan: Plan) -> str:
     return "\n".join(lines)
 
 
-def _returns_from_c(w: Wrapper, plan: Plan) -> tuple[list[str], list[str], str]:
+def returns_from_c(w: Wrapper, plan: Plan) -> tuple[list[str], list[str], str]:
     """(locals declared before the shim call, their &addresses, the return statement)."""
     op = w.op
     if op.schema.is_out_fn():

@@ -91,7 +91,7 @@ class DeviceShim(CShimRoute):
                     ours = sig_c.build(op, plan.table, nargs)
                 except Refusal:
                     break
-                if device_shims._types(ours.params) == device_shims._types(s.params):
+                if device_shims.c_types(ours.params) == device_shims.c_types(s.params):
                     result.append(ShimVersion(replace(ours, function=s.function, version=s.version), since, True))
                     break
         return sorted(result, key=lambda sv: (sv.since, sv.shim.version))
@@ -112,7 +112,7 @@ class DeviceShim(CShimRoute):
                 if is_open:
                     result[-1] = replace(result[-1], end=level)
                 continue
-            if is_open and sig_cpp._same_variant(result[-1], v):
+            if is_open and sig_cpp.same_variant(result[-1], v):
                 continue
             if is_open:
                 result[-1] = replace(result[-1], end=level)

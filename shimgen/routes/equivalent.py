@@ -17,7 +17,7 @@ from shimgen.errors import Refusal
 from shimgen.parse import Op
 from shimgen.plan import Plan
 from shimgen.routes import Query
-from shimgen.routes.aten_shim import CShimRoute, _returns_from_c
+from shimgen.routes.aten_shim import CShimRoute, returns_from_c
 from shimgen.routes.sibling import scalar_body
 
 
@@ -115,7 +115,7 @@ def _call(w: Wrapper, v: Variant, plan: Plan) -> str:
             lines.append(p.row.fill(p.row.prelude, p.name))
         values = [p.row.fill(e, p.name) for e in p.row.to_c]
         args += [f"-{x}" for x in values] if expr.startswith("-") else values
-    locals_, addrs, ret = _returns_from_c(w, plan)
+    locals_, addrs, ret = returns_from_c(w, plan)
     lines += locals_
     lines.append(f"SHIMGEN_CHECK({v.shim}({', '.join(args + addrs)}));")
     if ret:

@@ -123,7 +123,8 @@ def guarded(source: str, built_for: str) -> str:
     return head + sep + _GUARD.replace("@VERSION@", version) + body
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, overlay_ties_to_libtorch: bool = True) -> int:
+    """The command; `overlay_ties_to_libtorch` (see Plan) False only for a benchmark of the old overlay build."""
     ap = argparse.ArgumentParser(prog="python -m shimgen.verify.overlay_build", description=__doc__.split("\n\n")[0])
     ap.add_argument("--ops", help="the ops shimgen generated for (as `shimgen --ops`); default: the manifest's")
     ap.add_argument("--out", required=True, help="folder for libshimgen_overlay.so and its record")
@@ -132,7 +133,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     try:
         torch = build.find_torch()
-        _, plan = pipeline.generate(args.ops.split(",") if args.ops else None, args.yaml, None)
+        _, plan = pipeline.generate(args.ops.split(",") if args.ops else None, args.yaml, None,
+                                    overlay_ties_to_libtorch=overlay_ties_to_libtorch)
         # every build that links the overlay: with or without SHIMGEN_NO_LEAKY_STR
         on_overlay = {w.op.name for world in WORLDS if world.overlay
                       for w in sig_cpp.wrappers(plan.in_world(world))[0] if any(v.route.overlay for v in w.variants)}

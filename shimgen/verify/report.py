@@ -6,7 +6,7 @@ Each overload gets one status:
   refused       no sample exact, none wrong, the wrapper refused (a `shimgen:` error, or a value its C++ parameter
                 cannot hold) where aten returned
   WRONG         a sample differed from aten (a failure); `WRONG (Scalar)` when every wrong sample is explained by
-                the Scalar boxing (issue 8: aten given the wrapper's double agrees with the wrapper)
+                the Scalar boxing (aten given the wrapper's double agrees with the wrapper)
   unproven      nothing ran to a result on this machine, with the reason: not runnable here (kernels only for
                 CUDA, MPS, ...), aten raises on every sample, aten crashes or hangs, no sample could be made
   absent        the runtime's torch lacks the op
@@ -46,7 +46,7 @@ def verdict(r: dict) -> tuple[str, str]:
         return "ERROR", r["reason"]
     if c["wrong"]:
         if r["scalar_wrong"] == c["wrong"]:
-            return "WRONG (Scalar)", "every wrong sample is the Scalar boxing's (issue 8)"
+            return "WRONG (Scalar)", "every wrong sample is the Scalar boxing's: aten given the wrapper's double agrees with the wrapper"
         if r.get("causes", {}).get("mixed returns") == c["wrong"]:
             return "WRONG (mixed returns)", ("libtorch's torch_call_dispatcher raises converting a mixed-type return "
                                              "tuple: the dispatcher route cannot carry it on this torch")

@@ -12,7 +12,7 @@ page; the parent kills it past the time limits and reports where it died:
   {"e": "note", "op": i, "status": "absent"|"unrunnable"|"nosample", "m": reason}
   {"e": "exit", "op": i, "how": "done"|"crash"|"timeout", "k": k, "phase": phase, "m": detail}
 
-Outcomes of a sample (issue 8's categories, plus what an input can make aten do):
+Outcomes of a sample (the verifier's categories, plus what an input can make aten do):
   exact      aten returned; the wrapper returned the same (values, dtype, shape, strides, aliasing, mutations)
   refused    the wrapper raised an error naming the limitation (`shimgen: ...`) before calling aten: where aten
              returned, or raised an error of its own (a Scalar the route cannot carry, on a bad input)

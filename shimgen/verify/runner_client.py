@@ -26,7 +26,7 @@ LOG_TAIL = 15  # lines of the runner's stderr kept with a runner failure
 MAX_DETAILS = 5  # messages kept per op and kind
 OUTCOMES = ("exact", "refused", "wrong", "error", "aten-fails", "unreached", "nondeterministic")
 CAUSES = {  # what a wrong sample's cause adds to its message
-    "scalar": " [Scalar boxing (issue 8): aten given the wrapper's double agrees with the wrapper]",
+    "scalar": " [Scalar boxing: aten given the wrapper's double agrees with the wrapper]",
     "mixed returns": " [libtorch: torch_call_dispatcher cannot return this mix of types; the dispatcher route is the"
                      " wrong route for this overload]",
 }

@@ -87,7 +87,7 @@ def missing_reason(missing: list[str], base: str | None = None) -> str:
             f"(set ${ENV}; `.ci/run` creates them)")
 
 
-# The release matrix (issue "Release history"): one patch release per minor release of the stable ABI.
+# The release matrix (docs/releases.md): one patch release per minor release of the stable ABI.
 RELEASES = releases.load().runtimes  # data/releases.yaml
 
 

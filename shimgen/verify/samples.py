@@ -514,7 +514,7 @@ LIMIT = 24  # samples per op beyond the base ones and the Scalar grid: the runne
 
 def _plan(op: dict, groups: list[tuple[torch.dtype, tuple[int, ...], int, list[dict]]], limit: int) -> list:
     """Which (group, choice) pairs to run: every group's base sample; every valid value of a Scalar argument in
-    every group (integer, bool and floating Scalars on each dtype and shape: issue 8's grid); then the other
+    every group (integer, bool and floating Scalars on each dtype and shape); then the other
     values and the error values, each once, the groups taking turns, up to `limit` of them."""
     scalars = {a["name"] for a in op["args"] if grid(a["type"])}
     picked = [(g, {}) for g in range(len(groups))]
