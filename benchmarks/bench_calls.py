@@ -85,7 +85,7 @@ def without_bool_list_dispatch(p: plan_mod.Plan) -> plan_mod.Plan:
     """The plan as if the boxed dispatcher could not carry bool[N] (the table before the probe)."""
     args = dict(p.table.arguments)
     args["bool[N]"] = replace(args["bool[N]"], ivalue=None)
-    return replace(p, table=replace(p.table, arguments=args))  # a copy gets its own derived cache (issue 18)
+    return replace(p, table=replace(p.table, arguments=args))  # a copy gets its own derived cache
 
 
 def generate_cxx(ops: list[str] | None, out: str, old_bool_list: bool = False) -> None:

@@ -18,7 +18,7 @@ about a minute): unlike time, the count does not depend on the machine's load (t
 within 0.1%), so it can tell a 2% change apart on a busy machine.
 --identical also generates the whole yaml through the formatters (black over the whole module, clang-format over
 each C++ file alone) and compares every file byte for byte with the fast path (about two minutes here).
-Goals (issues 11, 20): whole yaml <= 3 s, add,pad,amax <= 0.3 s, (c) <= 1.1x (a), (b) <= 2x (a).
+Goals (docs/performance.md): whole yaml <= 3 s, add,pad,amax <= 0.3 s, (c) <= 1.1x (a), (b) <= 2x (a).
 """
 
 from __future__ import annotations
@@ -140,7 +140,7 @@ def main() -> int:
     args = parser.parse_args()
     names = all_op_names()
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):
-        # Set in this sandbox only: with it, every run would compile shimgen's modules from source (0.1 s of a
+        # Set in some development environments: with it, every run would compile shimgen's modules from source (0.1 s of a
         # small run), which no user's run does (pip compiles a regular install's bytecode when it installs it;
         # an editable install's first run writes it, as CI's does). shimgen's runs are timed without it.
         print("note: PYTHONDONTWRITEBYTECODE is set here; shimgen's runs are timed without it (the first one writes "

@@ -1,4 +1,4 @@
-// Per-call cost of the libtorch-only routes of issue 16 on small CPU tensors.
+// Per-call cost of the libtorch-only routes on small CPU tensors.
 // Built three times by bench_new_routes.py: with BENCH_ATEN (at::), against the
 // generated headers as an extension builds by default (libtorch alone), and
 // with -DSHIMGEN_OVERLAY (the overlay routes they replace). Each build
@@ -103,33 +103,33 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   // ---- kernels arange_factory and number_as_none ----
   ns.push_back(ns_per_call(iters, [&] { return at::arange(0.0, 16.0, 1.0); }));
   ns.push_back(ns_per_call(iters, [&] { return at::linalg_vector_norm(t); }));
-  // ---- number rules of session 6: pow(x, 0.5) is sqrt, pow(x, -1) reciprocal (no_grad) ----
+  // ---- number rules: pow(x, 0.5) is sqrt, pow(x, -1) reciprocal (no_grad) ----
   ns.push_back(ns_per_call(iters, [&] { return at::pow(t, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return at::pow(t, -1.0); }));
-  // ---- number rule kernel cube of session 7: pow(x, 3) is (x * x) * x (no_grad) ----
+  // ---- number rule kernel cube: pow(x, 3) is (x * x) * x (no_grad) ----
   ns.push_back(ns_per_call(iters, [&] { return at::pow(t, 3.0); }));
   // ---- kernel elu_grad (is_result=true) ----
   ns.push_back(ns_per_call(iters, [&] { return at::elu_backward(t, 1.0, 1.0, 1.0, true, t); }));
   // ---- kernel add_relu (alpha 1) ----
   ns.push_back(ns_per_call(iters, [&] { return at::_add_relu(t, t); }));
-  // ---- session 7: number_as_none (norm, dist), trapezoid kernels, wrapped_numbers (legendre) ----
+  // ---- number_as_none (norm, dist), trapezoid kernels, wrapped_numbers (legendre) ----
   ns.push_back(ns_per_call(iters, [&] { return at::norm(t); }));
   ns.push_back(ns_per_call(iters, [&] { return at::dist(t, t); }));
   ns.push_back(ns_per_call(iters, [&] { return at::trapezoid(t, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return at::cumulative_trapezoid(t, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return at::special_legendre_polynomial_p(t, 3); }));
-  // ---- session 8: kernel subcmul ----
+  // ---- kernel subcmul ----
   ns.push_back(ns_per_call(iters, [&] { return at::_test_serialization_subcmul(t, t, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return std::get<0>(at::_pad_packed_sequence(t, t_bs, false, 0.0, 0)); }));
   ns.push_back(ns_per_call(iters, [&] { return at::isin(0.5, t); }));
-  // ---- session 8: kernel matrix_norm_two (ord 2: permute, linalg_svdvals, amax) ----
+  // ---- kernel matrix_norm_two (ord 2: permute, linalg_svdvals, amax) ----
   ns.push_back(ns_per_call(iters, [&] { return at::linalg_matrix_norm(t, 2); }));
-  // ---- session 8: kernel renorm_two (p 2: linalg_vector_norm, gt, add, div, where, mul) ----
+  // ---- kernel renorm_two (p 2: linalg_vector_norm, gt, add, div, where, mul) ----
   ns.push_back(ns_per_call(iters, [&] { return at::renorm(t, 2, 0, 1.0); }));
-  // ---- session 8: linalg_matrix_norm.out, kernel out with composite: functional, dtype check, copy_ ----
+  // ---- linalg_matrix_norm.out, kernel out with composite: functional, dtype check, copy_ ----
   at::Tensor n = at::linalg_matrix_norm(t, 2);
   ns.push_back(ns_per_call(iters, [&] { return at::linalg_matrix_norm_out(n, t, 2); }));
-  // ---- session 8: out= forms (kernel out; wrapped_numbers via an out= overload), an int64 plus a float tensor ----
+  // ---- out= forms (kernel out; wrapped_numbers via an out= overload), an int64 plus a float tensor ----
   at::Tensor o_relu = t.clone();
   ns.push_back(ns_per_call(iters, [&] { return at::_add_relu_out(o_relu, t, t); }));
   at::Tensor o_ss = at::ones({}, at::kLong);
@@ -165,7 +165,7 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   // ---- kernels arange_factory and number_as_none (a double end: the overlay's shim refuses an integer) ----
   ns.push_back(ns_per_call(iters, [&] { return ts::arange(0.0, 16.0, 1.0); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::linalg_vector_norm(x); }));
-  // ---- number rules of session 6 (in grad mode: two dispatcher calls ask whether autograd records the call) ----
+  // ---- number rules (in grad mode: two dispatcher calls ask whether autograd records the call) ----
   ns.push_back(ns_per_call(iters, [&] { return ts::pow(x, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::pow(x, -1.0); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::pow(x, 3.0); }));
@@ -173,26 +173,26 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return ts::elu_backward(x, 1.0, 1.0, 1.0, true, x); }));
   // ---- kernel add_relu (alpha 1: add's wrapper, isnan/eq/signbit/and/or/any, clamp; + records_grad) ----
   ns.push_back(ns_per_call(iters, [&] { return ts::_add_relu(x, x); }));
-  // ---- session 7: number_as_none (norm, dist), trapezoid kernels, wrapped_numbers (legendre) ----
+  // ---- number_as_none (norm, dist), trapezoid kernels, wrapped_numbers (legendre) ----
   ns.push_back(ns_per_call(iters, [&] { return ts::norm(x); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::dist(x, x); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::trapezoid(x, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::cumulative_trapezoid(x, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::special_legendre_polynomial_p(x, 3); }));
-  // ---- session 8: kernel subcmul (mul.Scalar's and sub.Tensor's wrappers) ----
+  // ---- kernel subcmul (mul.Scalar's and sub.Tensor's wrappers) ----
   ns.push_back(ns_per_call(iters, [&] { return ts::_test_serialization_subcmul(x, x, 0.5); }));
-  // ---- session 8: kernel pad_packed (batch sizes [1, 1, 1] of x's rows), isin of a number (wrapped_numbers) ----
+  // ---- kernel pad_packed (batch sizes [1, 1, 1] of x's rows), isin of a number (wrapped_numbers) ----
   const Tensor x_bs = ts::full({3}, 1, torch::headeronly::ScalarType::Long);
   ns.push_back(ns_per_call(iters, [&] { return std::get<0>(ts::_pad_packed_sequence(x, x_bs, false, 0.0, 0)); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::isin(0.5, x); }));
-  // ---- session 8: kernel matrix_norm_two (ord 2: permute, linalg_svdvals, amax) ----
+  // ---- kernel matrix_norm_two (ord 2: permute, linalg_svdvals, amax) ----
   ns.push_back(ns_per_call(iters, [&] { return ts::linalg_matrix_norm(x, 2); }));
-  // ---- session 8: kernel renorm_two (p 2: linalg_vector_norm, gt, add, div, where, mul) ----
+  // ---- kernel renorm_two (p 2: linalg_vector_norm, gt, add, div, where, mul) ----
   ns.push_back(ns_per_call(iters, [&] { return ts::renorm(x, 2, 0, 1.0); }));
-  // ---- session 8: linalg_matrix_norm.out, kernel out with composite: functional, dtype check, copy_ ----
+  // ---- linalg_matrix_norm.out, kernel out with composite: functional, dtype check, copy_ ----
   Tensor n = ts::linalg_matrix_norm(x, 2);
   ns.push_back(ns_per_call(iters, [&] { return ts::linalg_matrix_norm_out(n, x, 2); }));
-  // ---- session 8: out= forms (kernel out; wrapped_numbers via an out= overload), an int64 plus a float tensor ----
+  // ---- out= forms (kernel out; wrapped_numbers via an out= overload), an int64 plus a float tensor ----
   Tensor o_relu = ts::clone(x);
   ns.push_back(ns_per_call(iters, [&] { return ts::_add_relu_out(o_relu, x, x); }));
   Tensor o_ss = ts::zeros_like(ts::select(ts::flatten(index), 0, 0));

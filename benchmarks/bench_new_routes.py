@@ -1,4 +1,4 @@
-"""Per-call cost of the libtorch-only routes of issue 16 beside at:: and beside the overlay route each replaces,
+"""Per-call cost of the libtorch-only routes beside at:: and beside the overlay route each replaces,
 measured side by side in one run (medians of interleaved rounds, 4x4 float32, one thread). The overlay column is
 the overlay build as it was before the overlay only added forms (overlay_ties_to_libtorch=False): its shims.
 

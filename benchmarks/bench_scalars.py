@@ -4,7 +4,7 @@ on small CPU tensors, measured side by side in one run.
     python benchmarks/bench_scalars.py [--iters 20000] [--rounds 7]
 
 Each case is one call as an extension author writes it; the route column says how the generated wrapper lowers
-that call (README, "Exact Scalars"): libtorch's C shim with the number as a double, shimgen's own C shim from the
+that call (docs/design.md, "Exact Scalars"): libtorch's C shim with the number as a double, shimgen's own C shim from the
 overlay library, the Tensor sibling through the boxed dispatcher with the number as a 0-dim tensor, or a
 composition (`full` -> `empty` + `fill_`). Builds (once, in a temporary folder) the generated headers for the
 manifest's default set plus the cases' ops, the overlay library (add.Tensor's C shim, which libtorch 2.13 lacks),

@@ -5,7 +5,7 @@ torch::stable::cuda::) covers of it.
 
 Prints the count of wrappers per route of the default surface (`generated_shim` needs shimgen's overlay), the
 count of cpu::/cuda:: wrappers at the target, the overlay-routed wrappers that have a cpu shim, and the route of
-the overloads real models reach that needed the overlay (issue 16).
+the overloads real models reach that needed the overlay.
 """
 
 from __future__ import annotations

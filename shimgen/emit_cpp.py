@@ -347,7 +347,7 @@ def _in_dependency_order(ws: list[Wrapper]) -> list[Wrapper]:
     return ordered
 
 
-# ---- what a build cannot call: hidden forms (README "Stable means libtorch alone") ------------------------------
+# ---- what a build cannot call: hidden forms (docs/routes.md "Stable means libtorch alone") ------------------------------
 
 
 def _blocker(w: Wrapper, v: Variant, level: Version, plan: Plan) -> str:
@@ -581,8 +581,7 @@ def plain_names(plan: Plan, wide: dict[str, Wrapper]) -> set[str]:
     ops.h names, whose code may take a wrapper's address as it would upstream's). Every other name's wrappers are
     function templates with one defaulted parameter (`template <typename Lazy = void>`), which a call uses as a
     function: a translation unit parses their bodies but checks and instantiates only those it calls, so the
-    aggregate ops.h of every op costs a fraction of what ~3,000 plain inline functions cost (README, "Compile
-    cost")."""
+    aggregate ops.h of every op costs a fraction of what ~3,000 plain inline functions cost (docs/performance.md)."""
     return {wide[op].name for op in plan.manifest.entries if op in wide}
 
 

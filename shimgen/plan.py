@@ -22,7 +22,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class World:
-    """What an extension's build lets its wrappers call besides libtorch's stable routes (README "Stable means
+    """What an extension's build lets its wrappers call besides libtorch's stable routes (docs/routes.md "Stable means
     libtorch alone"). `overlay`: shimgen's own C shims, which libtorch does not export (the author defines
     SHIMGEN_OVERLAY and links libshimgen_overlay, rebuilt for each torch release). `leaky_str`: `str` arguments
     through the boxed dispatcher of libtorch 2.10-2.13, which leaks 48 bytes per call converting them (on unless
@@ -263,7 +263,8 @@ def make(
         frontier = [op.name for op in extra]
     if len(selected) >= CACHED_PARSE_MIN:  # many ops: their schemas in every release, parsed, from the cache
         history_mod.preload_schemas()
-    plan = Plan(selected, table, manifest, native.release, since_v, notes, native=native)
+    plan = Plan(selected, table, manifest, native.release, since_v, notes, native=native,
+                overlay_ties_to_libtorch=overlay_ties_to_libtorch, share_across_worlds=share_across_worlds)
     for op in selected:  # fail early (before anything is written) if a version tag cannot be computed
         plan.shim_since(op)
     return plan

@@ -1,7 +1,7 @@
 """torch::stable C++ wrapper signatures: names, parameters, defaults, routes and version ranges.
 
 One aten overload becomes one C++ function (`Wrapper`) with one or more `Variant`s, each serving a range of
-targeted releases. The rules (README "How versions are tagged"):
+targeted releases. The rules (docs/design.md "How versions are tagged"):
 
 * Parameters follow the schema (out= arguments first, as upstream's `sum_out`); types come from the table.
 * Route, per targeted release L: every route of shimgen.routes (data/routes.yaml, in order of preference:
@@ -503,7 +503,7 @@ def _redefines(a: Wrapper, b: Wrapper) -> bool:
 def wrappers(plan: Plan) -> tuple[list[Wrapper], list[str]]:
     """All wrappers of the plan, C++ overload collisions resolved, and refusals as notes.
 
-    Every overload of a schema name is a C++ overload of ATen's name for it (README "C++ naming rules"), with
+    Every overload of a schema name is a C++ overload of ATen's name for it (docs/design.md "C++ naming rules"), with
     ATen's C++ defaults (`params`). Where two overloads of a name could take the same call at some release,
     the defaults only shimgen adds yield: a narrowed older form of either that duplicates the other's full
     form is dropped; then, if a call an author writes could reach both (`_competes`, the overload model), the

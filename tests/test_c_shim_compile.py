@@ -281,7 +281,7 @@ def test_overlay_shims_need_the_opt_in(compiler: str, tmp_path) -> None:
     with open(os.path.join(out, emit_c.HEADER), encoding="utf-8") as f:
         libtorch_shims = re.findall(r"AOTITorchError (aoti_torch_aten_\w+)\(", f.read())
     probed = overlay_shims
-    assert "aoti_torch_aten_add_Tensor" in probed and len(probed) >= 20, probed  # add.Tensor: the README's example
+    assert "aoti_torch_aten_add_Tensor" in probed and len(probed) >= 20, probed  # add.Tensor: the docs' example
     assert libtorch_shims and not set(libtorch_shims) & set(overlay_shims)
     source = "#include <torch/csrc/stable/ops.h>\n\n" + "".join(
         f"auto probe_{k} = &{s};\n" for k, s in enumerate([*probed, *libtorch_shims]))

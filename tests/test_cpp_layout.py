@@ -21,15 +21,9 @@ GOLDEN = os.path.join(ROOT, "tests", "golden")
 # golden / generated/. A lower figure is progress: lower the pin with it; never raise it to pass.
 # Most of an output's are the fixed template text (the prelude, scalar.h, upstream's helpers: 22 chunks), whose
 # clang-format output shimgen.fmt caches, so a repeated run starts no clang-format process.
-# the default surface (ops.h, per-op headers, prelude, C shims). 138 when measured on issue 20's branch; 186 after
-# issue 16's per-build forms (with/without SHIMGEN_OVERLAY, SHIMGEN_NO_LEAKY_STR) repeat wrappers: 143 of them
-# are two-element tuple declarations whose first line overflows (94 before), a shape the rules leave to clang-format;
-# 47 on issue 20's branch, whose rules lay those out (clang-format's choice depends on the line before them); 46
-# once number rules were emitted as short statements (pow's exponent rule was one chunk left to clang-format); 38
-# once a `Scalar?`'s exactness condition was one level of `||` (std/var.correction, ... were left to clang-format)
+# the default surface (ops.h, per-op headers, prelude, C shims), every build world's forms included.
 WHOLE_YAML_FALLBACK = 38
-# the device route's torch::stable::cpu::/cuda:: headers (issue 16), measured when that route was merged: 13
-# chunks each the rules leave to clang-format; 5 in all after issue 20's two-element tuple rule
+# the device route's torch::stable::cpu::/cuda:: headers
 DEVICE_FALLBACK = 5
 OUTPUT_FALLBACK = {"generated": 24, "add_pad_amax": 22, "multi_return": 22, "older_release": 22,
                    "optional_list_device_generator": 24}
@@ -218,7 +212,7 @@ def test_c_shim_declarations_one_parameter_per_line() -> None:
 
 def test_two_element_tuple_declarations_follow_the_line_before() -> None:
     """clang-format breaks an overlong `inline std::tuple<A, B> name(` of a per-op header (inside
-    HIDDEN_NAMESPACE_BEGIN) by what precedes it (issue 20): the rules write that, and leave nothing to it."""
+    HIDDEN_NAMESPACE_BEGIN) by what precedes it: the rules write that, and leave nothing to it."""
     params = "const torch::stable::Tensor& self, int64_t dim, bool keepdim"
     for name in ("max_pool1d_with_indices", "max_pool1d_with_indices_x", "fractional_max_pool2d_out"):
         decl = (f"inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> {name}({params}) {{\n"

@@ -104,7 +104,7 @@ def test_target_version_hides_exactly_what_it_lacks(tmp_path, target):
             active = v.start <= target and (v.end is None or target < v.end)
             (present if active else absent).append(_address(w, v))
     assert present and absent
-    # The plan's wrappers are those of a build that opts in to the overlay (SHIMGEN_OVERLAY; README "Stable means
+    # The plan's wrappers are those of a build that opts in to the overlay (SHIMGEN_OVERLAY; docs/routes.md "Stable means
     # libtorch alone"); a form a build lacks is a template whose static_assert names the op and the release.
     overlay = ("SHIMGEN_OVERLAY",)
     ok = syntax_check(_tu(present), gen, target.hex, overlay)

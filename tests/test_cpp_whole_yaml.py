@@ -87,7 +87,7 @@ _OP_INCLUDE = re.compile(r"#include <torch/csrc/stable/ops/(\w+)\.h>")
 def test_every_header_includes_the_kernel_sections_its_wrappers_call(everything):
     """A per-op header (or a device header) reaches, through its own includes and those of the headers it
     includes, every kernel section defining a shimgen::detail helper its text names (shimgen/kernel_sections.py),
-    and no more: a TU including one op pays only for its kernels (issue 20)."""
+    and no more: a TU including one op pays only for its kernels."""
     out, _ = everything
     split = kernel_sections.load()
     root = os.path.join(out, "torch/csrc/stable")

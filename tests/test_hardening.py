@@ -1,4 +1,4 @@
-"""The hostile-user probe of issue 12, kept: bad or odd inputs get one line and exit 2 (or a correct, compiling
+"""The hostile-user probe, kept: bad or odd inputs get one line and exit 2 (or a correct, compiling
 output), never a traceback, never a clobbered output folder; the output folder is one transaction across SIGINT,
 SIGTERM, SIGKILL and a concurrent writer; input is read bounded and as UTF-8 whatever the locale.
 

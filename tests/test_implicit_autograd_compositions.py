@@ -1,4 +1,4 @@
-"""Session 8's compositions of aten's CompositeImplicitAutograd functions, in an extension linked with libtorch
+"""Compositions of aten's CompositeImplicitAutograd functions, in an extension linked with libtorch
 alone (no overlay), compared with aten given what the caller wrote: _test_serialization_subcmul (kernel `subcmul`:
 `self - (other * alpha)` by mul.Scalar's and sub.Tensor's wrappers) and _pad_packed_sequence (kernel `pad_packed`:
 aten's PackedSequence.cpp as the same calls by their wrappers), as torch.nn.utils.rnn.pad_packed_sequence calls it) and isin.Scalar_Tensor (kernel `wrapped_numbers` with

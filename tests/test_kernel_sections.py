@@ -1,6 +1,6 @@
 """shimgen/templates/scalar.h is one template split into core (torch/csrc/stable/shimgen/scalar.h) and one header
 per kernel section (torch/csrc/stable/shimgen/kernels/<name>.h, shimgen/kernel_sections.py); a per-op header
-includes the sections its wrappers call (issue 20). The compile checks of the split headers are in
+includes the sections its wrappers call. The compile checks of the split headers are in
 tests/test_cpp_whole_yaml.py (every section header alone, and a per-op header using each)."""
 
 from __future__ import annotations

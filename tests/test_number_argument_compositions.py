@@ -1,4 +1,4 @@
-"""Compositions where ATen itself computes the op as other aten ops (issue 16, session 7), in an extension linked
+"""Compositions where ATen itself computes the op as other aten ops in an extension linked
 with libtorch alone, compared with ATen given what the caller wrote:
 
 - `special_laguerre_polynomial_l.n_scalar`, `special_legendre_polynomial_p.n_scalar` (kernel `wrapped_numbers`):
@@ -185,7 +185,7 @@ def test_trapezoid_with_a_number_dx_is_atens(ext, dtype) -> None:
 
 def test_trapezoid_of_an_integer_tensor_is_atens(ext) -> None:
     # aten subtracts a float tensor from the int64 sum: sub.Tensor's wrapper carries alpha as a double where the
-    # common dtype is floating (session 8; it refused before, where not every operand was floating);
+    # common dtype is floating (not only where every operand is floating);
     # cumulative_trapezoid adds two int64 slices first (integral_add) and then multiplies, which mul's wrapper serves
     i = torch.arange(12).view(3, 4)
     assert _agree(lambda: ext[0].trapz(i, 0.5, 1), lambda: torch.trapezoid(i, dx=0.5, dim=1))

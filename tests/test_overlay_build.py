@@ -1,7 +1,7 @@
-"""The overlay is a build product (issue 16): `python -m shimgen.verify.overlay_build` builds libshimgen_overlay.so
+"""The overlay is a build product: `python -m shimgen.verify.overlay_build` builds libshimgen_overlay.so
 for the installed torch, records the torch version it was built against, and an extension that opts in
 (-DSHIMGEN_OVERLAY) gets its routes: `softplus(a, 0.5, 20)`, whose `beta` no libtorch route carries (libtorch ships
-no shim for it; addcmul, the example before, has one since session 6), is exact. On another torch each overlay shim refuses with an error naming both versions (or, across minor releases
+no shim for it; addcmul, the example before, has one now), is exact. On another torch each overlay shim refuses with an error naming both versions (or, across minor releases
 whose internal C++ API differs, the loader refuses the library first: it is not ABI-stable)."""
 
 from __future__ import annotations

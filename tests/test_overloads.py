@@ -130,7 +130,7 @@ def whole_yaml() -> list[sig_cpp.Wrapper]:
 
 
 def test_no_renames_anywhere(whole_yaml: list[sig_cpp.Wrapper]) -> None:
-    """Every overload of every 2.13 name is a C++ overload of ATen's name for it (the README's rule)."""
+    """Every overload of every 2.13 name is a C++ overload of ATen's name for it (docs/design.md's rule)."""
     ws = whole_yaml
     renamed = sorted(w.op.name for w in ws if w.name != sig_cpp.cpp_name(w.op))
     assert renamed == []
@@ -219,7 +219,7 @@ def _natural_calls(ps) -> list[tuple[str, ...]]:
 def test_what_the_scalar_representation_changes(whole_yaml: list[sig_cpp.Wrapper]) -> None:
     """Across every 2.13 overload set, which natural calls of each overload reach another overload (or are
     ambiguous) because a Scalar is shimgen::Scalar, a class type like at::Scalar, rather than a `double` as
-    before it (README "C++ naming rules")."""
+    before it (docs/design.md "C++ naming rules")."""
     ws = whole_yaml
     level = Version(2, 13)
     names: dict[str, list] = {}
@@ -242,7 +242,7 @@ def test_what_the_scalar_representation_changes(whole_yaml: list[sig_cpp.Wrapper
     # The one change, found by this test when shimgen::Scalar arrived: a Scalar is a class now, but a Scalar[]
     # is still a HeaderOnlyArrayRef<double>, which takes one double by a user-defined conversion too, so
     # `_foreach_add_(tensors, 1.5)` ties .Scalar with .ScalarList (in ATen, ArrayRef<Scalar> cannot take a lone
-    # number: two user-defined conversions). A Scalar[] of shimgen::Scalar would end it (the lead's issue 8).
+    # number: two user-defined conversions). A Scalar[] of shimgen::Scalar would end it.
     pattern = re.compile(r"(\w+)\(.*\): ambiguous: (\w+)\.Scalar \| (\w+)\.ScalarList / as double: (\w+)\.Scalar$")
     unexplained = [c for c in changed if not pattern.match(c)]
     assert unexplained == [], "\n".join(unexplained)

@@ -2,7 +2,7 @@
 (shimgen/probe/) on each release of the runtime matrix, and every `ivalue` in the table must be the release the
 probe results imply. Re-run the probe after changing a row's representation (`cpp`, `stack`) or adding a row:
 
-    python -m shimgen.probe --write        # venvs torch-X.Y.Z under $SHIMGEN_RUNTIMES, see README
+    python -m shimgen.probe --write        # venvs torch-X.Y.Z under $SHIMGEN_RUNTIMES, see docs/releases.md
 
 The last test runs the probe now, on the runtimes this machine has, for a few rows, and compares with the
 committed results (CI has 2.10.0 and 2.14.1, and the installed 2.13.0).
@@ -106,6 +106,7 @@ RERUN_ROWS = ["bool[N]", "DeviceIndex", "Scalar", "Layout"]
 RERUN_RUNTIMES = ["2.10.0", "2.13.0", "2.14.1"]
 
 
+@pytest.mark.slow
 def test_the_probe_reproduces_the_committed_results(tmp_path) -> None:
     found, missing = runtimes.resolve(RERUN_RUNTIMES)
     if missing and os.environ.get("CI") == "true":
@@ -141,6 +142,7 @@ def test_bool_mask_ops_take_the_dispatcher_route_from_the_probed_release() -> No
         assert v[0].start == first and all(x.route.name == "dispatcher" for x in v), (op, v)
 
 
+@pytest.mark.slow
 def test_bool_mask_ops_verify_without_an_overlay(tmp_path) -> None:
     from shimgen.verify import overlay
 
@@ -158,11 +160,12 @@ def test_bool_mask_ops_verify_without_an_overlay(tmp_path) -> None:
     assert not (build / overlay.LIBRARY).exists()  # nothing needed shimgen's C shims
 
 
-def test_readme_route_table_is_the_table() -> None:
-    """The README's per-type table (section "Which releases carry each type, measured") states the table's facts."""
+def test_design_doc_route_table_is_the_table() -> None:
+    """docs/design.md's per-type table (section "Which releases carry each type, measured") states the table's
+    facts."""
     import re
 
-    with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "README.md")) as f:
+    with open(os.path.join(os.path.dirname(os.path.dirname(__file__)), "docs", "design.md"), encoding="utf-8") as f:
         text = f.read()
     section = text.split("### Which releases carry each type, measured", 1)[1].split("\n\n| schema types", 1)[1]
     rows = [line for line in section.split("\n\n", 1)[0].splitlines() if line.startswith("| ") and "`" in line]

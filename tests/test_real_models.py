@@ -1,7 +1,7 @@
-"""The aten overloads real models reach (issue 16): a CNN with batch norm, a transformer encoder layer and an LSTM,
+"""The aten overloads real models reach: a CNN with batch norm, a transformer encoder layer and an LSTM,
 forward and backward in training mode, recorded below autograd with a TorchDispatchMode on the installed torch.
 None of them may need shimgen's overlay at target 2.13: each has a wrapper an extension built without
-SHIMGEN_OVERLAY can call (python -m shimgen.overlay_needs decides, as for the README's list)."""
+SHIMGEN_OVERLAY can call (python -m shimgen.overlay_needs decides, as for the list in docs/routes.md)."""
 
 from __future__ import annotations
 

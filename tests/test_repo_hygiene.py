@@ -1,5 +1,5 @@
 """The repository holds no leftovers of a merge or a patch: three `.union` copies of merged files (one of them a
-template, so shipped as package data) were committed by mistake in session 6 and found only by reading the tree."""
+template, so shipped as package data) were once committed by mistake and found only by reading the tree."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The stamp's text (shimgen.stamp) and a small run's start-up (issue 20): what it imports, what it memoizes."""
+"""The stamp's text (shimgen.stamp) and a small run's start-up: what it imports, what it memoizes."""
 
 from __future__ import annotations
 

@@ -94,7 +94,7 @@ def test_a_hang_or_crash_names_the_side_it_happened_on(spin_run) -> None:
 
 def test_the_scalar_boxing_is_attributed_not_hidden(spin_run) -> None:
     """aten gets the caller's int 2 (int64 result); the wrapper gets 2.0 (float result): wrong, and aten given
-    2.0 agrees with the wrapper, so the cause is the boxing (issue 8). The float sample is exact."""
+    2.0 agrees with the wrapper, so the cause is the boxing. The float sample is exact."""
     r = spin_run[0]["scale.default"]
     assert r["counts"]["exact"] == 1 and r["counts"]["wrong"] == 1, r
     assert r["scalar_wrong"] == 1

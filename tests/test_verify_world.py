@@ -75,7 +75,7 @@ def test_nothing_links_the_overlay(report: dict) -> None:
 def test_hidden_wrappers_are_reported_not_called(report: dict) -> None:
     rows = {r["op"]: r for r in report["ops"]}
     hidden = {op for op, r in rows.items() if r["status"] == "hidden"}
-    # Exactly what the default build hides at the installed release (the README's generated list's rule).
+    # Exactly what the default build hides at the installed release (the rule of docs/routes.md's generated list).
     installed = Version.parse_release(vbuild.find_torch().version, "torch")
     plan = plan_mod.make(OPS)
     assert hidden == {op for op, _ in overlay_needs.needs(plan, installed)}

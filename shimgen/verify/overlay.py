@@ -2,7 +2,7 @@
 emitter (emit_c) over the filtered op list, so it is the code libtorch would carry.
 
 It is compiled against one libtorch's internal C++ API, so it is not ABI-stable: an extension opts in to it
-(-DSHIMGEN_OVERLAY, README "Stable means libtorch alone") and must rebuild it for each torch release. It is a
+(-DSHIMGEN_OVERLAY, docs/routes.md "Stable means libtorch alone") and must rebuild it for each torch release. It is a
 build product of its own:
 
     python -m shimgen.verify.overlay_build --ops LIST --out DIR [--jobs N]

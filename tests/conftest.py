@@ -1,0 +1,38 @@
+"""Test tiers. `python -m pytest -q` runs everything (what CI runs); `python -m pytest -q -m "not slow"` is the fast
+tier for iteration: no C++ build, no torch runtime venv, no whole-yaml generation.
+
+A test is slow when it is marked `@pytest.mark.slow`, or when its file is in SLOW_FILES: files whose tests share a
+module-scoped build (an extension compiled against the generated headers, the overlay library), run other torch
+runtimes, or generate the whole yaml. A new file of such tests goes in this list; a single slow test in an
+otherwise fast file gets the mark."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+SLOW_FILES = frozenset({
+    # extensions built against the generated headers (tests.cxx)
+    "test_addbmm_loop.py", "test_addc_scalars_tensor.py", "test_autocast_rules.py", "test_c_shim_compile.py",
+    "test_call_sites.py", "test_cpp_versions.py", "test_deferred_wrappers.py", "test_device_route.py",
+    "test_elu_backward_composition.py", "test_factory_outs.py", "test_fill_diagonal_scatter.py", "test_history.py",
+    "test_implicit_autograd_compositions.py", "test_index_add.py", "test_inplace_compositions.py",
+    "test_integral_add.py", "test_item.py", "test_kernel_composition.py", "test_legacy_shim.py", "test_list_args.py",
+    "test_matrix_norm_composition.py", "test_number_argument_compositions.py", "test_out_compositions.py",
+    "test_overlay_build.py", "test_overloads.py", "test_pow_numbers.py", "test_renorm_composition.py",
+    "test_result_type_numbers.py", "test_runtime_checks.py", "test_scalars.py", "test_upstream_compat.py",
+    "test_kernel_sections.py", "test_shipped_header.py", "test_python_stubs.py",
+    # --verify builds, the example's wheel, the release matrix, other runtimes
+    "test_example_ext.py", "test_matrix.py", "test_stable_calls.py", "test_verify.py", "test_verify_world.py",
+    "test_real_models.py", "test_independent.py", "test_torchgen_differential.py",
+    # the whole yaml, or many generation runs
+    "test_cpp_whole_yaml.py", "test_cpp_layout.py", "test_layout.py", "test_model_memo.py", "test_determinism.py",
+    "test_hardening.py",
+})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if os.path.basename(str(item.path)) in SLOW_FILES:
+            item.add_marker(pytest.mark.slow)
