@@ -1,13 +1,25 @@
-"""Compiler helpers shared by the tests that build C++ against the installed torch (the flags are --verify's)."""
+"""Compiler helpers shared by the tests that build C++ against the installed torch (the flags are --verify's).
+
+build_so keeps each library it links in a cache keyed by its content: the source, every file of the generated
+folder it compiles against (by path within the folder and bytes), the flags, the torch release and the compiler.
+A later build with the same content copies the library instead of compiling it. Libraries linked against other
+libraries (`libs`: an overlay in a temporary folder, found through its rpath) are always compiled. The cache is
+`$SHIMGEN_TEST_BUILD_CACHE`, else `~/.cache/shimgen/test-builds`; `SHIMGEN_TEST_BUILD_CACHE=` (empty) turns it
+off."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import os
+import shutil
 import subprocess
 
 from shimgen.verify import build
 
 TORCH = build.find_torch()
 CXX = build.compiler()
+_CACHE_DEFAULT = os.path.join(os.path.expanduser("~"), ".cache", "shimgen", "test-builds")
 
 
 def syntax_check(source: str, generated: str | None, target: str | None = None,
@@ -24,10 +36,45 @@ def syntax_check(source: str, generated: str | None, target: str | None = None,
 
 
 def build_so(src: str, out: str, generated: str | None, defines: list[str] = (), libs: list[str] = ()) -> None:
-    """A stable-ABI extension library from one source file."""
+    """A stable-ABI extension library from one source file (reused from the cache when its content was built)."""
+    cached = None if libs else _cached(src, generated, defines)
+    if cached is not None and os.path.isfile(cached):
+        shutil.copyfile(cached, out)
+        return
     cmd = [CXX, *build.CXX_FLAGS, *TORCH.stable_flags(generated), *[f"-D{d}" for d in defines], src, "-o", out]
     proc = subprocess.run([*cmd, *libs, *TORCH.link_flags()], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-4000:]
+    if cached is not None:
+        os.makedirs(os.path.dirname(cached), exist_ok=True)
+        stage = f"{cached}.{os.getpid()}"
+        shutil.copyfile(out, stage)
+        os.replace(stage, cached)  # atomic: concurrent test runs never see half a library
+
+
+@functools.lru_cache(maxsize=1)
+def _compiler_id() -> str:
+    return build.compiler_id(CXX)
+
+
+def _cached(src: str, generated: str | None, defines) -> str | None:
+    """The cache path of a build's library (None: caching is off)."""
+    root = os.environ.get("SHIMGEN_TEST_BUILD_CACHE", _CACHE_DEFAULT)
+    if not root:
+        return None
+    h = hashlib.sha256()
+    for part in (CXX, _compiler_id(), TORCH.version, TORCH.root, *build.CXX_FLAGS, *defines):
+        h.update(str(part).encode() + b"\0")
+    with open(src, "rb") as f:
+        h.update(f.read())
+    if generated:
+        for dirpath, dirs, files in os.walk(generated):
+            dirs.sort()
+            for name in sorted(files):
+                path = os.path.join(dirpath, name)
+                h.update(os.path.relpath(path, generated).encode() + b"\0")
+                with open(path, "rb") as f:
+                    h.update(f.read())
+    return os.path.join(root, h.hexdigest() + ".so")
 
 
 def load_extension(root, name: str, ops: list[str], source: str) -> str:
