@@ -19,6 +19,7 @@ from shimgen.verify import build
 
 TORCH = build.find_torch()
 CXX = build.compiler()
+CACHE_ENTRIES = 400
 _CACHE_DEFAULT = os.path.join(os.path.expanduser("~"), ".cache", "shimgen", "test-builds")
 
 
@@ -40,6 +41,7 @@ def build_so(src: str, out: str, generated: str | None, defines: list[str] = (),
     cached = None if libs else _cached(src, generated, defines)
     if cached is not None and os.path.isfile(cached):
         shutil.copyfile(cached, out)
+        os.utime(cached)  # recently used: kept by the pruning below
         return
     cmd = [CXX, *build.CXX_FLAGS, *TORCH.stable_flags(generated), *[f"-D{d}" for d in defines], src, "-o", out]
     proc = subprocess.run([*cmd, *libs, *TORCH.link_flags()], capture_output=True, text=True)
@@ -49,6 +51,17 @@ def build_so(src: str, out: str, generated: str | None, defines: list[str] = (),
         stage = f"{cached}.{os.getpid()}"
         shutil.copyfile(out, stage)
         os.replace(stage, cached)  # atomic: concurrent test runs never see half a library
+        _prune(os.path.dirname(cached))
+
+
+def _prune(folder: str, keep: int = CACHE_ENTRIES) -> None:
+    """Remove all but the `keep` most recently used libraries."""
+    entries = [e for e in os.scandir(folder) if e.name.endswith(".so")]
+    for entry in sorted(entries, key=lambda e: e.stat().st_mtime, reverse=True)[keep:]:
+        try:
+            os.remove(entry.path)
+        except OSError:
+            pass  # another run removed it first
 
 
 @functools.lru_cache(maxsize=1)
