@@ -347,7 +347,7 @@ def _in_dependency_order(ws: list[Wrapper]) -> list[Wrapper]:
     return ordered
 
 
-# ---- what a build cannot call: hidden forms (docs/routes.md "Stable means libtorch alone") ------------------------------
+# ---- what a build cannot call: hidden forms (docs/routes.md "Stable means libtorch alone") --------------------------
 
 
 def _blocker(w: Wrapper, v: Variant, level: Version, plan: Plan) -> str:

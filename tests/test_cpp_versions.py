@@ -104,8 +104,8 @@ def test_target_version_hides_exactly_what_it_lacks(tmp_path, target):
             active = v.start <= target and (v.end is None or target < v.end)
             (present if active else absent).append(_address(w, v))
     assert present and absent
-    # The plan's wrappers are those of a build that opts in to the overlay (SHIMGEN_OVERLAY; docs/routes.md "Stable means
-    # libtorch alone"); a form a build lacks is a template whose static_assert names the op and the release.
+    # The plan's wrappers are those of a build that opts in to the overlay (SHIMGEN_OVERLAY; docs/routes.md "Stable
+    # means libtorch alone"); a form a build lacks is a template whose static_assert names the op and the release.
     overlay = ("SHIMGEN_OVERLAY",)
     ok = syntax_check(_tu(present), gen, target.hex, overlay)
     assert ok.returncode == 0, ok.stderr[-3000:]

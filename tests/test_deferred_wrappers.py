@@ -1,5 +1,5 @@
-"""Wrappers beyond upstream's names are function templates (docs/design.md, "Wrappers beyond upstream's names are function
-templates"): upstream's names stay plain inline functions, so code written against upstream's ops.h compiles
+"""Wrappers beyond upstream's names are function templates (docs/design.md, "Wrappers beyond upstream's names are
+function templates"): upstream's names stay plain inline functions, so code written against upstream's ops.h compiles
 unchanged (its addresses included); every other wrapper is called as a function, and its address is taken with a
 type."""
 

@@ -144,8 +144,8 @@ def test_same_wheel_runs_its_tests(wheel, tmp_path, name):
 
 
 def test_cmake_build(tmp_path):
-    """The CMake build of the example (its CMakeLists.txt's commands) on a copy: configure, build, load the library into torch and
-    call an op; a second build does nothing, a changed op list regenerates."""
+    """The CMake build of the example (its CMakeLists.txt's commands) on a copy: configure, build, load the library
+    into torch and call an op; a second build does nothing, a changed op list regenerates."""
     cmake = shutil.which("cmake")
     if cmake is None:
         pytest.fail("cmake is not installed") if os.environ.get("CI") == "true" else pytest.skip("no cmake")

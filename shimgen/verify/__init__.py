@@ -78,8 +78,8 @@ def names(world: plan_mod.World) -> tuple[str, str]:
 
 def hidden(plan: plan_mod.Plan, world: plan_mod.World, installed: Version) -> list[dict]:
     """The wrappers the widest build serves at the installed release and `world`'s build does not (a compile-error
-    template there: docs/routes.md "Stable means libtorch alone"), each with what it needs and the compile error's reason
-    (emit_cpp.why_hidden). Empty for the widest world."""
+    template there: docs/routes.md "Stable means libtorch alone"), each with what it needs and the compile error's
+    reason (emit_cpp.why_hidden). Empty for the widest world."""
     if world == plan_mod.WORLDS[0]:
         return []
     here_plan = plan.in_world(world)

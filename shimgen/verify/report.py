@@ -46,7 +46,8 @@ def verdict(r: dict) -> tuple[str, str]:
         return "ERROR", r["reason"]
     if c["wrong"]:
         if r["scalar_wrong"] == c["wrong"]:
-            return "WRONG (Scalar)", "every wrong sample is the Scalar boxing's: aten given the wrapper's double agrees with the wrapper"
+            return "WRONG (Scalar)", ("every wrong sample is the Scalar boxing's: aten given the wrapper's double agrees "
+                                      "with the wrapper")
         if r.get("causes", {}).get("mixed returns") == c["wrong"]:
             return "WRONG (mixed returns)", ("libtorch's torch_call_dispatcher raises converting a mixed-type return "
                                              "tuple: the dispatcher route cannot carry it on this torch")
