@@ -1,4 +1,4 @@
-// shimgen's quick start: one custom op on the LibTorch stable ABI. Built against torch 2.13's headers with the
+// shimgen's quick start: two custom ops on the LibTorch stable ABI. Built against torch 2.13's headers with the
 // torch::stable wrappers shimgen generates, it loads into every torch from 2.10 on.
 #include <torch/csrc/stable/library.h>
 #include <torch/csrc/stable/ops.h>  // the generated one: it shadows torch's (its folder comes first)
