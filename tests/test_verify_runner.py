@@ -102,6 +102,7 @@ def test_the_scalar_boxing_is_attributed_not_hidden(spin_run) -> None:
     assert report.verdict(r)[0] == "WRONG (Scalar)"
 
 
+@pytest.mark.slow  # waits out the runner's time limits
 def test_op_time_limit_stops_an_op_that_keeps_hanging(tmp_path) -> None:
     calls = _calls("spin.default", [{"x": torch.ones(2), "mode": 2}] * 6)
     results, seconds = _run(tmp_path, [SPIN], calls, sample_seconds=1, op_seconds=2.5)
