@@ -75,12 +75,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cmake-dir", action="store_true", help="print the folder holding shimgen's CMake package "
                    "(ShimgenConfig.cmake: pass it as -DShimgen_DIR) and exit")
     p.add_argument("--cmake-info", action="store_true", help=argparse.SUPPRESS)  # for ShimgenConfig.cmake
+    p.add_argument("--cmake-target", help=argparse.SUPPRESS)  # with --cmake-info: shimgen_generate's TARGET_VERSION
     return p
 
 
 def _cmake_info(args: argparse.Namespace) -> list[str]:
     """key=value lines ShimgenConfig.cmake reads at configure time: shimgen's version, the installed torch's
-    folder, and with --project the table's target release."""
+    folder, and with --project the table's target release (with --cmake-target, that release, checked)."""
     from shimgen.verify import build  # start-up (see the top)
 
     lines = [f"version={_version()}", f"torch={build.find_torch().root}"]
@@ -90,6 +91,10 @@ def _cmake_info(args: argparse.Namespace) -> list[str]:
         if found is None:
             raise ShimgenError(f"--project {args.project}: no [tool.shimgen] table there")
         lines.append(f"target={found.target or ''}")
+    if args.cmake_target is not None:  # checked as every release a person writes (shimgen.releases)
+        from shimgen import releases
+
+        lines.append(f"target={releases.parse(args.cmake_target, 'TARGET_VERSION')}")
     return lines
 
 
