@@ -12,7 +12,7 @@ import os
 import signal
 import sys
 
-from shimgen import output, project
+from shimgen import output, project, releases
 from shimgen.errors import ShimgenError
 from shimgen.inputs import file_kind
 
@@ -92,8 +92,6 @@ def _cmake_info(args: argparse.Namespace) -> list[str]:
             raise ShimgenError(f"--project {args.project}: no [tool.shimgen] table there")
         lines.append(f"target={found.target or ''}")
     if args.cmake_target is not None:  # checked as every release a person writes (shimgen.releases)
-        from shimgen import releases
-
         lines.append(f"target={releases.parse(args.cmake_target, 'TARGET_VERSION')}")
     return lines
 

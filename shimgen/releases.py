@@ -4,7 +4,6 @@ torch CI tests against, and the release facts the emitters and --verify read (he
 from __future__ import annotations
 
 import functools
-import json
 import re
 from dataclasses import dataclass
 
@@ -46,6 +45,8 @@ _HISTORY_RELEASES_RE = re.compile(r'"releases":\s*(\[[^\]]*\])')
 def known() -> tuple[Version, ...]:
     """Every release the data knows, oldest first: the runtimes of data/releases.yaml and the releases of the
     schema history (data/history.json)."""
+    import json  # start-up: only a run that checks a release reads the list
+
     found = {Version.parse(r, f"runtime {r} in {DATA}") for r in load().runtimes}
     m = _HISTORY_RELEASES_RE.search(package_text(HISTORY)[:4096])
     if m is not None:
