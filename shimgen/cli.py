@@ -11,9 +11,10 @@ import os
 import signal
 import sys
 
-from shimgen import output, project
+from shimgen import output, project, releases
 from shimgen.console import Parser, silence_stdout, write_lines
 from shimgen.errors import ShimgenError
+from shimgen.inputs import file_kind
 
 # Start-up: `import shimgen.cli` takes 0.09 s, the generation stack (shimgen.pipeline: torchgen, jinja2) 0.52 s and
 # shimgen.verify 0.46 s (best of 5, this machine): --help and usage errors answer before either is imported, so
@@ -62,12 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--cmake-dir", action="store_true", help="print the folder holding shimgen's CMake package "
                    "(ShimgenConfig.cmake: pass it as -DShimgen_DIR) and exit")
     p.add_argument("--cmake-info", action="store_true", help=argparse.SUPPRESS)  # for ShimgenConfig.cmake
+    p.add_argument("--cmake-target", help=argparse.SUPPRESS)  # with --cmake-info: shimgen_generate's TARGET_VERSION
     return p
 
 
 def _cmake_info(args: argparse.Namespace) -> list[str]:
     """key=value lines ShimgenConfig.cmake reads at configure time: shimgen's version, the installed torch's
-    folder, and with --project the table's target release."""
+    folder, and with --project the table's target release (with --cmake-target, that release, checked)."""
     from shimgen.verify import build  # start-up (see the top)
 
     lines = [f"version={_version()}", f"torch={build.find_torch().root}"]
@@ -77,6 +79,8 @@ def _cmake_info(args: argparse.Namespace) -> list[str]:
         if found is None:
             raise ShimgenError(f"--project {args.project}: no [tool.shimgen] table there")
         lines.append(f"target={found.target or ''}")
+    if args.cmake_target is not None:  # checked as every release a person writes (shimgen.releases)
+        lines.append(f"target={releases.parse(args.cmake_target, 'TARGET_VERSION')}")
     return lines
 
 
@@ -105,7 +109,7 @@ def _version() -> str:
 def _split_ops(text: str | None) -> list[str] | None:
     if text is None:
         return None
-    ops = [o.strip() for o in text.split(",") if o.strip()]
+    ops = list(dict.fromkeys(o.strip() for o in text.split(",") if o.strip()))  # a name given twice is one op
     if not ops:
         raise ShimgenError("--ops is empty")
     return ops
@@ -122,6 +126,20 @@ def check(out: str, files: dict[str, str], update_hint: str, manifest_ops: froze
     write_lines([d if d.endswith("\n") else d + "\n" for d in found.diff], raw=True)
     _err([f"shimgen: {out} is out of sync with the tool:", *("  " + s for s in found.summary),
           f"To update: {update_hint}"])
+    return 1
+
+
+def _check_without_stamp(out: str) -> int:
+    """`--check --out DIR` where DIR has contents but no stamp: which ops DIR was generated with is unknown, so
+    nothing is compared (the manifest's set would report the user's ops as removals); say what to run."""
+    from shimgen import stamp  # start-up (see the top)
+
+    path = os.path.join(out, stamp.STAMP)
+    _err([f"shimgen: {out} is out of sync with the tool:",
+          f"  missing: {path} (the stamp recording the ops {out} was generated with; without it there is "
+          "nothing to compare it with)",
+          f"To update: rerun the command that generated it (shimgen --ops OPS [--only] --out {out}), or check it "
+          f"against its ops: shimgen --check --ops OPS [--only] --out {out}"])
     return 1
 
 
@@ -210,7 +228,11 @@ def _run(args: argparse.Namespace) -> int:
     only = args.only
     if only and ops is None:
         raise ShimgenError("--only needs --ops (the ops to generate without the manifest's set)")
+    if args.check and os.path.lexists(args.out) and not os.path.isdir(args.out):
+        raise ShimgenError(f"--out {args.out}: it is {file_kind(os.lstat(args.out).st_mode)}, not a directory")
     if ops is None and args.check and not getattr(args, "from_project", False):
+        if not os.path.lexists(os.path.join(args.out, stamp.STAMP)) and os.path.isdir(args.out) and os.listdir(args.out):
+            return _check_without_stamp(args.out)
         ops, stamped_since, stamped_yaml, only = stamp.read(args.out)
         since = since or stamped_since
         yaml_path = yaml_path or stamped_yaml

@@ -11,7 +11,8 @@ import re
 from dataclasses import dataclass, replace
 
 from shimgen import kernel_sections, releases, routes, scalars
-from shimgen.inputs import package_text
+from shimgen.errors import ShimgenError
+from shimgen.inputs import package_text, read_bytes
 from shimgen.plan import WORLDS, Plan, World
 from shimgen.signatures import c_shims
 from shimgen.sig_cpp import Extra, Variant, Wrapper, active, extras, gone, target_wrapper, wrappers
@@ -37,10 +38,9 @@ def read_wrapper_headers(out: str) -> str:
     paths += [OP_HEADERS + n for n in sorted(os.listdir(ops_dir))] if os.path.isdir(ops_dir) else []
     texts = []
     for rel in paths:
-        try:
-            with open(os.path.join(out, rel), encoding="utf-8", errors="replace") as f:
-                texts.append(f"{rel}\n{f.read()}")
-        except OSError:
+        try:  # read without blocking: a FIFO in its place is refused like a missing file
+            texts.append(f"{rel}\n{read_bytes(os.path.join(out, rel), rel).decode('utf-8', errors='replace')}")
+        except ShimgenError:
             texts.append(f"{rel} missing\n")
     return "".join(texts)
 

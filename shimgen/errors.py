@@ -20,7 +20,20 @@ class ShimgenError(Exception):
             where.append(self.arg if self.arg.startswith("return") else f"argument {self.arg}")
         prefix = ", ".join(where)
         text = f"{prefix}: {self.reason}" if prefix else self.reason
-        return " ".join(text.split())  # always one line
+        return " ".join(shorten(word) for word in text.split())  # always one line, of a readable length
+
+
+# A word of a message longer than this (a 100 KB op name echoed back) is shown by its ends and its length.
+LONGEST_WORD = 300
+
+
+def shorten(word: str) -> str:
+    """`word` as a message shows it: whole up to LONGEST_WORD characters, else its first and last characters and
+    how many were left out (a path keeps its file name)."""
+    if len(word) <= LONGEST_WORD:
+        return word
+    head, tail = word[:120], word[-60:]
+    return f"{head}[...{len(word) - len(head) - len(tail)} more characters...]{tail}"
 
 
 class Refusal(ShimgenError):

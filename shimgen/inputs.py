@@ -14,6 +14,7 @@ package data: the conversion table, the manifest, the verify samples) goes throu
 from __future__ import annotations
 
 import os
+import stat
 from importlib import resources
 
 from shimgen import cache
@@ -41,17 +42,63 @@ def decode(data: bytes, what: str) -> str:
 
 
 def read_bytes(path: str, what: str, limit: int = LIMIT) -> bytes:
-    """At most `limit` bytes of the file; ShimgenError if it is longer or cannot be read."""
+    """At most `limit` bytes of the file; ShimgenError if it is longer or cannot be read. Opened without
+    blocking (O_NONBLOCK): a FIFO or a socket is refused as not a regular file, never waited on; a device reads
+    without waiting (`/dev/zero` is too long, a terminal with nothing typed an error)."""
     try:
-        with open(path, "rb") as f:
-            if os.path.isdir(path):
-                raise IsADirectoryError(21, "Is a directory")
-            data = f.read(limit + 1)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
         raise ShimgenError(f"cannot read {what}: {e.strerror or e}") from None
+    try:
+        kind = file_kind(os.fstat(fd).st_mode)
+        if kind == "a directory":
+            raise ShimgenError(f"cannot read {what}: Is a directory")
+        if kind in ("a FIFO", "a socket"):
+            raise ShimgenError(f"cannot read {what}: it is {kind}, not a regular file")
+        chunks, left = [], limit + 1
+        while left > 0 and (chunk := os.read(fd, min(left, 1 << 24))):
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+    except OSError as e:
+        raise ShimgenError(f"cannot read {what}: {e.strerror or e}") from None
+    finally:
+        os.close(fd)
     if len(data) > limit:
         raise ShimgenError(f"cannot read {what}: larger than {limit // (1024 * 1024)} MB (not an input shimgen reads)")
     return data
+
+
+def file_kind(mode: int) -> str:
+    """What an lstat/fstat mode is, as messages name it: `a regular file`, `a directory`, `a FIFO`, ..."""
+    for test, name in ((stat.S_ISREG, "a regular file"), (stat.S_ISDIR, "a directory"), (stat.S_ISLNK,
+                       "a symbolic link"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device")):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def source_files(paths: list[str], suffixes: tuple[str, ...]) -> list[str]:
+    """The files named on a command line: a file as given, a folder searched (sorted) for files ending in one of
+    `suffixes`. Each must be a regular file (or a link to one): a FIFO, a socket or a device is a ShimgenError
+    naming it, never opened; so is a path that does not exist."""
+    found = []
+    for p in paths:
+        if os.path.isdir(p):
+            found += sorted(os.path.join(r, f) for r, _, fs in os.walk(p) for f in fs if f.endswith(suffixes))
+        elif os.path.lexists(p):
+            found.append(p)
+        else:
+            raise ShimgenError(f"{p}: no such file or folder")
+    for f in found:
+        try:
+            mode = os.stat(f).st_mode
+        except OSError as e:
+            raise ShimgenError(f"cannot read {f}: {e.strerror or e}") from None
+        if not stat.S_ISREG(mode):
+            raise ShimgenError(f"cannot read {f}: it is {file_kind(mode)}, not a regular file")
+    return found
 
 
 def read_text(path: str, what: str | None = None, limit: int = LIMIT) -> str:

@@ -47,7 +47,7 @@ import time
 from collections.abc import Iterator
 
 from shimgen.errors import ShimgenError
-from shimgen.inputs import read_text
+from shimgen.inputs import file_kind, read_text
 
 JOURNAL = ".shimgen-commit"
 STAGE_PREFIX = ".shimgen-stage-"
@@ -185,8 +185,9 @@ def _read_journal(out: str) -> tuple[list[tuple[str, str]], list[str]] | None:
         data = json.loads(read_text(path, path, limit=1 << 20))
         moves = [(str(a), str(b)) for a, b in data["moves"]]
         removals = [str(r) for r in data.get("removes", [])]
-    except (ValueError, KeyError, TypeError) as e:
-        raise ShimgenError(f"cannot read {path}, the journal of an interrupted run ({e}); remove it and rerun") from None
+    except (ValueError, KeyError, TypeError, ShimgenError) as e:
+        why = e.reason.removeprefix(f"cannot read {path}: ") if isinstance(e, ShimgenError) else e
+        raise ShimgenError(f"cannot read {path}, the journal of an interrupted run ({why}); remove it and rerun") from None
     for rel in [p for m in moves for p in m] + removals:  # only ever within out
         if os.path.isabs(rel) or ".." in rel.split("/"):
             raise ShimgenError(f"{path}: unexpected path {rel!r}; remove it and rerun")
@@ -198,6 +199,36 @@ def _read_journal(out: str) -> tuple[list[tuple[str, str]], list[str]] | None:
 
 def pending_journal(out: str) -> bool:
     return os.path.lexists(os.path.join(out, JOURNAL))
+
+
+def journal_problem(out: str) -> str | None:
+    """Why the next run cannot complete out's pending journal (what it would answer), or None."""
+    try:
+        _read_journal(out)
+    except ShimgenError as e:
+        return e.reason
+    return None
+
+
+def unknown_files(out: str, rels: set[str], owned: tuple[str, ...]) -> list[str]:
+    """Files (anything but a folder) in the folders the output's files live in that no run writes: not one of
+    `rels`, not the journal or a staging file, not a `.h` an owned folder's run removes (`unwritten`). Paths
+    under out."""
+    skip = rels | set(unwritten(out, owned, rels))
+    found = []
+    for d in sorted({os.path.dirname(r) for r in rels}):
+        folder = os.path.join(out, d)
+        try:
+            names = sorted(os.listdir(folder)) if not os.path.islink(folder) else []
+        except OSError:
+            continue
+        for n in names:
+            rel = f"{d}/{n}" if d else n
+            path = os.path.join(folder, n)
+            if rel in skip or n == JOURNAL or _STALE_RE.fullmatch(n) or (os.path.isdir(path) and not os.path.islink(path)):
+                continue
+            found.append(path)
+    return found
 
 
 def recover(out: str, rels: list[str]) -> None:
@@ -254,7 +285,15 @@ def _makedirs(path: str, created: list[str]) -> None:
                 created.append(d)
         except FileExistsError:
             if not os.path.isdir(d):
-                raise
+                kind = file_kind(os.lstat(d).st_mode)
+                shown = "it" if d == os.path.abspath(path) else _shown_path(d)
+                raise ShimgenError(f"cannot write {path}: {shown} is {kind}, not a directory") from None
+
+
+def _shown_path(path: str) -> str:
+    """An absolute path as a message shows it: relative to the working directory when it lies under it."""
+    rel = os.path.relpath(path)
+    return path if rel == ".." or rel.startswith(".." + os.sep) else rel
 
 
 def _stage(out: str, rel: str, text: str, umask: int, staged: dict[str, str], token: str) -> None:
@@ -528,3 +567,53 @@ def _switch(out: str, staged: dict[str, str], committed: list[bool], removals: l
         _fsync_dirs(out, [rel for _, rel in moves] + removals)
         os.unlink(os.path.join(out, JOURNAL))
         _fsync_dir(out)
+
+
+# ---- single files (reports) ------------------------------------------------------------------------------------
+
+
+def write_files(files: list[tuple[str, str, str]], before_switch=None) -> None:
+    """Write a few standalone files ((path, label naming it in errors such as `--json r.json`, text)) as the output
+    folder's files are written: each staged beside its destination and made durable, then `before_switch()`
+    (raising there aborts), then all renamed into place. An error or an interrupt before the renames leaves every
+    destination as it was and no staging file; a destination that is a link is written through (its target
+    replaced); one that is not a regular file (a folder, a FIFO, a device) is refused."""
+    umask = os.umask(0)
+    os.umask(umask)
+    token = os.urandom(4).hex()
+    staged: dict[str, str] = {}  # destination -> staging path
+    labels: dict[str, str] = {}
+    label = ""
+    try:
+        try:
+            for path, label, text in files:
+                with contextlib.suppress(OSError):  # a FIFO, a device, /dev/stdout: refused, never opened
+                    if not stat.S_ISREG(mode := os.stat(path).st_mode):
+                        raise ShimgenError(f"cannot write {label}: it is {file_kind(mode)}, not a regular file")
+                dest = os.path.realpath(path) if os.path.islink(path) else os.path.abspath(path)
+                if dest in labels:
+                    raise ShimgenError(f"cannot write {label}: {labels[dest]} names the same file")
+                labels[dest] = label
+                if os.path.lexists(dest) and not stat.S_ISREG(mode := os.lstat(dest).st_mode):
+                    raise ShimgenError(f"cannot write {label}: it is {file_kind(mode)}, not a regular file")
+                mine: dict[str, str] = {}
+                try:
+                    _stage(os.path.dirname(dest), os.path.basename(dest), text, umask, mine, token)
+                finally:
+                    staged.update({dest: tmp for tmp in mine.values()})
+            for dest, tmp in staged.items():
+                label = labels[dest]
+                _fsync_all([tmp])
+            if before_switch is not None:
+                before_switch()
+            with _deferred_signals():
+                for dest, tmp in list(staged.items()):
+                    label = labels[dest]
+                    os.replace(tmp, dest)
+                    del staged[dest]
+            for folder in sorted({os.path.dirname(d) for d in labels}):
+                _fsync_dir(folder)
+        except OSError as e:
+            raise ShimgenError(f"cannot write {label}: {e.strerror or e}") from None
+    finally:
+        _remove(list(staged.values()), [])

@@ -25,7 +25,7 @@ from shimgen import drift as drift_mod
 from shimgen import emit_c, emit_cpp, emit_py, fmt, history, kernel_sections, manifest, output
 from shimgen import plan as plan_mod, routes, stamp
 from shimgen.errors import ShimgenError
-from shimgen.inputs import NotText, read_text
+from shimgen.inputs import NotText, decode, file_kind, read_bytes
 from shimgen.parse import NativeYaml
 from shimgen.plan import Plan
 from shimgen.signatures import c_shims, wrappers
@@ -141,16 +141,35 @@ def describe_changes(old: str, new: str) -> list[str]:
     return lines
 
 
-def _on_disk(path: str) -> tuple[str | None, str | None]:
-    """(the file's text or None if absent, why it differs regardless of content: not a file / not text)."""
-    if not os.path.lexists(path):
-        return None, None
-    if os.path.isdir(path):
-        return None, "a directory"
+def _on_disk(path: str) -> tuple[bytes | None, str | None]:
+    """(the file's bytes, or None if absent; what it is when it is not a regular file: a symbolic link, a folder,
+    a FIFO, never opened). A file that cannot be read, or a dangling link, is a ShimgenError."""
     try:
-        return read_text(path, path), None
+        mode = os.lstat(path).st_mode
+    except OSError:  # absent (or under something that is not a folder): missing
+        return None, None
+    kind = file_kind(mode)
+    if kind == "a symbolic link" and not os.path.exists(path):
+        raise ShimgenError(f"cannot read {path}: it is a dangling symbolic link")
+    if kind != "a regular file":  # the bytes may be right, but not where a run puts them (it writes a file)
+        return None, kind
+    return read_bytes(path, path), None
+
+
+def _as_text(data: bytes | None) -> str:
+    return "" if data is None else data.decode("utf-8", errors="replace")
+
+
+def _why_bytes_differ(path: str, data: bytes, text: str) -> str | None:
+    """Why a file's bytes differ from `text` where a line diff would not show it: not UTF-8 text, or the same text
+    behind a byte-order mark."""
+    try:
+        decoded = decode(data, path)
     except NotText as e:
-        return None, e.reason.removeprefix(f"{path} is ")
+        return e.reason.removeprefix(f"{path} is ")
+    if decoded == text:
+        return "the same text behind a UTF-8 byte-order mark; the next run writes it without"
+    return None
 
 
 @dataclass
@@ -172,26 +191,31 @@ def compare(out: str, files: dict[str, str], manifest_ops: frozenset[str] = froz
     lock = output.locked(out, exclusive=False) if os.path.isdir(out) else contextlib.nullcontext()
     with lock:
         if output.pending_journal(out):
-            summary.append(f"an interrupted write: {os.path.join(out, output.JOURNAL)} (the next run completes it)")
+            problem = output.journal_problem(out)  # what the next run would answer, word for word
+            summary.append(problem or f"an interrupted write: {os.path.join(out, output.JOURNAL)} (the next run "
+                           "completes it)")
         for path in output.stale_files(out, list(files)) if os.path.isdir(out) else []:
             summary.append(f"stale staging file of an interrupted run: {path} (the next run removes it)")
         for rel, text in files.items():
             path = os.path.join(out, rel)
-            old, odd = _on_disk(path)
-            on_disk[rel] = old or ""
-            if odd is None and old == text:
-                continue
+            data, odd = _on_disk(path)  # compared as bytes: what a compiler reads
+            on_disk[rel] = _as_text(data)
+            if odd is None and data is not None:
+                if data == text.encode("utf-8"):
+                    continue
+                odd = _why_bytes_differ(path, data, text)
             if odd is not None:
                 summary.append(f"changed: {path} ({odd})")
                 continue
-            summary.append(f"{'changed' if old is not None else 'missing'}: {path}")
-            old = old or ""
+            summary.append(f"{'changed' if data is not None else 'missing'}: {path}")
             if rel in emit_c.HEADERS and shim_summary_at is None:
                 shim_summary_at = len(summary)
-            diffs += difflib.unified_diff(old.splitlines(True), text.splitlines(True), f"{path} (on disk)",
+            diffs += difflib.unified_diff(on_disk[rel].splitlines(True), text.splitlines(True), f"{path} (on disk)",
                                           f"{path} (generated)")
         for rel in output.unwritten(out, owned_folders(), set(files)) if os.path.isdir(out) else []:
             summary.append(f"not generated any more: {os.path.join(out, rel)} (the next run removes it)")
+        for path in output.unknown_files(out, set(files), owned_folders()) if os.path.isdir(out) else []:
+            summary.append(f"not written by shimgen: {path} (in a folder of the output: remove it or move it out)")
     if shim_summary_at is not None:  # across both C shim headers: a shim moving from one to the other is no change
         changes = describe_changes(emit_c.declarations(on_disk), emit_c.declarations(files))
         summary[shim_summary_at:shim_summary_at] = ["  " + s for s in changes]
@@ -200,7 +224,7 @@ def compare(out: str, files: dict[str, str], manifest_ops: frozenset[str] = froz
         for name in sorted(os.listdir(ops_dir)) if os.path.isdir(ops_dir) else []:  # headers no longer generated
             rel = emit_cpp.OP_HEADERS + name
             if rel not in on_disk and name.endswith(".h"):
-                on_disk[rel] = _on_disk(os.path.join(out, rel))[0] or ""
+                on_disk[rel] = _as_text(_on_disk(os.path.join(out, rel))[0])
         before = drift_mod.schemas_in_output(emit_cpp.wrapper_texts(on_disk), emit_c.declarations(on_disk))
         after = drift_mod.schemas_in_output(emit_cpp.wrapper_texts(files), emit_c.declarations(files))
         summary += ["schema " + f.line() for f in drift_mod.compare(before, after, default_set=manifest_ops)]

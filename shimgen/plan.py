@@ -11,6 +11,7 @@ from torchgen.model import Argument, FunctionSchema
 
 from shimgen import history as history_mod
 from shimgen import manifest as manifest_mod
+from shimgen import releases as releases_mod
 from shimgen import scalars
 from shimgen import table as table_mod
 from shimgen.errors import ShimgenError
@@ -230,9 +231,7 @@ def make(
     """The plan for `ops` (None: the manifest's default set). `additive` (what the command line does unless
     --only): upstream's surface for the release, the manifest's default set as far as the yaml has it, is
     included too, so a generated ops.h never takes a wrapper away from code written against upstream's."""
-    since_v = Version.parse(since, "--since") if since is not None else None
-    if since_v is not None and since_v < FIRST_STABLE:
-        raise ShimgenError(f"bad --since {since}: the stable ABI starts at {FIRST_STABLE}")
+    since_v = releases_mod.parse(since, "--since") if since is not None else None
     table = table_mod.load()
     manifest = manifest_mod.load()
     native = NativeYaml(yaml_path)

@@ -32,13 +32,12 @@ import sys
 from dataclasses import dataclass, field
 
 from shimgen.errors import ShimgenError
-from shimgen import project, sig_cpp
+from shimgen import output, project, releases, sig_cpp
 from shimgen.console import Parser, write_lines
 from shimgen import plan as plan_mod
 from shimgen import table as table_mod
-from shimgen.inputs import read_text
+from shimgen.inputs import read_text, source_files
 from shimgen.parse import NativeYaml
-from shimgen.versions import Version
 
 NAMESPACES = ("at", "torch", "::at", "::torch")
 CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".cu", ".cuh", ".h", ".hpp", ".hh", ".cuh", ".inl")
@@ -387,34 +386,27 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--json", metavar="PATH", help="write the report's data as JSON")
     ap.add_argument("--yaml", metavar="PATH", help="native_functions.yaml (default: the installed torch's)")
     args = ap.parse_args(argv)
-    files = []
-    for s in args.sources:
-        if os.path.isdir(s):
-            files += sorted(os.path.join(r, f) for r, _, fs in os.walk(s) for f in fs if f.endswith(CPP_SUFFIXES))
-        elif os.path.isfile(s):
-            files.append(s)
-        else:
-            raise ShimgenError(f"{s}: no such file or folder")
-    if args.target:
-        targets = sorted({Version.parse(t.strip(), "--target") for t in args.target.split(",") if t.strip()})
+    files = source_files(args.sources, CPP_SUFFIXES)
+    if args.target is not None:
+        targets = releases.parse_list(args.target, "--target")
     else:
         found = project.current()
         release = NativeYaml(args.yaml).release
         targets = sorted({t for t in (found.target if found else None, release) if t is not None})
     if not targets:
-        raise ShimgenError("--target is empty")
+        raise ShimgenError("no target release: give --target X.Y")
     parser = _parser()
     sources = [scan(f, parser) for f in files]
     surface = Surface({c.name for s in sources for c in s.calls}, args.yaml)
     lines, data = report(sources, surface, targets)
+    reports = []
     if args.toml:
-        with open(args.toml, "w", encoding="utf-8") as f:
-            f.write(toml_table(data["ops"], min(targets)))
+        reports.append((args.toml, f"--toml {args.toml}", toml_table(data["ops"], min(targets))))
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump(data, f, indent=1)
-            f.write("\n")
-    write_lines(lines)
+        reports.append((args.json, f"--json {args.json}", json.dumps(data, indent=1) + "\n"))
+    # staged, the report printed, then renamed: an error anywhere (a full disk, a closed stdout) leaves both as
+    # they were
+    output.write_files(reports, before_switch=lambda: write_lines(lines))
     return 0
 
 

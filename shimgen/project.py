@@ -20,8 +20,9 @@ import os
 from dataclasses import dataclass
 
 from shimgen.errors import ShimgenError
+from shimgen import releases
 from shimgen.inputs import read_text
-from shimgen.versions import FIRST_STABLE, Version
+from shimgen.versions import Version
 
 PYPROJECT = "pyproject.toml"
 _KEYS = ("ops", "target", "out", "only", "since", "yaml", "overlay")
@@ -46,6 +47,14 @@ class Project:
     def target_macro(self) -> str | None:
         """`0x020a000000000000` for 2.10: the value of -DTORCH_TARGET_VERSION."""
         return self.target.hex if self.target else None
+
+
+def _shown(value: object) -> str:
+    """A TOML value as a message shows it: its type, and its text when short."""
+    kind = type(value).__name__
+    kind = f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+    text = repr(value)
+    return f"{text} ({kind})" if len(text) <= 40 else kind
 
 
 def find(start: str = ".") -> str | None:
@@ -79,7 +88,10 @@ def _toml(path: str) -> dict:
 
 def load(path: str) -> Project | None:
     """The [tool.shimgen] table of one pyproject.toml, checked; None if the file has no such table."""
-    table = _toml(path).get("tool", {}).get("shimgen")
+    tool = _toml(path).get("tool", {})
+    if not isinstance(tool, dict):  # `tool = 5`: not the [tool] table every tool reads its own from
+        raise ShimgenError(f"{path}: `tool` must be a table ([tool.shimgen]), not {_shown(tool)}")
+    table = tool.get("shimgen")
     if table is None:
         return None
     where = f"{path} [tool.shimgen]"
@@ -88,7 +100,7 @@ def load(path: str) -> Project | None:
         return ShimgenError(f"{where}: `{key}` {reason}")
 
     if not isinstance(table, dict):
-        raise ShimgenError(f"{where}: expected a table")
+        raise ShimgenError(f"{where}: expected a table, not {_shown(table)}")
     unknown = sorted(k for k in table if k not in _KEYS)
     if unknown:
         raise ShimgenError(f"{where}: unknown key `{unknown[0]}` (known: {', '.join(_KEYS)})")
@@ -101,7 +113,7 @@ def load(path: str) -> Project | None:
             raise bad("ops", f"must be a list of op names such as [\"add\", \"pad.default\"], not {ops!r}")
         if not ops:
             raise bad("ops", "names no op (leave it out for the manifest's op set)")
-        ops = tuple(o.strip() for o in ops)
+        ops = tuple(dict.fromkeys(o.strip() for o in ops))  # a name given twice is one op
     out = table.get("out", "generated")
     if not isinstance(out, str) or not out:
         raise bad("out", f"must be a folder name, not {out!r}")
@@ -109,9 +121,7 @@ def load(path: str) -> Project | None:
     if target is not None:
         if not isinstance(target, str):
             raise bad("target", f"must be a quoted release such as \"2.10\", not {target!r}")
-        target = Version.parse(target, f"target in {where}")
-        if target < FIRST_STABLE:
-            raise bad("target", f"{target}: the stable ABI starts at {FIRST_STABLE}")
+        target = releases.parse(target, f"`target` in {where}")
     only = table.get("only", False)
     if not isinstance(only, bool):
         raise bad("only", f"is true or false, not {only!r}")
@@ -121,7 +131,7 @@ def load(path: str) -> Project | None:
     if since is not None:
         if not isinstance(since, str):
             raise bad("since", f"must be a quoted release such as \"2.13\", not {since!r}")
-        Version.parse(since, f"since in {where}")
+        releases.parse(since, f"`since` in {where}")
     native = table.get("yaml")
     if native is not None and not (isinstance(native, str) and native):
         raise bad("yaml", "must be a path")

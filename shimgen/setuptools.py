@@ -34,9 +34,8 @@ import os
 from torch.utils import cpp_extension
 
 from shimgen.errors import ShimgenError
-from shimgen import pipeline, project
+from shimgen import pipeline, project, releases
 from shimgen.verify import build
-from shimgen.versions import Version
 
 _MARK = "_shimgen_stable"  # attribute set on the extensions StableExtension made
 
@@ -49,35 +48,43 @@ def _project(root: str | None = None):
 
 
 def stable_flags(target: str | None) -> list[str]:
-    """The compile flags of a stable-ABI translation unit targeting `target` (X.Y)."""
+    """The compile flags of a stable-ABI translation unit targeting `target` (X.Y, a release shimgen knows)."""
     flags = ["-DTORCH_STABLE_ONLY"]
     if target:
-        flags.append(f"-DTORCH_TARGET_VERSION={Version.parse(target, 'target').hex}")
+        flags.append(f"-DTORCH_TARGET_VERSION={releases.parse(target, 'target').hex}")
     return flags
 
 
 def StableExtension(name: str, sources: list[str], *args, target: str | None = None, cuda: bool = False, **kwargs):
     """torch.utils.cpp_extension.CppExtension (CUDAExtension with cuda=True) for a stable-ABI, abi3 extension:
-    `target` (X.Y, default: [tool.shimgen]'s `target`) becomes -DTORCH_TARGET_VERSION."""
-    found = _project()
+    `target` (X.Y, default: [tool.shimgen]'s `target`) becomes -DTORCH_TARGET_VERSION. The project's table and
+    `target` are read when BuildExtension builds it (its flags are added then), not here: setup.py runs for
+    every command (pip's metadata step too), and a problem there would be a traceback, not setuptools' one
+    `error:` line."""
+    extra = kwargs.pop("extra_compile_args", None)
+    if isinstance(extra, dict):
+        extra = {k: list(v) for k, v in extra.items()}
+        extra.setdefault("cxx", [])
+    else:
+        extra = {"cxx": list(extra or [])}
+    if cuda:
+        extra.setdefault("nvcc", [])
+    kwargs["py_limited_api"] = True
+    factory = cpp_extension.CUDAExtension if cuda else cpp_extension.CppExtension
+    ext = factory(name, sources, *args, extra_compile_args=extra, **kwargs)
+    setattr(ext, _MARK, {"target": target})
+    return ext
+
+
+def _add_stable_flags(ext, found) -> None:
+    """Put the stable flags (stable_flags; -DSHIMGEN_OVERLAY where the table opts in) before each compiler's own."""
+    target = getattr(ext, _MARK)["target"]
     if target is None:
         target = str(found.target) if found.target else None
     flags = stable_flags(target)
     if found.overlay:  # the overlay routes exist only in builds that opt in (compile errors otherwise)
         flags.append("-DSHIMGEN_OVERLAY")
-    extra = kwargs.pop("extra_compile_args", None)
-    if isinstance(extra, dict):
-        extra = {k: [*flags, *v] for k, v in extra.items()}
-        extra.setdefault("cxx", list(flags))
-    else:
-        extra = {"cxx": [*flags, *(extra or [])]}
-        if cuda:
-            extra["nvcc"] = list(flags)
-    kwargs["py_limited_api"] = True
-    factory = cpp_extension.CUDAExtension if cuda else cpp_extension.CppExtension
-    ext = factory(name, sources, *args, extra_compile_args=extra, **kwargs)
-    setattr(ext, _MARK, True)
-    return ext
+    ext.extra_compile_args = {k: [*flags, *(f for f in v if f not in flags)] for k, v in ext.extra_compile_args.items()}
 
 
 def generate_into(folder: str, root: str | None = None) -> list[str]:
@@ -102,13 +109,16 @@ class BuildExtension(cpp_extension.BuildExtension):
 
     def _build_stable(self) -> None:
         stable = [e for e in self.extensions if getattr(e, _MARK, False)]
+        found = _project() if stable else None
         if stable:
+            for ext in stable:
+                _add_stable_flags(ext, found)
             folder = os.path.abspath(os.path.join(self.build_temp, "shimgen"))
             generate_into(folder)
             for ext in stable:  # first: the generated ops.h shadows torch's
                 ext.include_dirs = [folder, *(d for d in ext.include_dirs if d != folder)]
         super().build_extensions()
-        if stable and not _project().overlay:
+        if stable and not found.overlay:
             for ext in stable:
                 missing = shims_libtorch_lacks(self.get_ext_fullpath(ext.name))
                 if missing:

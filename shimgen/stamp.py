@@ -8,7 +8,7 @@ import re
 
 from shimgen.errors import ShimgenError
 from shimgen.inputs import read_text
-from shimgen.versions import Version
+from shimgen import releases
 
 STAMP = "shimgen.yaml"  # records the invocation in the output folder, so `--check --out DIR` can replay it
 
@@ -100,7 +100,7 @@ def read(out: str) -> tuple[list[str] | None, str | None, str | None, bool]:
     if since is not None:
         if not isinstance(since, str):
             raise bad(f"`since` must be a quoted version such as '2.13', not {since!r}")
-        Version.parse(since, f"since in stamp {path}")
+        releases.parse(since, f"since in stamp {path}")
     native = data.get("yaml")
     if native is not None and not (isinstance(native, str) and native):
         raise bad("`yaml` must be a path")

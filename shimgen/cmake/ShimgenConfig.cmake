@@ -42,6 +42,7 @@ function(_shimgen_info out_prefix)
 endfunction()
 
 _shimgen_info(_shimgen)
+set(_shimgen_dir "${CMAKE_CURRENT_LIST_DIR}")
 set(Shimgen_VERSION "${_shimgen_version}")
 if(NOT TORCH_ROOT)
   set(TORCH_ROOT "${_shimgen_torch}")  # the torch shimgen runs with: its headers and libtorch
@@ -77,6 +78,10 @@ function(shimgen_generate target)
   endif()
   set(_depends "${SHIMGEN_EXECUTABLE}")
   set(_args)
+  if(ARG_TARGET_VERSION)  # a release shimgen knows, checked by shimgen itself (as [tool.shimgen]'s target is)
+    _shimgen_info(_given --cmake-target "${ARG_TARGET_VERSION}")
+    set(ARG_TARGET_VERSION "${_given_target}")
+  endif()
   if(ARG_PROJECT)
     get_filename_component(_pyproject "${ARG_PROJECT}" ABSOLUTE)
     list(APPEND _args --project "${_pyproject}")
@@ -101,14 +106,27 @@ function(shimgen_generate target)
   set(_inputs "${CMAKE_CURRENT_BINARY_DIR}/shimgen-${target}.inputs")
   file(CONFIGURE OUTPUT "${_inputs}" CONTENT "shimgen ${Shimgen_VERSION}\n${_args}\n")
   list(APPEND _depends "${_inputs}")
+  # The rule's output is a stamp touched after each run, not the headers: shimgen leaves a header that already
+  # holds its bytes alone (its modification time too, so nothing recompiles), and a header older than an edited
+  # pyproject.toml would make Unix Makefiles run the rule on every build (Ninja restats byproducts). The
+  # headers are byproducts; a build after one of them is deleted regenerates (ShimgenOutputs.cmake).
+  set(_stamp "${CMAKE_CURRENT_BINARY_DIR}/shimgen-${target}.stamp")
   set(_outputs "${ARG_OUT}/shimgen.yaml" "${ARG_OUT}/torch/csrc/stable/ops.h")
   add_custom_command(
-    OUTPUT ${_outputs}
+    OUTPUT "${_stamp}"
+    BYPRODUCTS ${_outputs}
     COMMAND "${SHIMGEN_EXECUTABLE}" ${_args} --out "${ARG_OUT}"
+    COMMAND "${CMAKE_COMMAND}" -E touch "${_stamp}"
     DEPENDS ${_depends}
     COMMENT "shimgen: generating the stable-ABI headers of ${target} into ${ARG_OUT}"
     VERBATIM)
-  add_custom_target(${target}_shimgen DEPENDS ${_outputs})
+  add_custom_target(${target}_shimgen DEPENDS "${_stamp}")
+  if(NOT CMAKE_GENERATOR MATCHES "Ninja")  # Ninja reruns the rule itself when a byproduct is missing
+    add_custom_target(${target}_shimgen_outputs
+      COMMAND "${CMAKE_COMMAND}" "-DSTAMP=${_stamp}" -P "${_shimgen_dir}/ShimgenOutputs.cmake" -- ${_outputs}
+      VERBATIM)
+    add_dependencies(${target}_shimgen ${target}_shimgen_outputs)
+  endif()
   add_dependencies(${target} ${target}_shimgen)
 
   target_include_directories(${target} BEFORE PRIVATE "${ARG_OUT}")
