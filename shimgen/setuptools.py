@@ -11,9 +11,11 @@ build time from the project's [tool.shimgen] table (shimgen.project).
         options={"bdist_wheel": {"py_limited_api": "cp39"}},   # one abi3 wheel for every CPython >= 3.9
     )
 
-`StableExtension` is torch's `CppExtension` (or `CUDAExtension` with `cuda=True`) with `py_limited_api=True`
-(no libtorch_python, `-DPy_LIMITED_API`), `-DTORCH_STABLE_ONLY` and `-DTORCH_TARGET_VERSION` from the table's
-`target` (or the `target=` argument). `BuildExtension` is torch's, and before compiling it generates the
+`StableExtension` is torch's `CppExtension` with `py_limited_api=True` (no libtorch_python, `-DPy_LIMITED_API`),
+`-DTORCH_STABLE_ONLY` and `-DTORCH_TARGET_VERSION` from the table's `target` (or the `target=` argument). With
+`cuda=True` its `.cu` sources compile with nvcc (shimgen.cuda_toolkit finds the toolkit; -gencode flags from
+TORCH_CUDA_ARCH_LIST or 8.0;9.0+PTX) and the CUDA runtime links statically, never libc10_cuda, libtorch_cuda or
+libcudart.so: the one library loads on CPU builds of torch and on CUDA builds of any CUDA release. `BuildExtension` is torch's, and before compiling it generates the
 table's ops into the build tree (`<build_temp>/shimgen`: never into the source tree, nothing cached elsewhere)
 and puts that folder first on each stable extension's include path, so the generated `torch/csrc/stable/ops.h`
 shadows the installed torch's. The generation is shimgen's own (`shimgen.pipeline.generate`), in process, from the
@@ -34,7 +36,7 @@ import os
 from torch.utils import cpp_extension
 
 from shimgen.errors import ShimgenError
-from shimgen import pipeline, project
+from shimgen import cuda_toolkit, pipeline, project
 from shimgen.verify import build
 from shimgen.versions import Version
 
@@ -57,8 +59,9 @@ def stable_flags(target: str | None) -> list[str]:
 
 
 def StableExtension(name: str, sources: list[str], *args, target: str | None = None, cuda: bool = False, **kwargs):
-    """torch.utils.cpp_extension.CppExtension (CUDAExtension with cuda=True) for a stable-ABI, abi3 extension:
-    `target` (X.Y, default: [tool.shimgen]'s `target`) becomes -DTORCH_TARGET_VERSION."""
+    """torch.utils.cpp_extension.CppExtension for a stable-ABI, abi3 extension: `target` (X.Y, default:
+    [tool.shimgen]'s `target`) becomes -DTORCH_TARGET_VERSION; `cuda=True` compiles its .cu sources with nvcc and
+    links the CUDA runtime statically (module docstring)."""
     found = _project()
     if target is None:
         target = str(found.target) if found.target else None
@@ -71,11 +74,24 @@ def StableExtension(name: str, sources: list[str], *args, target: str | None = N
         extra.setdefault("cxx", list(flags))
     else:
         extra = {"cxx": [*flags, *(extra or [])]}
-        if cuda:
-            extra["nvcc"] = list(flags)
+    if cuda:
+        root = cuda_toolkit.find()
+        if root is None:
+            raise ShimgenError(
+                "no CUDA toolkit (bin/nvcc, include/cuda_runtime.h, libcudart_static.a) in $CUDA_HOME, beside the "
+                "nvcc on PATH or in /usr/local/cuda*; install one (pip install nvidia-cuda-nvcc nvidia-cuda-crt "
+                "nvidia-cuda-runtime nvidia-nvvm nvidia-cuda-cccl) or set CUDA_HOME")
+        if not cuda_toolkit.is_toolkit(cpp_extension.CUDA_HOME):  # torch runs $CUDA_HOME/bin/nvcc on .cu files
+            cpp_extension.CUDA_HOME = root
+        nvcc = extra.get("nvcc", list(flags))
+        if not any("arch" in f for f in nvcc):  # torch's own default asks the GPUs of this machine
+            nvcc = [*nvcc, *cuda_toolkit.arch_flags()]
+        extra["nvcc"] = nvcc
+        kwargs["include_dirs"] = [*kwargs.get("include_dirs", []), os.path.join(root, "include")]
+        kwargs["extra_link_args"] = [*kwargs.get("extra_link_args", []), cuda_toolkit.static_cudart(root),
+                                     "-ldl", "-lrt", "-lpthread"]
     kwargs["py_limited_api"] = True
-    factory = cpp_extension.CUDAExtension if cuda else cpp_extension.CppExtension
-    ext = factory(name, sources, *args, extra_compile_args=extra, **kwargs)
+    ext = cpp_extension.CppExtension(name, sources, *args, extra_compile_args=extra, **kwargs)
     setattr(ext, _MARK, True)
     return ext
 
