@@ -82,9 +82,9 @@ skipped() { case ",$skip," in *",$1,"*) return 0 ;; esac; return 1; }
 # 1. The example's tests, the device as torch's default device.
 if skipped example; then part example skipped 0 "--skip"; else
   t0=$SECONDS
-  whl="$prebuilt/stable_ops.whl"
+  whl=$(ls "$prebuilt"/shimgen_example_stable_ops-*.whl 2>/dev/null | head -1)
   if [ ! -f "$whl" ]; then
-    say "example: no $whl: building the wheel here"
+    say "example: no prebuilt wheel in $prebuilt: building it here"
     rm -rf "$art/example-src" && cp -r examples/stable_ops "$art/example-src" && rm -rf "$art/example-src/build"
     (cd "$art/example-src" && python -m pip wheel -q --no-build-isolation --no-deps --no-index -w dist .) \
       >"$art/example-build.log" 2>&1 && whl=$(ls "$art"/example-src/dist/*.whl 2>/dev/null | head -1)
@@ -93,14 +93,14 @@ if skipped example; then part example skipped 0 "--skip"; else
     part example FAIL $((SECONDS - t0)) "no wheel (see $art/example-build.log)"
   else
     rm -rf "$art/example-site"
-    python -m pip install -q --no-deps --no-index --target "$art/example-site" "$whl" >"$art/example.log" 2>&1
     tests="$root/examples/stable_ops/tests"
+    python -m pip install -q --no-deps --no-index --target "$art/example-site" "$whl" >"$art/example.log" 2>&1 &&
     (cd "$art" && PYTHONPATH="$art/example-site:$PYTHONPATH" STABLE_OPS_TEST_DEVICE="$device" \
       timeout 600 python -m unittest discover -v -s "$tests" -t "$tests") >>"$art/example.log" 2>&1
     rc=$?
     ran=$(grep -E "^Ran [0-9]+ tests" "$art/example.log" | tail -1)
     verdict=$(tail -1 "$art/example.log")
-    part example "$([ $rc = 0 ] && echo ok || echo FAIL)" $((SECONDS - t0)) "default device $device: $ran, $verdict (log: $art/example.log)"
+    part example "$([ $rc = 0 ] && echo ok || echo FAIL)" $((SECONDS - t0)) "$(basename "$whl"), default device $device: $ran, $verdict (log: $art/example.log)"
   fi
 fi
 

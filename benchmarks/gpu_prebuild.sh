@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Prebuild, on a machine without a GPU, what benchmarks/gpu_check.sh needs on a CUDA machine that has torch but no
 # network: into .gpu-prebuilt/ (ignored by git; carry it with the working tree)
-#   stable_ops.whl   the example's one abi3 wheel, CPU and CUDA kernels (nvcc found here, or installed: .ci/run),
-#                    target 2.10: it loads on every CUDA build of torch from 2.10 and on any CPython >= 3.9
+#   shimgen_example_stable_ops-*.whl   the example's one abi3 wheel, CPU and CUDA kernels (nvcc found here, or
+#                    installed: .ci/run), target 2.10: it loads on every torch from 2.10, CPU or CUDA build, and
+#                    on any CPython >= 3.9
 #   wheels/          shimgen's own dependencies (pyyaml, jinja2, black, clang-format) as wheels for the GPU
 #                    machine's Python (--python 3.12 by default), installed there only where missing
 #
@@ -31,8 +32,9 @@ rm -rf "$work/stable_ops/build" "$work/stable_ops/dist"
 (cd "$work/stable_ops" && STABLE_OPS_CUDA=1 python -m pip wheel -q --no-build-isolation --no-deps --no-index \
   -w dist . >"$work/build.log" 2>&1) || { tail -30 "$work/build.log" >&2; echo "gpu_prebuild: the wheel did not build" >&2; exit 1; }
 whl=$(ls "$work"/stable_ops/dist/*.whl)
-cp "$whl" "$out/stable_ops.whl"
-echo "gpu_prebuild: $out/stable_ops.whl ($(basename "$whl"), $(du -k "$out/stable_ops.whl" | cut -f1) KiB)"
+rm -f "$out"/*.whl
+cp "$whl" "$out/"  # pip installs a wheel only under its own file name
+echo "gpu_prebuild: $out/$(basename "$whl") ($(du -k "$whl" | cut -f1) KiB)"
 
 if [ "$wheels" = 1 ]; then
   deps=$(python - <<'PY'
