@@ -47,11 +47,13 @@ export SHIMGEN_VERIFY_OPINFO="${SHIMGEN_VERIFY_OPINFO:-off}"  # OpInfo's recordi
 say() { echo "gpu_check: $*" | tee -a "$art/summary.txt"; }
 : >"$art/summary.txt"
 
+python -c "import torch" 2>/dev/null || { echo "gpu_check: $(command -v python || echo python) cannot import torch" >&2; exit 2; }
 if ! info=$(python -c "import sys, torch; d = sys.argv[1]
 ok = d == 'cpu' or (torch.cuda.is_available() and int((d.partition(':')[2] or '0')) < torch.cuda.device_count())
 name = torch.cuda.get_device_name(torch.device(d)) if d != 'cpu' and ok else 'cpu'
 print(torch.__version__, torch.version.cuda or '-', name.replace(' ', '_')); sys.exit(0 if ok else 3)" "$device" 2>&1); then
-  echo "gpu_check: --device $device: not usable here (torch: ${info##*$'\n'})" >&2
+  read -r v c _ <<<"${info##*$'\n'}"
+  echo "gpu_check: --device $device: torch $v (CUDA ${c:-?}) sees no such device here (torch.cuda.is_available() is False or the index is out of range)" >&2
   exit 2
 fi
 read -r torch_version cuda_version device_name <<<"$info"
