@@ -1,5 +1,5 @@
-// Per-call cost of the wrappers that take a schema Scalar, on small CPU
-// tensors. Built several times by bench_scalars.py: with BENCH_ATEN (calling
+// Per-call cost of the wrappers that take a schema Scalar, on small tensors
+// (CPU, or CUDA with bench_scalars.py --device cuda). Built several times by bench_scalars.py: with BENCH_ATEN (calling
 // at::), against shimgen's generated ops.h (twice: the noise floor) and against
 // upstream's ops.h (only its Scalar wrappers: fill_ and full, which take a
 // double). Each build registers
@@ -90,13 +90,19 @@ static Tensor stable(at::Tensor t) {
   auto n = [](const at::Scalar& v) {                                         \
     return at::scalar_tensor(v, v.isIntegral(false) ? at::kLong : at::kDouble); \
   };                                                                         \
+  /* on the operand's device: clamp's kernels check devices (CPU: as n) */   \
+  auto nd = [](const at::Scalar& v, const at::Tensor& like) {                \
+    return at::scalar_tensor(v, at::TensorOptions()                          \
+        .dtype(v.isIntegral(false) ? at::kLong : at::kDouble)                \
+        .device(like.device()));                                             \
+  };                                                                         \
   CASE([&] { return at::mul(f, n(2.5)); });                                  \
   CASE([&] { return at::mul(i, n(2)); });                                    \
   CASE([&] { return i2.mul_(n(2)); });                                       \
   CASE([&] { return at::add(f, f, 2); });                                    \
   CASE([&] { return at::bitwise_and(i, n(6)); });                            \
-  CASE([&] { return at::clamp(i, n(0), n(5)); });                            \
-  CASE([&] { return at::clamp(f, n(0.0), n(1.0)); });                        \
+  CASE([&] { return at::clamp(i, nd(0, i), nd(5, i)); });                    \
+  CASE([&] { return at::clamp(f, nd(0.0, f), nd(1.0, f)); });                \
   CASE([&] { return at::empty({4, 4}, at::kLong).fill_(n(7)); });            \
   CASE([&] { return at::full({4, 4}, 7.5); });                               \
   CASE([&] { return at::fill_(f2, 3); });                                    \

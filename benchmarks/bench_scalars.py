@@ -1,7 +1,10 @@
 """Per-call time of the generated wrappers that take a schema Scalar (shimgen::Scalar) vs a direct at:: call,
-on small CPU tensors, measured side by side in one run.
+on small tensors (CPU by default), measured side by side in one run.
 
-    python benchmarks/bench_scalars.py [--iters 20000] [--rounds 7]
+    python benchmarks/bench_scalars.py [--iters 20000] [--rounds 7] [--device cuda]
+
+With --device cuda the inputs live on the GPU: a call's cost is the host's (launches are asynchronous; each round
+ends with a synchronize, so a queue that fills up shows in the times). `full` makes its tensor on the CPU there too.
 
 Each case is one call as an extension author writes it; the route column says how the generated wrapper lowers
 that call (docs/design.md, "Exact Scalars"): libtorch's C shim with the number as a double, shimgen's own C shim from the
@@ -77,9 +80,17 @@ def build(tmp: str) -> dict[str, str]:
     return out
 
 
+DEVICE = "cpu"  # --device
+
+
 def inputs() -> tuple[torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(0)
-    return torch.randn(4, 4, generator=g), torch.randint(-8, 9, (4, 4), generator=g)
+    return torch.randn(4, 4, generator=g).to(DEVICE), torch.randint(-8, 9, (4, 4), generator=g).to(DEVICE)
+
+
+def synchronize() -> None:
+    if DEVICE != "cpu":
+        torch.cuda.synchronize()
 
 
 def same(a: torch.Tensor, b: torch.Tensor) -> bool:
@@ -109,7 +120,13 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--iters", type=int, default=20000)
     ap.add_argument("--rounds", type=int, default=7)
+    ap.add_argument("--device", default="cpu", help="where the inputs live: cpu (default) or cuda[:N]")
     args = ap.parse_args()
+    global DEVICE
+    DEVICE = args.device
+    if DEVICE != "cpu" and not torch.cuda.is_available():
+        print(f"bench_scalars: --device {DEVICE}: torch {torch.__version__} sees no CUDA device", file=sys.stderr)
+        return 2
     torch.set_num_threads(1)
     with tempfile.TemporaryDirectory() as tmp:
         libs = build(tmp)
@@ -122,10 +139,12 @@ def main() -> int:
             for name in libs:  # interleaved: every round measures all the builds
                 op = getattr(torch.ops, f"bench_scalars_{name}").bench
                 runs[name].append(op(f, i, f.clone(), i.clone(), args.iters))
+                synchronize()
             runs["route"].append(torch.ops.bench_scalars_aten.bench_route(f, i, f.clone(), i.clone(), args.iters))
+            synchronize()
         missing = {k: [t != t for t in v[0]] for k, v in runs.items()}
     med = {k: [statistics.median(r[n] for r in v) for n in range(len(CASES))] for k, v in runs.items()}
-    print(f"torch {torch.__version__}, 4x4 float32 f / int64 i, {args.iters} calls x {args.rounds} rounds, "
+    print(f"torch {torch.__version__}, {DEVICE}, 4x4 float32 f / int64 i, {args.iters} calls x {args.rounds} rounds, "
           f"medians (ns/call); every shimgen result equals at::'s (values, dtype)")
     head = (f"{'case':<19} {'shimgen route':<27} {'at::':>6} {'shimgen':>8} {'ours/at::':>9} {'noise':>6} "
             f"{'at::route':>9} {'route/at::':>10} {'ours/route':>10} {'upstream':>9} {'up/at::':>8}")

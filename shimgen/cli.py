@@ -54,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "as: `overlay` (default: -DSHIMGEN_OVERLAY, linking shimgen's overlay), `default` (no macro: "
                    "libtorch alone, what an extension gets; wrappers hidden there are reported, not called), "
                    "`no-leaky-str`, `overlay-no-leaky-str`")
+    p.add_argument("--device", metavar="D", help="with --verify: where the samples run: cpu (default), cuda or "
+                   "cuda:N (every sample's tensors move there; needs a CUDA build of torch and a GPU)")
     p.add_argument("--jobs", metavar="N", type=int, default=2, help="with --verify: compilers and sample runners "
                    "at once (default: 2)")
     p.add_argument("--project", metavar="PATH", help="read [tool.shimgen] from PATH (a pyproject.toml or its "
@@ -244,10 +246,18 @@ def _run(args: argparse.Namespace) -> int:
         raise ShimgenError(f"--jobs must be at least 1, got {args.jobs}")
     if args.world is not None and not args.verify:
         raise ShimgenError("--world needs --verify (it names the build --verify compiles)")
+    if args.device is not None and not args.verify:
+        raise ShimgenError("--device needs --verify (it names where --verify runs the samples)")
     from shimgen.plan import WORLDS, world_named  # start-up (see the top)
 
     world = world_named(args.world) if args.world is not None else WORLDS[0]
     build_dir = _verify_setup(args.out, args.build_dir) if args.verify else None
+    device = "cpu"
+    if build_dir is not None and args.device is not None:
+        from shimgen.verify import devices  # start-up (see the top)
+
+        device = devices.parse(args.device)
+        devices.require(device)  # before anything is written: no GPU here is one line, exit 2
     samples = None
     if build_dir is not None:  # OpInfo's samples are recorded (or read from the cache) while shimgen generates
         from shimgen.verify import Samples  # start-up (see the top)
@@ -269,7 +279,7 @@ def _run(args: argparse.Namespace) -> int:
 
         with output.locked(args.out, exclusive=False):  # verify reads what it checks: no writer meanwhile
             return verify_run(args.out, build_dir, ops, yaml_path, since, plan=p, jobs=args.jobs,
-                              report_path=args.report, samples=samples, world=world)
+                              report_path=args.report, samples=samples, world=world, device=device)
     return 0
 
 

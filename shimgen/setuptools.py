@@ -11,9 +11,11 @@ build time from the project's [tool.shimgen] table (shimgen.project).
         options={"bdist_wheel": {"py_limited_api": "cp39"}},   # one abi3 wheel for every CPython >= 3.9
     )
 
-`StableExtension` is torch's `CppExtension` (or `CUDAExtension` with `cuda=True`) with `py_limited_api=True`
-(no libtorch_python, `-DPy_LIMITED_API`), `-DTORCH_STABLE_ONLY` and `-DTORCH_TARGET_VERSION` from the table's
-`target` (or the `target=` argument). `BuildExtension` is torch's, and before compiling it generates the
+`StableExtension` is torch's `CppExtension` with `py_limited_api=True` (no libtorch_python, `-DPy_LIMITED_API`),
+`-DTORCH_STABLE_ONLY` and `-DTORCH_TARGET_VERSION` from the table's `target` (or the `target=` argument). With
+`cuda=True` its `.cu` sources compile with nvcc (shimgen.cuda_toolkit finds the toolkit; -gencode flags from
+TORCH_CUDA_ARCH_LIST or 8.0;9.0+PTX) and the CUDA runtime links statically, never libc10_cuda, libtorch_cuda or
+libcudart.so: the one library loads on CPU builds of torch and on CUDA builds of any CUDA release. `BuildExtension` is torch's, and before compiling it generates the
 table's ops into the build tree (`<build_temp>/shimgen`: never into the source tree, nothing cached elsewhere)
 and puts that folder first on each stable extension's include path, so the generated `torch/csrc/stable/ops.h`
 shadows the installed torch's. The generation is shimgen's own (`shimgen.pipeline.generate`), in process, from the
@@ -34,7 +36,7 @@ import os
 from torch.utils import cpp_extension
 
 from shimgen.errors import ShimgenError
-from shimgen import pipeline, project, releases
+from shimgen import cuda_toolkit, pipeline, project, releases
 from shimgen.verify import build
 
 _MARK = "_shimgen_stable"  # attribute set on the extensions StableExtension made
@@ -56,34 +58,47 @@ def stable_flags(target: str | None) -> list[str]:
 
 
 def StableExtension(name: str, sources: list[str], *args, target: str | None = None, cuda: bool = False, **kwargs):
-    """torch.utils.cpp_extension.CppExtension (CUDAExtension with cuda=True) for a stable-ABI, abi3 extension:
-    `target` (X.Y, default: [tool.shimgen]'s `target`) becomes -DTORCH_TARGET_VERSION. The project's table and
-    `target` are read when BuildExtension builds it (its flags are added then), not here: setup.py runs for
-    every command (pip's metadata step too), and a problem there would be a traceback, not setuptools' one
-    `error:` line."""
+    """torch.utils.cpp_extension.CppExtension for a stable-ABI, abi3 extension: `target` (X.Y, default:
+    [tool.shimgen]'s `target`) becomes -DTORCH_TARGET_VERSION; `cuda=True` compiles its .cu sources with nvcc and
+    links the CUDA runtime statically (module docstring). The project's table, `target` and the CUDA toolkit are
+    looked up when BuildExtension builds it (its flags are added then), not here: setup.py runs for every command
+    (pip's metadata step too), and a problem there would be a traceback, not setuptools' one `error:` line."""
     extra = kwargs.pop("extra_compile_args", None)
     if isinstance(extra, dict):
         extra = {k: list(v) for k, v in extra.items()}
         extra.setdefault("cxx", [])
     else:
         extra = {"cxx": list(extra or [])}
-    if cuda:
-        extra.setdefault("nvcc", [])
     kwargs["py_limited_api"] = True
-    factory = cpp_extension.CUDAExtension if cuda else cpp_extension.CppExtension
-    ext = factory(name, sources, *args, extra_compile_args=extra, **kwargs)
-    setattr(ext, _MARK, {"target": target})
+    ext = cpp_extension.CppExtension(name, sources, *args, extra_compile_args=extra, **kwargs)
+    setattr(ext, _MARK, {"target": target, "cuda": cuda})
     return ext
 
 
 def _add_stable_flags(ext, found) -> None:
-    """Put the stable flags (stable_flags; -DSHIMGEN_OVERLAY where the table opts in) before each compiler's own."""
-    target = getattr(ext, _MARK)["target"]
+    """Put the stable flags (stable_flags; -DSHIMGEN_OVERLAY where the table opts in) before each compiler's own;
+    for a CUDA extension, nvcc's flags too, the toolkit's headers and its static runtime."""
+    mark = getattr(ext, _MARK)
+    target = mark["target"]
     if target is None:
         target = str(found.target) if found.target else None
     flags = stable_flags(target)
     if found.overlay:  # the overlay routes exist only in builds that opt in (compile errors otherwise)
         flags.append("-DSHIMGEN_OVERLAY")
+    if mark["cuda"]:
+        root = cuda_toolkit.find()
+        if root is None:
+            raise ShimgenError(
+                "no CUDA toolkit (bin/nvcc, include/cuda_runtime.h, libcudart_static.a) in $CUDA_HOME, beside the "
+                "nvcc on PATH or in /usr/local/cuda*; install one (pip install nvidia-cuda-nvcc nvidia-cuda-crt "
+                "nvidia-cuda-runtime nvidia-nvvm nvidia-cuda-cccl) or set CUDA_HOME")
+        if not cuda_toolkit.is_toolkit(cpp_extension.CUDA_HOME):  # torch runs $CUDA_HOME/bin/nvcc on .cu files
+            cpp_extension.CUDA_HOME = root
+        nvcc = ext.extra_compile_args.setdefault("nvcc", [])
+        if not any("arch" in f for f in nvcc):  # torch's own default asks the GPUs of this machine
+            nvcc.extend(cuda_toolkit.arch_flags())
+        ext.include_dirs = [*ext.include_dirs, os.path.join(root, "include")]
+        ext.extra_link_args = [*ext.extra_link_args, cuda_toolkit.static_cudart(root), "-ldl", "-lrt", "-lpthread"]
     ext.extra_compile_args = {k: [*flags, *(f for f in v if f not in flags)] for k, v in ext.extra_compile_args.items()}
 
 

@@ -2,6 +2,8 @@
 target 2.10 on the installed torch, into one abi3 wheel; that same wheel installed (`pip install --no-deps`) beside
 the torch 2.10.0 and 2.14.1 runtimes and the installed torch, its own tests passing on each; its library needing
 only what libtorch 2.10.0 exports; abi3audit clean. And the same sources built with CMake (shimgen_generate).
+Where a CUDA toolkit is found (always in CI: .ci/run installs one), the wheel carries the CUDA kernels too, with the
+CUDA runtime linked statically: the same library loads on the CPU build of torch installed here.
 
 In CI (CI=true) a missing runtime fails; elsewhere it is skipped with the venv named."""
 
@@ -138,9 +140,59 @@ def test_same_wheel_runs_its_tests(wheel, tmp_path, name):
     python = sys.executable if name == "installed" else _runtime(name).python
     version, outcome, detail = _run_module().run(python, wheel[0], str(tmp_path))
     assert outcome == "ok", (version, detail)
-    assert re.match(r"Ran 6 tests", detail), detail
+    assert re.match(r"Ran 9 tests", detail), detail
     if name != "installed":
         assert version.startswith(name)
+
+
+def _toolkit_or_skip() -> str:
+    from shimgen import cuda_toolkit
+
+    root = cuda_toolkit.find()
+    if root is None:
+        reason = "no CUDA toolkit (nvcc): the wheel was built with its CPU kernels only"
+        pytest.fail(reason) if os.environ.get("CI") == "true" else pytest.skip(reason)
+    return root
+
+
+def test_cuda_kernels_in_the_same_library(wheel, tmp_path):
+    """nvcc compiled the .cu for sm_80 and sm_90 (+ PTX) into the one library; it links no CUDA library (the
+    runtime is static: CPU builds of torch ship no libcudart, CUDA builds each their own) and needs no CUDA symbol
+    from outside; torch_cuda's stream getter is looked up at run time, never linked."""
+    _toolkit_or_skip()
+    path, log = wheel
+    nvcc = [line for line in log.splitlines() if "rms_norm_cuda.cu" in line and "nvcc" in line]
+    assert nvcc, log[-3000:]
+    for flag in ("-DSTABLE_OPS_WITH_CUDA", "code=sm_90", "code=compute_90", f"-DTORCH_TARGET_VERSION={TARGET_HEX}"):
+        assert flag in nvcc[0], flag
+    so = _library(path, str(tmp_path))
+    dynamic = subprocess.run(["readelf", "-d", so], capture_output=True, text=True, check=True).stdout
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[(.+?)\]", dynamic)
+    assert "libtorch_cpu.so" in needed
+    assert [n for n in needed if "cuda" in n or "cudart" in n] == [], needed
+    sections = subprocess.run(["readelf", "-S", "-W", so], capture_output=True, text=True, check=True).stdout
+    assert ".nv_fatbin" in sections
+    undefined = _undefined(so)
+    assert [s for s in undefined if s.startswith(("cuda", "__cuda", "aoti_torch_get_current_cuda"))] == []
+
+
+def test_kernels_registered_per_device_key(wheel, tmp_path):
+    """rms_norm_act reads its data: its CPU kernel on the CPU key, its CUDA kernel on the CUDA key, nothing for
+    every backend (a CUDA tensor must never reach the CPU loop); the ops made of aten calls serve every device."""
+    _toolkit_or_skip()
+    with zipfile.ZipFile(wheel[0]) as z:
+        z.extractall(tmp_path)
+    probe = (
+        "import torch, stable_ops\n"
+        "has = torch._C._dispatch_has_kernel_for_dispatch_key\n"
+        "for op in ('rms_norm_act', 'masked_softmax', 'quantize_int8', 'requantize_int8'):\n"
+        "    print(op, *[k for k in ('CPU', 'CUDA', 'CompositeExplicitAutograd') if has('stable_ops::' + op, k)])\n")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == ["rms_norm_act CPU CUDA", "masked_softmax CompositeExplicitAutograd",
+                                        "quantize_int8 CompositeExplicitAutograd",
+                                        "requantize_int8 CompositeExplicitAutograd"]
 
 
 def test_cmake_build(tmp_path):

@@ -11,6 +11,7 @@ import time
 import pytest
 import torch
 
+from shimgen.errors import ShimgenError
 from shimgen.verify import record, report, serial
 from shimgen.verify.runner import box
 from shimgen.verify.runner_client import run_samples
@@ -30,11 +31,14 @@ def _op(name: str, args: list[dict]) -> dict:
             "args": args, "returns": [{"type": "Tensor", "name": "", "is_write": False, "box_schema": "Tensor"}]}
 
 
-def _run(tmp_path, ops: list[dict], calls: dict[str, list[dict]], **limits) -> tuple[dict, float]:
+def _run(tmp_path, ops: list[dict], calls: dict[str, list[dict]], device: str | None = None,
+         **limits) -> tuple[dict, float]:
     recorded = tmp_path / "recorded.pkl"
     recorded.write_bytes(serial.dumps({"format": record.FORMAT, "calls": calls}))
     spec = {"reference": "shimgen_fx", "roundtrip_ns": "shimgen_fx_rt", "preload": [FIXTURE],
             "recorded": str(recorded), "limits": {"sample_seconds": 2, "op_seconds": 60, **limits}, "ops": ops}
+    if device:
+        spec["device"] = device
     spec_path = tmp_path / "spec.json"
     spec_path.write_text(json.dumps(spec))
     t0 = time.perf_counter()
@@ -100,6 +104,42 @@ def test_the_scalar_boxing_is_attributed_not_hidden(spin_run) -> None:
     assert r["scalar_wrong"] == 1
     assert "dtype torch.float32 != aten's torch.int64" in r["failures"][0]
     assert report.verdict(r)[0] == "WRONG (Scalar)"
+
+
+ON_META = _op("on_meta", [_arg("x", "Tensor")])
+
+
+@pytest.mark.parametrize("device", [None, "cpu", "meta"])
+def test_the_samples_move_to_the_spec_device_on_both_sides(tmp_path, device) -> None:
+    """spec["device"] (`--verify --device cuda` on a GPU): every tensor of a sample reaches aten and the wrapper on
+    that device; by default and with cpu, they stay where the recording made them. The meta device stands in for a
+    GPU here: the fixture's aten raises unless x is on meta, its wrapper returns ones only for x on meta, and the
+    results agree; then comparing the arguments themselves fails (meta tensors hold no values to compare)."""
+    x = torch.arange(4.0)
+    results, _ = _run(tmp_path, [ON_META], _calls("on_meta.default", [{"x": x}, {"x": x.reshape(2, 2)}]), device,
+                      sample_seconds=60)
+    r = results["on_meta.default"]
+    assert r["counts"]["exact"] == 0 and r["counts"]["wrong"] >= 2, r
+    for failure in r["failures"]:
+        if device == "meta":
+            assert "comparing the results failed" in failure and "Meta" in failure, failure
+        else:
+            assert "aten raised RuntimeError('on_meta: x is on cpu')" in failure, failure
+
+
+def test_device_move_keeps_structure_and_leaves() -> None:
+    from shimgen.verify import devices
+
+    t = torch.ones(2, requires_grad=True)
+    moved = devices.move({"a": [t, (t, 3)], "b": 2.5, "c": torch.float32}, torch.device("meta"))
+    assert moved["b"] == 2.5 and moved["c"] is torch.float32 and isinstance(moved["a"][1], tuple)
+    assert moved["a"][0].is_meta and moved["a"][0].is_leaf and moved["a"][0].requires_grad
+    assert moved["a"][1][1] == 3
+    assert devices.parse(None) == "cpu" and devices.parse("cuda:1") == "cuda:1"
+    for bad in ("tpu", "cuda:x", "cpu:0", ""):
+        if bad:
+            with pytest.raises(ShimgenError, match="expected cpu, cuda or cuda:N"):
+                devices.parse(bad)
 
 
 @pytest.mark.slow  # waits out the runner's time limits

@@ -251,7 +251,9 @@ class Samples:
 
 def run(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | None, since: str | None,
         plan: plan_mod.Plan | None = None, jobs: int = 2, report_path: str | None = None,
-        samples: Samples | None = None, world: plan_mod.World = plan_mod.WORLDS[0]) -> int:
+        samples: Samples | None = None, world: plan_mod.World = plan_mod.WORLDS[0], device: str = "cpu") -> int:
+    """`device`: where the samples run (shimgen.verify.devices); a device route's table (torch::stable::cpu::)
+    runs only on its own device's samples."""
     t_start = time.perf_counter()
     samples = samples or Samples(jobs)
     _, suffix = names(world)
@@ -282,6 +284,7 @@ def run(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | None, 
         extra.append(f"OpInfo samples: {len(recording.calls)} overloads ({how}: {recording.path})")
     spec["recorded"] = recording.path
     spec["limits"] = dict(LIMITS)
+    spec["device"] = device
     spec_path = os.path.join(os.path.abspath(build_dir), f"verify_ops{suffix}.json")
     _write(spec_path, json.dumps(spec, indent=1) + "\n")
     t1 = time.perf_counter()
@@ -292,28 +295,35 @@ def run(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | None, 
         print(f"shimgen: verify: {e}", file=sys.stderr)
         return 1
     devices = spec.pop("devices", {})
+    kind = device.partition(":")[0]
+    for left_out in sorted(d for d in devices if d != kind):
+        note = f"the {left_out}:: device route's table runs on {left_out} samples only (--device {device} here)"
+        print(f"shimgen: verify: note: {note}", file=sys.stderr)
+        extra.append(f"note: {note}")
+    devices = {d: v for d, v in devices.items() if d == kind}
     device_results = {}
-    for device, dspec in devices.items():  # the device route's wrappers, against the same aten ops
+    for route_device, dspec in devices.items():  # the device route's wrappers, against the same aten ops
         sub = {**spec, **dspec, "skipped": [], "hidden": []}
-        sub_path = os.path.join(os.path.abspath(build_dir), f"verify_ops_{device}{suffix}.json")
+        sub_path = os.path.join(os.path.abspath(build_dir), f"verify_ops_{route_device}{suffix}.json")
         _write(sub_path, json.dumps(sub, indent=1) + "\n")
         try:
-            device_results[device] = (sub, run_samples(
-                sub_path, sub, os.path.join(os.path.abspath(build_dir), f"runner_{device}{suffix}.log"), jobs))
+            device_results[route_device] = (sub, run_samples(
+                sub_path, sub, os.path.join(os.path.abspath(build_dir), f"runner_{route_device}{suffix}.log"), jobs))
         except RunnerFailed as e:
-            print(f"shimgen: verify: {device}:: {e}", file=sys.stderr)
+            print(f"shimgen: verify: {route_device}:: {e}", file=sys.stderr)
             return 1
     run_seconds = time.perf_counter() - t1
     if wait_seconds > 1:
         extra.append(f"waited {wait_seconds:.0f}s for the OpInfo recording after the build")
     ok, table = report.print_table(spec, results, steps, build_seconds, run_seconds, extra)
-    for device, (sub, dresults) in device_results.items():
-        print(f"\ntorch::stable::{device}:: wrappers (the device route: libtorch's {device} C shims, no dispatcher):")
+    for route_device, (sub, dresults) in device_results.items():
+        print(f"\ntorch::stable::{route_device}:: wrappers (the device route: libtorch's {route_device} C shims, "
+              "no dispatcher):")
         dok, _ = report.print_table(sub, dresults, [], build_seconds, run_seconds, [])
         device_ok = device_ok and dok
     if report_path:
         info = {"command": "shimgen " + " ".join(sys.argv[1:]) if sys.argv[1:] else "shimgen --verify",
-                "torch": build.find_torch().version, "build world": world.label, "jobs": jobs,
+                "torch": build.find_torch().version, "build world": world.label, "device": device, "jobs": jobs,
                 "wall seconds (verify)": round(time.perf_counter() - t_start, 1),
                 "build seconds": round(build_seconds, 1), "samples seconds": round(run_seconds, 1),
                 "OpInfo": extra[-1] if recording.path else (recording.note or "off")}

@@ -34,7 +34,7 @@ from shimgen.errors import Refusal, ShimgenError
 from shimgen.parse import NativeYaml
 from shimgen.plan import WORLDS, Plan, World, world_named
 from shimgen.signatures import wrappers
-from shimgen.verify import CHUNK_KERNELS, build, chunks, hidden, overlay, roundtrip, runtimes
+from shimgen.verify import CHUNK_KERNELS, build, chunks, devices, hidden, overlay, roundtrip, runtimes
 from shimgen.verify import names as world_names
 from shimgen.verify.report import verdict
 from shimgen.verify.runner_client import RunnerFailed, run_samples
@@ -321,8 +321,10 @@ def counts(m: Matrix) -> list[str]:
 def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: list[str], bdir: str,
                yaml_path: str | None = None, since: str | None = None, jobs: int = 2,
                log=sys.stderr, device: str | None = None, recorded: str | None = None,
-               world: World = WORLDS[0]) -> Matrix:
+               world: World = WORLDS[0], samples_device: str = "cpu") -> Matrix:
     """`device`: run the torch::stable::<device>:: wrappers (the device route) instead of the default ones.
+    `samples_device`: where the samples run (shimgen.verify.devices: cpu, cuda, cuda:N); each runtime is asked
+    first whether it has that device.
     `world`: the build world the round-trip extensions are compiled as (default: with SHIMGEN_OVERLAY); a wrapper
     hidden in it at a target is a `hidden` cell there.
     `recorded`: a recording of PyTorch's test corpora (shimgen.verify.record) whose calls every runtime also
@@ -330,6 +332,8 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
     found, missing = runtimes.resolve(runtime_names)
     if missing:
         raise ShimgenError(runtimes.missing_reason(missing))
+    for r in found:
+        devices.require(samples_device, r.python)
     torch = build.find_torch()
     headers = Version.parse_release(torch.version)
     for t in targets:
@@ -407,7 +411,7 @@ def run_matrix(ops: list[str] | None, targets: list[Version], runtime_names: lis
                 print(f"shimgen: matrix: note: no recording at {recorded}: shimgen's own samples only", file=log)
                 recorded = None
             spec = {"overlay": ov.library, "roundtrip": t.library, "ops": run_ops, "skipped": [],
-                    "recorded": recorded}
+                    "recorded": recorded, "device": samples_device}
             if device:
                 spec["roundtrip_ns"] = roundtrip.device_namespace(device)
             work = os.path.join(bdir, f"run-{t.release}-on-{r.name}{world_names(world)[1]}")
@@ -437,8 +441,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--yaml", metavar="PATH")
     ap.add_argument("--since", metavar="X.Y")
     ap.add_argument("--json", metavar="PATH", help="also write the cells as JSON")
-    ap.add_argument("--device", choices=["cpu"],
-                    help="run the device route's torch::stable::<device>:: wrappers instead of the default ones")
+    ap.add_argument("--route", choices=["cpu"],
+                    help="run the device route's torch::stable::<route>:: wrappers instead of the default ones")
+    ap.add_argument("--device", default="cpu", metavar="D",
+                    help="where the samples run: cpu (default), cuda or cuda:N (every sample's tensors move there)")
     ap.add_argument("--recorded", default="none", metavar="PATH",
                     help="recorded OpInfo/common_nn calls each runtime also runs before shimgen's own samples: a "
                          "recording file, `auto` (the installed torch's cached recording, made by `shimgen "
@@ -458,8 +464,11 @@ def main(argv: list[str] | None = None) -> int:
 
             path = record.cache_path(build.find_torch().version)
             recorded = path if record.load(path) is not None else None
-        m = run_matrix(ops, targets, names, args.build_dir, args.yaml, args.since, args.jobs, device=args.device,
-                       recorded=recorded, world=world_named(args.world))
+        samples_device = devices.parse(args.device)
+        if args.route and args.route != samples_device.partition(":")[0]:
+            raise ShimgenError(f"--route {args.route} runs on {args.route} samples, not --device {args.device}")
+        m = run_matrix(ops, targets, names, args.build_dir, args.yaml, args.since, args.jobs, device=args.route,
+                       recorded=recorded, world=world_named(args.world), samples_device=samples_device)
     except ShimgenError as e:
         print(f"shimgen: error: {e.line()}", file=sys.stderr)
         return 2

@@ -662,15 +662,15 @@ def reference(op: dict, namespace: str) -> Callable | None:
         return None
 
 
-def aten_alone(op: dict, aten: Callable, s: Any, k: int, child: Child) -> None:
+def aten_alone(op: dict, aten: Callable, make: Callable[[], dict], k: int, child: Child) -> None:
     """Run sample k on aten only, twice, with the freed heap scribbled over in between: a crash or hang here is
     aten's own (the client asks for this after the wrapper side crashed or hung on the sample)."""
     import gc
 
     child.at(k, ATEN)
-    _attempt(aten, op, s.make, boxed=False)
+    _attempt(aten, op, make, boxed=False)
     _scribble_heap()
-    _attempt(aten, op, s.make, boxed=False)
+    _attempt(aten, op, make, boxed=False)
     gc.collect()
     _scribble_heap()
     child.emit(e="checked", k=k)
@@ -678,7 +678,7 @@ def aten_alone(op: dict, aten: Callable, s: Any, k: int, child: Child) -> None:
 
 def run_op(spec: dict, index: int, start: int, exact_before: int, child: Child, recorded: dict,
            aten_only: int | None = None) -> None:
-    from shimgen.verify import samples, targeted  # start-up order: they import torch (see main)
+    from shimgen.verify import devices, samples, targeted  # start-up order: they import torch (see main)
 
     op = spec["ops"][index]
     child.at(-1, SETUP)
@@ -716,6 +716,8 @@ def run_op(spec: dict, index: int, start: int, exact_before: int, child: Child, 
     compare_values = frozenset(ov["undefined"]) if ov.get("undefined") else ov.get("values", True)
     cases = samples.recorded_samples(op, recorded, functional)
     is_aten = spec.get("reference", "aten") == "aten"
+    # --device: each sample's tensors move there before either side runs (shimgen.verify.devices)
+    device = torch.device(spec["device"]) if spec.get("device", "cpu") != "cpu" else None
     child.emit(e="plan", n=len(cases), recorded=len(cases), keys=kernel_keys(op) if is_aten else [])
     exact = exact_before
     k = 0
@@ -739,14 +741,15 @@ def run_op(spec: dict, index: int, start: int, exact_before: int, child: Child, 
             child.emit(e="plan", n=len(cases), recorded=len(cases) - len(own))
             continue
         s = cases[k]
+        make = s.make if device is None else (lambda s=s: devices.move(s.make(), device))
         if aten_only is not None:
             if k == aten_only:
-                aten_alone(op, aten, s, k, child)
+                aten_alone(op, aten, make, k, child)
                 return
         elif k >= start:
             child.at(k, SETUP)
             try:
-                outcome, message, cause = check(op, aten, rt, s.make, compare_values if s.values else False,
+                outcome, message, cause = check(op, aten, rt, make, compare_values if s.values else False,
                                                 lambda phase, k=k: child.at(k, phase))
             except Exception as e:  # noqa: BLE001 - making the values or comparing failed
                 outcome, message, cause = "wrong", f"comparing the results failed: {type(e).__name__}: " \
