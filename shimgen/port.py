@@ -377,15 +377,23 @@ def toml_table(ops: list[str], target) -> str:
 
 
 def main(argv: list[str]) -> int:
-    ap = cli._Parser(prog="shimgen port", description="Which ATen calls of C++/CUDA sources the stable surface "
-                     "covers, per call site and target release.")
+    ap = cli._Parser(prog="shimgen port", description="Which ATen constructs of C++/CUDA sources the stable "
+                     "surface covers, per site and target release; --fix rewrites the mechanical ones.")
     ap.add_argument("sources", nargs="+", metavar="SRC", help="C++/CUDA files, or folders to search")
     ap.add_argument("--target", metavar="X.Y[,X.Y]", help="target releases (default: [tool.shimgen]'s target "
                     "and the installed torch's release)")
     ap.add_argument("--toml", metavar="PATH", help="write the [tool.shimgen] table of the ops found to PATH")
     ap.add_argument("--json", metavar="PATH", help="write the report's data as JSON")
     ap.add_argument("--yaml", metavar="PATH", help="native_functions.yaml (default: the installed torch's)")
+    ap.add_argument("--parser", choices=("auto", "libclang", "tree-sitter"), default="auto",
+                    help="libclang resolves types (default where it parses the file); tree-sitter sees calls only")
+    ap.add_argument("--fix", action="store_true", help="rewrite the mechanical constructs in place and print "
+                    "a checklist of what needs a person")
+    ap.add_argument("--diff", action="store_true", help="with --fix: print the rewrite as a unified diff, "
+                    "leaving the files as they are")
     args = ap.parse_args(argv)
+    if args.diff and not args.fix:
+        raise ShimgenError("--diff goes with --fix")
     files = []
     for s in args.sources:
         if os.path.isdir(s):
@@ -395,17 +403,24 @@ def main(argv: list[str]) -> int:
         else:
             raise ShimgenError(f"{s}: no such file or folder")
     if args.target:
-        targets = sorted({Version.parse(t.strip(), "--target") for t in args.target.split(",") if t.strip()})
+        targets = sorted({_target(t.strip()) for t in args.target.split(",") if t.strip()})
     else:
         found = project.current()
         release = NativeYaml(args.yaml).release
         targets = sorted({t for t in (found.target if found else None, release) if t is not None})
     if not targets:
         raise ShimgenError("--target is empty")
-    parser = _parser()
-    sources = [scan(f, parser) for f in files]
-    surface = Surface({c.name for s in sources for c in s.calls}, args.yaml)
-    lines, data = report(sources, surface, targets)
+    if args.parser == "tree-sitter" and not args.fix:  # the call-level report of the tree-sitter scan
+        parser = _parser()
+        sources = [scan(f, parser) for f in files]
+        surface = Surface({c.name for s in sources for c in s.calls}, args.yaml)
+        lines, data = report(sources, surface, targets)
+    else:
+        from shimgen.porting import analyze, report as report_mod
+
+        scanned = [analyze.scan_file(os.path.abspath(f), args.parser) for f in files]
+        rows, surface = analyze.answer(scanned, targets, args.yaml)
+        lines, data = report_mod.render(rows, targets, analyze.blind_spots(scanned, surface), len(files))
     if args.toml:
         with open(args.toml, "w", encoding="utf-8") as f:
             f.write(toml_table(data["ops"], min(targets)))
@@ -413,8 +428,52 @@ def main(argv: list[str]) -> int:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(data, f, indent=1)
             f.write("\n")
+    if args.fix:
+        lines = _fix(scanned, rows, args.diff)
     cli._out(lines)
     return 0
+
+
+def _target(text: str) -> Version:
+    """A target release the data knows (data/releases.yaml's runtimes): an older or unknown one is refused."""
+    from shimgen import releases
+
+    v = Version.parse(text, "--target")
+    known = sorted({Version.parse(r.rsplit(".", 1)[0]) for r in releases.load().runtimes})
+    if v not in known:
+        raise ShimgenError(f"--target {text}: shimgen knows the releases {', '.join(str(k) for k in known)}")
+    return v
+
+
+def _fix(scanned, rows, diff: bool) -> list[str]:
+    """Rewrite each file (or print the diff) and return the checklist."""
+    import difflib
+
+    from shimgen.porting import fix as fix_mod
+
+    out: list[str] = []
+    checklist: list[str] = []
+    for f in scanned:
+        mine = [r for r in rows if r.site.file == f.path]
+        if f.parser != "libclang":
+            checklist.append(f"{os.path.basename(f.path)}: not rewritten ({f.why}): the report lists its calls")
+            continue
+        res = fix_mod.fix(f.text, mine)
+        checklist += res.checklist
+        if res.text == f.text:
+            continue
+        if diff:
+            out += [line.rstrip("\n") for line in difflib.unified_diff(
+                f.text.splitlines(True), res.text.splitlines(True), f"a/{os.path.basename(f.path)}",
+                f"b/{os.path.basename(f.path)}")]
+        else:
+            tmp = f.path + ".shimgen-fix"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(res.text)
+            os.replace(tmp, f.path)
+            out.append(f"{f.path}: rewritten")
+    out += ["", f"## Checklist: {len(checklist)} constructs need a person", "", *(f"- [ ] {c}" for c in checklist)]
+    return out
 
 
 if __name__ == "__main__":

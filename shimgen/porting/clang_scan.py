@@ -347,6 +347,7 @@ class Scanner:
         q = qualified(ref)
         if ref.kind == K.OVERLOADED_DECL_REF:
             return
+        kids = kids[:1] + self.written_args(kids[1:])
         if pq in TENSOR_CLASSES and head is not None and head.kind == K.MEMBER_REF_EXPR:
             self.on_method(c, ref, head, kids, name, text)
             return
@@ -362,6 +363,26 @@ class Scanner:
             args = [self.rng(k) for k in kids[1:]]
             self.add(self.site(c, "call", name, self.src(hs, he), callee=(hs, he), args=args, nargs=len(args),
                                numbers=tuple(i for i, k in enumerate(kids[1:]) if self._number(k)), qualified=q))
+
+    def written_args(self, kids) -> list:
+        """The arguments written (a default argument has no range of its own)."""
+        out = []
+        for k in kids:
+            a, b = self.rng(k)
+            if b > a:
+                out.append(k)
+        return out
+
+    def _operands(self, kids) -> list:
+        """An operator call's operands: its children less the operator function itself."""
+        out = []
+        for k in kids:
+            if (k.spelling or "").startswith("operator"):
+                continue
+            if k.type.kind.name in ("POINTER", "FUNCTIONPROTO") and k.type.get_pointee().kind.name == "FUNCTIONPROTO":
+                continue
+            out.append(k)
+        return self.written_args(out)
 
     def _callee_text(self, head, a, b) -> str:
         if head is not None:
@@ -420,9 +441,6 @@ class Scanner:
         K = self.ci.CursorKind
         sym = ref.spelling[len("operator"):].strip()
         member = ref.kind == K.CXX_METHOD
-        operands = [k for k in kids if k.kind != K.DECL_REF_EXPR or not (k.spelling or "").startswith("operator")]
-        operands = [k for k in operands if not (k.kind == K.UNEXPOSED_EXPR and (k.spelling or "").startswith(
-            "operator") and not list(k.get_children())[0:1])]
         parent = qualified(ref.semantic_parent) if ref.semantic_parent is not None else ""
         params = [p.type for p in ref.get_arguments()] if not member else []
         if member and parent not in TENSOR_CLASSES:
@@ -435,7 +453,7 @@ class Scanner:
             if rq == "RVALUE":
                 scalar = not any(self._tensor_type(p.type) for p in ref.get_arguments())
                 key = "assign_scalar_into_view" if scalar else "assign_into_view"
-                lhs = [k for k in kids if k.kind != K.DECL_REF_EXPR]
+                lhs = self._operands(kids)
                 self.add(self.site(c, "hazard", key, text, args=[self.rng(k) for k in lhs[:2]]))
             return
         if sym in ("()", "->", "bool"):
@@ -450,8 +468,7 @@ class Scanner:
         else:
             t0, t1 = (self._tensor_type(p) for p in params) if len(params) == 2 else (True, True)
             form = "tensor" if t0 and t1 else ("scalar" if t0 else "reverse")
-        self.add(self.site(c, "operator", sym, text, form=form,
-                           args=[self.rng(k) for k in kids if k.kind != K.DECL_REF_EXPR]))
+        self.add(self.site(c, "operator", sym, text, form=form, args=[self.rng(k) for k in self._operands(kids)]))
 
 
 def scan(path: str, text: str) -> list[Site]:
