@@ -387,6 +387,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--yaml", metavar="PATH", help="native_functions.yaml (default: the installed torch's)")
     ap.add_argument("--parser", choices=("auto", "libclang", "tree-sitter"), default="auto",
                     help="libclang resolves types (default where it parses the file); tree-sitter sees calls only")
+    ap.add_argument("-D", "--define", action="append", default=[], metavar="NAME[=VALUE]",
+                    help="a macro defined for libclang, as the build defines it (-D WITH_CUDA: a CUDA build's code)")
     ap.add_argument("--fix", action="store_true", help="rewrite the mechanical constructs in place and print "
                     "a checklist of what needs a person")
     ap.add_argument("--diff", action="store_true", help="with --fix: print the rewrite as a unified diff, "
@@ -418,7 +420,7 @@ def main(argv: list[str]) -> int:
     else:
         from shimgen.porting import analyze, report as report_mod
 
-        scanned = [analyze.scan_file(os.path.abspath(f), args.parser) for f in files]
+        scanned = [analyze.scan_file(os.path.abspath(f), args.parser, tuple(args.define)) for f in files]
         rows, surface = analyze.answer(scanned, targets, args.yaml)
         lines, data = report_mod.render(rows, targets, analyze.blind_spots(scanned, surface), len(files))
     if args.toml:

@@ -20,11 +20,11 @@ class Scanned:
     ts: object = None  # the tree-sitter scan (shimgen.port.Source), where it fell back
 
 
-def scan_file(path: str, parser: str = "auto") -> Scanned:
+def scan_file(path: str, parser: str = "auto", defines: tuple[str, ...] = ()) -> Scanned:
     text = read_text(path, path)
     if parser in ("auto", "libclang"):
         try:
-            return Scanned(path, text, clang_scan.scan(path, text))
+            return Scanned(path, text, clang_scan.scan(path, text, defines))
         except clang_scan.Unparsed as e:
             if parser == "libclang":
                 from shimgen.errors import ShimgenError

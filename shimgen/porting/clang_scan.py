@@ -29,12 +29,18 @@ _OVERLAY = {
                          "#define PYBIND11_MODULE(name, var) static void shimgen_port_pybind11(shimgen_port_module& var)\n"
                          "#ifndef TORCH_EXTENSION_NAME\n#define TORCH_EXTENSION_NAME shimgen_port_ext\n#endif\n",
 }
+# a CPU wheel of torch ships c10/cuda's headers without the one CMake writes for CUDA builds
+_OVERLAY["c10/cuda/impl/cuda_cmake_macros.h"] = "#pragma once\n"
 for _alias in ("torch/torch.h", "torch/all.h", "torch/python.h"):
     _OVERLAY[_alias] = "#pragma once\n#include <torch/extension.h>\n"
 _PRELUDE = "#pragma once\n#include <ATen/ATen.h>\n#include <torch/library.h>\n#include <torch/extension.h>\n"
 # CUDA sources parse as C++: the launch configuration `<<<...>>>` is blanked (byte offsets kept) and the CUDA
 # qualifiers and built-in variables are declared here.
-_CUDA_PRELUDE = ("#define __global__\n#define __device__\n#define __host__\n#define __shared__\n"
+_CUDA_PRELUDE = ("#include <torch/headeronly/core/TensorAccessor.h>\n"
+                 "namespace torch::headeronly { template <typename T> struct RestrictPtrTraits "
+                 "{ typedef T* __restrict__ PtrType; }; }\n"  # declared only under nvcc's __CUDACC__
+                 "namespace at { using torch::headeronly::RestrictPtrTraits; }\n"
+                 "#define __global__\n#define __device__\n#define __host__\n#define __shared__\n"
                  "#define __forceinline__ inline\n#define __launch_bounds__(...)\n#define __restrict__\n"
                  "struct shimgen_dim3 { unsigned x, y, z; };\n"
                  "extern const shimgen_dim3 threadIdx, blockIdx, blockDim, gridDim;\n")
@@ -120,7 +126,7 @@ def _pch(ci, root: str) -> str | None:
     return pch
 
 
-def parse(path: str, text: str):
+def parse(path: str, text: str, defines: tuple[str, ...] = ()):
     ci = clang_env.cindex()
     if ci is None:
         raise Unparsed("libclang is not installed (pip install 'shimgen[port]')")
@@ -129,16 +135,15 @@ def parse(path: str, text: str):
     except ImportError:
         raise Unparsed("torch is not installed: its headers resolve the types") from None
     cuda = path.endswith(CUDA_SUFFIXES)
-    extra: list[str] = []
+    extra: list[str] = [f"-D{d}" for d in defines]
     includes = _includes(root)
+    pch = _pch(ci, root)
+    if pch:
+        extra = ["-include-pch", pch, *extra]
     if cuda:
         text = _blank_launches(text)
         extra += ["-include", os.path.join(root, "cuda_prelude.h")]
         includes += _cuda_include()
-    else:
-        pch = _pch(ci, root)
-        if pch:
-            extra += ["-include-pch", pch]
     args = clang_env.args(includes, extra=tuple(extra))
     try:
         tu = ci.Index.create().parse(path, args=args, unsaved_files=[(path, text)],
@@ -178,9 +183,9 @@ def _hidden(ns) -> bool:
 
 
 class Scanner:
-    def __init__(self, path: str, text: str) -> None:
+    def __init__(self, path: str, text: str, defines: tuple[str, ...] = ()) -> None:
         self.path = path
-        self.ci, self.tu, self.text = parse(path, text)
+        self.ci, self.tu, self.text = parse(path, text, defines)
         self.data = self.text.encode("utf-8")
         self.sites: list[Site] = []
         self._seen: set = set()
@@ -242,7 +247,7 @@ class Scanner:
                     continue
                 if c.kind == K.CALL_EXPR:
                     self.on_call(c)
-                elif c.kind == K.TYPE_REF:
+                elif c.kind in (K.TYPE_REF, K.TEMPLATE_REF):
                     self.on_type(c)
                 elif c.kind == K.DECL_REF_EXPR:
                     self.on_decl_ref(c)
@@ -278,21 +283,20 @@ class Scanner:
             self.add(self.site(c, "include", name, f"#include <{name}>"))
 
     def on_macro(self, c) -> None:
-        rule = rules.macro(c.spelling)
-        if rule is None:
-            return
-        a, b = self.rng(c)
-        s = self.site(c, "macro", c.spelling, c.spelling, callee=(a, a + len(c.spelling.encode())))
-        self.add(s)
+        """Macros are found by their names in the text (macros()), with or without a preprocessing record."""
 
     def on_type(self, c) -> None:
         ref = c.referenced
         if ref is None:
             return
         q = qualified(ref)
+        a, b = self.rng(c)
+        m = re.search(r"((?:[A-Za-z_]\w*\s*::\s*)+)$", self.src(max(0, a - 120), a))
+        written_q = "".join(m.group(1).split()) + ref.spelling if m else ""
+        if written_q and rules.type_rule(written_q) is not None:
+            q = written_q  # a name ATen re-exports (at::RestrictPtrTraits): the rule of the name written
         if rules.type_rule(q) is None:
             return
-        a, b = self.rng(c)
         if not self.src(a, b).endswith(ref.spelling):  # a type named inside a macro's body
             return
         self.add(Site(self.path, self.line_of(c), "type", q, self.src(a, b), a, b, qualified=q))
@@ -471,5 +475,5 @@ class Scanner:
         self.add(self.site(c, "operator", sym, text, form=form, args=[self.rng(k) for k in self._operands(kids)]))
 
 
-def scan(path: str, text: str) -> list[Site]:
-    return Scanner(path, text).run()
+def scan(path: str, text: str, defines: tuple[str, ...] = ()) -> list[Site]:
+    return Scanner(path, text, defines).run()

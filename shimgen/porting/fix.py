@@ -75,6 +75,15 @@ def _qualified_start(data: bytes, start: int) -> int:
     return start - len(m.group(0)) if m else start
 
 
+def _rename_types(text: str) -> str:
+    """ATen's type names written inside template arguments (`at::RestrictPtrTraits`), in their stable spelling."""
+    for key, d in rules.load()["types"].items():
+        if d.get("fix") and d.get("replace"):
+            name = key.rsplit("::", 1)[-1]
+            text = re.sub(rf"(?<![\w:])(?:::)?(?:at|c10|torch)::{re.escape(name)}\b", d["replace"], text)
+    return text
+
+
 class Fixer:
     def __init__(self, data: bytes, rows: list[Row]) -> None:
         self.data = data
@@ -123,7 +132,7 @@ class Fixer:
                 self.covered.add(id(row))
             elif k == "template" and row.fix and s.obj:
                 rule = rules.template(s.key)
-                rep = rule.replace.format(t="\0", T=s.targs)
+                rep = rule.replace.format(t="\0", T=_rename_types(s.targs))
                 before, _, after = rep.partition("\0")
                 if s.form == "->":
                     self.edits.append(Edit(s.start, s.end, [before, "(*", s.obj, ")", after]))
@@ -143,8 +152,6 @@ class Fixer:
                 start = _qualified_start(data, s.start)
                 self.edits.append(Edit(start, s.end, [rule.replace]))
                 self.covered.add(id(row))
-            elif k == "type" and row.cells[0].status == "yes" and not row.fix:
-                pass
             elif k == "constant":
                 self.edits.append(Edit(s.start, s.end, [row.replacement]))
                 self.covered.add(id(row))
@@ -162,7 +169,7 @@ class Fixer:
         for row in self.rows:
             if id(row) in self.covered:
                 continue
-            if all(c.status == "yes" for c in row.cells) and row.site.kind in ("member", "type"):
+            if row.site.kind == "member":
                 continue
             cell = row.cells[0].text
             what = row.note or cell

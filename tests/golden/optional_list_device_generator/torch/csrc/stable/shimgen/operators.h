@@ -267,6 +267,23 @@ inline T item(const torch::stable::Tensor& t) {
   }
 }
 
+/// ATen's at::PackedTensorAccessor32/64 and at::TensorAccessor, spelled over the
+/// headeronly accessors (a kernel's parameter types).
+template <
+    typename T,
+    size_t N,
+    template <typename U> class PtrTraits = torch::headeronly::DefaultPtrTraits>
+using PackedTensorAccessor32 = torch::headeronly::
+    HeaderOnlyGenericPackedTensorAccessor<T, N, PtrTraits, int32_t>;
+template <
+    typename T,
+    size_t N,
+    template <typename U> class PtrTraits = torch::headeronly::DefaultPtrTraits>
+using PackedTensorAccessor64 = torch::headeronly::
+    HeaderOnlyGenericPackedTensorAccessor<T, N, PtrTraits, int64_t>;
+template <typename T, size_t N>
+using TensorAccessor = torch::headeronly::HeaderOnlyTensorAccessor<T, N>;
+
 /// ATen's t.accessor<T, N>(): a headeronly TensorAccessor over t's data.
 template <typename T, size_t N>
 inline torch::headeronly::HeaderOnlyTensorAccessor<T, N> accessor(
