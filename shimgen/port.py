@@ -285,6 +285,12 @@ def report(sources: list[Source], surface: Surface, targets: list) -> tuple[list
     rows = []
     for src in sources:
         for call in src.calls:
+            member = _member_since(call) if surface.is_aten(call) else None
+            if member is not None:  # a member of torch::stable::Tensor (numel, dim, ...): no op needed
+                answers = [(Answer("yes", "yes (member)") if member <= t else Answer("from", f"from {member} (member)"),
+                            []) for t in targets]
+                rows.append((call, [a for a, _ in answers], []))
+                continue
             if not surface.is_aten(call) and call.method:
                 continue  # a method of some other type, or a Tensor accessor that is not an op (sizes, data_ptr)
             answers = [surface.answer(call, t) for t in targets]
@@ -341,7 +347,7 @@ def report(sources: list[Source], surface: Surface, targets: list) -> tuple[list
               "- Tensor operators (`a + b`, `a[i]`, `a += b`) and which overload a template or an implicit "
               "conversion picks: a call's overloads are those whose parameter count fits"]
     ops = sorted({surface.names[c.name][0] for c, a, _ in rows
-                  if any(x.status not in ("no", "not-aten") for x in a)})
+                  if any(x.status not in ("no", "not-aten") for x in a) and "(member)" not in a[0].text})
     toml = toml_table(ops, min(targets))
     lines += ["", "## [tool.shimgen]", "", "```toml", *toml.splitlines(), "```"]
     data = {
@@ -365,6 +371,16 @@ _CAVEATS = (
                 "ATen: not ABI-stable); without `overlay = true` the setuptools build refuses it"),
     ("from", "hidden at that target: a compile error naming the release to target"),
 )
+
+
+def _member_since(call: Call):
+    """The release from which torch::stable::Tensor has the method `call` calls (None: not a member)."""
+    if not call.method:
+        return None
+    from shimgen.porting import rules
+
+    since = rules.members().get(rules.member_name(call.name))
+    return Version.parse(since) if since else None
 
 
 def _functions(surface: Surface) -> set[str]:

@@ -431,10 +431,10 @@ class Scanner:
             self.add(self.site(c, "template", name, callee_written + (f"<{targs}>" if targs and "<" not in
                                                                       callee_written else ""), **kw))
             return
-        rule = rules.call_rule(qualified(ref)) or rules.call_rule(f"at::Tensor::{name}")
-        if rule is not None:
-            self.add(self.site(c, "rule", f"at::Tensor::{name}", callee_written, **kw))
-            return
+        for key in (qualified(ref), f"at::Tensor::{name}", f"at::TensorBase::{name}"):
+            if rules.call_rule(key) is not None:
+                self.add(self.site(c, "rule", key, callee_written, **kw))
+                return
         if rules.member_name(name) in rules.members():
             self.add(self.site(c, "member", name, callee_written, **kw))
             return

@@ -75,15 +75,6 @@ def _qualified_start(data: bytes, start: int) -> int:
     return start - len(m.group(0)) if m else start
 
 
-def _rename_types(text: str) -> str:
-    """ATen's type names written inside template arguments (`at::RestrictPtrTraits`), in their stable spelling."""
-    for key, d in rules.load()["types"].items():
-        if d.get("fix") and d.get("replace"):
-            name = key.rsplit("::", 1)[-1]
-            text = re.sub(rf"(?<![\w:])(?:::)?(?:at|c10|torch)::{re.escape(name)}\b", d["replace"], text)
-    return text
-
-
 class Fixer:
     def __init__(self, data: bytes, rows: list[Row]) -> None:
         self.data = data
@@ -132,7 +123,7 @@ class Fixer:
                 self.covered.add(id(row))
             elif k == "template" and row.fix and s.obj:
                 rule = rules.template(s.key)
-                rep = rule.replace.format(t="\0", T=_rename_types(s.targs))
+                rep = rule.replace.format(t="\0", T=rules.rename_types(s.targs))
                 before, _, after = rep.partition("\0")
                 if s.form == "->":
                     self.edits.append(Edit(s.start, s.end, [before, "(*", s.obj, ")", after]))

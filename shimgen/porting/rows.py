@@ -129,7 +129,7 @@ def _row(s: Site, surface, targets: list[Version]) -> Row | None:
         return Row(s, s.written, (), f"t{s.form or '.'}{name}()", cells, fix=name != s.key)
     if k == "template":
         rule = rules.template(s.key)
-        rep = rule.replace.format(t="t", T=s.targs or "T")
+        rep = rule.replace.format(t="t", T=rules.rename_types(s.targs) if s.targs else "T")
         return Row(s, s.written, rule.ops, rep, [_since(rule, t) for t in targets], fix=rule.fix,
                    note=rule.note or "")
     if k == "operator":
@@ -141,6 +141,8 @@ def _row(s: Site, surface, targets: list[Version]) -> Row | None:
                             (1,) if s.form == "scalar" else (), t, s)[0] for i, op in enumerate(ops)]
             cells.append(_worst([Cell(a.status, a.text) for a in got]))
         form = {"tensor": "Tensor, Tensor", "scalar": "Tensor, number", "reverse": "number, Tensor"}.get(s.form, "")
+        if nargs == 1:
+            form = "Tensor"
         sym = s.key.replace("unary ", "")
         return Row(s, f"operator{sym} ({form})", ops, f"{rules.load()['operators_header']}: "
                    + " -> ".join(f"torch::stable::{o}" for o in ops), cells, fix=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 from dataclasses import dataclass
 
 import yaml
@@ -91,3 +92,12 @@ def header(name: str) -> list[str] | None:
 
 def dispatch_groups(name: str) -> list[str] | None:
     return load()["dispatch_groups"].get(name)
+
+
+def rename_types(text: str) -> str:
+    """ATen's type names written inside template arguments (`at::RestrictPtrTraits`), in their stable spelling."""
+    for key, d in load()["types"].items():
+        if d.get("fix") and d.get("replace"):
+            name = key.rsplit("::", 1)[-1]
+            text = re.sub(rf"(?<![\w:])(?:::)?(?:at|c10|torch)::{re.escape(name)}\b", d["replace"], text)
+    return text
