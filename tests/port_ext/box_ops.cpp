@@ -128,3 +128,31 @@ TORCH_LIBRARY_IMPL(box_ops, CPU, m) {
   m.impl("nms", &box_ops::nms);
   m.impl("encode_boxes", &box_ops::encode_boxes);
 }
+
+namespace box_ops {
+
+// boxes clipped to an image of (height, width); the limits go through a std::vector as callers pass them, and
+// the device index through c10::Device (neither is a Tensor)
+at::Tensor clip_boxes(const at::Tensor& boxes, int64_t height, int64_t width) {
+  std::vector<int64_t> limits = {width, height, width, height};
+  TORCH_CHECK(boxes.dim() == 2 && boxes.size(1) == static_cast<int64_t>(limits.size()),
+              "clip_boxes: boxes must be [N, 4]");
+  const int64_t device_index = boxes.device().index();
+  TORCH_CHECK(device_index == -1 && boxes.is_cpu(), "clip_boxes: CPU tensors only");
+  auto out = boxes.clone();
+  for (size_t k = 0; k < limits.size(); ++k) {
+    const double hi = static_cast<double>(limits.data()[k]);
+    out.select(1, static_cast<int64_t>(k)).clamp_(0.0, hi);
+  }
+  return out;
+}
+
+}  // namespace box_ops
+
+TORCH_LIBRARY_FRAGMENT(box_ops_extra, m) {
+  m.def("clip_boxes(Tensor boxes, int height, int width) -> Tensor");
+}
+
+TORCH_LIBRARY_IMPL(box_ops_extra, CPU, m) {
+  m.impl("clip_boxes", &box_ops::clip_boxes);
+}

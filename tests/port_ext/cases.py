@@ -27,6 +27,7 @@ def cases():
             ("box_ops.nms", (a, s, 0.3)),
             ("box_ops.nms", (a[:0], s[:0], 0.5)),
             ("box_ops.encode_boxes", (a[:5], b, 10.0, 5.0)),
+            ("box_ops_extra.clip_boxes", (a, 40, 30)),
         ]
         v = torch.randn(9, 3, generator=g, dtype=torch.float64).to(dtype)
         off = torch.tensor([0, 2, 2, 6, 9])
