@@ -162,9 +162,9 @@ class Fixer:
                 continue
             if row.site.kind == "member":
                 continue
-            cell = row.cells[0].text
-            what = row.note or cell
-            self.checklist.append(f"{row.where}: {row.construct} -> {row.replacement} ({what})")
+            cell = row.cells[0]
+            what = row.note or (cell.text if cell.status != "yes" else "")
+            self.checklist.append(f"{row.where}: {row.construct} -> {row.replacement}" + (f" ({what})" if what else ""))
 
     def _factory_args(self, args: list[tuple[int, int]]) -> list[Part] | None:
         """A factory's TensorOptions written as `x.options()` or `x.options().dtype(D)`: the dtype, layout and
@@ -199,7 +199,9 @@ class Fixer:
                 return False
             args, after = got
             extra = args[3:]
-            parts: list[Part] = ["THO_DISPATCH_V2(", args[0], ", ", args[1], ", AT_WRAP(", args[2], ")"]
+            # the lambda in parentheses: a comma of its body outside parentheses (a kernel launch's
+            # <<<blocks, threads>>>) would otherwise split it in THO_DISPATCH_V2's inner macros
+            parts: list[Part] = ["THO_DISPATCH_V2(", args[0], ", ", args[1], ", AT_WRAP((", args[2], "))"]
             for g in groups:
                 if g == "$extra":
                     for e in extra:
