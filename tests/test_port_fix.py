@@ -230,3 +230,25 @@ def test_wheel_equals_the_aten_originals(version, wheel, ported, tmp_path):
     _run([python, cases, *stable, str(tmp_path / "stable.pt")], env=env)
     out = _run([python, "-c", _COMPARE, str(tmp_path / "aten.pt"), str(tmp_path / "stable.pt")], env=env)
     assert " 0 differ" in out.stdout, out.stdout
+
+
+def test_an_operator_whose_op_is_missing_names_it(tmp_path):
+    """operators.h: `a * b` compiles where mul is generated; `a - b` without sub stops the build with a
+    static_assert naming the op to add to [tool.shimgen] ops (not an unreadable lookup failure)."""
+    import torch.utils.cpp_extension as ce
+
+    from shimgen.setuptools import stable_flags
+
+    _run([sys.executable, "-m", "shimgen", "--ops", "mul", "--out", str(tmp_path / "gen")])
+    inc = [f"-I{tmp_path / 'gen'}", *(f"-I{p}" for p in ce.include_paths())]
+    head = ("#include <torch/csrc/stable/ops.h>\n#include <torch/csrc/stable/shimgen/operators.h>\n"
+            "using torch::stable::Tensor;\n")
+    ok = tmp_path / "ok.cpp"
+    ok.write_text(head + "Tensor f(const Tensor& a, const Tensor& b) { return a * b * 2.0; }\n")
+    _run(["g++", "-std=c++17", "-fsyntax-only", *stable_flags("2.10"), *inc, str(ok)])
+    bad = tmp_path / "bad.cpp"
+    bad.write_text(head + "Tensor f(const Tensor& a, const Tensor& b) { return a - b; }\n")
+    proc = subprocess.run(["g++", "-std=c++17", "-fsyntax-only", *stable_flags("2.10"), *inc, str(bad)],
+                          capture_output=True, text=True)
+    assert proc.returncode != 0
+    assert 'this Tensor operator calls aten::sub: add "sub" to [tool.shimgen] ops' in proc.stderr
