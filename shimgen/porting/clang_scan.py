@@ -431,8 +431,9 @@ class Scanner:
             self.add(self.site(c, "template", name, callee_written + (f"<{targs}>" if targs and "<" not in
                                                                       callee_written else ""), **kw))
             return
+        params = tuple(a.type.spelling for a in ref.get_arguments()) if ref.kind.name == "CXX_METHOD" else None
         for key in (qualified(ref), f"at::Tensor::{name}", f"at::TensorBase::{name}"):
-            if rules.call_rule(key) is not None:
+            if rules.call_rule(key, params) is not None:
                 self.add(self.site(c, "rule", key, callee_written, **kw))
                 return
         if rules.member_name(name) in rules.members():

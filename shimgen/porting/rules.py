@@ -63,8 +63,11 @@ def type_rule(qualified: str) -> Rule | None:
     return Rule.of(d) if d else None
 
 
-def call_rule(qualified: str) -> Rule | None:
+def call_rule(qualified: str, params: tuple[str, ...] | None = None) -> Rule | None:
+    """The rule of a call of `qualified`; `params`: the parameter types of the overload called, where known."""
     d = load()["calls"].get(qualified)
+    if d and d.get("param") and params is not None and not any(d["param"] in p for p in params):
+        return None
     return Rule.of(d) if d else None
 
 
