@@ -22,6 +22,8 @@ from shimgen.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version, macro_
 HEADER = "torch/csrc/stable/ops.h"
 SCALAR_HEADER = "torch/csrc/stable/shimgen/scalar.h"
 DISPATCH_HEADER = "torch/csrc/stable/shimgen/dispatch.h"  # templates/dispatch.h, kept as written (fmt.UNFORMATTED)
+# templates/operators.h, kept as written: the opt-in helpers of a port (Tensor operators, item<T>, accessors)
+OPERATORS_HEADER = "torch/csrc/stable/shimgen/operators.h"
 PRELUDE_HEADER = "torch/csrc/stable/shimgen/ops_prelude.h"
 OP_HEADERS = "torch/csrc/stable/ops/"
 
@@ -559,6 +561,7 @@ def emit(plan: Plan) -> dict[str, str]:
     files[SCALAR_HEADER] = scalar_header(plan.banner)
     files.update(kernel_headers(plan.banner, sections.closure(used)))
     files[DISPATCH_HEADER] = f"// {plan.banner}\n{package_text('templates/dispatch.h')}"
+    files[OPERATORS_HEADER] = f"// {plan.banner}\n{package_text('templates/operators.h')}"
     return files
 
 

@@ -38,6 +38,7 @@ from shimgen import plan as plan_mod
 from shimgen import table as table_mod
 from shimgen.inputs import read_text, source_files
 from shimgen.parse import NativeYaml
+from shimgen.versions import Version
 
 NAMESPACES = ("at", "torch", "::at", "::torch")
 CPP_SUFFIXES = (".cpp", ".cc", ".cxx", ".cu", ".cuh", ".h", ".hpp", ".hh", ".cuh", ".inl")
@@ -285,6 +286,12 @@ def report(sources: list[Source], surface: Surface, targets: list) -> tuple[list
     rows = []
     for src in sources:
         for call in src.calls:
+            member = _member_since(call) if surface.is_aten(call) else None
+            if member is not None:  # a member of torch::stable::Tensor (numel, dim, ...): no op needed
+                answers = [(Answer("yes", "yes (member)") if member <= t else Answer("from", f"from {member} (member)"),
+                            []) for t in targets]
+                rows.append((call, [a for a, _ in answers], []))
+                continue
             if not surface.is_aten(call) and call.method:
                 continue  # a method of some other type, or a Tensor accessor that is not an op (sizes, data_ptr)
             answers = [surface.answer(call, t) for t in targets]
@@ -341,7 +348,7 @@ def report(sources: list[Source], surface: Surface, targets: list) -> tuple[list
               "- Tensor operators (`a + b`, `a[i]`, `a += b`) and which overload a template or an implicit "
               "conversion picks: a call's overloads are those whose parameter count fits"]
     ops = sorted({surface.names[c.name][0] for c, a, _ in rows
-                  if any(x.status not in ("no", "not-aten") for x in a)})
+                  if any(x.status not in ("no", "not-aten") for x in a) and "(member)" not in a[0].text})
     toml = toml_table(ops, min(targets))
     lines += ["", "## [tool.shimgen]", "", "```toml", *toml.splitlines(), "```"]
     data = {
@@ -367,6 +374,16 @@ _CAVEATS = (
 )
 
 
+def _member_since(call: Call):
+    """The release from which torch::stable::Tensor has the method `call` calls (None: not a member)."""
+    if not call.method:
+        return None
+    from shimgen.porting import rules  # a cycle: shimgen.porting imports this module
+
+    since = rules.members().get(rules.member_name(call.name))
+    return Version.parse(since) if since else None
+
+
 def _functions(surface: Surface) -> set[str]:
     return set(surface.wrappers)
 
@@ -377,15 +394,25 @@ def toml_table(ops: list[str], target) -> str:
 
 
 def main(argv: list[str]) -> int:
-    ap = Parser(prog="shimgen port", description="Which ATen calls of C++/CUDA sources the stable surface "
-                "covers, per call site and target release.")
+    ap = Parser(prog="shimgen port", description="Which ATen constructs of C++/CUDA sources the stable "
+                "surface covers, per site and target release; --fix rewrites the mechanical ones.")
     ap.add_argument("sources", nargs="+", metavar="SRC", help="C++/CUDA files, or folders to search")
     ap.add_argument("--target", metavar="X.Y[,X.Y]", help="target releases (default: [tool.shimgen]'s target "
                     "and the installed torch's release)")
     ap.add_argument("--toml", metavar="PATH", help="write the [tool.shimgen] table of the ops found to PATH")
     ap.add_argument("--json", metavar="PATH", help="write the report's data as JSON")
     ap.add_argument("--yaml", metavar="PATH", help="native_functions.yaml (default: the installed torch's)")
+    ap.add_argument("--parser", choices=("auto", "libclang", "tree-sitter"), default="auto",
+                    help="libclang resolves types (default where it parses the file); tree-sitter sees calls only")
+    ap.add_argument("-D", "--define", action="append", default=[], metavar="NAME[=VALUE]",
+                    help="a macro defined for libclang, as the build defines it (-D WITH_CUDA: a CUDA build's code)")
+    ap.add_argument("--fix", action="store_true", help="rewrite the mechanical constructs in place and print "
+                    "a checklist of what needs a person")
+    ap.add_argument("--diff", action="store_true", help="with --fix: print the rewrite as a unified diff, "
+                    "leaving the files as they are")
     args = ap.parse_args(argv)
+    if args.diff and not args.fix:
+        raise ShimgenError("--diff goes with --fix")
     files = source_files(args.sources, CPP_SUFFIXES)
     if args.target is not None:
         targets = releases.parse_list(args.target, "--target")
@@ -395,19 +422,61 @@ def main(argv: list[str]) -> int:
         targets = sorted({t for t in (found.target if found else None, release) if t is not None})
     if not targets:
         raise ShimgenError("no target release: give --target X.Y")
-    parser = _parser()
-    sources = [scan(f, parser) for f in files]
-    surface = Surface({c.name for s in sources for c in s.calls}, args.yaml)
-    lines, data = report(sources, surface, targets)
+    if args.parser == "tree-sitter" and not args.fix:  # the call-level report of the tree-sitter scan
+        parser = _parser()
+        sources = [scan(f, parser) for f in files]
+        surface = Surface({c.name for s in sources for c in s.calls}, args.yaml)
+        lines, data = report(sources, surface, targets)
+    else:
+        # a cycle (shimgen.porting imports this module); also start-up: libclang loads only on this path
+        from shimgen.porting import analyze, report as report_mod
+
+        scanned = [analyze.scan_file(os.path.abspath(f), args.parser, tuple(args.define)) for f in files]
+        rows, surface = analyze.answer(scanned, targets, args.yaml)
+        lines, data = report_mod.render(rows, targets, analyze.blind_spots(scanned, surface), len(files))
     reports = []
     if args.toml:
         reports.append((args.toml, f"--toml {args.toml}", toml_table(data["ops"], min(targets))))
     if args.json:
         reports.append((args.json, f"--json {args.json}", json.dumps(data, indent=1) + "\n"))
+    if args.fix:
+        lines = _fix(scanned, rows, args.diff)
     # staged, the report printed, then renamed: an error anywhere (a full disk, a closed stdout) leaves both as
     # they were
     output.write_files(reports, before_switch=lambda: write_lines(lines))
     return 0
+
+
+def _fix(scanned, rows, diff: bool) -> list[str]:
+    """Rewrite each file (or print the diff) and return the checklist."""
+    import difflib
+
+    # a cycle: shimgen.porting imports this module
+    from shimgen.porting import fix as fix_mod
+
+    out: list[str] = []
+    checklist: list[str] = []
+    for f in scanned:
+        mine = [r for r in rows if r.site.file == f.path]
+        if f.parser != "libclang":
+            checklist.append(f"{os.path.basename(f.path)}: not rewritten ({f.why}): the report lists its calls")
+            continue
+        res = fix_mod.fix(f.text, mine)
+        checklist += res.checklist
+        if res.text == f.text:
+            continue
+        if diff:
+            out += [line.rstrip("\n") for line in difflib.unified_diff(
+                f.text.splitlines(True), res.text.splitlines(True), f"a/{os.path.basename(f.path)}",
+                f"b/{os.path.basename(f.path)}")]
+        else:
+            tmp = f.path + ".shimgen-fix"
+            with open(tmp, "w", encoding="utf-8") as fh:
+                fh.write(res.text)
+            os.replace(tmp, f.path)
+            out.append(f"{f.path}: rewritten")
+    out += ["", f"## Checklist: {len(checklist)} constructs need a person", "", *(f"- [ ] {c}" for c in checklist)]
+    return out
 
 
 if __name__ == "__main__":

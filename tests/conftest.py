@@ -29,6 +29,8 @@ SLOW_FILES = frozenset({
     # the whole yaml, or many generation runs
     "test_cpp_whole_yaml.py", "test_cpp_layout.py", "test_layout.py", "test_model_memo.py", "test_determinism.py",
     "test_hardening.py",
+    # the ported extensions' wheel and their ATen originals on other runtimes; CUDA toolkit builds
+    "test_port_fix.py", "test_quickstart.py",
 })
 
 

@@ -15,7 +15,7 @@ table derived by hand from the stable ABI's rules, not from the tool:
   default, SHIMGEN_NO_LEAKY_STR refuses it): `yes (dispatcher)`; arange's Scalar `end` has no Tensor sibling, C
   shim or dispatcher route, but aten's range kernel is the `composition` route's cumsum of [start, step, ...]
   (kernel arange_factory, from 2.9): `yes (composition)` at 2.10 and 2.13;
-* numel and dim are aten ops only from 2.12;
+* numel and dim are members of torch::stable::Tensor from 2.10 (data/stable_tensor_members.json): no op needed;
 * qscheme returns a QScheme, which has no stable representation;
 * where.Scalar (both values numbers) is aten's where.self with the numbers wrapped (the `composition` route: 0-dim
   tensors of the wrapped numbers' dtype) from 2.9, so `where(c, t, zeros_like(t))`, which could be any of the four
@@ -52,11 +52,11 @@ EXPECTED = {
     ("fused_attention.cu", 26, "at::add"): (ES, ES),
     ("fused_attention.cu", 27, "at::gelu"): (D, D),
     ("fused_attention.cu", 28, "at::empty_like"): (D, D),
-    ("fused_attention.cu", 29, "act.numel"): ("from 2.12 (dispatcher)", D),
+    ("fused_attention.cu", 29, "act.numel"): ("yes (member)", "yes (member)"),
     ("fused_attention.cu", 33, "at::logsumexp"): (D, D),
     ("fused_attention.cu", 34, "at::sum_out"): (D, D),
     ("fused_attention.cu", 35, "scaled.sum"): (D, D),
-    ("roi_ops.cpp", 8, "rois.dim"): ("from 2.12 (dispatcher)", D),
+    ("roi_ops.cpp", 8, "rois.dim"): ("yes (member)", "yes (member)"),
     ("roi_ops.cpp", 9, "rois.narrow(1, 1, 4).to"): (D, D),
     ("roi_ops.cpp", 9, "rois.narrow"): (SH, SH),
     ("roi_ops.cpp", 10, "at::clamp"): (S, S),
@@ -89,15 +89,16 @@ VARIES = {
                   "where.ScalarSelf": (S, S), "where.self": (D, D)},
 }
 # The ops [tool.shimgen] needs: every ATen call above with a wrapper at some release (qscheme has none).
-OPS = ["abs", "add", "amax", "arange", "cat", "clamp", "contiguous", "dim", "div", "empty", "empty_like", "fill_", "gelu",
-       "index_select", "logsumexp", "masked_fill_", "matmul", "max", "mul_", "narrow", "numel", "reshape", "select",
+OPS = ["abs", "add", "amax", "arange", "cat", "clamp", "contiguous", "div", "empty", "empty_like", "fill_", "gelu",
+       "index_select", "logsumexp", "masked_fill_", "matmul", "max", "mul_", "narrow", "reshape", "select",
        "softmax", "sort", "sub", "sum", "to", "transpose", "where", "zeros", "zeros_like"]
 
 
 @pytest.fixture(scope="module")
 def ported(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("port")
-    proc = subprocess.run([sys.executable, "-m", "shimgen", "port", PORT, "--target", "2.10,2.13", "--json",
+    proc = subprocess.run([sys.executable, "-m", "shimgen", "port", PORT, "--parser", "tree-sitter", "--target",
+                           "2.10,2.13", "--json",
                            str(tmp / "report.json"), "--toml", str(tmp / "shimgen.toml")],
                           capture_output=True, text=True, cwd=tmp)
     assert proc.returncode == 0, proc.stderr
@@ -134,9 +135,9 @@ def test_summary_counts(ported):
     _, data, _ = ported
     calls = sum(4 if k[2] == "dets.select" else 1 for k in EXPECTED)
     assert calls == 41
-    # by hand from EXPECTED: at 2.10, 2 calls need a newer release (numel, dim), qscheme has none, the other 38
-    # work (arange through the composition); at 2.13 the other 40 work.
-    assert data["summary"]["2.10"] == {"yes": 38, "overlay": 0, "from": 2, "removed": 0, "varies": 0, "no": 1,
+    # by hand from EXPECTED: qscheme has none, the other 40 work at both (numel and dim are members, arange
+    # through the composition).
+    assert data["summary"]["2.10"] == {"yes": 40, "overlay": 0, "from": 0, "removed": 0, "varies": 0, "no": 1,
                                        "not-aten": 0}
     assert data["summary"]["2.13"] == {"yes": 40, "overlay": 0, "from": 0, "removed": 0, "varies": 0, "no": 1,
                                        "not-aten": 0}
@@ -155,8 +156,9 @@ def test_op_list_for_the_project_table(ported):
 def test_caveats_of_the_routes_used(ported):
     out, _, _ = ported
     caveats = out.split("## Caveats")[1].split("## Ops")[0]
-    for route in ("shim", "dispatcher", "sibling", "from"):  # no call needs the overlay since arange's composition
+    for route in ("shim", "dispatcher", "sibling"):  # no call needs the overlay since arange's composition
         assert f"- `{route}`: " in caveats, route
+    assert "- `from`: " not in caveats  # numel and dim are members at both targets: no call is hidden
     assert "raises a `shimgen:` error" in caveats  # a Scalar the sibling cannot carry exactly
 
 

@@ -1,0 +1,54 @@
+"""Where libclang and the compiler's headers are: one place for the analysis and the members' derivation."""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sysconfig
+
+
+def cindex():
+    """clang.cindex, or None where the `libclang` package is not installed."""
+    try:
+        from clang import cindex
+    except ImportError:
+        return None
+    return cindex
+
+
+@functools.lru_cache(maxsize=None)
+def builtin_includes() -> tuple[str, ...]:
+    """The compiler's own headers (stddef.h, ...): the libclang wheel ships none, the C++ compiler's serve."""
+    out = []
+    for cxx in (os.environ.get("CXX") or "c++", "g++", "clang++"):
+        try:
+            got = subprocess.run([cxx, "-print-file-name=include"], capture_output=True, text=True, timeout=20)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        path = got.stdout.strip()
+        if got.returncode == 0 and os.path.isabs(path) and os.path.isdir(path):
+            out.append(path)
+            break
+    return tuple(out)
+
+
+def torch_includes(root: str | None = None) -> list[str]:
+    """Include folders of a torch (the installed one, or the one whose include folder is `root`)."""
+    if root is None:
+        import torch
+
+        root = os.path.join(os.path.dirname(torch.__file__), "include")
+    return [root, os.path.join(root, "torch", "csrc", "api", "include")]
+
+
+def args(includes: list[str], header: bool = False, extra: tuple[str, ...] = ()) -> list[str]:
+    out = ["-x", "c++-header" if header else "c++", "-std=c++17", "-w", *extra]
+    for inc in builtin_includes():
+        out += ["-isystem", inc]
+    py = sysconfig.get_paths().get("include")
+    if py:
+        out += ["-isystem", py]
+    for inc in includes:
+        out.append(f"-I{inc}")
+    return out
