@@ -725,6 +725,66 @@ inline std::optional<torch::stable::Tensor> number_tensor(
   return number_tensor(*s, t);
 }
 
+/// A 0-dim number tensor `n` (made on the CPU by number_tensor) where an op
+/// that checks its operands' devices reads it: `n` itself where `like` is on
+/// the CPU (no cost beyond a device query), else a 0-dim tensor of n's dtype
+/// on like's device, filled from `n` by aten::fill_.Tensor (which reads a CPU
+/// value with .item() and launches one fill kernel on the current stream: no
+/// copy that waits for the device). The value is n's, already in its dtype, so
+/// no second rounding happens on the device. An op that checks devices is one
+/// whose CUDA kernel libtorch registers with `device_check: ExactSame`
+/// (shimgen/device_checks.py); a TensorIterator op (`NoCheck`) takes the CPU
+/// tensor as aten's own wrapped number, at no cost.
+/// SHIMGEN_TEST_NUMBERS_ON_DEVICE takes the device path on the CPU too (the
+/// CPU tests of the device rule).
+inline torch::stable::Tensor on_device_of(
+    const torch::stable::Tensor& n,
+    const torch::stable::Tensor& like) {
+  int32_t device_type = 0;
+  check(aoti_torch_get_device_type(like.get(), &device_type), "get_device_type");
+#ifndef SHIMGEN_TEST_NUMBERS_ON_DEVICE
+  if (device_type == aoti_torch_device_type_cpu()) {
+    return n;
+  }
+#endif
+  int32_t device_index = 0;
+  int32_t dtype = 0;
+  check(aoti_torch_get_device_index(like.get(), &device_index), "get_device_index");
+  check(aoti_torch_get_dtype(n.get(), &dtype), "aoti_torch_get_dtype");
+  AtenTensorHandle h = nullptr;
+  check(
+      aoti_torch_empty_strided(0, nullptr, nullptr, dtype, device_type, device_index, &h),
+      "aoti_torch_empty_strided");
+  std::array<StableIValue, 2> stack{
+      torch::stable::detail::from(torch::stable::Tensor(h)), torch::stable::detail::from(n)};
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+  check(torch_call_dispatcher("aten::fill_", "Tensor", stack.data(), TORCH_ABI_VERSION), "aten::fill_");
+#else
+  check(aoti_torch_call_dispatcher("aten::fill_", "Tensor", stack.data()), "aten::fill_");
+#endif
+  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+}
+
+/// number_tensor(s, t) on like's device (on_device_of): for an op that checks
+/// its operands' devices.
+inline torch::stable::Tensor number_tensor_on(
+    const Scalar& s,
+    ScalarType t,
+    const torch::stable::Tensor& like) {
+  return on_device_of(number_tensor(s, t), like);
+}
+
+/// The same for an optional number (None stays None).
+inline std::optional<torch::stable::Tensor> number_tensor_on(
+    const std::optional<Scalar>& s,
+    ScalarType t,
+    const torch::stable::Tensor& like) {
+  if (!s.has_value()) {
+    return std::nullopt;
+  }
+  return on_device_of(number_tensor(*s, t), like);
+}
+
 /// libtorch's message for the call that just failed (2.13+: aten's own
 /// error text; before, libtorch logged it on stderr).
 inline std::string failure_reason() {
@@ -1406,36 +1466,8 @@ inline torch::stable::Tensor wrapped_number_tensor(
   if (!in_range(s, position(t))) {
     refuse(op, arg, s, "out of the range of the dtype aten computes it in");
   }
-  torch::stable::Tensor n = number_tensor(s, t);
-  int32_t device_type = 0;
-  check(aoti_torch_get_device_type(like.get(), &device_type), "get_device_type");
-  if (device_type == aoti_torch_device_type_cpu()) {
-    return n;
-  }
-  // aten::to.other: to an empty tensor of dtype t on like's device
-  int32_t device_index = 0;
-  check(aoti_torch_get_device_index(like.get(), &device_index), "get_device_index");
-  const std::array<int64_t, 1> sizes{0};
-  const std::array<int64_t, 1> strides{1};
-  AtenTensorHandle h = nullptr;
-  check(
-      aoti_torch_empty_strided(
-          1,
-          sizes.data(),
-          strides.data(),
-          static_cast<int32_t>(t),
-          device_type,
-          device_index,
-          &h),
-      "aoti_torch_empty_strided");
-  return dispatch_tensors<5>(
-      "aten::to",
-      "other",
-      {torch::stable::detail::from(n),
-       torch::stable::detail::from(torch::stable::Tensor(h)),
-       torch::stable::detail::from(false),
-       torch::stable::detail::from(false),
-       torch::stable::detail::from(std::nullopt)});
+  // on like's device as a fill (on_device_of), not a copy that waits for it
+  return on_device_of(number_tensor(s, t), like);
 }
 
 /// A hardtanh bound as the 0-dim tensor aten's clamp kernel compares with: in
@@ -1481,8 +1513,12 @@ inline torch::stable::Tensor clamp_select(
   if (!kernel_dtype(t, true, compute)) {
     no_kernel(op);
   }
-  const torch::stable::Tensor lo = clamp_bound(op, "min_val", min_val, t);
-  const torch::stable::Tensor hi = clamp_bound(op, "max_val", max_val, t);
+  // aten::clamp.Tensor's CUDA kernel checks devices: the bounds go to self's
+  // device (on_device_of)
+  const torch::stable::Tensor lo =
+      on_device_of(clamp_bound(op, "min_val", min_val, t), self);
+  const torch::stable::Tensor hi =
+      on_device_of(clamp_bound(op, "max_val", max_val, t), self);
   const torch::stable::Tensor inside = tensor_op(
       "aten::logical_and",
       "",
@@ -1600,7 +1636,10 @@ inline torch::stable::Tensor scatter_fill_select(
   if (t < 0 || !in_range(value, t)) {
     refuse(op, "value", value, "it does not convert exactly to self's dtype");
   }
-  const torch::stable::Tensor number = number_tensor(value, self.scalar_type());
+  // aten::scatter.src's CUDA kernel checks devices: the number goes to self's
+  // device (on_device_of)
+  const torch::stable::Tensor number =
+      number_tensor_on(value, self.scalar_type(), self);
   const torch::stable::Tensor src =
       tensor_op("aten::expand_as", "", number, index);
   return dispatch_tensors<4>(

@@ -852,6 +852,76 @@ inline std::optional<torch::stable::Tensor> number_tensor(
   return number_tensor(*s, t);
 }
 
+/// A 0-dim number tensor `n` (made on the CPU by number_tensor) where an op
+/// that checks its operands' devices reads it: `n` itself where `like` is on
+/// the CPU (no cost beyond a device query), else a 0-dim tensor of n's dtype
+/// on like's device, filled from `n` by aten::fill_.Tensor (which reads a CPU
+/// value with .item() and launches one fill kernel on the current stream: no
+/// copy that waits for the device). The value is n's, already in its dtype, so
+/// no second rounding happens on the device. An op that checks devices is one
+/// whose CUDA kernel libtorch registers with `device_check: ExactSame`
+/// (shimgen/device_checks.py); a TensorIterator op (`NoCheck`) takes the CPU
+/// tensor as aten's own wrapped number, at no cost.
+/// SHIMGEN_TEST_NUMBERS_ON_DEVICE takes the device path on the CPU too (the
+/// CPU tests of the device rule).
+inline torch::stable::Tensor on_device_of(
+    const torch::stable::Tensor& n,
+    const torch::stable::Tensor& like) {
+  int32_t device_type = 0;
+  check(
+      aoti_torch_get_device_type(like.get(), &device_type), "get_device_type");
+#ifndef SHIMGEN_TEST_NUMBERS_ON_DEVICE
+  if (device_type == aoti_torch_device_type_cpu()) {
+    return n;
+  }
+#endif
+  int32_t device_index = 0;
+  int32_t dtype = 0;
+  check(
+      aoti_torch_get_device_index(like.get(), &device_index),
+      "get_device_index");
+  check(aoti_torch_get_dtype(n.get(), &dtype), "aoti_torch_get_dtype");
+  AtenTensorHandle h = nullptr;
+  check(
+      aoti_torch_empty_strided(
+          0, nullptr, nullptr, dtype, device_type, device_index, &h),
+      "aoti_torch_empty_strided");
+  std::array<StableIValue, 2> stack{
+      torch::stable::detail::from(torch::stable::Tensor(h)),
+      torch::stable::detail::from(n)};
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+  check(
+      torch_call_dispatcher(
+          "aten::fill_", "Tensor", stack.data(), TORCH_ABI_VERSION),
+      "aten::fill_");
+#else
+  check(
+      aoti_torch_call_dispatcher("aten::fill_", "Tensor", stack.data()),
+      "aten::fill_");
+#endif
+  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+}
+
+/// number_tensor(s, t) on like's device (on_device_of): for an op that checks
+/// its operands' devices.
+inline torch::stable::Tensor number_tensor_on(
+    const Scalar& s,
+    ScalarType t,
+    const torch::stable::Tensor& like) {
+  return on_device_of(number_tensor(s, t), like);
+}
+
+/// The same for an optional number (None stays None).
+inline std::optional<torch::stable::Tensor> number_tensor_on(
+    const std::optional<Scalar>& s,
+    ScalarType t,
+    const torch::stable::Tensor& like) {
+  if (!s.has_value()) {
+    return std::nullopt;
+  }
+  return on_device_of(number_tensor(*s, t), like);
+}
+
 /// libtorch's message for the call that just failed (2.13+: aten's own
 /// error text; before, libtorch logged it on stderr).
 inline std::string failure_reason() {
