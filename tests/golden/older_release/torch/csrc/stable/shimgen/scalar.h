@@ -32,6 +32,10 @@
 #include <type_traits>
 #include <vector>
 
+#if !defined(_WIN32)
+#include <dlfcn.h>
+#endif
+
 #include <torch/csrc/inductor/aoti_torch/c/shim.h>
 #include <torch/csrc/stable/c/shim.h>
 #include <torch/csrc/stable/stableivalue_conversions.h>
@@ -922,15 +926,31 @@ inline std::optional<torch::stable::Tensor> number_tensor_on(
   return on_device_of(number_tensor(*s, t), like);
 }
 
-/// libtorch's message for the call that just failed (2.13+: aten's own
-/// error text; before, libtorch logged it on stderr).
-inline std::string failure_reason() {
-#if defined(TORCH_VERSION_2_13_0)
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+/// aten's error text for the call that just failed in this thread, where the
+/// runtime's libtorch exports torch_exception_get_what_without_backtrace (2.13
+/// on); else nullptr. A build targeting 2.13 or later calls it directly; an
+/// older target looks it up at run time (dlsym, once), so that it loads on
+/// every runtime it targets and still reports aten's text on one that has it.
+inline const char* libtorch_error_text() {
+#if defined(TORCH_VERSION_2_13_0) && \
+    TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
   return torch_exception_get_what_without_backtrace();
+#elif !defined(_WIN32)
+  using Getter = const char* (*)();
+  static const Getter getter = reinterpret_cast<Getter>(
+      dlsym(RTLD_DEFAULT, "torch_exception_get_what_without_backtrace"));
+  return getter != nullptr ? getter() : nullptr;
+#else
+  return nullptr;
 #endif
-#endif
-  return "libtorch logged the reason on stderr";
+}
+
+/// libtorch's message for the call that just failed (aten's own error text
+/// where the runtime hands it over: libtorch_error_text; before 2.13,
+/// libtorch logged it on stderr).
+inline std::string failure_reason() {
+  const char* text = libtorch_error_text();
+  return text != nullptr ? text : "libtorch logged the reason on stderr";
 }
 
 /// A call a route cannot make as aten would: `shimgen: <op>: <why>`.
