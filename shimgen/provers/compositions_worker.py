@@ -2563,8 +2563,10 @@ def resize_through_where(out, result):
 def factory_out(s, v, out):
     """The generated wrapper of a factory's out= form (composition.py _factory_body, scalar.h range_out_assign,
     resize_output); an `item_numbers` row: `via` (X.Tensor_Tensor_out) with the numbers as 0-dim tensors."""
-    if out.device.type != "cpu":  # scalar.h refuse_not_cpu
+    if out.device.type != "cpu" and s["kernel"] not in ("item_numbers", "full_out"):  # scalar.h refuse_not_cpu
         raise Refused("not cpu")
+    if out.device.type == "meta" and s["kernel"] == "item_numbers":  # scalar.h refuse_meta_out
+        raise Refused("meta")
     if s["kernel"] != "item_numbers" and torch.is_grad_enabled() and requires_grad_proxy(out):
         if aten("is_leaf")(out):  # scalar.h check_factory_out_autograd
             raise RuntimeError(f"out= and an input requires grad {ATEN_RAISES}")

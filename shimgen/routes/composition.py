@@ -355,9 +355,9 @@ class Composition(Route):
         if rule["kernel"] == ITEMS:
             return [f"Route: aten::{rule['via']} with the numbers as 0-dim tensors of their own type (float64, "
                     f"int64, bool, complex128), which it reads back exactly with .item(), as aten::{w.op.name} "
-                    f"(proven equal on torch {', '.join(map(str, rule['proven']))})."] + (
-                        ["An out not on the CPU raises an error naming the remedy (proven on CPU only)."]
-                        if any(p.is_out for p in w.params) else [])
+                    f"(proven equal on torch {', '.join(map(str, rule['proven']))}): aten's own kernel on any device."] + (
+                        ["An out on the meta device raises an error naming the remedy (aten's meta kernel of "
+                         f"aten::{rule['via']} refuses CPU numbers)."] if any(p.is_out for p in w.params) else [])
         if rule["kernel"] == WRAPPED:
             return [f"Route: aten::{rule['via']} with the numbers as 0-dim tensors of the dtype aten gives them as "
                     f"wrapped numbers, as aten computes aten::{w.op.name} (proven equal on torch "
@@ -530,7 +530,9 @@ def _wrapped_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
     if rule["kernel"] == ITEMS:  # .item() gives each back as the caller wrote it
         lines = [f"const torch::stable::Tensor {n}_t = shimgen::detail::number_tensor({n}, "
                  f"shimgen::detail::natural_type({n}));" for n in numbers]
-        lines = [f'shimgen::detail::refuse_not_cpu("{w.op.name}", {p.name});' for p in kept if p.is_out] + lines
+        # no CPU gate: `via` reads the numbers on the host (.item()) and runs aten's own Scalar kernel on out's
+        # device, so what is proven on the CPU is aten's call on any device (meta aside: a Python reference there)
+        lines = [f'shimgen::detail::refuse_meta_out("{w.op.name}", {p.name});' for p in kept if p.is_out] + lines
     elif rule["kernel"] == AS_DOUBLE:
         self_ = next(p.name for p in w.params if str(p.arg.type) == "Tensor")
         lines = [f'const double {n}_t = shimgen::detail::exact_double("{w.op.name}", "{n}", {n}, {self_});'
@@ -1088,8 +1090,11 @@ def _factory_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         return "\n".join([f'const torch::stable::Tensor src = shimgen::detail::scatter_value_src("{op}", self, index, '
                           "value);", f"return torch::stable::{target.name}({args});"])
     out = next(p.name for p in w.kept(v) if p.is_out)
-    lines = [f'shimgen::detail::refuse_not_cpu("{op}", {out});',
-             f'shimgen::detail::check_factory_out_autograd("{op}", {out});']
+    # full.out is aten's own two calls (resize_, fill_) on out's device: no device gate. A range's elements are
+    # computed by range_select's calls, proven against aten's CPU kernel only (CUDA's computes in another
+    # accumulation type)
+    lines = ([] if rule["kernel"] == "full_out" else [f'shimgen::detail::refuse_not_cpu("{op}", {out});']) + [
+        f'shimgen::detail::check_factory_out_autograd("{op}", {out});']
     if rule["kernel"] == "full_out":
         target = target_wrapper(rule["via"], plan)
         assert target is not None
@@ -1157,9 +1162,8 @@ def _factory_doc(w: Wrapper, rule: dict) -> list[str]:
     if rule["kernel"] == "full_out":
         return [f"Route: aten's full.out: out.resize_(size) where its sizes differ (aten::resize_as_, quiet as "
                 f"aten's kernel), then aten::{rule['via']} on out (proven equal on torch {proven}).",
-                "In grad mode a leaf out that requires grad raises, as in aten; an out not on the CPU (proven on CPU "
-                "only), an out with a grad_fn in grad mode, and one that requires grad and must be resized raise an "
-                "error naming the remedy."]
+                "In grad mode a leaf out that requires grad raises, as in aten; an out with a grad_fn in grad mode "
+                "and one that requires grad and must be resized raise an error naming the remedy."]
     resize = ("through aten::where.self_out, whose warning on a non-empty out stands for aten's own (its text "
               "differs)" if rule.get("warns") else "by aten::resize_as_, quietly as aten does")
     return [f"Route: aten's {name} kernel computes in out's dtype: shimgen::detail::range_select (the {name} "

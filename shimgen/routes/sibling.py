@@ -89,6 +89,7 @@ def lowered_body(w: Wrapper, v: Variant, plan: Plan) -> str:
     lines = [
         f"const auto dtypes = shimgen::detail::stand_in_dtypes<{len(operands)}, {len(numbers)}>(",
         f'"{w.op.name}", {facts.cells.get(w.op.name, 0):#x}, {facts.cells_fit.get(w.op.name, 0):#x}, '
+        f'{facts.cells_exact.get(w.op.name, 0):#x}, '
         f'{{{", ".join(f"shimgen::detail::operand({t.name})" for t in operands)}}}, '
         f'{{{", ".join(_number_pointer(p) for p in numbers)}}}, {{{", ".join(chr(34) + p.name + chr(34) for p in numbers)}}});',
     ]

@@ -490,6 +490,7 @@ std::array<ScalarType, M> stand_in_dtypes(
     const char* op,
     uint32_t proven,
     uint32_t proven_if_fits,
+    uint32_t proven_if_exact,
     const std::array<Operand, N>& tensors,
     const std::array<const Scalar*, M>& numbers,
     const std::array<const char*, M>& names) {
@@ -510,7 +511,11 @@ std::array<ScalarType, M> stand_in_dtypes(
   }
   for (size_t k = 0; k < M; ++k) { // shimgen proved the Tensor overload equal only in these cells
     const uint32_t bit = numbers[k] ? cell(tensor_class(all), *numbers[k]) : 0;
-    if (numbers[k] && !((proven & bit) || ((proven_if_fits & bit) && want >= 0 && in_range(*numbers[k], want)))) {
+    // proven for every number of the cell, for those within the result dtype's range, or for those the result
+    // dtype holds exactly (the half types: whatever conversion the kernel makes, it reads the same value)
+    const bool fits = (proven_if_fits & bit) && want >= 0 && in_range(*numbers[k], want);
+    const bool exact = (proven_if_exact & bit) && want >= 0 && stands_in_exactly(*numbers[k], want);
+    if (numbers[k] && !((proven & bit) || fits || exact)) {
       refuse(op, names[k], *numbers[k],
              "shimgen has not proven this op's Tensor overload equal to it for this number with tensors of "
              "these dtypes (the C shim's double would change it, the dispatcher cannot carry a Scalar)");
@@ -929,6 +934,40 @@ inline torch::stable::Tensor dispatch_probe(
       "",
       {torch::stable::detail::from(empty_0x0(a)),
        torch::stable::detail::from(empty_0x0(b))});
+}
+
+/// `t` as autocast hands it to an op whose result aten's dispatch gives in
+/// dtype `out` (dispatch_probe): autocast's lower-precision policy
+/// (cached_cast) casts a floating-point operand on the autocast device that
+/// is not float64 to that dtype (aten::_to_copy, as its .to() does), and
+/// leaves every other one alone. Where `out` is t's own dtype (no autocast),
+/// `t` itself.
+template <typename = void>
+inline torch::stable::Tensor autocast_cast(
+    const torch::stable::Tensor& t,
+    const torch::stable::Tensor& out) {
+  const ScalarType from = t.scalar_type();
+  const ScalarType to = out.scalar_type();
+  if (from == to || !is_floating(position(from)) || from == ScalarType::Double) {
+    return t;
+  }
+  int32_t t_device = 0;
+  int32_t out_device = 0;
+  check(aoti_torch_get_device_type(t.get(), &t_device), "get_device_type");
+  check(aoti_torch_get_device_type(out.get(), &out_device), "get_device_type");
+  if (t_device != out_device) {
+    return t;
+  }
+  return dispatch_tensors<7>(
+      "aten::_to_copy",
+      "",
+      {torch::stable::detail::from(t),
+       torch::stable::detail::from(std::optional<ScalarType>(to)),
+       torch::stable::detail::from(std::nullopt),
+       torch::stable::detail::from(std::nullopt),
+       torch::stable::detail::from(std::nullopt),
+       torch::stable::detail::from(false),
+       torch::stable::detail::from(std::nullopt)});
 }
 
 /// A legacy shim call that failed: aten's reason (libtorch's message from
@@ -3332,13 +3371,32 @@ inline void check_factory_out_autograd(const char* op, const torch::stable::Tens
   fail(op, why.c_str());
 }
 
-/// Raises, naming the remedy, where a factory's out is not on the CPU (its
-/// numbers reach aten as CPU tensors, proven with CPU outs only).
+/// Raises, naming the remedy, where a range factory's out is not on the CPU
+/// (range_select's calls are proven against aten's CPU kernel, which
+/// accumulates in double; CUDA's accumulates a float range in float).
 template <typename = void>
 inline void refuse_not_cpu(const char* op, const torch::stable::Tensor& out) {
   if (!out.is_cpu()) {
     std::string why = "out is not on the CPU, where this composition is ";
     why += "proven only: define SHIMGEN_OVERLAY and link libshimgen_overlay ";
+    why += "(rebuilt for each torch release)";
+    fail(op, why.c_str());
+  }
+}
+
+/// Raises, naming the remedy, where out is on the meta device: there aten's
+/// X.Tensor_Tensor_out is a Python reference (torch._refs), which refuses the
+/// CPU 0-dim numbers as a cross-device copy, where aten's Scalar overload
+/// takes them. On every other device it is aten's C++ kernel, which reads
+/// them with .item() and calls the Scalar overload's kernel on out's device.
+template <typename = void>
+inline void refuse_meta_out(const char* op, const torch::stable::Tensor& out) {
+  int32_t device_type = 0;
+  check(aoti_torch_get_device_type(out.get(), &device_type), "get_device_type");
+  if (device_type == aoti_torch_device_type_meta()) {
+    std::string why = "out is on the meta device, where aten computes the ";
+    why += "Tensor overload this route calls in Python, which refuses CPU ";
+    why += "numbers: define SHIMGEN_OVERLAY and link libshimgen_overlay ";
     why += "(rebuilt for each torch release)";
     fail(op, why.c_str());
   }

@@ -571,6 +571,7 @@ std::array<ScalarType, M> stand_in_dtypes(
     const char* op,
     uint32_t proven,
     uint32_t proven_if_fits,
+    uint32_t proven_if_exact,
     const std::array<Operand, N>& tensors,
     const std::array<const Scalar*, M>& numbers,
     const std::array<const char*, M>& names) {
@@ -594,10 +595,14 @@ std::array<ScalarType, M> stand_in_dtypes(
   for (size_t k = 0; k < M;
        ++k) { // shimgen proved the Tensor overload equal only in these cells
     const uint32_t bit = numbers[k] ? cell(tensor_class(all), *numbers[k]) : 0;
-    if (numbers[k] &&
-        !((proven & bit) ||
-          ((proven_if_fits & bit) && want >= 0 &&
-           in_range(*numbers[k], want)))) {
+    // proven for every number of the cell, for those within the result dtype's
+    // range, or for those the result dtype holds exactly (the half types:
+    // whatever conversion the kernel makes, it reads the same value)
+    const bool fits =
+        (proven_if_fits & bit) && want >= 0 && in_range(*numbers[k], want);
+    const bool exact = (proven_if_exact & bit) && want >= 0 &&
+        stands_in_exactly(*numbers[k], want);
+    if (numbers[k] && !((proven & bit) || fits || exact)) {
       refuse(
           op,
           names[k],
