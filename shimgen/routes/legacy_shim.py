@@ -103,25 +103,30 @@ class LegacyShim(Route):
             if str(p.arg.type) == "Scalar":
                 lines.append(f"if (!shimgen::detail::float_carries({p.name}, {like[0]}, {cells_mask(rule):#x})) {{\n"
                              f'shimgen::detail::refuse("{op}", "{p.name}", {p.name}, "{why}");\n}}')
-        cast: set[str] = set()
+        def call(cast: set[str]) -> list[str]:
+            args = []
+            for c in rule["c_args"]:
+                if c in cast:  # the operand as autocast hands it to the op (scalar.h autocast_cast)
+                    args.append(f"shimgen::detail::autocast_cast({c}, out).get()")
+                elif c == "out" or str(params[c].arg.type) == "Tensor":
+                    args.append(f"{c}.get()")
+                else:
+                    args.append(f"static_cast<{rule['numbers']}>({c}.to_double())")
+            return [*DEPRECATION_OFF, f"err = {v.shim}({', '.join(args)});", *DEPRECATION_ON]
+
+        lines.append("AOTITorchError err = AOTI_TORCH_SUCCESS;")
         if rule["form"] == "functional":
             # where aten's dispatch computes the op in another dtype (autocast's lower-precision policy), the
             # operands are cast as autocast casts them, and the out= shim (which autocast leaves alone) computes there
-            lines += [f'torch::stable::Tensor out = shimgen::detail::dispatch_probe("{rule["probe"]}", '
-                      f"{like[0]}, {like[1]});"]
             cast = {c for c in rule["c_args"] if c != "out" and str(params[c].arg.type) == "Tensor"}
-            lines += [f"const torch::stable::Tensor {c}_cast = shimgen::detail::autocast_cast({c}, out);"
-                      for c in rule["c_args"] if c in cast]
-        args = []
-        for c in rule["c_args"]:
-            if c in cast:
-                args.append(f"{c}_cast.get()")
-            elif c == "out" or str(params[c].arg.type) == "Tensor":
-                args.append(f"{c}.get()")
-            else:
-                args.append(f"static_cast<{rule['numbers']}>({c}.to_double())")
-        lines += [*DEPRECATION_OFF, f"const AOTITorchError err = {v.shim}({', '.join(args)});", *DEPRECATION_ON,
-                  f'if (err != AOTI_TORCH_SUCCESS) {{\nshimgen::detail::legacy_failed("aten::{op}", "{v.shim}");\n}}']
+            lines += [f'torch::stable::Tensor out = shimgen::detail::dispatch_probe("{rule["probe"]}", '
+                      f"{like[0]}, {like[1]});",
+                      f"if (out.scalar_type() != {like[0]}.scalar_type()) {{", *call(cast), "} else {",
+                      *call(set()), "}"]
+        else:
+            lines += call(set())
+        lines.append(f'if (err != AOTI_TORCH_SUCCESS) {{\nshimgen::detail::legacy_failed("aten::{op}", "{v.shim}");'
+                     "\n}")
         lines.append("return out;" if rule["form"] == "functional" else return_outs(w))
         return "\n".join(x for x in lines if x)
 
