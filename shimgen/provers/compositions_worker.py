@@ -3107,6 +3107,12 @@ def legacy_addmm_out(out, self, m1, m2, beta, alpha):
 
 
 def addbmm_loop(op, self, batch1, batch2, beta, alpha, out=None, in_place=False):
+    if out is None and not in_place and batch1.dtype.is_floating_point and batch1.dtype != torch.float64:
+        # scalar.h autocast_target / autocast_cast: the functional form under autocast casts its operands first
+        probe = aten("mm")(batch1.new_empty((0, 0)), batch1.new_empty((0, 0)))
+        if probe.dtype != batch1.dtype:
+            self, batch1, batch2 = (t.to(probe.dtype) if t.is_floating_point() and t.dtype != torch.float64
+                                    and t.device.type == probe.device.type else t for t in (self, batch1, batch2))
     tensors = [self, batch1, batch2] + ([out] if out is not None else [])
     if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
         raise Refused("autograd")
@@ -3126,10 +3132,6 @@ def addbmm_loop(op, self, batch1, batch2, beta, alpha, out=None, in_place=False)
         raise Refused("in-place shape")
     result = out if out is not None else self if in_place else aten("new_empty")(self, [0])
     aten("resize_as_")(result, expanded)
-    if out is None and not in_place and self.dtype.is_floating_point:  # scalar.h refuse_autocast
-        probe = aten("mm")(self.new_empty((0, 0)), self.new_empty((0, 0)))
-        if probe.dtype != self.dtype:
-            raise Refused("autocast")
     beta_zero = complex(beta) == 0
     if not beta_zero and not in_place:
         result.copy_(expanded)

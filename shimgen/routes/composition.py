@@ -1201,15 +1201,24 @@ def _addbmm_body(w: Wrapper, plan: Plan, rule: dict) -> str:
     in_place = w.op.name.split(".")[0].endswith("_")
     result = out or ("self" if in_place else "shimgen::detail::new_empty_of(self)")
     returned = out or ("self" if in_place else "result")
+    # the functional form under autocast (addbmm is in its lower-precision list; out= and in-place forms are not):
+    # the operands cast as autocast casts them (scalar.h autocast_target, autocast_cast), then the same calls
+    functional = not (out or in_place)
+    s, b1, b2 = ("self_a", "batch1_a", "batch2_a") if functional else ("self", "batch1", "batch2")
+    cast = [] if not functional else [
+        "const std::optional<torch::stable::Tensor> autocast = shimgen::detail::autocast_target(batch1);",
+        *[f"const torch::stable::Tensor {n}_a = autocast ? shimgen::detail::autocast_cast({n}, *autocast) : {n};"
+          for n in ("self", "batch1", "batch2")]]
+    result = result.replace("new_empty_of(self)", f"new_empty_of({s})")
     return "\n".join([
+        *cast,
         f"torch::stable::Tensor result = {result};",
-        f'const int64_t batches = shimgen::detail::addbmm_prepare("{w.op.name}", self, batch1, batch2, beta, '
+        f'const int64_t batches = shimgen::detail::addbmm_prepare("{w.op.name}", {s}, {b1}, {b2}, beta, '
         f'result, {"true" if in_place else "false"});',
-        *([] if out or in_place else [f'shimgen::detail::refuse_autocast("{w.op.name}", self);']),
         "for (int64_t b = 0; b < batches; ++b) {",
         "const shimgen::Scalar beta_b = b == 0 ? beta : shimgen::Scalar(int64_t(1));",
-        "const torch::stable::Tensor m1 = shimgen::detail::batch_of(batch1, b);",
-        "const torch::stable::Tensor m2 = shimgen::detail::batch_of(batch2, b);",
+        f"const torch::stable::Tensor m1 = shimgen::detail::batch_of({b1}, b);",
+        f"const torch::stable::Tensor m2 = shimgen::detail::batch_of({b2}, b);",
         f"torch::stable::{target.name}(result, result, m1, m2, beta_b, alpha);",
         "}",
         f"return {returned};"])

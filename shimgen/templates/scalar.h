@@ -3861,26 +3861,23 @@ inline int64_t dim_size(
   return t.size(dim);
 }
 
-/// Where autocast would compute addbmm in another dtype (aten::mm's autocast
-/// policy, addbmm's too, probed on empty tensors of self's floating dtype),
-/// aten casts the inputs and the legacy addmm_out shim, an out= call, would
-/// not: refused (the functional form; autocast leaves out= and in-place
-/// calls alone).
+/// Where autocast computes a matrix product of `like`'s dtype in another
+/// dtype (aten::mm's autocast policy, addbmm's too, probed on empty tensors
+/// like `like`): an empty tensor of that dtype and like's device, for
+/// autocast_cast; nullopt where there is no autocast (like's own dtype, or a
+/// dtype autocast leaves alone: no probe).
 template <typename = void>
-inline void refuse_autocast(
-    const char* op,
-    const torch::stable::Tensor& self) {
-  const ScalarType t = self.scalar_type();
-  if (!is_floating(position(t))) {
-    return;
+inline std::optional<torch::stable::Tensor> autocast_target(
+    const torch::stable::Tensor& like) {
+  const ScalarType t = like.scalar_type();
+  if (!is_floating(position(t)) || t == ScalarType::Double) {
+    return std::nullopt;
   }
-  if (dispatch_probe("aten::mm", self, self).scalar_type() != t) {
-    std::string why = "aten would compute this call in another dtype ";
-    why += "(autocast), which the legacy addmm_out shim does not: define ";
-    why += "SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each ";
-    why += "torch release)";
-    fail(op, why.c_str());
+  torch::stable::Tensor out = dispatch_probe("aten::mm", like, like);
+  if (out.scalar_type() == t) {
+    return std::nullopt;
   }
+  return out;
 }
 
 // Lists cross the dispatcher from 2.10 (the addbmm wrappers exist from then).
