@@ -2,7 +2,7 @@
 autocast's lower-precision list (CUDA's and CPU's alike), which casts self, mat1 and mat2 (floating, not float64)
 to the autocast dtype before the call; an out= call is not in that list. The wrapper probes the dtype aten's
 dispatch gives aten::mm for its operands (scalar.h dispatch_probe) and, where it differs, casts the operands as
-autocast's policy does (scalar.h autocast_cast), then calls the shim: what autocast computes, instead of a refusal.
+autocast's policy does (scalar.h autocast_like), then calls the shim: what autocast computes, instead of a refusal.
 Checked with CPU's autocast (bfloat16 and float16), whose policy for addmm is CUDA's: dtype and values equal to
 aten's under the same autocast, and outside autocast the call unchanged."""
 

@@ -3108,7 +3108,7 @@ def legacy_addmm_out(out, self, m1, m2, beta, alpha):
 
 def addbmm_loop(op, self, batch1, batch2, beta, alpha, out=None, in_place=False):
     if out is None and not in_place and batch1.dtype.is_floating_point and batch1.dtype != torch.float64:
-        # scalar.h autocast_target / autocast_cast: the functional form under autocast casts its operands first
+        # scalar.h autocast_target / autocast_like: the functional form under autocast casts its operands first
         probe = aten("mm")(batch1.new_empty((0, 0)), batch1.new_empty((0, 0)))
         if probe.dtype != batch1.dtype:
             self, batch1, batch2 = (t.to(probe.dtype) if t.is_floating_point() and t.dtype != torch.float64

@@ -82,7 +82,7 @@ def route(spec, values):
                          torch.empty((0, 0), dtype=b.dtype, device=b.device))
         if out.dtype != a.dtype:
             # autocast computes the op in out's dtype: the operands cast as its policy casts them (scalar.h
-            # autocast_cast: floating, not float64, on out's device type)
+            # autocast_like: floating, not float64, on out's device type)
             values = {k: v.to(out.dtype) if isinstance(v, torch.Tensor) and v.is_floating_point()
                       and v.dtype != torch.float64 and v.device.type == out.device.type else v
                       for k, v in values.items()}

@@ -1202,12 +1202,12 @@ def _addbmm_body(w: Wrapper, plan: Plan, rule: dict) -> str:
     result = out or ("self" if in_place else "shimgen::detail::new_empty_of(self)")
     returned = out or ("self" if in_place else "result")
     # the functional form under autocast (addbmm is in its lower-precision list; out= and in-place forms are not):
-    # the operands cast as autocast casts them (scalar.h autocast_target, autocast_cast), then the same calls
+    # the operands cast as autocast casts them (scalar.h autocast_target, autocast_like), then the same calls
     functional = not (out or in_place)
     s, b1, b2 = ("self_a", "batch1_a", "batch2_a") if functional else ("self", "batch1", "batch2")
     cast = [] if not functional else [
         "const std::optional<torch::stable::Tensor> autocast = shimgen::detail::autocast_target(batch1);",
-        *[f"const torch::stable::Tensor {n}_a = autocast ? shimgen::detail::autocast_cast({n}, *autocast) : {n};"
+        *[f"const torch::stable::Tensor {n}_a = autocast ? shimgen::detail::autocast_like({n}, *autocast) : {n};"
           for n in ("self", "batch1", "batch2")]]
     result = result.replace("new_empty_of(self)", f"new_empty_of({s})")
     return "\n".join([

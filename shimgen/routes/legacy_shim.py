@@ -11,7 +11,7 @@ A row serves one overload in one of two forms:
 - `functional`: the result is `dispatch_probe(probe, *like)` (aten::mm of empty 0x0 tensors of mat1's and mat2's
   dtype and device), which the shim resizes and fills: its dtype is the one aten's dispatch gives, so where
   autocast would compute in a lower precision the operands are first cast as autocast's policy casts them
-  (scalar.h autocast_cast; the out= shim itself does not autocast).
+  (scalar.h autocast_like; the out= shim itself does not autocast).
 An out= call is one autograd refuses where an input requires grad in grad mode, measured also inside a kernel
 registered for CPU: the wrapper's error then names the remedy (grad mode off, as in a custom op's forward under
 torch.library.register_autograd, or SHIMGEN_OVERLAY). Numbers are checked per call: the float must hold
@@ -106,8 +106,8 @@ class LegacyShim(Route):
         def call(cast: set[str]) -> list[str]:
             args = []
             for c in rule["c_args"]:
-                if c in cast:  # the operand as autocast hands it to the op (scalar.h autocast_cast)
-                    args.append(f"shimgen::detail::autocast_cast({c}, out).get()")
+                if c in cast:  # the operand as autocast hands it to the op (scalar.h autocast_like)
+                    args.append(f"shimgen::detail::autocast_like({c}, out).get()")
                 elif c == "out" or str(params[c].arg.type) == "Tensor":
                     args.append(f"{c}.get()")
                 else:

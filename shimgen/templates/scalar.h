@@ -750,7 +750,8 @@ inline torch::stable::Tensor on_device_of(
     const torch::stable::Tensor& n,
     const torch::stable::Tensor& like) {
   int32_t device_type = 0;
-  check(aoti_torch_get_device_type(like.get(), &device_type), "get_device_type");
+  check(
+      aoti_torch_get_device_type(like.get(), &device_type), "get_device_type");
 #ifndef SHIMGEN_TEST_NUMBERS_ON_DEVICE
   if (device_type == aoti_torch_device_type_cpu()) {
     return n;
@@ -758,18 +759,27 @@ inline torch::stable::Tensor on_device_of(
 #endif
   int32_t device_index = 0;
   int32_t dtype = 0;
-  check(aoti_torch_get_device_index(like.get(), &device_index), "get_device_index");
+  check(
+      aoti_torch_get_device_index(like.get(), &device_index),
+      "get_device_index");
   check(aoti_torch_get_dtype(n.get(), &dtype), "aoti_torch_get_dtype");
   AtenTensorHandle h = nullptr;
   check(
-      aoti_torch_empty_strided(0, nullptr, nullptr, dtype, device_type, device_index, &h),
+      aoti_torch_empty_strided(
+          0, nullptr, nullptr, dtype, device_type, device_index, &h),
       "aoti_torch_empty_strided");
-  std::array<StableIValue, 2> stack{
-      torch::stable::detail::from(torch::stable::Tensor(h)), torch::stable::detail::from(n)};
+  std::array<StableIValue, 2> stack{};
+  stack[0] = torch::stable::detail::from(torch::stable::Tensor(h));
+  stack[1] = torch::stable::detail::from(n);
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  check(torch_call_dispatcher("aten::fill_", "Tensor", stack.data(), TORCH_ABI_VERSION), "aten::fill_");
+  check(
+      torch_call_dispatcher(
+          "aten::fill_", "Tensor", stack.data(), TORCH_ABI_VERSION),
+      "aten::fill_");
 #else
-  check(aoti_torch_call_dispatcher("aten::fill_", "Tensor", stack.data()), "aten::fill_");
+  check(
+      aoti_torch_call_dispatcher("aten::fill_", "Tensor", stack.data()),
+      "aten::fill_");
 #endif
   return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
 }
@@ -800,12 +810,17 @@ inline std::optional<torch::stable::Tensor> number_tensor_on(
 /// older target looks it up at run time (dlsym, once), so that it loads on
 /// every runtime it targets and still reports aten's text on one that has it.
 inline const char* libtorch_error_text() {
-#if defined(TORCH_VERSION_2_13_0) && TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+#if defined(TORCH_VERSION_2_13_0)
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+#define SHIMGEN_ERROR_TEXT_DIRECT 1
+#endif
+#endif
+#if defined(SHIMGEN_ERROR_TEXT_DIRECT)
   return torch_exception_get_what_without_backtrace();
 #elif !defined(_WIN32)
   using Getter = const char* (*)();
-  static const Getter getter =
-      reinterpret_cast<Getter>(dlsym(RTLD_DEFAULT, "torch_exception_get_what_without_backtrace"));
+  static const Getter getter = reinterpret_cast<Getter>(
+      dlsym(RTLD_DEFAULT, "torch_exception_get_what_without_backtrace"));
   return getter != nullptr ? getter() : nullptr;
 #else
   return nullptr;
@@ -943,12 +958,15 @@ inline torch::stable::Tensor dispatch_probe(
 /// leaves every other one alone. Where `out` is t's own dtype (no autocast),
 /// `t` itself.
 template <typename = void>
-inline torch::stable::Tensor autocast_cast(
+inline torch::stable::Tensor autocast_like(
     const torch::stable::Tensor& t,
     const torch::stable::Tensor& out) {
   const ScalarType from = t.scalar_type();
   const ScalarType to = out.scalar_type();
-  if (from == to || !is_floating(position(from)) || from == ScalarType::Double) {
+  if (from == to || from == ScalarType::Double) {
+    return t;
+  }
+  if (!is_floating(position(from))) {
     return t;
   }
   int32_t t_device = 0;
@@ -3372,7 +3390,7 @@ inline void check_factory_out_autograd(const char* op, const torch::stable::Tens
 }
 
 /// Raises, naming the remedy, where a range factory's out is not on the CPU
-/// (range_select's calls are proven against aten's CPU kernel, which
+/// (the range factory route's calls are proven against aten's CPU kernel, which
 /// accumulates in double; CUDA's accumulates a float range in float).
 template <typename = void>
 inline void refuse_not_cpu(const char* op, const torch::stable::Tensor& out) {
@@ -3864,7 +3882,7 @@ inline int64_t dim_size(
 /// Where autocast computes a matrix product of `like`'s dtype in another
 /// dtype (aten::mm's autocast policy, addbmm's too, probed on empty tensors
 /// like `like`): an empty tensor of that dtype and like's device, for
-/// autocast_cast; nullopt where there is no autocast (like's own dtype, or a
+/// autocast_like; nullopt where there is no autocast (like's own dtype, or a
 /// dtype autocast leaves alone: no probe).
 template <typename = void>
 inline std::optional<torch::stable::Tensor> autocast_target(

@@ -895,9 +895,9 @@ inline torch::stable::Tensor on_device_of(
       aoti_torch_empty_strided(
           0, nullptr, nullptr, dtype, device_type, device_index, &h),
       "aoti_torch_empty_strided");
-  std::array<StableIValue, 2> stack{
-      torch::stable::detail::from(torch::stable::Tensor(h)),
-      torch::stable::detail::from(n)};
+  std::array<StableIValue, 2> stack{};
+  stack[0] = torch::stable::detail::from(torch::stable::Tensor(h));
+  stack[1] = torch::stable::detail::from(n);
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
   check(
       torch_call_dispatcher(
@@ -937,8 +937,12 @@ inline std::optional<torch::stable::Tensor> number_tensor_on(
 /// older target looks it up at run time (dlsym, once), so that it loads on
 /// every runtime it targets and still reports aten's text on one that has it.
 inline const char* libtorch_error_text() {
-#if defined(TORCH_VERSION_2_13_0) && \
-    TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+#if defined(TORCH_VERSION_2_13_0)
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+#define SHIMGEN_ERROR_TEXT_DIRECT 1
+#endif
+#endif
+#if defined(SHIMGEN_ERROR_TEXT_DIRECT)
   return torch_exception_get_what_without_backtrace();
 #elif !defined(_WIN32)
   using Getter = const char* (*)();

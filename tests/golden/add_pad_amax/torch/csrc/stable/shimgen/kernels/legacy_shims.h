@@ -127,13 +127,15 @@ inline torch::stable::Tensor dispatch_probe(
 /// leaves every other one alone. Where `out` is t's own dtype (no autocast),
 /// `t` itself.
 template <typename = void>
-inline torch::stable::Tensor autocast_cast(
+inline torch::stable::Tensor autocast_like(
     const torch::stable::Tensor& t,
     const torch::stable::Tensor& out) {
   const ScalarType from = t.scalar_type();
   const ScalarType to = out.scalar_type();
-  if (from == to || !is_floating(position(from)) ||
-      from == ScalarType::Double) {
+  if (from == to || from == ScalarType::Double) {
+    return t;
+  }
+  if (!is_floating(position(from))) {
     return t;
   }
   int32_t t_device = 0;
