@@ -84,7 +84,7 @@ class Model:
         return class_of(t) if isinstance(t, str) else -1
 
     def stand_in_dtypes(self, tensors: list[tuple[str, bool]], numbers: list, cells: int | None = None,
-                        cells_fit: int = 0):
+                        cells_fit: int = 0, cells_exact: int = 0):
         """The 0-dim tensors' dtypes for `numbers` (None entries: absent), or the reason the call is refused.
         With `cells`, only in proven cells: `cells`, or `cells_fit` for a number that converts exactly to the
         result dtype."""
@@ -96,7 +96,8 @@ class Model:
                     continue
                 bit = cell(tclass, kind_of(n)) if tclass >= 0 else 0
                 fits = bool(cells_fit & bit) and isinstance(want, str) and in_range(n, want)
-                if not (cells & bit or fits):
+                exact = bool(cells_exact & bit) and isinstance(want, str) and stands_in_exactly(n, want)
+                if not (cells & bit or fits or exact):
                     return "not proven for these dtypes and this kind of number"
         natural = [self.natural(n) if n is not None else None for n in numbers]
         if isinstance(want, str) and self.result_type(tensors + [(d, True) for d in natural if d], []) == want:

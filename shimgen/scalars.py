@@ -57,6 +57,8 @@ class Facts:
     siblings: dict[str, str] = field(default_factory=dict)  # `mul.Scalar` -> `mul.Tensor`, where any cell is proven
     cells: dict[str, int] = field(default_factory=dict)  # `mul.Scalar` -> mask of proven (tensor class, kind)
     cells_fit: dict[str, int] = field(default_factory=dict)  # ... proven for numbers that fit the result dtype
+    # ... proven for numbers the result dtype holds exactly (stands_in_exactly: the half types' cells)
+    cells_exact: dict[str, int] = field(default_factory=dict)
     compositions: dict[str, dict[str, str]] = field(default_factory=dict)
     int_as_double: frozenset[str] = frozenset()  # overloads proven: an integer on floating tensors == the double
     # `add.Tensor` -> {"via": "subtract.Tensor", "args": {via's argument: `name` or `-name`}, "proven": [...]}:
@@ -91,9 +93,10 @@ def _facts(text: str) -> Facts:
         dtypes=dtypes,
         category={d: int(c) for d, c in zip(dtypes, p["categories"])},
         promote=promote,
-        siblings={op: v["to"] for op, v in (raw.get("siblings") or {}).items() if v.get("cells") or v.get("cells_fit")},
+        siblings={op: v["to"] for op, v in (raw.get("siblings") or {}).items() if v.get("cells") or v.get("cells_fit") or v.get("cells_exact")},
         cells={op: int(v.get("cells", 0)) for op, v in (raw.get("siblings") or {}).items()},
         cells_fit={op: int(v.get("cells_fit", 0)) for op, v in (raw.get("siblings") or {}).items()},
+        cells_exact={op: int(v.get("cells_exact", 0)) for op, v in (raw.get("siblings") or {}).items()},
         compositions={k: dict(v) for k, v in (raw.get("compositions") or {}).items()},
         int_as_double=frozenset(raw.get("int_as_double") or ()),
         equivalents={op: dict(v) for op, v in (raw.get("equivalents") or {}).items() if v.get("proven")},

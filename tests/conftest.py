@@ -31,6 +31,8 @@ SLOW_FILES = frozenset({
     "test_hardening.py",
     # the ported extensions' wheel and their ATen originals on other runtimes; CUDA toolkit builds
     "test_port_fix.py", "test_quickstart.py",
+    # numbers on the operand's device, libtorch's error text, autocast's casts, half-type cells (extensions built)
+    "test_device_rule.py", "test_error_text.py", "test_autocast_addmm.py", "test_half_cells.py",
 })
 
 

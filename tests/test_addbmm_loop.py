@@ -106,15 +106,20 @@ def test_refusals_name_the_remedy(ext) -> None:
         torch.ops.addbmm_ext.addbmm(s.detach(), b1, b2, 0.1, 1.0)
 
 
-def test_autocast_is_refused_where_aten_would_cast(ext) -> None:
-    """CPU autocast computes aten's addbmm in bfloat16; the legacy addmm_out shim, an out= call, would not: the
-    functional form refuses (measured: float32 where aten gave bfloat16 before the check), out= is left alone."""
-    s, b1, b2 = _sample(((3, 5), (4, 3, 2), (4, 2, 5)), torch.float32)
-    with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
-        assert torch.addbmm(s, b1, b2).dtype == torch.bfloat16
-        with pytest.raises(RuntimeError, match=r"shimgen: addbmm.default: aten would compute this call in another "
-                                               r"dtype \(autocast\)"):
-            torch.ops.addbmm_ext.addbmm(s, b1, b2, 1.0, 1.0)
+@pytest.mark.parametrize("low", [torch.bfloat16, torch.float16])
+def test_autocast_casts_where_aten_would_cast(ext, low) -> None:
+    """CPU autocast computes aten's addbmm in bfloat16 (its lower-precision list, as CUDA's); the legacy addmm_out
+    shim, an out= call, would not: the functional form casts its operands as autocast casts them first (measured:
+    float32 where aten gave bfloat16 without it), out= is left alone."""
+    for shapes in SHAPES[:3]:
+        s, b1, b2 = _sample(shapes, torch.float32)
+        with torch.no_grad(), torch.autocast("cpu", dtype=low):
+            want = torch.addbmm(s, b1, b2, beta=0.5, alpha=2.0)
+            assert want.dtype == low
+            got = torch.ops.addbmm_ext.addbmm(s, b1, b2, 0.5, 2.0)
+            assert got.dtype == want.dtype and torch.equal(got, want), shapes
+    s, b1, b2 = _sample(SHAPES[0], torch.float32)
+    with torch.no_grad(), torch.autocast("cpu", dtype=low):
         o_want, o_got = torch.empty(3, 5), torch.empty(3, 5)
         torch.addbmm(s, b1, b2, out=o_want)
         torch.ops.addbmm_ext.addbmm_out(o_got, s, b1, b2, 1.0, 1.0)

@@ -13,7 +13,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PKG = os.path.join(ROOT, "shimgen")
 
 # The generation stack (docs/design.md, "Layout"): what the command line, a build integration and --verify call.
-STACK = ["parse", "table", "manifest", "history", "versions", "releases", "plan", "scalars", "cpp_model", "routes",
+STACK = ["parse", "table", "manifest", "history", "versions", "releases", "plan", "scalars", "device_checks", "cpp_model",
+         "routes",
          "routes.aten_shim", "routes.dispatcher", "routes.sibling", "routes.overlay_shim", "routes.device_shim",
          "routes.equivalent", "routes.legacy_shim", "routes.composition",
          "device_shims", "sig_c", "sig_cpp",

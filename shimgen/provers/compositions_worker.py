@@ -2563,8 +2563,10 @@ def resize_through_where(out, result):
 def factory_out(s, v, out):
     """The generated wrapper of a factory's out= form (composition.py _factory_body, scalar.h range_out_assign,
     resize_output); an `item_numbers` row: `via` (X.Tensor_Tensor_out) with the numbers as 0-dim tensors."""
-    if out.device.type != "cpu":  # scalar.h refuse_not_cpu
+    if out.device.type != "cpu" and s["kernel"] not in ("item_numbers", "full_out"):  # scalar.h refuse_not_cpu
         raise Refused("not cpu")
+    if out.device.type == "meta" and s["kernel"] == "item_numbers":  # scalar.h refuse_meta_out
+        raise Refused("meta")
     if s["kernel"] != "item_numbers" and torch.is_grad_enabled() and requires_grad_proxy(out):
         if aten("is_leaf")(out):  # scalar.h check_factory_out_autograd
             raise RuntimeError(f"out= and an input requires grad {ATEN_RAISES}")
@@ -3105,6 +3107,12 @@ def legacy_addmm_out(out, self, m1, m2, beta, alpha):
 
 
 def addbmm_loop(op, self, batch1, batch2, beta, alpha, out=None, in_place=False):
+    if out is None and not in_place and batch1.dtype.is_floating_point and batch1.dtype != torch.float64:
+        # scalar.h autocast_target / autocast_like: the functional form under autocast casts its operands first
+        probe = aten("mm")(batch1.new_empty((0, 0)), batch1.new_empty((0, 0)))
+        if probe.dtype != batch1.dtype:
+            self, batch1, batch2 = (t.to(probe.dtype) if t.is_floating_point() and t.dtype != torch.float64
+                                    and t.device.type == probe.device.type else t for t in (self, batch1, batch2))
     tensors = [self, batch1, batch2] + ([out] if out is not None else [])
     if torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
         raise Refused("autograd")
@@ -3124,10 +3132,6 @@ def addbmm_loop(op, self, batch1, batch2, beta, alpha, out=None, in_place=False)
         raise Refused("in-place shape")
     result = out if out is not None else self if in_place else aten("new_empty")(self, [0])
     aten("resize_as_")(result, expanded)
-    if out is None and not in_place and self.dtype.is_floating_point:  # scalar.h refuse_autocast
-        probe = aten("mm")(self.new_empty((0, 0)), self.new_empty((0, 0)))
-        if probe.dtype != self.dtype:
-            raise Refused("autocast")
     beta_zero = complex(beta) == 0
     if not beta_zero and not in_place:
         result.copy_(expanded)

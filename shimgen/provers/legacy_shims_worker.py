@@ -8,8 +8,8 @@ name, and the probe's second input], "probe": the aten op the functional form's 
 {overload: {"compared": n, "both_ok": n, "refused": n, "wrong": example or ""}} as JSON.
 
 What is compared: results (dtype, shape, values, NaN where NaN), errors as errors, on the dtypes below and the
-numbers the cells admit; the same calls under autocast (bfloat16 and float16: the wrapper must refuse or equal
-aten); float64 inputs that require grad, in grad mode (the shim is an out= call, which autograd refuses: the route
+numbers the cells admit; the same calls under autocast (bfloat16 and float16: the functional form casts the
+operands as autocast's policy does, and must equal aten); float64 inputs that require grad, in grad mode (the shim is an out= call, which autograd refuses: the route
 may refuse, never differ) and under no_grad (equal). A refusal (the route's own `shimgen:` error where aten gives a
 result) is counted, never a difference."""
 
@@ -81,7 +81,11 @@ def route(spec, values):
         out = aten(spec["probe"].split("::")[1])(torch.empty((0, 0), dtype=a.dtype, device=a.device),
                          torch.empty((0, 0), dtype=b.dtype, device=b.device))
         if out.dtype != a.dtype:
-            raise Refused("autocast")
+            # autocast computes the op in out's dtype: the operands cast as its policy casts them (scalar.h
+            # autocast_like: floating, not float64, on out's device type)
+            values = {k: v.to(out.dtype) if isinstance(v, torch.Tensor) and v.is_floating_point()
+                      and v.dtype != torch.float64 and v.device.type == out.device.type else v
+                      for k, v in values.items()}
     else:
         out = values["out"]
     fn = getattr(LIB, spec["function"])

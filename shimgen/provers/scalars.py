@@ -24,7 +24,7 @@ from torchgen.model import FunctionSchema
 
 from shimgen import history, table
 from shimgen.parse import NativeYaml
-from shimgen.scalar_model import Model, in_range, kind_of
+from shimgen.scalar_model import Model, in_range, kind_of, stands_in_exactly
 from shimgen.scalars import DATA, DTYPES, cell, load
 from shimgen.verify import samples
 
@@ -126,7 +126,9 @@ def _same(a, b) -> bool:
     return type(a) is type(b) and (a == b or (a != a and b != b))
 
 
-ITEM_SECONDS = 20  # an item taking longer hangs (special_laguerre_polynomial_l with n = 2^53 + 1 loops n times)
+# an item taking longer hangs (special_laguerre_polynomial_l with n = 2^53 + 1 loops n times); a loaded machine may
+# need more (SHIMGEN_ITEM_SECONDS)
+ITEM_SECONDS = float(os.environ.get("SHIMGEN_ITEM_SECONDS") or 20)
 
 
 def _lines(proc, timeout: float):
@@ -402,7 +404,7 @@ def prove_siblings(pairs: dict[str, tuple[str, str]]) -> dict[str, dict]:
     least one call in it compared and none differed; returns op -> {"cells": mask, "wrong": an example}."""
     results = _in_children("siblings", pairs)
     return {op: (r if not r.get("crash") else  # type: ignore[union-attr]
-                 {"cells": 0, "cells_fit": 0,
+                 {"cells": 0, "cells_fit": 0, "cells_exact": 0,
                   "wrong": "aten hangs on a sample" if r.get("hung") else "aten crashes on a sample"})
             for op, r in results.items()}
 
@@ -481,7 +483,7 @@ def _sibling_cells(torch, samples, ours, theirs) -> dict:
         return {"cells": 0, "wrong": f"no samples ({type(e).__name__})"}
     finally:
         samples.DTYPES, samples.SHAPES = old
-    exact = wrong = exact_fit = wrong_fit = 0
+    exact = wrong = exact_fit = wrong_fit = exact_ex = wrong_ex = 0
     example = ""
     seen: set = set()
     for case in cases:
@@ -511,16 +513,22 @@ def _sibling_cells(torch, samples, ours, theirs) -> dict:
                     bit = cell(tclass, kind_of(number)) if tclass >= 0 else 0
                     rtype = model.result_type(tensors, [model.wrapped(n) if n is not None else None for n in numbers])
                     fits = isinstance(rtype, str) and in_range(number, rtype)
+                    held = isinstance(rtype, str) and stands_in_exactly(number, rtype)
                     if same and want[0] == "ok":  # a cell is proven by results, not by errors on both sides
                         exact |= bit
                         exact_fit |= bit if fits else 0
+                        exact_ex |= bit if held else 0
                     elif not same:
                         wrong |= bit
                         wrong_fit |= bit if fits else 0
+                        wrong_ex |= bit if held else 0
                         example = example or (f"{case.label}{' (zeroed)' if zeros else ''}, "
                                               f"{dict(zip(swapped, numbers))}: aten {str(want[1])[:100]}; "
                                               f"sibling {str(got[1])[:100]}")
-    return {"cells": exact & ~wrong, "cells_fit": exact_fit & ~wrong_fit & ~(exact & ~wrong), "wrong": example}
+    cells = exact & ~wrong
+    cells_fit = exact_fit & ~wrong_fit & ~cells
+    return {"cells": cells, "cells_fit": cells_fit, "cells_exact": exact_ex & ~wrong_ex & ~cells & ~cells_fit,
+            "wrong": example}
 
 
 def _int_as_double(torch, samples, schema) -> tuple[bool, str]:
@@ -622,7 +630,8 @@ def main(argv: list[str] | None = None) -> int:
                                                    "legacy-shims", "kernel-compositions"], help="which facts to rewrite (siblings: found by "
                     "rule in the installed yaml; `prove` then keeps the proven ones)")
     ap.add_argument("--only", metavar="OP[,OP...]",
-                    help="kernel-compositions: prove these rows again and keep the others' records as they are")
+                    help="kernel-compositions, siblings: prove these rows again and keep the others' records as they "
+                    "are")
     args = ap.parse_args(argv)
     if args.what == "legacy-shims":
         legacy = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), LEGACY_DATA)
@@ -667,8 +676,16 @@ def main(argv: list[str] | None = None) -> int:
         stand_in = {k: r.stand_in for k, r in rows.items() if r.stand_in}
         texts = history.schemas_of(NativeYaml().text)
         pairs = discover_siblings({op: FunctionSchema.parse(t) for op, t in texts.items()}, stand_in)
-        proofs = prove_siblings({op: (texts[op], texts[to]) for op, to in pairs.items()})
-        raw["siblings"] = {op: {"to": to, "cells": proofs[op]["cells"], "cells_fit": proofs[op].get("cells_fit", 0)}
+        kept = raw.get("siblings") or {}
+        only = (set(args.only.split(",")) if args.only else set(pairs)) | (set(pairs) - set(kept))
+        unknown = only - set(pairs)
+        if unknown:
+            print(f"shimgen: --only: no sibling {sorted(unknown)[0]}", file=sys.stderr)
+            return 2
+        proofs = prove_siblings({op: (texts[op], texts[to]) for op, to in pairs.items() if op in only})
+        proofs.update({op: {**kept[op], "wrong": ""} for op in pairs if op not in only and op in kept})
+        raw["siblings"] = {op: {"to": to, "cells": proofs[op]["cells"], "cells_fit": proofs[op].get("cells_fit", 0),
+                                **({"cells_exact": proofs[op]["cells_exact"]} if proofs[op].get("cells_exact") else {})}
                            for op, to in pairs.items()}
         for op in sorted(pairs):
             if proofs[op]["wrong"]:

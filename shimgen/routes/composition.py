@@ -355,9 +355,9 @@ class Composition(Route):
         if rule["kernel"] == ITEMS:
             return [f"Route: aten::{rule['via']} with the numbers as 0-dim tensors of their own type (float64, "
                     f"int64, bool, complex128), which it reads back exactly with .item(), as aten::{w.op.name} "
-                    f"(proven equal on torch {', '.join(map(str, rule['proven']))})."] + (
-                        ["An out not on the CPU raises an error naming the remedy (proven on CPU only)."]
-                        if any(p.is_out for p in w.params) else [])
+                    f"(proven equal on torch {', '.join(map(str, rule['proven']))}): aten's own kernel on any device."] + (
+                        ["An out on the meta device raises an error naming the remedy (aten's meta kernel of "
+                         f"aten::{rule['via']} refuses CPU numbers)."] if any(p.is_out for p in w.params) else [])
         if rule["kernel"] == WRAPPED:
             return [f"Route: aten::{rule['via']} with the numbers as 0-dim tensors of the dtype aten gives them as "
                     f"wrapped numbers, as aten computes aten::{w.op.name} (proven equal on torch "
@@ -530,7 +530,9 @@ def _wrapped_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
     if rule["kernel"] == ITEMS:  # .item() gives each back as the caller wrote it
         lines = [f"const torch::stable::Tensor {n}_t = shimgen::detail::number_tensor({n}, "
                  f"shimgen::detail::natural_type({n}));" for n in numbers]
-        lines = [f'shimgen::detail::refuse_not_cpu("{w.op.name}", {p.name});' for p in kept if p.is_out] + lines
+        # no CPU gate: `via` reads the numbers on the host (.item()) and runs aten's own Scalar kernel on out's
+        # device, so what is proven on the CPU is aten's call on any device (meta aside: a Python reference there)
+        lines = [f'shimgen::detail::refuse_meta_out("{w.op.name}", {p.name});' for p in kept if p.is_out] + lines
     elif rule["kernel"] == AS_DOUBLE:
         self_ = next(p.name for p in w.params if str(p.arg.type) == "Tensor")
         lines = [f'const double {n}_t = shimgen::detail::exact_double("{w.op.name}", "{n}", {n}, {self_});'
@@ -1088,8 +1090,11 @@ def _factory_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         return "\n".join([f'const torch::stable::Tensor src = shimgen::detail::scatter_value_src("{op}", self, index, '
                           "value);", f"return torch::stable::{target.name}({args});"])
     out = next(p.name for p in w.kept(v) if p.is_out)
-    lines = [f'shimgen::detail::refuse_not_cpu("{op}", {out});',
-             f'shimgen::detail::check_factory_out_autograd("{op}", {out});']
+    # full.out is aten's own two calls (resize_, fill_) on out's device: no device gate. A range's elements are
+    # computed by range_select's calls, proven against aten's CPU kernel only (CUDA's computes in another
+    # accumulation type)
+    lines = ([] if rule["kernel"] == "full_out" else [f'shimgen::detail::refuse_not_cpu("{op}", {out});']) + [
+        f'shimgen::detail::check_factory_out_autograd("{op}", {out});']
     if rule["kernel"] == "full_out":
         target = target_wrapper(rule["via"], plan)
         assert target is not None
@@ -1157,9 +1162,8 @@ def _factory_doc(w: Wrapper, rule: dict) -> list[str]:
     if rule["kernel"] == "full_out":
         return [f"Route: aten's full.out: out.resize_(size) where its sizes differ (aten::resize_as_, quiet as "
                 f"aten's kernel), then aten::{rule['via']} on out (proven equal on torch {proven}).",
-                "In grad mode a leaf out that requires grad raises, as in aten; an out not on the CPU (proven on CPU "
-                "only), an out with a grad_fn in grad mode, and one that requires grad and must be resized raise an "
-                "error naming the remedy."]
+                "In grad mode a leaf out that requires grad raises, as in aten; an out with a grad_fn in grad mode "
+                "and one that requires grad and must be resized raise an error naming the remedy."]
     resize = ("through aten::where.self_out, whose warning on a non-empty out stands for aten's own (its text "
               "differs)" if rule.get("warns") else "by aten::resize_as_, quietly as aten does")
     return [f"Route: aten's {name} kernel computes in out's dtype: shimgen::detail::range_select (the {name} "
@@ -1197,15 +1201,24 @@ def _addbmm_body(w: Wrapper, plan: Plan, rule: dict) -> str:
     in_place = w.op.name.split(".")[0].endswith("_")
     result = out or ("self" if in_place else "shimgen::detail::new_empty_of(self)")
     returned = out or ("self" if in_place else "result")
+    # the functional form under autocast (addbmm is in its lower-precision list; out= and in-place forms are not):
+    # the operands cast as autocast casts them (scalar.h autocast_target, autocast_like), then the same calls
+    functional = not (out or in_place)
+    s, b1, b2 = ("self_a", "batch1_a", "batch2_a") if functional else ("self", "batch1", "batch2")
+    cast = [] if not functional else [
+        "const std::optional<torch::stable::Tensor> autocast = shimgen::detail::autocast_target(batch1);",
+        *[f"const torch::stable::Tensor {n}_a = autocast ? shimgen::detail::autocast_like({n}, *autocast) : {n};"
+          for n in ("self", "batch1", "batch2")]]
+    result = result.replace("new_empty_of(self)", f"new_empty_of({s})")
     return "\n".join([
+        *cast,
         f"torch::stable::Tensor result = {result};",
-        f'const int64_t batches = shimgen::detail::addbmm_prepare("{w.op.name}", self, batch1, batch2, beta, '
+        f'const int64_t batches = shimgen::detail::addbmm_prepare("{w.op.name}", {s}, {b1}, {b2}, beta, '
         f'result, {"true" if in_place else "false"});',
-        *([] if out or in_place else [f'shimgen::detail::refuse_autocast("{w.op.name}", self);']),
         "for (int64_t b = 0; b < batches; ++b) {",
         "const shimgen::Scalar beta_b = b == 0 ? beta : shimgen::Scalar(int64_t(1));",
-        "const torch::stable::Tensor m1 = shimgen::detail::batch_of(batch1, b);",
-        "const torch::stable::Tensor m2 = shimgen::detail::batch_of(batch2, b);",
+        f"const torch::stable::Tensor m1 = shimgen::detail::batch_of({b1}, b);",
+        f"const torch::stable::Tensor m2 = shimgen::detail::batch_of({b2}, b);",
         f"torch::stable::{target.name}(result, result, m1, m2, beta_b, alpha);",
         "}",
         f"return {returned};"])

@@ -9,8 +9,9 @@ against aten, on every runtime).
 A row serves one overload in one of two forms:
 - `out`: the caller's out= is the shim's;
 - `functional`: the result is `dispatch_probe(probe, *like)` (aten::mm of empty 0x0 tensors of mat1's and mat2's
-  dtype and device), which the shim resizes and fills: its dtype is the one aten's dispatch gives, so a call
-  autocast would compute in a lower precision is refused (the out= shim does not autocast), never wrong.
+  dtype and device), which the shim resizes and fills: its dtype is the one aten's dispatch gives, so where
+  autocast would compute in a lower precision the operands are first cast as autocast's policy casts them
+  (scalar.h autocast_like; the out= shim itself does not autocast).
 An out= call is one autograd refuses where an input requires grad in grad mode, measured also inside a kernel
 registered for CPU: the wrapper's error then names the remedy (grad mode off, as in a custom op's forward under
 torch.library.register_autograd, or SHIMGEN_OVERLAY). Numbers are checked per call: the float must hold
@@ -84,8 +85,9 @@ class LegacyShim(Route):
                  f"{', '.join(map(str, rule['proven']))}).",
                  f"Numbers travel as a {rule['numbers']}: one it would change raises an error (shimgen::Scalar)."]
         if rule["form"] == "functional":
-            lines.append("An out= call: where an input requires grad in grad mode autograd refuses it, and under "
-                         "autocast it is refused (each error names the remedy).")
+            lines.append("An out= call: where an input requires grad in grad mode autograd refuses it (the error "
+                         "names the remedy); under autocast the operands are cast as autocast casts them for "
+                         f"aten::{rule['probe'].split('::')[1]}'s dtype, then the shim computes there.")
         return lines
 
     def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
@@ -101,22 +103,30 @@ class LegacyShim(Route):
             if str(p.arg.type) == "Scalar":
                 lines.append(f"if (!shimgen::detail::float_carries({p.name}, {like[0]}, {cells_mask(rule):#x})) {{\n"
                              f'shimgen::detail::refuse("{op}", "{p.name}", {p.name}, "{why}");\n}}')
+        def call(cast: set[str]) -> list[str]:
+            args = []
+            for c in rule["c_args"]:
+                if c in cast:  # the operand as autocast hands it to the op (scalar.h autocast_like)
+                    args.append(f"shimgen::detail::autocast_like({c}, out).get()")
+                elif c == "out" or str(params[c].arg.type) == "Tensor":
+                    args.append(f"{c}.get()")
+                else:
+                    args.append(f"static_cast<{rule['numbers']}>({c}.to_double())")
+            return [*DEPRECATION_OFF, f"err = {v.shim}({', '.join(args)});", *DEPRECATION_ON]
+
+        lines.append("AOTITorchError err = AOTI_TORCH_SUCCESS;")
         if rule["form"] == "functional":
-            autocast = (f"aten would compute this call in another dtype (autocast), which libtorch's out= shim "
-                        f"{v.shim} does not: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each "
-                        "torch release)")
+            # where aten's dispatch computes the op in another dtype (autocast's lower-precision policy), the
+            # operands are cast as autocast casts them, and the out= shim (which autocast leaves alone) computes there
+            cast = {c for c in rule["c_args"] if c != "out" and str(params[c].arg.type) == "Tensor"}
             lines += [f'torch::stable::Tensor out = shimgen::detail::dispatch_probe("{rule["probe"]}", '
                       f"{like[0]}, {like[1]});",
-                      f"if (out.scalar_type() != {like[0]}.scalar_type()) {{\n"
-                      f'shimgen::detail::fail("{op}", "{autocast}");\n}}']
-        args = []
-        for c in rule["c_args"]:
-            if c == "out" or str(params[c].arg.type) == "Tensor":
-                args.append(f"{c}.get()")
-            else:
-                args.append(f"static_cast<{rule['numbers']}>({c}.to_double())")
-        lines += [*DEPRECATION_OFF, f"const AOTITorchError err = {v.shim}({', '.join(args)});", *DEPRECATION_ON,
-                  f'if (err != AOTI_TORCH_SUCCESS) {{\nshimgen::detail::legacy_failed("aten::{op}", "{v.shim}");\n}}']
+                      f"if (out.scalar_type() != {like[0]}.scalar_type()) {{", *call(cast), "} else {",
+                      *call(set()), "}"]
+        else:
+            lines += call(set())
+        lines.append(f'if (err != AOTI_TORCH_SUCCESS) {{\nshimgen::detail::legacy_failed("aten::{op}", "{v.shim}");'
+                     "\n}")
         lines.append("return out;" if rule["form"] == "functional" else return_outs(w))
         return "\n".join(x for x in lines if x)
 

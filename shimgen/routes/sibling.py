@@ -8,7 +8,8 @@ emission of every lowered call lives here."""
 
 from __future__ import annotations
 
-from shimgen import scalars
+from shimgen import device_checks, scalars
+from shimgen.errors import ShimgenError
 from shimgen.cpp_model import Param, Variant, Wrapper
 from shimgen.parse import Op
 from shimgen.plan import Plan
@@ -88,15 +89,37 @@ def lowered_body(w: Wrapper, v: Variant, plan: Plan) -> str:
     lines = [
         f"const auto dtypes = shimgen::detail::stand_in_dtypes<{len(operands)}, {len(numbers)}>(",
         f'"{w.op.name}", {facts.cells.get(w.op.name, 0):#x}, {facts.cells_fit.get(w.op.name, 0):#x}, '
+        f'{facts.cells_exact.get(w.op.name, 0):#x}, '
         f'{{{", ".join(f"shimgen::detail::operand({t.name})" for t in operands)}}}, '
         f'{{{", ".join(_number_pointer(p) for p in numbers)}}}, {{{", ".join(chr(34) + p.name + chr(34) for p in numbers)}}});',
     ]
     index = {p.name: i for i, p in enumerate(numbers)}
-    args = [f"shimgen::detail::number_tensor({p.name}, dtypes[{index[p.name]}])" if p.name in index else p.name
-            for p in w.kept(v)]
+    # where the target's CUDA kernel checks devices, the numbers go to the first operand's (device_checks.py)
+    like = operands[0].name if operands and numbers_on_device(target.op.name, plan) else None
+    maker = (lambda p: f"shimgen::detail::number_tensor_on({p.name}, dtypes[{index[p.name]}], {like})") if like \
+        else (lambda p: f"shimgen::detail::number_tensor({p.name}, dtypes[{index[p.name]}])")
+    args = [maker(p) if p.name in index else p.name for p in w.kept(v)]
     call = f"{target.name}({', '.join(args)})"
     lines.append(f"return {call};" if w.returns != "void" else f"{call};")
     return "\n".join(lines)
+
+
+def numbers_on_device(target: str, plan: Plan) -> bool:
+    """Does overload `target` check its operands' devices, so that a number tensor must be on theirs?"""
+    def lookup(name: str):
+        try:
+            return plan.native.select([name], plan.table)[0].f if plan.native is not None else None
+        except ShimgenError:
+            return None
+    def overloads(base: str):
+        try:
+            return [o.f for o in plan.native.select([base], plan.table)] if plan.native is not None else []
+        except ShimgenError:
+            return []
+    memo = plan.derived.setdefault("numbers_on_device", {})
+    if target not in memo:  # type: ignore[operator]
+        memo[target] = device_checks.checks_devices(target, lookup(target), lookup, overloads)  # type: ignore[index]
+    return memo[target]  # type: ignore[index]
 
 
 def _number_pointer(p: Param) -> str:

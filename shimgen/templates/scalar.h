@@ -31,6 +31,10 @@
 #include <type_traits>
 #include <vector>
 
+#if !defined(_WIN32)
+#include <dlfcn.h>
+#endif
+
 #include <torch/csrc/inductor/aoti_torch/c/shim.h>
 #include <torch/csrc/stable/c/shim.h>
 #include <torch/csrc/stable/stableivalue_conversions.h>
@@ -486,6 +490,7 @@ std::array<ScalarType, M> stand_in_dtypes(
     const char* op,
     uint32_t proven,
     uint32_t proven_if_fits,
+    uint32_t proven_if_exact,
     const std::array<Operand, N>& tensors,
     const std::array<const Scalar*, M>& numbers,
     const std::array<const char*, M>& names) {
@@ -506,7 +511,11 @@ std::array<ScalarType, M> stand_in_dtypes(
   }
   for (size_t k = 0; k < M; ++k) { // shimgen proved the Tensor overload equal only in these cells
     const uint32_t bit = numbers[k] ? cell(tensor_class(all), *numbers[k]) : 0;
-    if (numbers[k] && !((proven & bit) || ((proven_if_fits & bit) && want >= 0 && in_range(*numbers[k], want)))) {
+    // proven for every number of the cell, for those within the result dtype's range, or for those the result
+    // dtype holds exactly (the half types: whatever conversion the kernel makes, it reads the same value)
+    const bool fits = (proven_if_fits & bit) && want >= 0 && in_range(*numbers[k], want);
+    const bool exact = (proven_if_exact & bit) && want >= 0 && stands_in_exactly(*numbers[k], want);
+    if (numbers[k] && !((proven & bit) || fits || exact)) {
       refuse(op, names[k], *numbers[k],
              "shimgen has not proven this op's Tensor overload equal to it for this number with tensors of "
              "these dtypes (the C shim's double would change it, the dispatcher cannot carry a Scalar)");
@@ -725,15 +734,105 @@ inline std::optional<torch::stable::Tensor> number_tensor(
   return number_tensor(*s, t);
 }
 
-/// libtorch's message for the call that just failed (2.13+: aten's own
-/// error text; before, libtorch logged it on stderr).
-inline std::string failure_reason() {
+/// A 0-dim number tensor `n` (made on the CPU by number_tensor) where an op
+/// that checks its operands' devices reads it: `n` itself where `like` is on
+/// the CPU (no cost beyond a device query), else a 0-dim tensor of n's dtype
+/// on like's device, filled from `n` by aten::fill_.Tensor (which reads a CPU
+/// value with .item() and launches one fill kernel on the current stream: no
+/// copy that waits for the device). The value is n's, already in its dtype, so
+/// no second rounding happens on the device. An op that checks devices is one
+/// whose CUDA kernel libtorch registers with `device_check: ExactSame`
+/// (shimgen/device_checks.py); a TensorIterator op (`NoCheck`) takes the CPU
+/// tensor as aten's own wrapped number, at no cost.
+/// SHIMGEN_TEST_NUMBERS_ON_DEVICE takes the device path on the CPU too (the
+/// CPU tests of the device rule).
+inline torch::stable::Tensor on_device_of(
+    const torch::stable::Tensor& n,
+    const torch::stable::Tensor& like) {
+  int32_t device_type = 0;
+  check(
+      aoti_torch_get_device_type(like.get(), &device_type), "get_device_type");
+#ifndef SHIMGEN_TEST_NUMBERS_ON_DEVICE
+  if (device_type == aoti_torch_device_type_cpu()) {
+    return n;
+  }
+#endif
+  int32_t device_index = 0;
+  int32_t dtype = 0;
+  check(
+      aoti_torch_get_device_index(like.get(), &device_index),
+      "get_device_index");
+  check(aoti_torch_get_dtype(n.get(), &dtype), "aoti_torch_get_dtype");
+  AtenTensorHandle h = nullptr;
+  check(
+      aoti_torch_empty_strided(
+          0, nullptr, nullptr, dtype, device_type, device_index, &h),
+      "aoti_torch_empty_strided");
+  std::array<StableIValue, 2> stack{};
+  stack[0] = torch::stable::detail::from(torch::stable::Tensor(h));
+  stack[1] = torch::stable::detail::from(n);
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+  check(
+      torch_call_dispatcher(
+          "aten::fill_", "Tensor", stack.data(), TORCH_ABI_VERSION),
+      "aten::fill_");
+#else
+  check(
+      aoti_torch_call_dispatcher("aten::fill_", "Tensor", stack.data()),
+      "aten::fill_");
+#endif
+  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+}
+
+/// number_tensor(s, t) on like's device (on_device_of): for an op that checks
+/// its operands' devices.
+inline torch::stable::Tensor number_tensor_on(
+    const Scalar& s,
+    ScalarType t,
+    const torch::stable::Tensor& like) {
+  return on_device_of(number_tensor(s, t), like);
+}
+
+/// The same for an optional number (None stays None).
+inline std::optional<torch::stable::Tensor> number_tensor_on(
+    const std::optional<Scalar>& s,
+    ScalarType t,
+    const torch::stable::Tensor& like) {
+  if (!s.has_value()) {
+    return std::nullopt;
+  }
+  return on_device_of(number_tensor(*s, t), like);
+}
+
+/// aten's error text for the call that just failed in this thread, where the
+/// runtime's libtorch exports torch_exception_get_what_without_backtrace (2.13
+/// on); else nullptr. A build targeting 2.13 or later calls it directly; an
+/// older target looks it up at run time (dlsym, once), so that it loads on
+/// every runtime it targets and still reports aten's text on one that has it.
+inline const char* libtorch_error_text() {
 #if defined(TORCH_VERSION_2_13_0)
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+#define SHIMGEN_ERROR_TEXT_DIRECT 1
+#endif
+#endif
+#if defined(SHIMGEN_ERROR_TEXT_DIRECT)
   return torch_exception_get_what_without_backtrace();
+#elif !defined(_WIN32)
+  using Getter = const char* (*)();
+  static const Getter getter = reinterpret_cast<Getter>(
+      dlsym(RTLD_DEFAULT, "torch_exception_get_what_without_backtrace"));
+  return getter != nullptr ? getter() : nullptr;
+#else
+  return nullptr;
 #endif
-#endif
-  return "libtorch logged the reason on stderr";
+}
+
+/// libtorch's message for the call that just failed (aten's own error text
+/// where the runtime hands it over: libtorch_error_text; before 2.13,
+/// libtorch logged it on stderr).
+inline std::string failure_reason() {
+  const char* text = libtorch_error_text();
+  return text != nullptr ? text : "libtorch logged the reason on stderr";
 }
 
 /// A call a route cannot make as aten would: `shimgen: <op>: <why>`.
@@ -850,6 +949,43 @@ inline torch::stable::Tensor dispatch_probe(
       "",
       {torch::stable::detail::from(empty_0x0(a)),
        torch::stable::detail::from(empty_0x0(b))});
+}
+
+/// `t` as autocast hands it to an op whose result aten's dispatch gives in
+/// dtype `out` (dispatch_probe): autocast's lower-precision policy
+/// (cached_cast) casts a floating-point operand on the autocast device that
+/// is not float64 to that dtype (aten::_to_copy, as its .to() does), and
+/// leaves every other one alone. Where `out` is t's own dtype (no autocast),
+/// `t` itself.
+template <typename = void>
+inline torch::stable::Tensor autocast_like(
+    const torch::stable::Tensor& t,
+    const torch::stable::Tensor& out) {
+  const ScalarType from = t.scalar_type();
+  const ScalarType to = out.scalar_type();
+  if (from == to || from == ScalarType::Double) {
+    return t;
+  }
+  if (!is_floating(position(from))) {
+    return t;
+  }
+  int32_t t_device = 0;
+  int32_t out_device = 0;
+  check(aoti_torch_get_device_type(t.get(), &t_device), "get_device_type");
+  check(aoti_torch_get_device_type(out.get(), &out_device), "get_device_type");
+  if (t_device != out_device) {
+    return t;
+  }
+  return dispatch_tensors<7>(
+      "aten::_to_copy",
+      "",
+      {torch::stable::detail::from(t),
+       torch::stable::detail::from(std::optional<ScalarType>(to)),
+       torch::stable::detail::from(std::nullopt),
+       torch::stable::detail::from(std::nullopt),
+       torch::stable::detail::from(std::nullopt),
+       torch::stable::detail::from(false),
+       torch::stable::detail::from(std::nullopt)});
 }
 
 /// A legacy shim call that failed: aten's reason (libtorch's message from
@@ -1406,36 +1542,8 @@ inline torch::stable::Tensor wrapped_number_tensor(
   if (!in_range(s, position(t))) {
     refuse(op, arg, s, "out of the range of the dtype aten computes it in");
   }
-  torch::stable::Tensor n = number_tensor(s, t);
-  int32_t device_type = 0;
-  check(aoti_torch_get_device_type(like.get(), &device_type), "get_device_type");
-  if (device_type == aoti_torch_device_type_cpu()) {
-    return n;
-  }
-  // aten::to.other: to an empty tensor of dtype t on like's device
-  int32_t device_index = 0;
-  check(aoti_torch_get_device_index(like.get(), &device_index), "get_device_index");
-  const std::array<int64_t, 1> sizes{0};
-  const std::array<int64_t, 1> strides{1};
-  AtenTensorHandle h = nullptr;
-  check(
-      aoti_torch_empty_strided(
-          1,
-          sizes.data(),
-          strides.data(),
-          static_cast<int32_t>(t),
-          device_type,
-          device_index,
-          &h),
-      "aoti_torch_empty_strided");
-  return dispatch_tensors<5>(
-      "aten::to",
-      "other",
-      {torch::stable::detail::from(n),
-       torch::stable::detail::from(torch::stable::Tensor(h)),
-       torch::stable::detail::from(false),
-       torch::stable::detail::from(false),
-       torch::stable::detail::from(std::nullopt)});
+  // on like's device as a fill (on_device_of), not a copy that waits for it
+  return on_device_of(number_tensor(s, t), like);
 }
 
 /// A hardtanh bound as the 0-dim tensor aten's clamp kernel compares with: in
@@ -1481,8 +1589,12 @@ inline torch::stable::Tensor clamp_select(
   if (!kernel_dtype(t, true, compute)) {
     no_kernel(op);
   }
-  const torch::stable::Tensor lo = clamp_bound(op, "min_val", min_val, t);
-  const torch::stable::Tensor hi = clamp_bound(op, "max_val", max_val, t);
+  // aten::clamp.Tensor's CUDA kernel checks devices: the bounds go to self's
+  // device (on_device_of)
+  const torch::stable::Tensor lo =
+      on_device_of(clamp_bound(op, "min_val", min_val, t), self);
+  const torch::stable::Tensor hi =
+      on_device_of(clamp_bound(op, "max_val", max_val, t), self);
   const torch::stable::Tensor inside = tensor_op(
       "aten::logical_and",
       "",
@@ -1600,7 +1712,10 @@ inline torch::stable::Tensor scatter_fill_select(
   if (t < 0 || !in_range(value, t)) {
     refuse(op, "value", value, "it does not convert exactly to self's dtype");
   }
-  const torch::stable::Tensor number = number_tensor(value, self.scalar_type());
+  // aten::scatter.src's CUDA kernel checks devices: the number goes to self's
+  // device (on_device_of)
+  const torch::stable::Tensor number =
+      number_tensor_on(value, self.scalar_type(), self);
   const torch::stable::Tensor src =
       tensor_op("aten::expand_as", "", number, index);
   return dispatch_tensors<4>(
@@ -3274,13 +3389,32 @@ inline void check_factory_out_autograd(const char* op, const torch::stable::Tens
   fail(op, why.c_str());
 }
 
-/// Raises, naming the remedy, where a factory's out is not on the CPU (its
-/// numbers reach aten as CPU tensors, proven with CPU outs only).
+/// Raises, naming the remedy, where a range factory's out is not on the CPU
+/// (the range factory route's calls are proven against aten's CPU kernel, which
+/// accumulates in double; CUDA's accumulates a float range in float).
 template <typename = void>
 inline void refuse_not_cpu(const char* op, const torch::stable::Tensor& out) {
   if (!out.is_cpu()) {
     std::string why = "out is not on the CPU, where this composition is ";
     why += "proven only: define SHIMGEN_OVERLAY and link libshimgen_overlay ";
+    why += "(rebuilt for each torch release)";
+    fail(op, why.c_str());
+  }
+}
+
+/// Raises, naming the remedy, where out is on the meta device: there aten's
+/// X.Tensor_Tensor_out is a Python reference (torch._refs), which refuses the
+/// CPU 0-dim numbers as a cross-device copy, where aten's Scalar overload
+/// takes them. On every other device it is aten's C++ kernel, which reads
+/// them with .item() and calls the Scalar overload's kernel on out's device.
+template <typename = void>
+inline void refuse_meta_out(const char* op, const torch::stable::Tensor& out) {
+  int32_t device_type = 0;
+  check(aoti_torch_get_device_type(out.get(), &device_type), "get_device_type");
+  if (device_type == aoti_torch_device_type_meta()) {
+    std::string why = "out is on the meta device, where aten computes the ";
+    why += "Tensor overload this route calls in Python, which refuses CPU ";
+    why += "numbers: define SHIMGEN_OVERLAY and link libshimgen_overlay ";
     why += "(rebuilt for each torch release)";
     fail(op, why.c_str());
   }
@@ -3745,26 +3879,23 @@ inline int64_t dim_size(
   return t.size(dim);
 }
 
-/// Where autocast would compute addbmm in another dtype (aten::mm's autocast
-/// policy, addbmm's too, probed on empty tensors of self's floating dtype),
-/// aten casts the inputs and the legacy addmm_out shim, an out= call, would
-/// not: refused (the functional form; autocast leaves out= and in-place
-/// calls alone).
+/// Where autocast computes a matrix product of `like`'s dtype in another
+/// dtype (aten::mm's autocast policy, addbmm's too, probed on empty tensors
+/// like `like`): an empty tensor of that dtype and like's device, for
+/// autocast_like; nullopt where there is no autocast (like's own dtype, or a
+/// dtype autocast leaves alone: no probe).
 template <typename = void>
-inline void refuse_autocast(
-    const char* op,
-    const torch::stable::Tensor& self) {
-  const ScalarType t = self.scalar_type();
-  if (!is_floating(position(t))) {
-    return;
+inline std::optional<torch::stable::Tensor> autocast_target(
+    const torch::stable::Tensor& like) {
+  const ScalarType t = like.scalar_type();
+  if (!is_floating(position(t)) || t == ScalarType::Double) {
+    return std::nullopt;
   }
-  if (dispatch_probe("aten::mm", self, self).scalar_type() != t) {
-    std::string why = "aten would compute this call in another dtype ";
-    why += "(autocast), which the legacy addmm_out shim does not: define ";
-    why += "SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each ";
-    why += "torch release)";
-    fail(op, why.c_str());
+  torch::stable::Tensor out = dispatch_probe("aten::mm", like, like);
+  if (out.scalar_type() == t) {
+    return std::nullopt;
   }
+  return out;
 }
 
 // Lists cross the dispatcher from 2.10 (the addbmm wrappers exist from then).

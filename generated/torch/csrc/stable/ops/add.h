@@ -110,6 +110,7 @@ inline torch::stable::Tensor add(
       "add.Scalar",
       0x1bdef7b,
       0x0,
+      0x0,
       {shimgen::detail::operand(self)},
       {&other},
       {"other"});

@@ -120,6 +120,43 @@ inline torch::stable::Tensor dispatch_probe(
        torch::stable::detail::from(empty_0x0(b))});
 }
 
+/// `t` as autocast hands it to an op whose result aten's dispatch gives in
+/// dtype `out` (dispatch_probe): autocast's lower-precision policy
+/// (cached_cast) casts a floating-point operand on the autocast device that
+/// is not float64 to that dtype (aten::_to_copy, as its .to() does), and
+/// leaves every other one alone. Where `out` is t's own dtype (no autocast),
+/// `t` itself.
+template <typename = void>
+inline torch::stable::Tensor autocast_like(
+    const torch::stable::Tensor& t,
+    const torch::stable::Tensor& out) {
+  const ScalarType from = t.scalar_type();
+  const ScalarType to = out.scalar_type();
+  if (from == to || from == ScalarType::Double) {
+    return t;
+  }
+  if (!is_floating(position(from))) {
+    return t;
+  }
+  int32_t t_device = 0;
+  int32_t out_device = 0;
+  check(aoti_torch_get_device_type(t.get(), &t_device), "get_device_type");
+  check(aoti_torch_get_device_type(out.get(), &out_device), "get_device_type");
+  if (t_device != out_device) {
+    return t;
+  }
+  return dispatch_tensors<7>(
+      "aten::_to_copy",
+      "",
+      {torch::stable::detail::from(t),
+       torch::stable::detail::from(std::optional<ScalarType>(to)),
+       torch::stable::detail::from(std::nullopt),
+       torch::stable::detail::from(std::nullopt),
+       torch::stable::detail::from(std::nullopt),
+       torch::stable::detail::from(false),
+       torch::stable::detail::from(std::nullopt)});
+}
+
 /// A legacy shim call that failed: aten's reason (libtorch's message from
 /// 2.13; before, libtorch logged it on stderr), and the remedy where autograd
 /// refused the out= call.

@@ -32,6 +32,10 @@
 #include <type_traits>
 #include <vector>
 
+#if !defined(_WIN32)
+#include <dlfcn.h>
+#endif
+
 #include <torch/csrc/inductor/aoti_torch/c/shim.h>
 #include <torch/csrc/stable/c/shim.h>
 #include <torch/csrc/stable/stableivalue_conversions.h>
@@ -567,6 +571,7 @@ std::array<ScalarType, M> stand_in_dtypes(
     const char* op,
     uint32_t proven,
     uint32_t proven_if_fits,
+    uint32_t proven_if_exact,
     const std::array<Operand, N>& tensors,
     const std::array<const Scalar*, M>& numbers,
     const std::array<const char*, M>& names) {
@@ -590,10 +595,14 @@ std::array<ScalarType, M> stand_in_dtypes(
   for (size_t k = 0; k < M;
        ++k) { // shimgen proved the Tensor overload equal only in these cells
     const uint32_t bit = numbers[k] ? cell(tensor_class(all), *numbers[k]) : 0;
-    if (numbers[k] &&
-        !((proven & bit) ||
-          ((proven_if_fits & bit) && want >= 0 &&
-           in_range(*numbers[k], want)))) {
+    // proven for every number of the cell, for those within the result dtype's
+    // range, or for those the result dtype holds exactly (the half types:
+    // whatever conversion the kernel makes, it reads the same value)
+    const bool fits =
+        (proven_if_fits & bit) && want >= 0 && in_range(*numbers[k], want);
+    const bool exact = (proven_if_exact & bit) && want >= 0 &&
+        stands_in_exactly(*numbers[k], want);
+    if (numbers[k] && !((proven & bit) || fits || exact)) {
       refuse(
           op,
           names[k],
@@ -852,15 +861,105 @@ inline std::optional<torch::stable::Tensor> number_tensor(
   return number_tensor(*s, t);
 }
 
-/// libtorch's message for the call that just failed (2.13+: aten's own
-/// error text; before, libtorch logged it on stderr).
-inline std::string failure_reason() {
+/// A 0-dim number tensor `n` (made on the CPU by number_tensor) where an op
+/// that checks its operands' devices reads it: `n` itself where `like` is on
+/// the CPU (no cost beyond a device query), else a 0-dim tensor of n's dtype
+/// on like's device, filled from `n` by aten::fill_.Tensor (which reads a CPU
+/// value with .item() and launches one fill kernel on the current stream: no
+/// copy that waits for the device). The value is n's, already in its dtype, so
+/// no second rounding happens on the device. An op that checks devices is one
+/// whose CUDA kernel libtorch registers with `device_check: ExactSame`
+/// (shimgen/device_checks.py); a TensorIterator op (`NoCheck`) takes the CPU
+/// tensor as aten's own wrapped number, at no cost.
+/// SHIMGEN_TEST_NUMBERS_ON_DEVICE takes the device path on the CPU too (the
+/// CPU tests of the device rule).
+inline torch::stable::Tensor on_device_of(
+    const torch::stable::Tensor& n,
+    const torch::stable::Tensor& like) {
+  int32_t device_type = 0;
+  check(
+      aoti_torch_get_device_type(like.get(), &device_type), "get_device_type");
+#ifndef SHIMGEN_TEST_NUMBERS_ON_DEVICE
+  if (device_type == aoti_torch_device_type_cpu()) {
+    return n;
+  }
+#endif
+  int32_t device_index = 0;
+  int32_t dtype = 0;
+  check(
+      aoti_torch_get_device_index(like.get(), &device_index),
+      "get_device_index");
+  check(aoti_torch_get_dtype(n.get(), &dtype), "aoti_torch_get_dtype");
+  AtenTensorHandle h = nullptr;
+  check(
+      aoti_torch_empty_strided(
+          0, nullptr, nullptr, dtype, device_type, device_index, &h),
+      "aoti_torch_empty_strided");
+  std::array<StableIValue, 2> stack{};
+  stack[0] = torch::stable::detail::from(torch::stable::Tensor(h));
+  stack[1] = torch::stable::detail::from(n);
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+  check(
+      torch_call_dispatcher(
+          "aten::fill_", "Tensor", stack.data(), TORCH_ABI_VERSION),
+      "aten::fill_");
+#else
+  check(
+      aoti_torch_call_dispatcher("aten::fill_", "Tensor", stack.data()),
+      "aten::fill_");
+#endif
+  return torch::stable::detail::to<torch::stable::Tensor>(stack[0]);
+}
+
+/// number_tensor(s, t) on like's device (on_device_of): for an op that checks
+/// its operands' devices.
+inline torch::stable::Tensor number_tensor_on(
+    const Scalar& s,
+    ScalarType t,
+    const torch::stable::Tensor& like) {
+  return on_device_of(number_tensor(s, t), like);
+}
+
+/// The same for an optional number (None stays None).
+inline std::optional<torch::stable::Tensor> number_tensor_on(
+    const std::optional<Scalar>& s,
+    ScalarType t,
+    const torch::stable::Tensor& like) {
+  if (!s.has_value()) {
+    return std::nullopt;
+  }
+  return on_device_of(number_tensor(*s, t), like);
+}
+
+/// aten's error text for the call that just failed in this thread, where the
+/// runtime's libtorch exports torch_exception_get_what_without_backtrace (2.13
+/// on); else nullptr. A build targeting 2.13 or later calls it directly; an
+/// older target looks it up at run time (dlsym, once), so that it loads on
+/// every runtime it targets and still reports aten's text on one that has it.
+inline const char* libtorch_error_text() {
 #if defined(TORCH_VERSION_2_13_0)
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
+#define SHIMGEN_ERROR_TEXT_DIRECT 1
+#endif
+#endif
+#if defined(SHIMGEN_ERROR_TEXT_DIRECT)
   return torch_exception_get_what_without_backtrace();
+#elif !defined(_WIN32)
+  using Getter = const char* (*)();
+  static const Getter getter = reinterpret_cast<Getter>(
+      dlsym(RTLD_DEFAULT, "torch_exception_get_what_without_backtrace"));
+  return getter != nullptr ? getter() : nullptr;
+#else
+  return nullptr;
 #endif
-#endif
-  return "libtorch logged the reason on stderr";
+}
+
+/// libtorch's message for the call that just failed (aten's own error text
+/// where the runtime hands it over: libtorch_error_text; before 2.13,
+/// libtorch logged it on stderr).
+inline std::string failure_reason() {
+  const char* text = libtorch_error_text();
+  return text != nullptr ? text : "libtorch logged the reason on stderr";
 }
 
 /// A call a route cannot make as aten would: `shimgen: <op>: <why>`.

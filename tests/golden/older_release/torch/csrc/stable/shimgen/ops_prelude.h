@@ -54,16 +54,18 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable, shimgen_detail)
 /// costs is libtorch's: its exception-to-error-code conversion calls
 /// c10::Error::what(), which symbolizes the backtrace, and before 2.13 it also
 /// logs that text on stderr, the only place the reason then appears.
+///
+/// A build targeting an older release finds the text at run time where the
+/// runtime's libtorch exports its getter (shimgen::detail::libtorch_error_text:
+/// dlsym, so that the extension still loads on a runtime without it).
 [[noreturn]] C10_NOINLINE inline void throw_failed_call(const char* call) {
-#if defined(TORCH_VERSION_2_13_0) && \
-    TORCH_FEATURE_VERSION >= TORCH_VERSION_2_13_0
-  (void)call;
-  throw std::runtime_error(torch_exception_get_what_without_backtrace());
-#else
+  const char* text = ::shimgen::detail::libtorch_error_text();
+  if (text != nullptr) {
+    throw std::runtime_error(text);
+  }
   throw std::runtime_error(
       std::string("shimgen: libtorch call failed: ") + call +
       " (libtorch logged the reason on stderr)");
-#endif
 }
 HIDDEN_NAMESPACE_END(torch, stable, shimgen_detail)
 

@@ -50,6 +50,7 @@ inline torch::stable::Tensor fill_(
       "fill_.Scalar",
       0x1308c3b,
       0x852040,
+      0x0,
       {shimgen::detail::operand(self)},
       {&value},
       {"value"});
