@@ -60,6 +60,7 @@ class _Rendered:
     body: str
     deleted: bool = False  # `signature = delete;`, no body
     hidden: str | None = None  # a form this build cannot call: a template whose static_assert says why
+    unused: tuple[str, ...] = ()  # a hidden form's parameter names, which its body marks used (-Wunused-parameter)
     name: str = ""  # the C++ name: which torch/csrc/stable/ops/<name>.h holds it
     calls: tuple[str, ...] = ()  # the other wrapper names its body calls (their headers come first)
 
@@ -312,6 +313,7 @@ def render_extra(e: Extra, reason: str | None = None, returns: str | None = None
         [f"{intro}, which is not available here: a compile error saying why, so that such a call does not",
          f"reach another overload of {e.name}."],
         None, None, f"inline {returns} {e.name}({params})", "", name=e.name, hidden=why,
+        unused=tuple(n for _, n, _ in e.params),
     )
     if w is None:
         return [deleted]
@@ -438,7 +440,7 @@ def render_hidden(w: Wrapper, v: Variant, start: Version, end: Version | None, m
     g_open, g_close = gate(Variant(v.route, 0, start, end))
     doc = [f"Not available in this build: {message}."]
     return _Rendered(doc, g_open, g_close, signature(w, v), "", name=w.name,
-                     hidden=f"torch::stable::{w.name}: {message}")
+                     hidden=f"torch::stable::{w.name}: {message}", unused=tuple(p.name for p in w.kept(v)))
 
 
 def _render_world(plan: Plan, wide: dict[str, Wrapper]) -> tuple[dict[str, list[_Rendered]], set[Version]]:

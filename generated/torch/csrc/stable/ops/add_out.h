@@ -65,6 +65,7 @@ inline torch::stable::Tensor& add_out(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::add_out: aten::add.out needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(out, self, other, alpha);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0

@@ -36,6 +36,7 @@ inline torch::stable::Tensor contiguous(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::contiguous: aten::contiguous.default needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(self, memory_format);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0

@@ -33,6 +33,7 @@ inline torch::stable::Tensor reshape(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::reshape: aten::reshape.default needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(self, shape);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0

@@ -38,6 +38,7 @@ inline torch::stable::Tensor sum(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::sum: aten::sum.dim_IntList needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(self, dim, keepdim, dtype);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0

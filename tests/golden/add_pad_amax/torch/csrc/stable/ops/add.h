@@ -65,7 +65,7 @@ inline torch::stable::Tensor add(
   }
   const bool floating = shimgen::detail::any_floating<2>({&self, &other});
   if (!(alpha.is_floating_point() ||
-        floating && shimgen::detail::fits_double(alpha))) {
+        (floating && shimgen::detail::fits_double(alpha)))) {
     shimgen::detail::refuse(
         "add.Tensor",
         "alpha",
@@ -90,6 +90,7 @@ inline torch::stable::Tensor add(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::add: aten::add.Tensor needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(self, other, alpha);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
@@ -128,6 +129,7 @@ inline torch::stable::Tensor add(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::add: aten::add.Scalar needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(self, other, alpha);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0

@@ -53,6 +53,7 @@ inline torch::stable::Tensor& amax_out(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::amax_out: aten::amax.out needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(out, self, dim, keepdim);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0

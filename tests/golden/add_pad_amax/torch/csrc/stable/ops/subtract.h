@@ -45,7 +45,7 @@ inline torch::stable::Tensor subtract(
   }
   const bool floating = shimgen::detail::any_floating<2>({&self, &other});
   if (!(alpha.is_floating_point() ||
-        floating && shimgen::detail::fits_double(alpha))) {
+        (floating && shimgen::detail::fits_double(alpha)))) {
     shimgen::detail::refuse(
         "subtract.Tensor",
         "alpha",
@@ -70,6 +70,7 @@ inline torch::stable::Tensor subtract(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::subtract: aten::subtract.Tensor needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(self, other, alpha);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0

@@ -37,6 +37,7 @@ inline std::vector<torch::stable::Tensor> split(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::split: aten::split.Tensor needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(self, split_size, dim);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0

@@ -89,6 +89,11 @@ namespace shimgen::detail {
 /// (the forms documented "Not available in this build").
 template <typename>
 inline constexpr bool hidden = false;
+
+/// Marks a hidden form's parameters used (its body reads none): no
+/// -Wunused-parameter where a compiler warns in a template never instantiated.
+template <typename... T>
+inline void unused(const T&...) {}
 } // namespace shimgen::detail
 
 HIDDEN_NAMESPACE_BEGIN(torch, stable)

@@ -34,6 +34,7 @@ inline torch::stable::Tensor cat(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::cat: aten::cat.default needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(tensors, dim);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0

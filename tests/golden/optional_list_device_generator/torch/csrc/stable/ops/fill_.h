@@ -42,7 +42,7 @@ inline torch::stable::Tensor fill_(
     const shimgen::Scalar& value) {
   const bool floating = shimgen::detail::any_floating<1>({&self});
   if (value.is_floating_point() ||
-      floating && shimgen::detail::fits_double(value)) {
+      (floating && shimgen::detail::fits_double(value))) {
     SHIMGEN_CHECK(aoti_torch_aten_fill__Scalar(self.get(), value.to_double()));
     return self;
   }

@@ -102,6 +102,7 @@ inline torch::stable::Tensor full(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::full: aten::full.default needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(size, fill_value, dtype, layout, device, pin_memory);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0

@@ -37,6 +37,7 @@ inline torch::stable::Tensor index(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::index: aten::index.Tensor needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(self, indices);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
