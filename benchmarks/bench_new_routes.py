@@ -113,7 +113,7 @@ def build(tmp: str) -> dict[str, str]:
         "aten": ([*TORCH.aten_flags(), "-DBENCH_NS=bench_new_aten", "-DBENCH_ATEN"], []),
         "libtorch": ([*TORCH.stable_flags(gen), "-DBENCH_NS=bench_new_libtorch"], []),
         # the routes before issue 16: the overlay, and no str through the leaking dispatcher
-        "overlay": ([*TORCH.stable_flags(old, overlay=True), "-DSHIMGEN_NO_LEAKY_STR", "-DBENCH_NS=bench_new_overlay"],
+        "overlay": ([*TORCH.stable_flags(old, overlay=True), "-DBENCH_NS=bench_new_overlay"],
                     [f"-L{lib_dir}", "-lshimgen_overlay", f"-Wl,-rpath,{lib_dir}"]),
     }
     out = {}

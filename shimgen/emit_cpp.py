@@ -385,18 +385,20 @@ def why_hidden(op_name: str, level: Version, here: Wrapper | None, wide: Wrapper
     if later is not None and later <= wv.start:
         return f"aten::{op_name} needs TORCH_TARGET_VERSION >= {later} (no libtorch route carries it before)"
     at_level = max(level, wv.start)
+    leaks = next((p for p in wide.kept(wv) if p.row.leaks_before and p.row.leaks_before > at_level), None)  # type: ignore[union-attr]
     with_overlay = plan.in_world(World(overlay=True, leaky_str=plan.world.leaky_str))
     if not plan.world.overlay and active_in(op_name, with_overlay, at_level):
         from_ = f" with TORCH_TARGET_VERSION >= {wv.start}" if wv.start > level else ""
+        leaky = (", or define SHIMGEN_LEAKY_STR to accept the dispatcher's leak of 48 bytes per call on libtorch "
+                 "2.10-2.13" if leaks is not None and not plan.world.leaky_str else "")
         return (f"aten::{op_name} has no libtorch route at this TORCH_TARGET_VERSION: libtorch ships no C shim for "
                 f"it and {_blocker(wide, wv, at_level, plan)}. Define SHIMGEN_OVERLAY{from_} and link "  # type: ignore[arg-type]
-                f"libshimgen_overlay (rebuilt for each torch release){or_later}")
-    leaks = next((p for p in wide.kept(wv) if p.row.leaks_before and p.row.leaks_before > at_level), None)  # type: ignore[union-attr]
+                f"libshimgen_overlay (rebuilt for each torch release){or_later}{leaky}")
     if plan.world.leaky_str or leaks is None:
         return f"aten::{op_name} needs TORCH_TARGET_VERSION >= {later or wv.start} (no libtorch route carries it before)"
     return (f"aten::{op_name} reaches libtorch before 2.14 only through its boxed dispatcher, which leaks 48 bytes "
-            f"per call converting its `{leaks.name}` ({leaks.arg.type}), and SHIMGEN_NO_LEAKY_STR refuses that "
-            f"route: undefine it{or_later}")
+            f"per call converting its `{leaks.name}` ({leaks.arg.type}) on libtorch 2.10-2.13: define "
+            f"SHIMGEN_LEAKY_STR to accept that leak{or_later}")
 
 
 def active_in(op_name: str, plan: Plan, level: Version) -> Variant | None:
@@ -498,7 +500,7 @@ def _cpp_message(text: str) -> str:
 
 def _world_condition(group: list[World]) -> str:
     """The preprocessor condition selecting exactly the worlds of `group` (among WORLDS)."""
-    for attr, macro, positive in (("overlay", "SHIMGEN_OVERLAY", True), ("leaky_str", "SHIMGEN_NO_LEAKY_STR", False)):
+    for attr, macro, positive in (("overlay", "SHIMGEN_OVERLAY", True), ("leaky_str", "SHIMGEN_LEAKY_STR", True)):
         for value in (True, False):
             if set(group) == {w for w in WORLDS if getattr(w, attr) == value}:
                 return f"defined({macro})" if value == positive else f"!defined({macro})"

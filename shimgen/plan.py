@@ -25,8 +25,9 @@ class World:
     """What an extension's build lets its wrappers call besides libtorch's stable routes (README "Stable means
     libtorch alone"). `overlay`: shimgen's own C shims, which libtorch does not export (the author defines
     SHIMGEN_OVERLAY and links libshimgen_overlay, rebuilt for each torch release). `leaky_str`: `str` arguments
-    through the boxed dispatcher of libtorch 2.10-2.13, which leaks 48 bytes per call converting them (on unless
-    the author defines SHIMGEN_NO_LEAKY_STR: a stable route beats none for an author who chose the stable ABI)."""
+    through the boxed dispatcher of libtorch 2.10-2.13, which leaks 48 bytes per call converting them (off unless
+    the author defines SHIMGEN_LEAKY_STR: nothing leaks per call in a build that did not ask for it; without it
+    such a call takes a leak-free route or does not compile, its message naming the leak and the remedies)."""
 
     overlay: bool = True
     leaky_str: bool = True
@@ -36,27 +37,27 @@ class World:
         """The preprocessor condition under which an extension's build is this world."""
         return " && ".join([
             "defined(SHIMGEN_OVERLAY)" if self.overlay else "!defined(SHIMGEN_OVERLAY)",
-            "!defined(SHIMGEN_NO_LEAKY_STR)" if self.leaky_str else "defined(SHIMGEN_NO_LEAKY_STR)",
+            "defined(SHIMGEN_LEAKY_STR)" if self.leaky_str else "!defined(SHIMGEN_LEAKY_STR)",
         ])
 
     @property
     def macros(self) -> list[str]:
         """The -D flags an extension's build passes to be this world."""
         return [*(["-DSHIMGEN_OVERLAY"] if self.overlay else []),
-                *([] if self.leaky_str else ["-DSHIMGEN_NO_LEAKY_STR"])]
+                *(["-DSHIMGEN_LEAKY_STR"] if self.leaky_str else [])]
 
     @property
     def label(self) -> str:
         """Its name on the command line (`shimgen --verify --world default`): the default build is `default`."""
         if self == DEFAULT_WORLD:
             return "default"
-        return "-".join([*(["overlay"] if self.overlay else []), *([] if self.leaky_str else ["no-leaky-str"])])
+        return "-".join([*(["overlay"] if self.overlay else []), *(["leaky-str"] if self.leaky_str else [])])
 
 
 # Every world an extension can build in; the first is the widest (what --verify, the Python stubs and the docs
 # describe), the default build (no macro) is DEFAULT_WORLD.
 WORLDS = (World(True, True), World(True, False), World(False, True), World(False, False))
-DEFAULT_WORLD = World(overlay=False, leaky_str=True)
+DEFAULT_WORLD = World(overlay=False, leaky_str=False)
 
 
 def world_named(label: str) -> World:

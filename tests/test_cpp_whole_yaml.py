@@ -73,8 +73,10 @@ def instantiated(everything, tmp_path_factory):
     return plain
 
 
-# Every build a TU can choose: the default one at each target, the overlay's, the two str choices.
-BUILDS = [(t, ()) for t in TARGETS] + [(None, ("SHIMGEN_OVERLAY",)), (None, ("SHIMGEN_NO_LEAKY_STR",))]
+# Every build a TU can choose: the default one at each target, the overlay's, the leaky str routes' (with and
+# without the overlay).
+BUILDS = [(t, ()) for t in TARGETS] + [(None, ("SHIMGEN_OVERLAY",)), (None, ("SHIMGEN_LEAKY_STR",)),
+                                       ("0x020a000000000000", ("SHIMGEN_OVERLAY", "SHIMGEN_LEAKY_STR"))]
 
 
 def _compile_builds(root: str, cxx: str | None) -> None:

@@ -33,7 +33,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// pin_memory=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: libtorch's C shim aoti_torch_aten_full.
 /// Numbers the shim's double would change go to aten::empty.memory_format and
 /// aten::fill_.Scalar instead, as 0-dim tensors.

@@ -26,7 +26,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// alpha=1) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: libtorch's C shim aoti_torch_aten_subtract_Tensor, as aten computes
 /// aten::add.Tensor: aten::subtract.Tensor(alpha=-alpha, other=other,
 /// self=self) (proven equal, gradients included, on
@@ -99,7 +99,7 @@ inline torch::stable::Tensor add(
 /// alpha=1) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: aten::add.Tensor, with the numbers as 0-dim tensors promoting as
 /// aten's wrapped numbers.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0

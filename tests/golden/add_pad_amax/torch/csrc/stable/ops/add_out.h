@@ -15,7 +15,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// alpha=1, Tensor(a!) out) -> Tensor(a!)
 ///
 /// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: aten::add.Tensor, then aten's out= rules
 /// (shimgen::detail::check_out_autograd and assign_out: in grad mode no
 /// argument may require grad; the result dtype must cast to out's; a resized

@@ -13,7 +13,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
 ///
 /// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 template <typename Lazy = void>

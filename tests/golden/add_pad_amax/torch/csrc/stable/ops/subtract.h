@@ -26,7 +26,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// alpha=1) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: libtorch's C shim aoti_torch_aten_subtract_Tensor.
 /// Numbers the shim's double would change raise an error (shimgen::Scalar).
 /// alpha = 1 on Byte, Char, Short, Int, Long tensors goes to
