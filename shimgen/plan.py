@@ -13,6 +13,7 @@ from shimgen import history as history_mod
 from shimgen import manifest as manifest_mod
 from shimgen import scalars
 from shimgen import table as table_mod
+from shimgen import upstream_surface
 from shimgen.errors import ShimgenError
 from shimgen.parse import CACHED_PARSE_MIN, NativeYaml, Op
 from shimgen.versions import FIRST_STABLE, Version
@@ -232,7 +233,9 @@ def make(
     chosen: dict[str, Op] = {}
     present = set(native.all_op_names())
     if additive or not ops:
-        base = [o for o in manifest.default_ops if o in present]
+        # the manifest's set and upstream's surface of the yaml's release (a newer torch's: read from its ops.h)
+        surface = upstream_surface.for_yaml(native.release, native.path, sorted(present))
+        base = sorted(o for o in {*manifest.default_ops, *surface} if o in present)
         chosen.update((op.name, op) for op in (native.select(base, table, notes) if base else []))
     for op in native.select(ops, table, notes) if ops else []:  # an error if all of its own are refused
         chosen[op.name] = op if op.explicit or op.name not in chosen else chosen[op.name]
