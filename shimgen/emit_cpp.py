@@ -435,6 +435,44 @@ def hidden_ranges(here: Wrapper | None, wide: Wrapper, plan: Plan) -> list[tuple
     return ranges
 
 
+def _leak_dropped_forms(mine: Wrapper, full: Wrapper, plan: Plan) -> list[tuple[_Rendered, tuple]]:
+    """Where this build's form drops trailing parameters the wide build carries only through the leaking `str`
+    conversion (div(a, b, "floor") below 2.14 without SHIMGEN_LEAKY_STR), a hidden form taking them (no defaults
+    up to the first dropped one, so a call leaving them out never reaches it): such a call is a compile error
+    naming the leak and the remedies, not a bare "no matching function"."""
+    if plan.world.leaky_str:
+        return []
+    out = []
+    for v, wv in ((v, wv) for v in mine.variants for wv in full.variants):
+        start = max(v.start, wv.start)
+        end = min((x for x in (v.end, wv.end) if x is not None), default=None)
+        if (end is not None and end <= start) or wv.kept <= v.kept:
+            continue
+        dropped = full.kept(wv)[v.kept :]
+        leaks = next((p for p in dropped if p.row.leaks_before and p.row.leaks_before > start), None)
+        if leaks is None:
+            continue
+        end = min((x for x in (end, leaks.row.leaks_before) if x is not None), default=None)
+        later = f"target TORCH_TARGET_VERSION >= {leaks.row.leaks_before}"
+        message = (f"aten::{full.op.name} takes `{leaks.name}` ({leaks.arg.type}) before {leaks.row.leaks_before} "
+                   f"only through libtorch's boxed dispatcher, which leaks 48 bytes per call converting it on "
+                   f"libtorch 2.10-2.13: define SHIMGEN_LEAKY_STR to accept that leak, or {later}, or leave "
+                   f"`{leaks.name}` out")
+        params = full.kept(wv)
+        strip = {p.name for p in params[: v.kept + 1]}
+        sig_params = [_param(p.cpp_type, p.name, None if p.name in strip else p.default) for p in params]
+        g_open, g_close = gate(Variant(wv.route, 0, start, end))
+        out.append((_Rendered([f"Not available in this build: {message}."], g_open, g_close,
+                              f"inline {full.returns} {mine.name}({', '.join(sig_params)})", "", name=mine.name,
+                              hidden=_cpp_message(f"torch::stable::{mine.name}: {message}"),
+                              unused=tuple(p.name for p in params)), (start, end)))
+    return out
+
+
+def _param(cpp_type: str, name: str, default: str | None) -> str:
+    return f"{cpp_type} {name}" + (f" = {default}" if default is not None else "")
+
+
 def render_hidden(w: Wrapper, v: Variant, start: Version, end: Version | None, message: str) -> _Rendered:
     """A form this build cannot call, as the caller would write it: a template whose static_assert fires only
     when a call reaches it (overload resolution among the forms that do exist is unchanged: a call they serve
@@ -477,6 +515,10 @@ def _render_world(plan: Plan, wide: dict[str, Wrapper]) -> tuple[dict[str, list[
             v = active(full, start) or next((x for x in form.variants if x.start > start), form.variants[0])
             rendered.append(render_hidden(replace(full, name=form.name), v, start, end, _cpp_message(message)))
             versions |= {x for x in (start, end) if x is not None}
+        if mine is not None:
+            for r, bounds in _leak_dropped_forms(mine, full, plan):
+                rendered.append(r)
+                versions |= {x for x in bounds if x is not None}
     mine = extras(ws)
     seen = {(e.target_op, e.params) for e in mine}
     mine += [e for e in extras(list(wide.values())) if (e.target_op, e.params) not in seen]
