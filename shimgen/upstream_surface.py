@@ -69,21 +69,24 @@ def for_yaml(release: Version | None, yaml_path: str, overloads: list[str]) -> l
     return list(data[max(known)]["ops"]) if known else []
 
 
+def recorded(release: str, ops_h: str, overloads: list[str], text: str) -> tuple[str, dict[str, list[str]]]:
+    """(the data file's new text with `release` recorded from `ops_h`, what was recorded)."""
+    minor = Version.parse(release, "release")
+    found = parse(read_text(ops_h, "upstream's ops.h"), overloads)
+    head = text[: text.index("releases:")]
+    data = {str(k): v for k, v in (yaml.safe_load(text).get("releases") or {}).items()}
+    data[f"{minor.major}.{minor.minor}"] = found
+    ordered = dict(sorted(data.items(), key=lambda kv: Version.parse(kv[0], "release")))
+    return head + yaml.safe_dump({"releases": ordered}, sort_keys=False, default_flow_style=None, width=118), found
+
+
 def record(release: str, ops_h: str, yaml_path: str | None, path: str = DATA) -> dict[str, list[str]]:
     from shimgen.parse import NativeYaml  # noqa: PLC0415 - torchgen only for the command
 
-    minor = Version.parse(release, "release")
-    found = parse(read_text(ops_h, "upstream's ops.h"), NativeYaml(yaml_path).all_op_names())
     with open(path, encoding="utf-8") as f:
-        text = f.read()
-    head = text[: text.index("releases:")]
-    data = {str(k): v for k, v in load().items()} if os.path.realpath(path) == os.path.realpath(DATA) else \
-        {k: v for k, v in (yaml.safe_load(text).get("releases") or {}).items()}
-    data[f"{minor.major}.{minor.minor}"] = found
-    ordered = dict(sorted(data.items(), key=lambda kv: Version.parse(kv[0], "release")))
-    body = yaml.safe_dump({"releases": ordered}, sort_keys=False, default_flow_style=None, width=118)
+        text, found = recorded(release, ops_h, NativeYaml(yaml_path).all_op_names(), f.read())
     with open(path, "w", encoding="utf-8") as f:
-        f.write(head + body)
+        f.write(text)
     return found
 
 
