@@ -4,8 +4,11 @@ functions (from_blob, parallel_for, ...). A run's default op set includes the su
 reads, so code written against that release's own ops.h compiles with the output in front (README "Drop-in").
 
     python -m shimgen.upstream_surface record X.Y OPS_H [--yaml native_functions.yaml]
+    python -m shimgen.upstream_surface record-json X.Y STABLE_SURFACE_JSON
 
-records one release from its shipped header (the release command runs it for a new release). Where the torch a
+records one release from its shipped header (the release command runs it for a new release), or from a
+stable_surface.json collection's record of that header (`<release>.ops_h`: each function's name, dispatcher_ops
+and shim_calls), for a release whose wheel is not at hand (2.9). Where the torch a
 yaml comes from is newer than the data, its own header is read instead (`for_yaml`)."""
 
 from __future__ import annotations
@@ -80,6 +83,24 @@ def recorded(release: str, ops_h: str, overloads: list[str], text: str) -> tuple
     return head + yaml.safe_dump({"releases": ordered}, sort_keys=False, default_flow_style=None, width=118), found
 
 
+def from_json(release: str, surface_json: str, overloads: list[str]) -> str:
+    """A stable_surface.json's record of one release's ops.h, written back as the calls parse() reads."""
+    import json  # noqa: PLC0415
+
+    minor = Version.parse(release, "release")
+    raw = json.loads(read_text(surface_json, "stable_surface.json"))
+    entry = next((v for k, v in raw.items() if Version.parse(k, "release") == minor), None)
+    if entry is None:
+        raise ShimgenError(f"{surface_json} has no release {release}")
+    lines = []
+    for f in entry["ops_h"]:
+        lines.append(f"inline void {f['name']}(")
+        lines += [f'torch_call_dispatcher("{d.split(".")[0]}", "{d.split(".")[1] if "." in d else ""}"'
+                  for d in f["dispatcher_ops"]]
+        lines += [f"{s}(" for s in f["shim_calls"]]
+    return "\n".join(lines) + "\n"
+
+
 def record(release: str, ops_h: str, yaml_path: str | None, path: str = DATA) -> dict[str, list[str]]:
     from shimgen.parse import NativeYaml  # noqa: PLC0415 - torchgen only for the command
 
@@ -97,9 +118,24 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("release")
     r.add_argument("ops_h")
     r.add_argument("--yaml", help="a native_functions.yaml to read C shim names with (default: the installed one)")
+    j = sub.add_parser("record-json", help="record one release from a stable_surface.json collection")
+    j.add_argument("release")
+    j.add_argument("surface_json")
     args = ap.parse_args(argv)
     try:
-        found = record(args.release, args.ops_h, args.yaml)
+        if args.cmd == "record-json":
+            import tempfile  # noqa: PLC0415
+
+            from shimgen.parse import NativeYaml  # noqa: PLC0415
+
+            with tempfile.NamedTemporaryFile("w", suffix=".h", delete=False) as tmp:
+                tmp.write(from_json(args.release, args.surface_json, NativeYaml().all_op_names()))
+            try:
+                found = record(args.release, tmp.name, None)
+            finally:
+                os.unlink(tmp.name)
+        else:
+            found = record(args.release, args.ops_h, args.yaml)
     except ShimgenError as e:
         print(f"shimgen: error: {e}", file=sys.stderr)
         return 2
