@@ -22,9 +22,10 @@ import yaml
 
 from shimgen.errors import ShimgenError
 from shimgen.inputs import package_yaml, read_text
+from shimgen.parse import NativeYaml
 from shimgen.versions import Version
 
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "upstream_surface.yaml")
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data/upstream_surface.yaml")
 _DISPATCH = re.compile(r'(?:aoti_)?torch_call_dispatcher\(\s*"aten::(\w+)",\s*"(\w*)"')
 _SHIM = re.compile(r"\baoti_torch_aten_(\w+)\(")
 _FUNCTION = re.compile(r"^inline\s+[\w:<>, &*]+?\b(\w+)\(", re.M)
@@ -102,8 +103,6 @@ def from_json(release: str, surface_json: str, overloads: list[str]) -> str:
 
 
 def record(release: str, ops_h: str, yaml_path: str | None, path: str = DATA) -> dict[str, list[str]]:
-    from shimgen.parse import NativeYaml  # noqa: PLC0415 - torchgen only for the command
-
     with open(path, encoding="utf-8") as f:
         text, found = recorded(release, ops_h, NativeYaml(yaml_path).all_op_names(), f.read())
     with open(path, "w", encoding="utf-8") as f:
@@ -125,8 +124,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.cmd == "record-json":
             import tempfile  # noqa: PLC0415
-
-            from shimgen.parse import NativeYaml  # noqa: PLC0415
 
             with tempfile.NamedTemporaryFile("w", suffix=".h", delete=False) as tmp:
                 tmp.write(from_json(args.release, args.surface_json, NativeYaml().all_op_names()))
