@@ -554,10 +554,9 @@ def emit(plan: Plan) -> dict[str, str]:
     wide = {w.op.name: w for w in wrappers(plan.in_world(WORLDS[0]))[0]}
     # Refusing leaky strings changes only the names with a str parameter: the other names are computed once.
     leaky = {w.name for w in wide.values() if any(p.row.leaks_before for p in w.params)}
-    for world in WORLDS:
-        if not world.leaky_str:
-            plan.in_world(world, [op for op in plan.ops if op.name in wide and wide[op.name].name in leaky])
-    worlds = {world: _render_world(plan.in_world(world), wide) for world in WORLDS}
+    subsets = {world: plan.in_world(world, [op for op in plan.ops if op.name in wide and wide[op.name].name in leaky])
+               for world in WORLDS if not world.leaky_str}
+    worlds = {world: _render_world(subsets.get(world) or plan.in_world(world), wide) for world in WORLDS}
     for world in WORLDS:
         if not world.leaky_str:
             same = worlds[World(world.overlay, True)][0]

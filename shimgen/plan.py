@@ -87,10 +87,10 @@ class Plan:
 
     def in_world(self, world: World, ops: list[Op] | None = None) -> Plan:
         """This plan as an extension built in `world` sees it (the release facts it has computed are shared);
-        `ops`: only those ops (the first call for a world decides)."""
+        `ops`: only those ops (a plan of its own: the world's full plan stays what in_world(world) returns)."""
         if world == self.world and ops is None:
             return self
-        key = ("world", world)
+        key = ("world", world) if ops is None else ("world", world, tuple(op.name for op in ops))
         cached = self.derived.get(key)  # type: ignore[call-overload]
         if cached is None:
             cached = replace(self, world=world) if ops is None else replace(self, world=world, ops=ops)
