@@ -35,6 +35,12 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--only", help="comma-separated case labels")
     ap.add_argument("--build-dir", help="build here and keep the libraries (default: a temporary folder)")
     ap.add_argument("--reuse", action="store_true", help="with --build-dir: reuse libraries built before")
+    ap.add_argument("--default-build", action="store_true",
+                    help="only the default build's str calls (DEFAULT_CALLS): each compiled without any macro at "
+                         "target 2.10 and at the headers' own release (a refusal: its compile error's reason), "
+                         "then with -DSHIMGEN_LEAKY_STR for contrast, RSS growth measured over --calls")
+    ap.add_argument("--runtime", help="with --default-build: build against and run on the runtime venv X.Y.Z "
+                                      "($SHIMGEN_RUNTIMES/torch-X.Y.Z) instead of the installed torch")
     return ap.parse_args()
 
 
@@ -156,8 +162,85 @@ def quiet_stderr(on: bool):
         os.close(devnull)
 
 
+# The calls of the default build whose `str` crosses libtorch 2.10-2.13's leaking dispatcher conversion.
+DEFAULT_CALLS = [("gelu(x)", "ts::gelu(x);"), ('gelu(x, "tanh")', 'ts::gelu(x, "tanh");'),
+                 ('div(a, b, "floor")', 'ts::div(x, x, std::string_view("floor"));')]
+_LOOP = """#include <torch/csrc/stable/library.h>
+#include <torch/csrc/stable/ops.h>
+namespace ts = torch::stable;
+using torch::stable::Tensor;
+int64_t run(Tensor x, int64_t n) { for (int64_t i = 0; i < n; ++i) { CALL } return n; }
+#define LIB(ns, m) STABLE_TORCH_LIBRARY(ns, m)
+#define IMPL(ns, k, m) STABLE_TORCH_LIBRARY_IMPL(ns, k, m)
+LIB(NS, m) { m.def("run(Tensor x, int n) -> int"); }
+IMPL(NS, CompositeExplicitAutograd, m) { m.impl("run", TORCH_BOX(&run)); }
+"""
+_MEASURE = """
+import os, sys, torch
+torch.set_num_threads(1)
+torch.ops.load_library(sys.argv[1])
+fn = getattr(torch.ops, sys.argv[2]).run
+x = torch.randn(4, 4)
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+fn(x, int(sys.argv[4]))
+before = rss()
+fn(x, int(sys.argv[3]))
+print(rss() - before)
+"""
+
+
+def default_build(args) -> int:
+    """The default build's str calls, as DEFAULT_CALLS: refused at compile time (the reason printed) or measured."""
+    from shimgen.verify import runtimes  # noqa: PLC0415
+
+    rt = runtimes.find(args.runtime) if args.runtime else None
+    if args.runtime and rt is None:
+        print(runtimes.missing_reason([args.runtime]), file=sys.stderr)
+        return 2
+    torch_ = rt.torch if rt else TORCH
+    python = rt.python if rt else sys.executable
+    print(f"torch {torch_.version} ({python}); default build (no macro) vs -DSHIMGEN_LEAKY_STR; {args.calls} calls "
+          f"after {args.warmup} warm-up calls; RSS growth in bytes")
+    bad = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        gen = os.path.join(tmp, "generated")
+        files, _ = pipeline.generate(["gelu.default", "div.Tensor_mode"], None, None, gen)
+        pipeline.write(gen, files)
+        for k, (label, call) in enumerate(DEFAULT_CALLS):
+            for target in ("0x020a000000000000", None):
+                for macros in ([], ["-DSHIMGEN_LEAKY_STR"]):
+                    ns = f"leak_default_{k}_{'t' if target else 'h'}_{len(macros)}"
+                    src = os.path.join(tmp, f"{ns}.cpp")
+                    with open(src, "w", encoding="utf-8") as f:
+                        f.write(_LOOP.replace("CALL", call))
+                    so = os.path.join(tmp, f"lib{ns}.so")
+                    cmd = [vbuild.compiler(), "-O2", "-shared", "-fPIC", *vbuild.STABLE_FLAGS, f"-DNS={ns}", *macros,
+                           *([f"-DTORCH_TARGET_VERSION={target}"] if target else []), f"-I{gen}",
+                           f"-I{torch_.include_dirs[0]}", src, "-o", so, *torch_.link_flags()]
+                    proc = subprocess.run(cmd, capture_output=True, text=True)
+                    where = f"{label:<20} target {'2.10' if target else 'headers':<8} {' '.join(macros) or 'default':<20}"
+                    if proc.returncode != 0:
+                        reason = next((ln.split("error: static assertion failed: ", 1)[1] for ln in
+                                       proc.stderr.splitlines() if "static assertion failed" in ln), None)
+                        print(f"{where} refused at compile time: {reason or proc.stderr.strip().splitlines()[-1]}")
+                        bad += reason is None or bool(macros)  # a refusal must say why; the opt-in must build
+                        continue
+                    out = subprocess.run([python, "-c", _MEASURE, so, ns, str(args.calls), str(args.warmup)],
+                                         capture_output=True, text=True)
+                    growth = int(out.stdout.split()[-1]) if out.returncode == 0 else None
+                    ok = growth is not None and (growth <= GRANULE or bool(macros))  # the opt-in may leak
+                    bad += not ok
+                    per = f" ({growth / args.calls:.1f}/call)" if growth is not None else out.stderr[-300:]
+                    print(f"{where} {growth} B{per}{'' if ok else '  NOT OK'}")
+    return 1 if bad else 0
+
+
 def main() -> int:
     args = ARGS
+    if args.default_build:
+        return default_build(args)
     global REUSE
     REUSE = args.reuse
     torch.set_num_threads(1)

@@ -104,8 +104,8 @@ def build(tmp: str) -> dict[str, str]:
     builds = {
         "aten": ([*TORCH.aten_flags(), "-DBENCH_NS=bench_new_aten", "-DBENCH_ATEN"], []),
         "libtorch": ([*TORCH.stable_flags(gen), "-DBENCH_NS=bench_new_libtorch"], []),
-        # the routes before the libtorch-only ones: the overlay, and no str through the leaking dispatcher
-        "overlay": ([*TORCH.stable_flags(old, overlay=True), "-DSHIMGEN_NO_LEAKY_STR", "-DBENCH_NS=bench_new_overlay"],
+        # the routes before the libtorch-only ones: the overlay (str through the dispatcher only with SHIMGEN_LEAKY_STR)
+        "overlay": ([*TORCH.stable_flags(old, overlay=True), "-DBENCH_NS=bench_new_overlay"],
                     [f"-L{lib_dir}", "-lshimgen_overlay", f"-Wl,-rpath,{lib_dir}"]),
     }
     out = {}

@@ -51,9 +51,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="PATH", help="with --verify: write the coverage report to PATH (Markdown) "
                    "and beside it as JSON")
     p.add_argument("--world", metavar="W", help="with --verify: the build the round-trip extension is compiled "
-                   "as: `overlay` (default: -DSHIMGEN_OVERLAY, linking shimgen's overlay), `default` (no macro: "
-                   "libtorch alone, what an extension gets; wrappers hidden there are reported, not called), "
-                   "`no-leaky-str`, `overlay-no-leaky-str`")
+                   "as: `overlay-leaky-str` (default: -DSHIMGEN_OVERLAY -DSHIMGEN_LEAKY_STR, the widest), `overlay` "
+                   "(-DSHIMGEN_OVERLAY, linking shimgen's overlay), `default` (no macro: libtorch alone, what an "
+                   "extension gets; wrappers hidden there are reported, not called), `leaky-str`")
     p.add_argument("--device", metavar="D", help="with --verify: where the samples run: cpu (default), cuda or "
                    "cuda:N (every sample's tensors move there; needs a CUDA build of torch and a GPU)")
     p.add_argument("--jobs", metavar="N", type=int, default=2, help="with --verify: compilers and sample runners "

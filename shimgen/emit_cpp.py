@@ -62,6 +62,7 @@ class _Rendered:
     body: str
     deleted: bool = False  # `signature = delete;`, no body
     hidden: str | None = None  # a form this build cannot call: a template whose static_assert says why
+    unused: tuple[str, ...] = ()  # a hidden form's parameter names, which its body marks used (-Wunused-parameter)
     name: str = ""  # the C++ name: which torch/csrc/stable/ops/<name>.h holds it
     calls: tuple[str, ...] = ()  # the other wrapper names its body calls (their headers come first)
 
@@ -314,6 +315,7 @@ def render_extra(e: Extra, reason: str | None = None, returns: str | None = None
         [f"{intro}, which is not available here: a compile error saying why, so that such a call does not",
          f"reach another overload of {e.name}."],
         None, None, f"inline {returns} {e.name}({params})", "", name=e.name, hidden=why,
+        unused=tuple(n for _, n, _ in e.params),
     )
     if w is None:
         return [deleted]
@@ -385,18 +387,20 @@ def why_hidden(op_name: str, level: Version, here: Wrapper | None, wide: Wrapper
     if later is not None and later <= wv.start:
         return f"aten::{op_name} needs TORCH_TARGET_VERSION >= {later} (no libtorch route carries it before)"
     at_level = max(level, wv.start)
+    leaks = next((p for p in wide.kept(wv) if p.row.leaks_before and p.row.leaks_before > at_level), None)  # type: ignore[union-attr]
     with_overlay = plan.in_world(World(overlay=True, leaky_str=plan.world.leaky_str))
     if not plan.world.overlay and active_in(op_name, with_overlay, at_level):
         from_ = f" with TORCH_TARGET_VERSION >= {wv.start}" if wv.start > level else ""
+        leaky = (", or define SHIMGEN_LEAKY_STR to accept the dispatcher's leak of 48 bytes per call on libtorch "
+                 "2.10-2.13" if leaks is not None and not plan.world.leaky_str else "")
         return (f"aten::{op_name} has no libtorch route at this TORCH_TARGET_VERSION: libtorch ships no C shim for "
                 f"it and {_blocker(wide, wv, at_level, plan)}. Define SHIMGEN_OVERLAY{from_} and link "  # type: ignore[arg-type]
-                f"libshimgen_overlay (rebuilt for each torch release){or_later}")
-    leaks = next((p for p in wide.kept(wv) if p.row.leaks_before and p.row.leaks_before > at_level), None)  # type: ignore[union-attr]
+                f"libshimgen_overlay (rebuilt for each torch release){or_later}{leaky}")
     if plan.world.leaky_str or leaks is None:
         return f"aten::{op_name} needs TORCH_TARGET_VERSION >= {later or wv.start} (no libtorch route carries it before)"
     return (f"aten::{op_name} reaches libtorch before 2.14 only through its boxed dispatcher, which leaks 48 bytes "
-            f"per call converting its `{leaks.name}` ({leaks.arg.type}), and SHIMGEN_NO_LEAKY_STR refuses that "
-            f"route: undefine it{or_later}")
+            f"per call converting its `{leaks.name}` ({leaks.arg.type}) on libtorch 2.10-2.13: define "
+            f"SHIMGEN_LEAKY_STR to accept that leak{or_later}")
 
 
 def active_in(op_name: str, plan: Plan, level: Version) -> Variant | None:
@@ -433,6 +437,44 @@ def hidden_ranges(here: Wrapper | None, wide: Wrapper, plan: Plan) -> list[tuple
     return ranges
 
 
+def _leak_dropped_forms(mine: Wrapper, full: Wrapper, plan: Plan) -> list[tuple[_Rendered, tuple]]:
+    """Where this build's form drops trailing parameters the wide build carries only through the leaking `str`
+    conversion (div(a, b, "floor") below 2.14 without SHIMGEN_LEAKY_STR), a hidden form taking them (no defaults
+    up to the first dropped one, so a call leaving them out never reaches it): such a call is a compile error
+    naming the leak and the remedies, not a bare "no matching function"."""
+    if plan.world.leaky_str:
+        return []
+    out = []
+    for v, wv in ((v, wv) for v in mine.variants for wv in full.variants):
+        start = max(v.start, wv.start)
+        end = min((x for x in (v.end, wv.end) if x is not None), default=None)
+        if (end is not None and end <= start) or wv.kept <= v.kept:
+            continue
+        dropped = full.kept(wv)[v.kept :]
+        leaks = next((p for p in dropped if p.row.leaks_before and p.row.leaks_before > start), None)
+        if leaks is None:
+            continue
+        end = min((x for x in (end, leaks.row.leaks_before) if x is not None), default=None)
+        later = f"target TORCH_TARGET_VERSION >= {leaks.row.leaks_before}"
+        message = (f"aten::{full.op.name} takes `{leaks.name}` ({leaks.arg.type}) before {leaks.row.leaks_before} "
+                   f"only through libtorch's boxed dispatcher, which leaks 48 bytes per call converting it on "
+                   f"libtorch 2.10-2.13: define SHIMGEN_LEAKY_STR to accept that leak, or {later}, or leave "
+                   f"`{leaks.name}` out")
+        params = full.kept(wv)
+        strip = {p.name for p in params[: v.kept + 1]}
+        sig_params = [_param(p.cpp_type, p.name, None if p.name in strip else p.default) for p in params]
+        g_open, g_close = gate(Variant(wv.route, 0, start, end))
+        out.append((_Rendered([f"Not available in this build: {message}."], g_open, g_close,
+                              f"inline {full.returns} {mine.name}({', '.join(sig_params)})", "", name=mine.name,
+                              hidden=_cpp_message(f"torch::stable::{mine.name}: {message}"),
+                              unused=tuple(p.name for p in params)), (start, end)))
+    return out
+
+
+def _param(cpp_type: str, name: str, default: str | None) -> str:
+    return f"{cpp_type} {name}" + (f" = {default}" if default is not None else "")
+
+
 def render_hidden(w: Wrapper, v: Variant, start: Version, end: Version | None, message: str) -> _Rendered:
     """A form this build cannot call, as the caller would write it: a template whose static_assert fires only
     when a call reaches it (overload resolution among the forms that do exist is unchanged: a call they serve
@@ -440,7 +482,7 @@ def render_hidden(w: Wrapper, v: Variant, start: Version, end: Version | None, m
     g_open, g_close = gate(Variant(v.route, 0, start, end))
     doc = [f"Not available in this build: {message}."]
     return _Rendered(doc, g_open, g_close, signature(w, v), "", name=w.name,
-                     hidden=f"torch::stable::{w.name}: {message}")
+                     hidden=f"torch::stable::{w.name}: {message}", unused=tuple(p.name for p in w.kept(v)))
 
 
 def _render_world(plan: Plan, wide: dict[str, Wrapper]) -> tuple[dict[str, list[_Rendered]], set[Version]]:
@@ -475,6 +517,10 @@ def _render_world(plan: Plan, wide: dict[str, Wrapper]) -> tuple[dict[str, list[
             v = active(full, start) or next((x for x in form.variants if x.start > start), form.variants[0])
             rendered.append(render_hidden(replace(full, name=form.name), v, start, end, _cpp_message(message)))
             versions |= {x for x in (start, end) if x is not None}
+        if mine is not None:
+            for r, bounds in _leak_dropped_forms(mine, full, plan):
+                rendered.append(r)
+                versions |= {x for x in bounds if x is not None}
     mine = extras(ws)
     seen = {(e.target_op, e.params) for e in mine}
     mine += [e for e in extras(list(wide.values())) if (e.target_op, e.params) not in seen]
@@ -498,7 +544,7 @@ def _cpp_message(text: str) -> str:
 
 def _world_condition(group: list[World]) -> str:
     """The preprocessor condition selecting exactly the worlds of `group` (among WORLDS)."""
-    for attr, macro, positive in (("overlay", "SHIMGEN_OVERLAY", True), ("leaky_str", "SHIMGEN_NO_LEAKY_STR", False)):
+    for attr, macro, positive in (("overlay", "SHIMGEN_OVERLAY", True), ("leaky_str", "SHIMGEN_LEAKY_STR", True)):
         for value in (True, False):
             if set(group) == {w for w in WORLDS if getattr(w, attr) == value}:
                 return f"defined({macro})" if value == positive else f"!defined({macro})"
@@ -510,10 +556,9 @@ def emit(plan: Plan) -> dict[str, str]:
     wide = {w.op.name: w for w in wrappers(plan.in_world(WORLDS[0]))[0]}
     # Refusing leaky strings changes only the names with a str parameter: the other names are computed once.
     leaky = {w.name for w in wide.values() if any(p.row.leaks_before for p in w.params)}
-    for world in WORLDS:
-        if not world.leaky_str:
-            plan.in_world(world, [op for op in plan.ops if op.name in wide and wide[op.name].name in leaky])
-    worlds = {world: _render_world(plan.in_world(world), wide) for world in WORLDS}
+    subsets = {world: plan.in_world(world, [op for op in plan.ops if op.name in wide and wide[op.name].name in leaky])
+               for world in WORLDS if not world.leaky_str}
+    worlds = {world: _render_world(subsets.get(world) or plan.in_world(world), wide) for world in WORLDS}
     for world in WORLDS:
         if not world.leaky_str:
             same = worlds[World(world.overlay, True)][0]

@@ -14,7 +14,7 @@ import sys
 
 from shimgen import emit_cpp, plan as plan_mod, sig_cpp
 from shimgen.parse import NativeYaml
-from shimgen.plan import DEFAULT_WORLD, WORLDS
+from shimgen.plan import DEFAULT_WORLD, World
 from shimgen.versions import Version
 
 BEGIN, END = "<!-- overlay-needs -->", "<!-- /overlay-needs -->"
@@ -23,7 +23,7 @@ DOC = "docs/routes.md"  # the document that holds the section
 
 def needs(plan: plan_mod.Plan, level: Version) -> list[tuple[str, str]]:
     """(aten overload, reason) for every wrapper available at `level` with the overlay but not without it."""
-    wide = plan.in_world(WORLDS[0])
+    wide = plan.in_world(World(overlay=True, leaky_str=DEFAULT_WORLD.leaky_str))  # the overlay alone added
     default = plan.in_world(DEFAULT_WORLD)
     here = {w.op.name: w for w in sig_cpp.wrappers(default)[0]}
     result = []

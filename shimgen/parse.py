@@ -69,6 +69,22 @@ def _installed_torch_version() -> str:
         raise LookupError("torch") from None
 
 
+def _wheel_torch_version(yaml_path: str) -> str | None:
+    """The `__version__` of the torch package beside a wheel's torchgen (site-packages/torchgen/packaged/ATen/
+    native/native_functions.yaml -> site-packages/torch/version.py); None where the yaml is not laid out so."""
+    native = os.path.dirname(yaml_path)
+    parts = native.split(os.sep)
+    if parts[-4:] != ["torchgen", "packaged", "ATen", "native"]:
+        return None
+    path = os.path.join(os.sep.join(parts[:-4]), "torch", "version.py")
+    try:
+        with open(path, encoding="utf-8") as f:
+            m = _VERSION_LINE_RE.search(f.read(1 << 16))
+    except (OSError, UnicodeDecodeError):
+        return None
+    return m.group(1) if m else None
+
+
 @dataclass(frozen=True)
 class Op:
     """One selected operator overload, in torchgen's model."""
@@ -351,6 +367,12 @@ def detect_release(path: str) -> tuple[Version | None, str | None]:
         except ShimgenError as e:
             return None, e.line()
     folder = os.path.dirname(real)
+    wheel = _wheel_torch_version(real)
+    if wheel is not None:  # another wheel's yaml (a runtime venv's): its torch/version.py
+        try:
+            return Version.parse_release(wheel, f"torch version beside {path}"), None
+        except ShimgenError as e:
+            return None, e.line()
     base = os.path.basename(folder)
     try:
         return Version.parse(base[1:] if base.startswith("v") else base, "folder name"), None

@@ -14,6 +14,7 @@ from shimgen import manifest as manifest_mod
 from shimgen import releases as releases_mod
 from shimgen import scalars
 from shimgen import table as table_mod
+from shimgen import upstream_surface
 from shimgen.errors import ShimgenError
 from shimgen.parse import CACHED_PARSE_MIN, NativeYaml, Op
 from shimgen.versions import FIRST_STABLE, Version
@@ -26,8 +27,9 @@ class World:
     """What an extension's build lets its wrappers call besides libtorch's stable routes (docs/routes.md "Stable means
     libtorch alone"). `overlay`: shimgen's own C shims, which libtorch does not export (the author defines
     SHIMGEN_OVERLAY and links libshimgen_overlay, rebuilt for each torch release). `leaky_str`: `str` arguments
-    through the boxed dispatcher of libtorch 2.10-2.13, which leaks 48 bytes per call converting them (on unless
-    the author defines SHIMGEN_NO_LEAKY_STR: a stable route beats none for an author who chose the stable ABI)."""
+    through the boxed dispatcher of libtorch 2.10-2.13, which leaks 48 bytes per call converting them (off unless
+    the author defines SHIMGEN_LEAKY_STR: nothing leaks per call in a build that did not ask for it; without it
+    such a call takes a leak-free route or does not compile, its message naming the leak and the remedies)."""
 
     overlay: bool = True
     leaky_str: bool = True
@@ -37,27 +39,27 @@ class World:
         """The preprocessor condition under which an extension's build is this world."""
         return " && ".join([
             "defined(SHIMGEN_OVERLAY)" if self.overlay else "!defined(SHIMGEN_OVERLAY)",
-            "!defined(SHIMGEN_NO_LEAKY_STR)" if self.leaky_str else "defined(SHIMGEN_NO_LEAKY_STR)",
+            "defined(SHIMGEN_LEAKY_STR)" if self.leaky_str else "!defined(SHIMGEN_LEAKY_STR)",
         ])
 
     @property
     def macros(self) -> list[str]:
         """The -D flags an extension's build passes to be this world."""
         return [*(["-DSHIMGEN_OVERLAY"] if self.overlay else []),
-                *([] if self.leaky_str else ["-DSHIMGEN_NO_LEAKY_STR"])]
+                *(["-DSHIMGEN_LEAKY_STR"] if self.leaky_str else [])]
 
     @property
     def label(self) -> str:
         """Its name on the command line (`shimgen --verify --world default`): the default build is `default`."""
         if self == DEFAULT_WORLD:
             return "default"
-        return "-".join([*(["overlay"] if self.overlay else []), *([] if self.leaky_str else ["no-leaky-str"])])
+        return "-".join([*(["overlay"] if self.overlay else []), *(["leaky-str"] if self.leaky_str else [])])
 
 
 # Every world an extension can build in; the first is the widest (what --verify, the Python stubs and the docs
 # describe), the default build (no macro) is DEFAULT_WORLD.
 WORLDS = (World(True, True), World(True, False), World(False, True), World(False, False))
-DEFAULT_WORLD = World(overlay=False, leaky_str=True)
+DEFAULT_WORLD = World(overlay=False, leaky_str=False)
 
 
 def world_named(label: str) -> World:
@@ -94,10 +96,10 @@ class Plan:
 
     def in_world(self, world: World, ops: list[Op] | None = None) -> Plan:
         """This plan as an extension built in `world` sees it (the release facts it has computed are shared);
-        `ops`: only those ops (the first call for a world decides)."""
+        `ops`: only those ops (a plan of its own: the world's full plan stays what in_world(world) returns)."""
         if world == self.world and ops is None:
             return self
-        key = ("world", world)
+        key = ("world", world) if ops is None else ("world", world, tuple(op.name for op in ops))
         cached = self.derived.get(key)  # type: ignore[call-overload]
         if cached is None:
             cached = replace(self, world=world) if ops is None else replace(self, world=world, ops=ops)
@@ -239,7 +241,9 @@ def make(
     chosen: dict[str, Op] = {}
     present = set(native.all_op_names())
     if additive or not ops:
-        base = [o for o in manifest.default_ops if o in present]
+        # the manifest's set and upstream's surface of the yaml's release (a newer torch's: read from its ops.h)
+        surface = upstream_surface.for_yaml(native.release, native.path, sorted(present))
+        base = sorted(o for o in {*manifest.default_ops, *surface} if o in present)
         chosen.update((op.name, op) for op in (native.select(base, table, notes) if base else []))
     for op in native.select(ops, table, notes) if ops else []:  # an error if all of its own are refused
         chosen[op.name] = op if op.explicit or op.name not in chosen else chosen[op.name]

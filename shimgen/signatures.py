@@ -41,8 +41,8 @@ def _c_shims(plan: Plan) -> tuple[list[sig_c.ShimVersion], list[str]]:
 
 def _calls_a_shim(op: Op, plan: Plan) -> bool:
     """Does the op's wrapper call a C shim through any of its forms? (the wrappers' routes decide.) An op with a
-    `str` argument may, in the builds that refuse the leaky `str` route (SHIMGEN_NO_LEAKY_STR), whose wrappers the
-    headers carry too: searchsorted.Tensor, generated for searchsorted.Scalar's composition."""
+    `str` argument may, in the builds that refuse the leaky `str` route (the default: SHIMGEN_LEAKY_STR undefined),
+    whose wrappers the headers carry too: searchsorted.Tensor, generated for searchsorted.Scalar's composition."""
     if any(str(a.type).rstrip("?") == "str" for a in op.schema.arguments.flat_all):
         return True
     w = next((w for w in wrappers(plan)[0] if w.op.name == op.name), None)

@@ -33,6 +33,8 @@ SLOW_FILES = frozenset({
     "test_port_fix.py", "test_quickstart.py",
     # numbers on the operand's device, libtorch's error text, autocast's casts, half-type cells (extensions built)
     "test_device_rule.py", "test_error_text.py", "test_autocast_addmm.py", "test_half_cells.py",
+    # the default build's str refusals compiled
+    "test_leak_free_default.py",
 })
 
 

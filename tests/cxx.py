@@ -23,13 +23,24 @@ CACHE_ENTRIES = 400
 _CACHE_DEFAULT = os.path.join(os.path.expanduser("~"), ".cache", "shimgen", "test-builds")
 
 
+# What an extension built with -Werror asks of every generated header. torch's own headers come in as system
+# headers (-isystem, as CMake's imported targets pass them): some of them warn under -Wextra themselves.
+WARNINGS = ("-Wall", "-Wextra", "-Werror")
+CLANG = shutil.which("clang++")
+
+
 def syntax_check(source: str, generated: str | None, target: str | None = None,
-                 defines: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
-    """g++ -fsyntax-only over `source`, stable headers only; `generated` (a shimgen output) shadows torch's."""
+                 defines: tuple[str, ...] = (), cxx: str | None = None,
+                 strict: bool = False) -> subprocess.CompletedProcess:
+    """g++ (or `cxx`) -fsyntax-only over `source`, stable headers only; `generated` (a shimgen output) shadows
+    torch's. `strict`: with WARNINGS, torch's include directory a system one."""
     define = [f"-DTORCH_TARGET_VERSION={target}"] if target else []
     define += [f"-D{d}" for d in defines]
+    flags = TORCH.stable_flags(generated)
+    if strict:
+        flags = [f"-isystem{f[2:]}" if f == f"-I{TORCH.include_dirs[0]}" else f for f in flags] + list(WARNINGS)
     return subprocess.run(
-        [CXX, *TORCH.stable_flags(generated), *define, "-fsyntax-only", "-x", "c++", "-"],
+        [cxx or CXX, *flags, *define, "-fsyntax-only", "-x", "c++", "-"],
         input=source,
         capture_output=True,
         text=True,

@@ -20,7 +20,7 @@ STACK = ["parse", "table", "manifest", "history", "versions", "releases", "plan"
          "device_shims", "sig_c", "sig_cpp",
          "signatures", "overloads", "emit_c", "emit_cpp", "kernel_sections", "emit_py", "layout", "fmt", "templates",
          "validate",
-         "drift", "output", "stamp", "inputs", "errors", "pipeline", "cache", "cpp_layout"]
+         "drift", "output", "stamp", "inputs", "errors", "pipeline", "cache", "cpp_layout", "upstream_surface"]
 FORBIDDEN = ("shimgen.verify", "shimgen.probe", "shimgen.provers", "shimgen.cli")
 
 _BLOCK = """

@@ -141,10 +141,10 @@ def test_kernel_at_an_old_target_receives_lists_and_strings_as_tensors() -> None
 
 
 def test_kernel_exercises_the_variant_of_its_target() -> None:
-    """div.Tensor_mode in a build with the overlay and SHIMGEN_NO_LEAKY_STR: the dispatcher variant (rounding_mode
+    """div.Tensor_mode in a build with the overlay (no SHIMGEN_LEAKY_STR): the dispatcher variant (rounding_mode
     dropped: str leaks in libtorch 2.10-2.13's dispatcher) before 2.13; shimgen's shim with all three at 2.13; the
-    dispatcher with all three from 2.14. By default (leaky strings accepted) the dispatcher carries all three
-    from 2.10."""
+    dispatcher with all three from 2.14. In the widest build (leaky strings accepted) the dispatcher carries all
+    three from 2.10."""
     from shimgen import sig_cpp
     from shimgen.plan import World
 

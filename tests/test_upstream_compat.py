@@ -10,7 +10,7 @@ import torch
 
 from shimgen import manifest
 from shimgen.pipeline import generate, write as write_atomically
-from tests.cxx import build_so, syntax_check
+from tests.cxx import WARNINGS, build_so, syntax_check
 
 HERE = os.path.dirname(__file__)
 
@@ -68,3 +68,58 @@ def test_upstream_calls_compile_with_any_selection(ops: list[str], tmp_path) -> 
         source = "#define COMPAT_NS compat_any\n#define EXPECT_SHIMGEN_OPS_H\n" + f.read()
     res = syntax_check(source, gen)
     assert res.returncode == 0, "\n".join(line for line in res.stderr.splitlines() if "error" in line)[:4000]
+
+
+# ---- every release: the output of a plain run under that torch, against that torch's own ops.h ----------------
+
+RUNTIMES = ["2.10.0", "2.11.0", "2.12.1", "2.13.0", "2.14.1", "2.15.0"]
+# What each release's run_all returns: 2.13's 41, nine more from 2.14, four more from 2.15.
+COUNTS = {"2.14": 50, "2.15": 54}
+
+_COMPARE = """
+import sys, torch
+torch.ops.load_library(sys.argv[1]); torch.ops.load_library(sys.argv[2])
+x = torch.arange(6, dtype=torch.float32).reshape(2, 3) - 2.5
+theirs, ours = torch.ops.compat_upstream.run_all(x), torch.ops.compat_generated.run_all(x)
+print(len(theirs), len(ours))
+for i, (a, b) in enumerate(zip(theirs, ours)):
+    assert (a.dtype, a.shape) == (b.dtype, b.shape), (i, a, b)
+    assert torch.equal(a, b), (i, a, b)
+"""
+
+
+@pytest.mark.parametrize("name", RUNTIMES)
+def test_plain_run_under_each_release_is_a_drop_in(name: str, tmp_path) -> None:
+    """`shimgen` with that release's yaml (as a plain run under its torch reads it) writes an ops.h that code
+    written against that release's own torch/csrc/stable/ops.h compiles with, warning-free, against that release's
+    headers, and whose calls return what upstream's header returns (run in that release's python)."""
+    import subprocess  # noqa: PLC0415
+
+    from shimgen.verify import build, runtimes  # noqa: PLC0415
+
+    rt = runtimes.find(name)
+    if rt is None:
+        pytest.skip(runtimes.missing_reason([name]))
+    yaml_path = os.path.join(os.path.dirname(rt.torch.root), "torchgen", "packaged", "ATen", "native",
+                             "native_functions.yaml")
+    gen = str(tmp_path / "generated")
+    files, _ = generate(None, yaml_path, None)
+    write_atomically(gen, files)
+    src = os.path.join(HERE, "compat", "upstream_calls.cpp")
+    inc = rt.torch.include_dirs[0]
+    libs = {}
+    for ns, out, extra in [("compat_upstream", None, []),
+                           ("compat_generated", gen, ["-DEXPECT_SHIMGEN_OPS_H", *WARNINGS])]:
+        so = str(tmp_path / f"lib{ns}.so")
+        cmd = [build.compiler(), *build.CXX_FLAGS, *build.STABLE_FLAGS, f"-DCOMPAT_NS={ns}", *extra,
+               *([f"-I{out}"] if out else []), f"-isystem{inc}", src, "-o", so, *rt.torch.link_flags()]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        assert proc.returncode == 0, f"{name} {ns}: " + "\n".join(
+            line for line in proc.stderr.splitlines() if "error" in line)[:4000]
+        libs[ns] = so
+    proc = subprocess.run([rt.python, "-c", _COMPARE, libs["compat_upstream"], libs["compat_generated"]],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    minor = ".".join(name.split(".")[:2])
+    want = COUNTS.get(minor, 41)
+    assert proc.stdout.split() == [str(want), str(want)], proc.stdout

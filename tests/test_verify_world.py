@@ -90,14 +90,16 @@ def test_hidden_wrappers_are_reported_not_called(report: dict) -> None:
 
 
 def test_world_names() -> None:
-    assert [w.label for w in plan_mod.WORLDS] == ["overlay", "overlay-no-leaky-str", "default", "no-leaky-str"]
+    assert [w.label for w in plan_mod.WORLDS] == ["overlay-leaky-str", "overlay", "leaky-str", "default"]
     assert plan_mod.world_named("default") == plan_mod.DEFAULT_WORLD
-    assert plan_mod.DEFAULT_WORLD.macros == [] and plan_mod.WORLDS[0].macros == ["-DSHIMGEN_OVERLAY"]
+    assert not plan_mod.DEFAULT_WORLD.leaky_str  # nothing leaks per call unless the author asks
+    assert plan_mod.DEFAULT_WORLD.macros == []
+    assert plan_mod.WORLDS[0].macros == ["-DSHIMGEN_OVERLAY", "-DSHIMGEN_LEAKY_STR"]
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--verify", "--world", "nope"], "unknown build world 'nope': choose one of overlay, overlay-no-leaky-str, "
-                                      "default, no-leaky-str"),
+    (["--verify", "--world", "nope"], "unknown build world 'nope': choose one of overlay-leaky-str, overlay, "
+                                      "leaky-str, default"),
     (["--world", "default"], "--world needs --verify"),
 ])
 def test_bad_world_is_one_line(tmp_path, args: list[str], message: str) -> None:

@@ -12,6 +12,8 @@ files and names the measurements that need the release's runtime (a venv with it
                                       of them its libtorch exports is measured with the runtime (step 5)
   5. shimgen/data/releases.yaml       X.Y.Z among the runtimes (replacing an older patch of X.Y); .ci/run, the
                                       matrix, the probe and verify.runtimes read it
+  5b. shimgen/data/upstream_surface.yaml  what its own torch/csrc/stable/ops.h defines (shimgen.upstream_surface),
+                                      from --torch DIR's header or its runtime venv's
   then, with the runtime venv ($SHIMGEN_RUNTIMES/torch-X.Y.Z, which `--venv` creates):
   6. shimgen/data/probe.yaml          python -m shimgen.probe --write (the dispatcher probe on every runtime), and
                                       python -m shimgen.device_shims ../shared/torch-shims --runtimes DIR (exports)
@@ -28,6 +30,7 @@ it, writing nothing.
 from __future__ import annotations
 
 import argparse
+import glob
 import lzma
 import os
 import re
@@ -36,7 +39,7 @@ import tempfile
 
 import yaml
 
-from shimgen import device_shims, history, manifest
+from shimgen import device_shims, history, manifest, upstream_surface
 from shimgen.errors import ShimgenError
 from shimgen.versions import Version
 
@@ -231,6 +234,20 @@ def add(release: str, shared: str | None, torch_dir: str | None, dry_run: bool, 
 
     venv = os.path.join(os.path.expanduser(os.environ.get("SHIMGEN_RUNTIMES") or "~/.cache/shimgen/runtimes"),
                         f"torch-{release}")
+    # upstream's surface: the release's own stable ops.h (--torch DIR's, else its runtime venv's)
+    ops_h = [p for p in ([os.path.join(torch_dir, "include")] if torch_dir else []) +
+             glob.glob(os.path.join(venv, "lib", "python3*", "site-packages", "torch", "include"))
+             if os.path.isfile(os.path.join(p, "torch", "csrc", "stable", "ops.h"))]
+    if ops_h:
+        surf_path = upstream_surface.DATA
+        surf_text, found = upstream_surface.recorded(
+            release, os.path.join(ops_h[0], "torch", "csrc", "stable", "ops.h"), sorted(schemas), _read(surf_path))
+        say.append(f"5b. upstream surface: {len(found['ops'])} aten overloads, {len(found['functions'])} functions")
+        if surf_text != _read(surf_path):
+            writes[surf_path] = surf_text
+    else:
+        say.append(f"5b. upstream surface: no ops.h of {release} (--torch DIR, or the runtime venv below; then "
+                   f"python -m shimgen.upstream_surface record {minor} OPS_H)")
     say += [
         f"then (the runtime {venv}: python -m venv {venv} && {venv}/bin/python -m pip install torch=={release} "
         "pyyaml numpy):",

@@ -1392,7 +1392,7 @@ def _pad_packed_body(w: Wrapper, plan: Plan, rule: dict) -> str:
         f'std::vector<int64_t> view_size = shimgen::detail::pad_packed_output_size("{op}", {data}, max_seq_length, '
         "max_batch_size);",
         f"torch::stable::Tensor output = {f['fill']}(view_size, {padding_value}, {data}.scalar_type(), "
-        f"{data}.layout(), {data}.device());",
+        f"shimgen::detail::layout_of({data}), {data}.device());",
         f"const torch::stable::Tensor lengths = {f['blank']}(sizes_t, {{max_batch_size}});",
         f'shimgen::detail::pad_packed_check_runs("{op}", sizes);',
         "int64_t data_offset = 0;",

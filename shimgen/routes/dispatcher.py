@@ -87,8 +87,8 @@ class Dispatcher(Route):
         leaky = [p for p in w.kept(v) if p.row.leaks_before and v.start < p.row.leaks_before]
         if leaky:
             lines.append(f"On libtorch 2.10-2.13 the dispatcher leaks 48 bytes per call converting "
-                         f"{', '.join('`' + p.name + '`' for p in leaky)} (a str; fixed in 2.14): a stable route "
-                         "beats none. Define SHIMGEN_NO_LEAKY_STR to refuse such routes.")
+                         f"{', '.join('`' + p.name + '`' for p in leaky)} (a str; fixed in 2.14): this route is "
+                         "taken only where the extension defines SHIMGEN_LEAKY_STR.")
         return lines
 
     def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:

@@ -66,7 +66,7 @@ def exactness(w: Wrapper, v: Variant, plan: Plan) -> tuple[list[str], list[tuple
                 and default.lstrip("-").isdigit()):
             conds.append(row.fill(row.exact_c_default, p.name, default=default))
         if proven and row.exact_c_floating:
-            conds.append(f"floating && {row.fill(row.exact_c_floating, p.name)}")
+            conds.append(f"(floating && {row.fill(row.exact_c_floating, p.name)})")
         checks.append((p.name, " || ".join(conds)))
     if proven and checks:
         tensors = ", ".join(f"&{t.name}" for t in _tensor_operands(w, v))

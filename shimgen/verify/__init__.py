@@ -93,7 +93,7 @@ def hidden(plan: plan_mod.Plan, world: plan_mod.World, installed: Version) -> li
         if mine is not None and roundtrip.active_variant(mine, installed) is not None:
             continue
         needs = ("the overlay" if not world.overlay and emit_cpp.active_in(w.op.name, overlay_world, installed)
-                 else "leaky str routes (SHIMGEN_NO_LEAKY_STR undefined)")
+                 else "leaky str routes (SHIMGEN_LEAKY_STR)")
         result.append({"op": w.op.name, "wrapper": w.name, "since": str(w.since), "needs": needs,
                        "reason": emit_cpp.why_hidden(w.op.name, installed, mine, w, here_plan)})
     return result

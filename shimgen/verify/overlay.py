@@ -135,7 +135,7 @@ def main(argv: list[str] | None = None, overlay_ties_to_libtorch: bool = True) -
         torch = build.find_torch()
         _, plan = pipeline.generate(args.ops.split(",") if args.ops else None, args.yaml, None,
                                     overlay_ties_to_libtorch=overlay_ties_to_libtorch)
-        # every build that links the overlay: with or without SHIMGEN_NO_LEAKY_STR
+        # every build that links the overlay: with or without SHIMGEN_LEAKY_STR
         on_overlay = {w.op.name for world in WORLDS if world.overlay
                       for w in sig_cpp.wrappers(plan.in_world(world))[0] if any(v.route.overlay for v in w.variants)}
         ov_plan, notes = missing_ops(replace(plan, ops=[op for op in plan.ops if op.name in on_overlay]), torch)

@@ -1,5 +1,6 @@
-// Calls every wrapper of upstream's torch 2.13 torch/csrc/stable/ops.h in the
-// way extension code written against that header does. The test compiles this
+// Calls every wrapper of upstream's torch/csrc/stable/ops.h (2.10-2.15: each
+// release's own functions, under the version its header has) in the way
+// extension code written against that header does. The test compiles this
 // file twice, against upstream's ops.h and against shimgen's generated one (via
 // -I generated/ in front of torch's include directory), and compares results.
 // COMPAT_NS names the op namespace so both builds can be loaded side by side.
@@ -58,9 +59,13 @@ std::vector<Tensor> run_all(Tensor x) { // x: float32, shape [2, 3]
   static float blob[6] = {1, 2, 3, 4, 5, 6};
   ts::Device cpu(torch::headeronly::DeviceType::CPU);
   out.push_back(ts::clone(ts::from_blob(blob, {2, 3}, {3, 1}, cpu, ScalarType::Float)));
+#if defined(TORCH_VERSION_2_11_0) && TORCH_FEATURE_VERSION >= TORCH_VERSION_2_11_0
   static double blob2[2] = {7, 8};
   out.push_back(ts::clone(ts::from_blob(
       blob2, {2}, {1}, cpu, ScalarType::Double, [](void*) {})));
+#else
+  out.push_back(ts::full({2}, 7.0, ScalarType::Double)); // keeps the count
+#endif
   out.push_back(ts::to(x, ScalarType::Double));
   out.push_back(ts::to(x, cpu));
   out.push_back(ts::contiguous(ts::transpose(x, 0, 1)));
@@ -86,13 +91,41 @@ std::vector<Tensor> run_all(Tensor x) { // x: float32, shape [2, 3]
   out.push_back(ts::subtract(x, ts::transpose(ts::transpose(x, 0, 1), 0, 1), 2.0));
   out.push_back(ts::full({2, 2}, 3.0));
   out.push_back(ts::full({2}, 5.0, ScalarType::Double));
+#if defined(TORCH_VERSION_2_14_0) && TORCH_FEATURE_VERSION >= TORCH_VERSION_2_14_0
+  // Wrappers available since 2.14.
+  Tensor xi = ts::to(ts::subtract(x, ts::full({2, 3}, -3.0)), ScalarType::Long);
+  Tensor one = ts::full({2, 3}, 1.0, ScalarType::Long);
+  out.push_back(ts::bitwise_and(xi, one));
+  out.push_back(ts::bitwise_or(xi, one));
+  out.push_back(ts::bitwise_left_shift(xi, one));
+  out.push_back(ts::bitwise_right_shift(xi, one));
+  out.push_back(ts::permute(x, {1, 0}));
+  out.push_back(ts::index_select(x, 1, ts::full({2}, 2.0, ScalarType::Long)));
+  out.push_back(ts::floor_divide(x, ts::full({2, 3}, 2.0)));
+  out.push_back(ts::full({1}, ts::is_pinned(x) ? 1.0 : 0.0));
+  out.push_back(ts::clone(ts::view(x, ScalarType::Int)));
+#endif
+#if defined(TORCH_VERSION_2_15_0) && TORCH_FEATURE_VERSION >= TORCH_VERSION_2_15_0
+  // Wrappers available since 2.15.
+  auto sorted = ts::sort(x, 1, true);
+  out.push_back(std::get<0>(sorted));
+  out.push_back(std::get<1>(sorted));
+  auto stable = ts::sort(x, std::optional<bool>(true), 0);
+  out.push_back(std::get<0>(stable));
+  out.push_back(std::get<1>(stable));
+#endif
   return out;
 }
 
-STABLE_TORCH_LIBRARY(COMPAT_NS, m) {
+// One level of indirection expands COMPAT_NS first (2.10's macros stringify
+// their argument as written).
+#define COMPAT_LIBRARY(ns, m) STABLE_TORCH_LIBRARY(ns, m)
+#define COMPAT_LIBRARY_IMPL(ns, k, m) STABLE_TORCH_LIBRARY_IMPL(ns, k, m)
+
+COMPAT_LIBRARY(COMPAT_NS, m) {
   m.def("run_all(Tensor x) -> Tensor[]");
 }
 
-STABLE_TORCH_LIBRARY_IMPL(COMPAT_NS, CompositeExplicitAutograd, m) {
+COMPAT_LIBRARY_IMPL(COMPAT_NS, CompositeExplicitAutograd, m) {
   m.impl("run_all", TORCH_BOX(&run_all));
 }

@@ -31,7 +31,7 @@ inline torch::stable::Tensor add(
     const shimgen::Scalar& alpha = 1) {
   const bool floating = shimgen::detail::any_floating<1>({&self});
   if (!(other.is_floating_point() ||
-        floating && shimgen::detail::fits_double(other))) {
+        (floating && shimgen::detail::fits_double(other)))) {
     shimgen::detail::refuse(
         "add.Scalar",
         "other",
@@ -39,7 +39,7 @@ inline torch::stable::Tensor add(
         "the C shim carries it as a double, which changes what aten computes, and no Tensor overload can stand in for it");
   }
   if (!(alpha.is_floating_point() ||
-        floating && shimgen::detail::fits_double(alpha))) {
+        (floating && shimgen::detail::fits_double(alpha)))) {
     shimgen::detail::refuse(
         "add.Scalar",
         "alpha",
@@ -69,7 +69,7 @@ inline torch::stable::Tensor add(
     const shimgen::Scalar& alpha = 1) {
   const bool floating = shimgen::detail::any_floating<2>({&self, &other});
   if (!(alpha.is_floating_point() ||
-        floating && shimgen::detail::fits_double(alpha))) {
+        (floating && shimgen::detail::fits_double(alpha)))) {
     shimgen::detail::refuse(
         "add.Tensor",
         "alpha",
@@ -98,7 +98,7 @@ inline torch::stable::Tensor fill_(
     const shimgen::Scalar& value) {
   const bool floating = shimgen::detail::any_floating<1>({&self});
   if (!(value.is_floating_point() ||
-        floating && shimgen::detail::fits_double(value))) {
+        (floating && shimgen::detail::fits_double(value)))) {
     shimgen::detail::refuse(
         "fill_.Scalar",
         "value",

@@ -15,7 +15,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// alpha=1, Tensor(a!) out) -> Tensor(a!)
 ///
 /// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: aten::add.Tensor, then aten's out= rules
 /// (shimgen::detail::check_out_autograd and assign_out: in grad mode no
 /// argument may require grad; the result dtype must cast to out's; a resized
@@ -65,6 +65,7 @@ inline torch::stable::Tensor& add_out(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::add_out: aten::add.out needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(out, self, other, alpha);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0

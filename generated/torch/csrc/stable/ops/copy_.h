@@ -13,7 +13,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// non_blocking=False) -> Tensor(a!)
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: the boxed dispatcher.
 inline torch::stable::Tensor copy_(
     const torch::stable::Tensor& self,

@@ -14,7 +14,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// MemoryFormat? memory_format=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor empty(
@@ -52,6 +52,8 @@ inline torch::stable::Tensor empty(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::empty: aten::empty.memory_format needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(
+      size, dtype, layout, device, pin_memory, memory_format);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0

@@ -14,7 +14,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// MemoryFormat? memory_format=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: the boxed dispatcher.
 /// This form, for releases before 2.10, does not take layout, device,
 /// pin_memory, memory_format: aten gets their defaults (None, None, None,
@@ -40,7 +40,7 @@ inline torch::stable::Tensor empty_like(
 /// MemoryFormat? memory_format=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// This form, with every argument, needs PyTorch 2.10.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0

@@ -13,7 +13,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// int end_dim=-1) -> Tensor(a)
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: the boxed dispatcher.
 inline torch::stable::Tensor flatten(
     const torch::stable::Tensor& self,

@@ -24,7 +24,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// length) -> Tensor(a)
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: libtorch's C shim aoti_torch_aten_narrow.
 inline torch::stable::Tensor narrow(
     const torch::stable::Tensor& self,

@@ -29,7 +29,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: libtorch's C shim aoti_torch_aten_new_zeros.
 /// This form, for releases before 2.10, does not take layout, device,
 /// pin_memory: aten gets their defaults (None, None, None).
@@ -63,7 +63,7 @@ inline torch::stable::Tensor new_zeros(
 /// -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// This form, with every argument, needs PyTorch 2.10.
 /// Route: libtorch's C shim aoti_torch_aten_new_zeros.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0

@@ -25,7 +25,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// float? value=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: libtorch's C shim aoti_torch_aten_pad.
 inline torch::stable::Tensor pad(
     const torch::stable::Tensor& self,

@@ -12,7 +12,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Stable wrapper of aten::reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)
 ///
 /// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor reshape(
@@ -33,6 +33,7 @@ inline torch::stable::Tensor reshape(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::reshape: aten::reshape.default needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(self, shape);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0

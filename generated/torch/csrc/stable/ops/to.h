@@ -15,7 +15,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// -> Tensor(a)
 ///
 /// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor to(
@@ -59,6 +59,15 @@ inline torch::stable::Tensor to(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::to: aten::to.dtype_layout needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(
+      self,
+      dtype,
+      layout,
+      device,
+      pin_memory,
+      non_blocking,
+      copy,
+      memory_format);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0

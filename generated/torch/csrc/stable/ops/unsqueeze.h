@@ -12,7 +12,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Stable wrapper of aten::unsqueeze(Tensor(a) self, int dim) -> Tensor(a)
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: the boxed dispatcher.
 inline torch::stable::Tensor unsqueeze(
     const torch::stable::Tensor& self,

@@ -12,7 +12,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Stable wrapper of aten::zero_(Tensor(a!) self) -> Tensor(a!)
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: the boxed dispatcher.
 inline torch::stable::Tensor zero_(const torch::stable::Tensor& self) {
   return shimgen::detail::dispatch<torch::stable::Tensor, 1>(

@@ -176,4 +176,13 @@ inline R dispatch(
   return dispatch<R, N, Released>(op, overload, values...);
 }
 
+/// A tensor's layout, as Tensor::layout() (2.11's headers) reads it, through
+/// the C shim 2.10's headers already declare: the output builds with 2.10's.
+inline torch::headeronly::Layout layout_of(const torch::stable::Tensor& t) {
+  int32_t layout = 0;
+  SHIMGEN_CHECK(aoti_torch_get_layout(t.get(), &layout));
+  return torch::stable::detail::to<torch::headeronly::Layout>(
+      torch::stable::detail::from(layout));
+}
+
 } // namespace shimgen::detail

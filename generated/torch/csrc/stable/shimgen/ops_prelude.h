@@ -21,7 +21,6 @@
 #include <torch/csrc/inductor/aoti_torch/c/shim.h>
 #include <torch/csrc/stable/c/shim.h>
 #include <torch/csrc/stable/device.h>
-#include <torch/csrc/stable/generator.h>
 #include <torch/csrc/stable/macros.h>
 #include <torch/csrc/stable/shimgen/scalar.h>
 #include <torch/csrc/stable/stableivalue_conversions.h>
@@ -30,6 +29,11 @@
 #include <torch/headeronly/core/ScalarType.h>
 #include <torch/headeronly/macros/Macros.h>
 #include <torch/headeronly/util/HeaderOnlyArrayRef.h>
+// torch::stable::Generator arrived in 2.13's headers; the forms taking one are
+// gated on 2.13, so older stable headers compile the rest.
+#if __has_include(<torch/csrc/stable/generator.h>)
+#include <torch/csrc/stable/generator.h>
+#endif
 
 #ifndef TORCH_VERSION_2_10_0
 #define TORCH_VERSION_2_10_0 (((0ULL + 2) << 56) | ((0ULL + 10) << 48))
@@ -91,6 +95,11 @@ namespace shimgen::detail {
 /// (the forms documented "Not available in this build").
 template <typename>
 inline constexpr bool hidden = false;
+
+/// Marks a hidden form's parameters used (its body reads none): no
+/// -Wunused-parameter where a compiler warns in a template never instantiated.
+template <typename... T>
+inline void unused(const T&...) {}
 } // namespace shimgen::detail
 
 HIDDEN_NAMESPACE_BEGIN(torch, stable)

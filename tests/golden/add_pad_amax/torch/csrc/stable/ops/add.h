@@ -26,7 +26,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// alpha=1) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: libtorch's C shim aoti_torch_aten_subtract_Tensor, as aten computes
 /// aten::add.Tensor: aten::subtract.Tensor(alpha=-alpha, other=other,
 /// self=self) (proven equal, gradients included, on
@@ -65,7 +65,7 @@ inline torch::stable::Tensor add(
   }
   const bool floating = shimgen::detail::any_floating<2>({&self, &other});
   if (!(alpha.is_floating_point() ||
-        floating && shimgen::detail::fits_double(alpha))) {
+        (floating && shimgen::detail::fits_double(alpha)))) {
     shimgen::detail::refuse(
         "add.Tensor",
         "alpha",
@@ -90,6 +90,7 @@ inline torch::stable::Tensor add(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::add: aten::add.Tensor needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(self, other, alpha);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0
@@ -98,7 +99,7 @@ inline torch::stable::Tensor add(
 /// alpha=1) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: aten::add.Tensor, with the numbers as 0-dim tensors promoting as
 /// aten's wrapped numbers.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
@@ -129,6 +130,7 @@ inline torch::stable::Tensor add(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::add: aten::add.Scalar needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(self, other, alpha);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0

@@ -24,7 +24,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: libtorch's C shim aoti_torch_aten_amax.
 inline torch::stable::Tensor amax(
     const torch::stable::Tensor& self,

@@ -26,7 +26,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// alpha=1) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: libtorch's C shim aoti_torch_aten_subtract_Tensor.
 /// Numbers the shim's double would change raise an error (shimgen::Scalar).
 /// alpha = 1 on Byte, Char, Short, Int, Long tensors goes to
@@ -45,7 +45,7 @@ inline torch::stable::Tensor subtract(
   }
   const bool floating = shimgen::detail::any_floating<2>({&self, &other});
   if (!(alpha.is_floating_point() ||
-        floating && shimgen::detail::fits_double(alpha))) {
+        (floating && shimgen::detail::fits_double(alpha)))) {
     shimgen::detail::refuse(
         "subtract.Tensor",
         "alpha",
@@ -70,6 +70,7 @@ inline torch::stable::Tensor subtract(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::subtract: aten::subtract.Tensor needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(self, other, alpha);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0

@@ -13,7 +13,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// -> (Tensor values, Tensor indices)
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: the boxed dispatcher.
 template <typename Lazy = void>
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort(
@@ -31,7 +31,7 @@ inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort(
 /// dim=-1, bool descending=False) -> (Tensor values, Tensor indices)
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: the boxed dispatcher.
 template <typename Lazy = void>
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort(

@@ -14,7 +14,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// values, Tensor(b!) indices)
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: the boxed dispatcher.
 template <typename Lazy = void>
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_out(
@@ -45,7 +45,7 @@ inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_outf(
 /// (Tensor(a!) values, Tensor(b!) indices)
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: the boxed dispatcher.
 template <typename Lazy = void>
 inline std::tuple<torch::stable::Tensor, torch::stable::Tensor> sort_out(

@@ -12,7 +12,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Stable wrapper of aten::cat(Tensor[] tensors, int dim=0) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 template <typename Lazy = void>
@@ -34,6 +34,7 @@ inline torch::stable::Tensor cat(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::cat: aten::cat.default needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(tensors, dim);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0

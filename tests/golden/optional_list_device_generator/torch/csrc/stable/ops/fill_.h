@@ -20,7 +20,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Tensor(a!)
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: the boxed dispatcher.
 inline torch::stable::Tensor fill_(
     const torch::stable::Tensor& self,
@@ -33,7 +33,7 @@ inline torch::stable::Tensor fill_(
 /// Tensor(a!)
 ///
 /// Minimum compatible version: PyTorch 2.9.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: libtorch's C shim aoti_torch_aten_fill__Scalar.
 /// Numbers the shim's double would change go to aten::fill_.Tensor instead, as
 /// 0-dim tensors.
@@ -42,7 +42,7 @@ inline torch::stable::Tensor fill_(
     const shimgen::Scalar& value) {
   const bool floating = shimgen::detail::any_floating<1>({&self});
   if (value.is_floating_point() ||
-      floating && shimgen::detail::fits_double(value)) {
+      (floating && shimgen::detail::fits_double(value))) {
     SHIMGEN_CHECK(aoti_torch_aten_fill__Scalar(self.get(), value.to_double()));
     return self;
   }

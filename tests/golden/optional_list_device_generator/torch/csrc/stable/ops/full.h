@@ -33,7 +33,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// pin_memory=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: libtorch's C shim aoti_torch_aten_full.
 /// Numbers the shim's double would change go to aten::empty.memory_format and
 /// aten::fill_.Scalar instead, as 0-dim tensors.
@@ -102,6 +102,7 @@ inline torch::stable::Tensor full(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::full: aten::full.default needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(size, fill_value, dtype, layout, device, pin_memory);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0

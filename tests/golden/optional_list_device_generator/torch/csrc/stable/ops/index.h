@@ -13,7 +13,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// Tensor
 ///
 /// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: the boxed dispatcher.
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 template <typename Lazy = void>
@@ -37,6 +37,7 @@ inline torch::stable::Tensor index(
   static_assert(
       shimgen::detail::hidden<ShimgenHidden>,
       "torch::stable::index: aten::index.Tensor needs TORCH_TARGET_VERSION >= 2.10 (no libtorch route carries it before)");
+  shimgen::detail::unused(self, indices);
   throw std::logic_error("unreachable");
 }
 #endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_10_0

@@ -14,7 +14,7 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// bool? pin_memory=None) -> Tensor
 ///
 /// Minimum compatible version: PyTorch 2.10.
-/// Build time minimum version: PyTorch 2.13.
+/// Build time minimum version: PyTorch 2.10.
 /// Route: the boxed dispatcher.
 /// This form, for releases before 2.13, does not take generator, dtype, layout,
 /// device, pin_memory: aten gets their defaults (None, None, None, None, None).
