@@ -317,7 +317,7 @@ def report(sources: list[Source], surface: Surface, targets: list) -> tuple[list
         for a in answers:
             for inner in re.findall(r"\(([a-z_ ]+)\)", a.text):
                 used.update(inner.split(" or "))
-    caveats = [(route, text) for route, text in _CAVEATS if route in used]
+    caveats = [(route, text) for route, text in CAVEATS if route in used]
     if caveats:
         lines += ["", "## Caveats", "", *(f"- `{route}`: {text}" for route, text in caveats)]
     by_op: dict[str, list] = {}
@@ -362,7 +362,8 @@ def report(sources: list[Source], surface: Surface, targets: list) -> tuple[list
     return lines, data
 
 
-_CAVEATS = (
+# What each route costs or asks of the caller, as the reports say it (shimgen.porting.report adds its own).
+CAVEATS = (
     ("shim", "libtorch's own C shim: about the cost of the at:: call"),
     ("dispatcher", "libtorch's boxed dispatcher (torch_call_dispatcher, from 2.10): about 1.4-1.7x an at:: call"),
     ("sibling", "a Scalar argument travels as a 0-dim tensor to aten's Tensor overload, exactly; a number that "

@@ -5,18 +5,12 @@ from __future__ import annotations
 
 import re
 
+from shimgen import port
 from shimgen.porting import rules
 from shimgen.porting.rows import STATUSES, Row
 
 _CAVEATS = (
-    ("shim", "libtorch's own C shim: about the cost of the at:: call"),
-    ("dispatcher", "libtorch's boxed dispatcher (torch_call_dispatcher, from 2.10): about 1.4-1.7x an at:: call"),
-    ("sibling", "a Scalar argument travels as a 0-dim tensor to aten's Tensor overload, exactly; a number that "
-                "cannot (a complex or out-of-range value for that dtype) raises a `shimgen:` error at run time "
-                "rather than giving a different result"),
-    ("overlay", "needs shimgen's overlay library (C shims libtorch does not ship, compiled against one torch's "
-                "ATen: not ABI-stable); without `overlay = true` the setuptools build refuses it"),
-    ("from", "hidden at that target: a compile error naming the release to target"),
+    *port.CAVEATS,
     ("hazard", "compiles after a naive port and computes something else: write the replacement"),
 )
 
