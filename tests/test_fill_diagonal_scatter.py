@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from shimgen import pipeline
-from tests.cxx import build_so
+from tests.cxx import build_so, syntax_check
 
 CALLS = r"""
 #include <torch/csrc/stable/library.h>
@@ -72,7 +72,10 @@ def ext(tmp_path_factory):
     src = root / "fds.cpp"
     src.write_text(CALLS.replace("NS", "fds_ext"))
     lib = str(root / "fds.so")
-    build_so(str(src), lib, str(root / "gen"))  # libtorch alone: no SHIMGEN_OVERLAY
+    # libtorch alone: no SHIMGEN_OVERLAY. scatter's `reduce` is a str, which libtorch 2.10-2.13's dispatcher takes
+    # only with the leak the default build refuses (test_default_build_refuses_the_reduce_str below): the
+    # composition's exactness is what this file proves, so the build accepts that leak.
+    build_so(str(src), lib, str(root / "gen"), defines=["SHIMGEN_LEAKY_STR"])
     torch.ops.load_library(lib)
     return torch.ops.fds_ext, lib
 
@@ -86,6 +89,21 @@ def _same(a: torch.Tensor, b: torch.Tensor) -> bool:
     if a.is_floating_point():
         return torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num())
     return torch.equal(a, b)
+
+
+def test_default_build_refuses_the_reduce_str(tmp_path) -> None:
+    """Without SHIMGEN_LEAKY_STR, scatter with a number and a reduce is a compile error naming the leak's opt-in
+    (nothing leaks per call by default); fill_diagonal_ takes no str and compiles."""
+    gen = tmp_path / "gen"
+    files, _ = pipeline.generate(OPS, None, None, str(gen), only=True)
+    pipeline.write(str(gen), files)
+    head = CALLS.split("STABLE_TORCH_LIBRARY(")[0]
+    fill_only = re.sub(r"Tensor k_scatter.*?\n}\n", "", head, flags=re.S)
+    assert "k_scatter" not in fill_only and "k_fill_diagonal_f" in fill_only
+    assert syntax_check(fill_only, str(gen)).returncode == 0
+    refused = syntax_check(head, str(gen))
+    assert refused.returncode != 0
+    assert "torch::stable::scatter" in refused.stderr and "SHIMGEN_LEAKY_STR" in refused.stderr
 
 
 def test_the_extension_needs_libtorch_alone(ext) -> None:
