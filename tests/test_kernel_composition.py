@@ -321,13 +321,12 @@ def test_foreach_is_exact(ext, dtype) -> None:
     torch._foreach_add_(want, o, alpha=0.5)
     assert all(_same(a, b) for a, b in zip(mine, want))
     mine, want = pair(), pair()
-    if dtype == torch.bfloat16:  # mul_.Scalar's own wrapper refuses 2.5 on bfloat16 (its sibling is unproven there)
+    torch.ops.comp_cpu.fe_scalar(*mine, 2.5)  # on bfloat16 too: mul_.Scalar's cell is proven for numbers it holds
+    torch._foreach_mul_(want, 2.5)
+    assert all(_same(a, b) for a, b in zip(mine, want))
+    if dtype == torch.bfloat16:  # 0.1 is not a bfloat16: mul_.Scalar's own wrapper refuses it (no proven cell)
         with pytest.raises(RuntimeError, match="shimgen: mul_.Scalar"):
-            torch.ops.comp_cpu.fe_scalar(*mine, 2.5)
-    else:
-        torch.ops.comp_cpu.fe_scalar(*mine, 2.5)
-        torch._foreach_mul_(want, 2.5)
-        assert all(_same(a, b) for a, b in zip(mine, want))
+            torch.ops.comp_cpu.fe_scalar(*pair(), 0.1)
     mine, want = pair(), pair()
     torch.ops.comp_cpu.fe_scalars(*mine, 1.5)
     torch._foreach_add_(want, [1.5, -1.5])
