@@ -17,14 +17,14 @@ import functools
 
 from torchgen.model import DeviceCheckType, NativeFunction
 
-from shimgen.inputs import load_yaml, package_text
+from shimgen.inputs import package_yaml
 
 DATA = "data/device_checks.yaml"
 
 
 @functools.cache
 def _data() -> tuple[dict[str, str], frozenset[str]]:
-    raw = load_yaml(package_text(DATA))
+    raw = package_yaml(DATA)  # through shimgen's cache: a warm run imports no yaml parser
     return dict(raw.get("forwards") or {}), frozenset(raw.get("host_reads") or {})
 
 

@@ -18,8 +18,6 @@ import os
 import re
 import sys
 
-import yaml
-
 from shimgen.errors import ShimgenError
 from shimgen.inputs import package_yaml, read_text
 from shimgen.parse import NativeYaml
@@ -75,6 +73,8 @@ def for_yaml(release: Version | None, yaml_path: str, overloads: list[str]) -> l
 
 def recorded(release: str, ops_h: str, overloads: list[str], text: str) -> tuple[str, dict[str, list[str]]]:
     """(the data file's new text with `release` recorded from `ops_h`, what was recorded)."""
+    import yaml  # start-up: a generation run reads the data through shimgen's cache and never imports PyYAML
+
     minor = Version.parse(release, "release")
     found = parse(read_text(ops_h, "upstream's ops.h"), overloads)
     head = text[: text.index("releases:")]
