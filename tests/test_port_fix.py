@@ -4,7 +4,7 @@ seq_ops.cpp and the CUDA-style row_ops.cu): the report's rows over them against 
 abi3 wheel at target 2.10 built from the ported files, and its ops equal to the ATen originals' on the CI
 runtimes 2.10.0 and 2.14.1 (the originals built with torch.utils.cpp_extension against each runtime, once).
 
-Costs (this sandbox, 2 shared cores): the scan about 3 minutes (libclang; the prelude's PCH is cached under
+Costs (a 2-core machine shared with other jobs): the scan about 3 minutes (libclang; the prelude's PCH is cached under
 ~/.cache/shimgen/port after the first run), the wheel about 1.5 minutes, each runtime's originals 2-4 minutes."""
 
 from __future__ import annotations

@@ -84,7 +84,7 @@ def test_c_shim_set_is_a_product_of_the_plan():
 
 
 def test_a_copy_of_a_plan_has_its_own_derived_cache():
-    """Issue 18: `dataclasses.replace(plan, ops=...)` used to share Plan.derived, so asking a one-op copy for its
+    """`dataclasses.replace(plan, ops=...)` used to share Plan.derived, so asking a one-op copy for its
     wrappers first made the three-op plan return one wrapper."""
     full = plan_mod.make(["add.Tensor", "sort.default", "amax.default"], additive=False)
     one = replace(full, ops=[op for op in full.ops if op.name == "sort.default"])
