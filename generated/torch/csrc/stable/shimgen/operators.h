@@ -114,8 +114,8 @@ SHIMGEN_PORT_HAS(item)
 
 namespace torch::stable {
 
-// Tensor op Tensor, Tensor op number: x.NAME(y). number op Tensor: y.REV(x).
-#define SHIMGEN_PORT_BINARY(OP, NAME, REV)                                \
+// Tensor op Tensor, Tensor op number: x.NAME(y).
+#define SHIMGEN_PORT_BINARY_LEFT(OP, NAME)                                \
   template <typename Lazy = void>                                         \
   inline Tensor operator OP(const Tensor& x, const Tensor& y) {           \
     SHIMGEN_PORT_NEEDS2(NAME, const Tensor&);                             \
@@ -128,32 +128,24 @@ namespace torch::stable {
   inline Tensor operator OP(const Tensor& x, N y) {                       \
     SHIMGEN_PORT_NEEDS2(NAME, const shimgen::Scalar&);                    \
     return NAME(shimgen::port_detail::lazy<Lazy>(x), shimgen::Scalar(y)); \
-  }                                                                       \
-  template <                                                              \
-      typename N,                                                         \
-      typename Lazy = void,                                               \
-      std::enable_if_t<shimgen::port_detail::number_v<N>, int> = 0>       \
-  inline Tensor operator OP(N x, const Tensor& y) {                       \
-    SHIMGEN_PORT_NEEDS2(REV, const shimgen::Scalar&);                     \
-    return REV(shimgen::port_detail::lazy<Lazy>(y), shimgen::Scalar(x));  \
   }
 
-// number op Tensor where the op has no reflected form:
+// ... and number op Tensor: y.REV(x).
+#define SHIMGEN_PORT_BINARY(OP, NAME, REV)                               \
+  SHIMGEN_PORT_BINARY_LEFT(OP, NAME)                                     \
+  template <                                                             \
+      typename N,                                                        \
+      typename Lazy = void,                                              \
+      std::enable_if_t<shimgen::port_detail::number_v<N>, int> = 0>      \
+  inline Tensor operator OP(N x, const Tensor& y) {                      \
+    SHIMGEN_PORT_NEEDS2(REV, const shimgen::Scalar&);                    \
+    return REV(shimgen::port_detail::lazy<Lazy>(y), shimgen::Scalar(x)); \
+  }
+
+// ... and number op Tensor where the op has no reflected form:
 // empty_like(y).fill_(x).NAME_(y), as ATen computes it.
 #define SHIMGEN_PORT_BINARY_FILL(OP, NAME)                                \
-  template <typename Lazy = void>                                         \
-  inline Tensor operator OP(const Tensor& x, const Tensor& y) {           \
-    SHIMGEN_PORT_NEEDS2(NAME, const Tensor&);                             \
-    return NAME(shimgen::port_detail::lazy<Lazy>(x), y);                  \
-  }                                                                       \
-  template <                                                              \
-      typename N,                                                         \
-      typename Lazy = void,                                               \
-      std::enable_if_t<shimgen::port_detail::number_v<N>, int> = 0>       \
-  inline Tensor operator OP(const Tensor& x, N y) {                       \
-    SHIMGEN_PORT_NEEDS2(NAME, const shimgen::Scalar&);                    \
-    return NAME(shimgen::port_detail::lazy<Lazy>(x), shimgen::Scalar(y)); \
-  }                                                                       \
+  SHIMGEN_PORT_BINARY_LEFT(OP, NAME)                                      \
   template <                                                              \
       typename N,                                                         \
       typename Lazy = void,                                               \
@@ -208,6 +200,7 @@ SHIMGEN_PORT_COMPOUND(&=, bitwise_and_, false)
 SHIMGEN_PORT_COMPOUND(|=, bitwise_or_, false)
 SHIMGEN_PORT_COMPOUND(^=, bitwise_xor_, false)
 
+#undef SHIMGEN_PORT_BINARY_LEFT
 #undef SHIMGEN_PORT_BINARY
 #undef SHIMGEN_PORT_BINARY_FILL
 #undef SHIMGEN_PORT_COMPOUND
