@@ -21,7 +21,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from benchmarks.bench_new_routes import TORCH, compile_so  # noqa: E402
-from shimgen import pipeline  # noqa: E402
+from shimgen.generate import pipeline  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CALLS = ["addcmul(x,x,x,.5)", "addcdiv(x,x,d,.5)", "addcmul_(u,x,x,1e-3)", "addcdiv_(u,x,d,-1e-3)",
@@ -36,7 +36,7 @@ def build(tmp: str) -> dict[str, str]:
     files, _ = pipeline.generate(OPS, None, None)
     pipeline.write(gen, files)
     lib_dir = os.path.join(tmp, "overlay")
-    subprocess.run([sys.executable, "-m", "shimgen.verify.overlay_build", "--ops", ",".join(OPS), "--out", lib_dir],
+    subprocess.run([sys.executable, "-m", "shimgen.dev", "overlay-build", "--ops", ",".join(OPS), "--out", lib_dir],
                    check=True, stdout=subprocess.DEVNULL)
     src = os.path.join(HERE, "bench_addc.cpp")
     builds = {

@@ -32,11 +32,12 @@ from dataclasses import replace
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from shimgen import plan as plan_mod  # noqa: E402
-from shimgen import sig_cpp  # noqa: E402
-from shimgen import emit_c, emit_cpp, routes  # noqa: E402
-from shimgen.pipeline import write as write_atomically  # noqa: E402
-from shimgen.verify import build as vbuild  # noqa: E402
+from shimgen.generate import plan as plan_mod  # noqa: E402
+from shimgen.generate.signatures import cpp as sig_cpp  # noqa: E402
+from shimgen.generate.emit import c as emit_c, cpp as emit_cpp  # noqa: E402
+from shimgen.generate import routes
+from shimgen.generate.pipeline import write as write_atomically  # noqa: E402
+from shimgen.proofs.verify import build as vbuild  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 OPS = [  # (label, aten op) in the order bench_calls.cpp measures them

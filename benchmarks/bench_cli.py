@@ -63,7 +63,7 @@ def profile(ops: str, out: str) -> None:
     import io
     import pstats
 
-    from shimgen import cli
+    from shimgen.tools import cli
 
     with contextlib.redirect_stdout(io.StringIO()):  # the CLI lists the files it writes
         cli.main(["--ops", ops, "--out", out])  # warm: imports

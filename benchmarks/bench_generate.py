@@ -5,7 +5,7 @@
 Prints:
 - wall time of `shimgen --ops <every op name of the installed yaml>` (a fresh process, imports included, output
   into a fresh folder; best of --runs), and of `shimgen --ops add,pad,amax` (best of --runs + 2), with shimgen's
-  cache (derived package data, compiled templates, clang-format's output for the chunks shimgen.cpp_layout
+  cache (derived package data, compiled templates, clang-format's output for the chunks shimgen.generate.emit.cpp_layout
   leaves to it) warm, and the first run with it empty; then the same runs into the folder the previous run
   left (every file already holds its bytes: generation without the cost of creating ~2,070 files, which on a
   busy shared disk is 0.5-2 s of the fresh-folder figure); the number of those chunks;
@@ -38,7 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def all_op_names() -> list[str]:
     sys.path.insert(0, ROOT)
-    from shimgen.parse import NativeYaml
+    from shimgen.generate.parse import NativeYaml
 
     return list(dict.fromkeys(op.split(".")[0] for op in NativeYaml(None).all_op_names()))
 
@@ -62,9 +62,10 @@ def shimgen_wall(ops: list[str], out: str, cache_dir: str, fresh: bool = True) -
 
 
 def fallback_chunks(ops: list[str]) -> int:
-    """How many chunks of the generated C++ the layout rules leave to clang-format (shimgen.cpp_layout)."""
+    """How many chunks of the generated C++ the layout rules leave to clang-format (shimgen.generate.emit.cpp_layout)."""
     sys.path.insert(0, ROOT)
-    from shimgen import fmt, pipeline
+    from shimgen.generate.emit import fmt
+    from shimgen.generate import pipeline
 
     seen = []
     real = fmt.start_formatting
@@ -84,7 +85,7 @@ def fallback_chunks(ops: list[str]) -> int:
 def compile_wall(include: str, generated: str | None) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the compiler) of g++ -fsyntax-only on a TU including `include`."""
     sys.path.insert(0, ROOT)
-    from shimgen.verify import build
+    from shimgen.proofs.verify import build
 
     torch = build.find_torch()
     flags = torch.stable_flags(generated) if generated else [f for f in torch.stable_flags(ROOT) if f != f"-I{ROOT}"]
@@ -102,7 +103,7 @@ def compile_wall(include: str, generated: str | None) -> tuple[float, float]:
 def compile_instructions(include: str, generated: str | None) -> int:
     """Instructions g++ -fsyntax-only executes (driver and compiler) on a TU including `include`, by valgrind."""
     sys.path.insert(0, ROOT)
-    from shimgen.verify import build
+    from shimgen.proofs.verify import build
 
     torch = build.find_torch()
     flags = torch.stable_flags(generated) if generated else [f for f in torch.stable_flags(ROOT) if f != f"-I{ROOT}"]
@@ -116,7 +117,7 @@ def compile_instructions(include: str, generated: str | None) -> int:
 
 def identical(ops: list[str]) -> None:
     sys.path.insert(0, ROOT)
-    from shimgen import pipeline
+    from shimgen.generate import pipeline
 
     start = time.perf_counter()
     fast, _ = pipeline.generate(ops, None, None, None)
@@ -145,12 +146,12 @@ def main() -> int:
         # an editable install's first run writes it, as CI's does). shimgen's runs are timed without it.
         print("note: PYTHONDONTWRITEBYTECODE is set here; shimgen's runs are timed without it (the first one writes "
               "shimgen's bytecode if it is missing, as on CI and a user's machine)")
-    print("note: wall time includes making the output durable (shimgen.output: one syncfs, else an fsync of each "
+    print("note: wall time includes making the output durable (shimgen.base.output: one syncfs, else an fsync of each "
           "file) and this machine's load; CPU time is the process's own")
     print("load average at start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     with tempfile.TemporaryDirectory() as tmp:
         whole, small = os.path.join(tmp, "whole"), os.path.join(tmp, "small")
-        cache_dir = os.path.join(tmp, "cache")  # shimgen's cache (shimgen.cache): empty for the first run of each
+        cache_dir = os.path.join(tmp, "cache")  # shimgen's cache (shimgen.base.cache): empty for the first run of each
         rows = []
         for label, ops, runs, out in ((f"--ops <all {len(names)} op names>", names, args.runs, whole),
                                       ("--ops add,pad,amax", ["add", "pad", "amax"], args.runs + 2, small)):

@@ -51,11 +51,12 @@ if ARGS is not None and ARGS.fast_backtraces:  # read by libtorch_python when to
 import torch  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from shimgen import pipeline, sig_cpp  # noqa: E402
-from shimgen import plan as plan_mod  # noqa: E402
-from shimgen.verify import build as vbuild  # noqa: E402
-from shimgen.verify import overlay, roundtrip  # noqa: E402
-from shimgen.versions import Version  # noqa: E402
+from shimgen.generate import pipeline  # noqa: E402
+from shimgen.generate.signatures import cpp as sig_cpp
+from shimgen.generate import plan as plan_mod  # noqa: E402
+from shimgen.proofs.verify import build as vbuild  # noqa: E402
+from shimgen.proofs.verify import overlay, roundtrip  # noqa: E402
+from shimgen.facts.versions import Version  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # (label, aten overload, argument types exercised) in bench_leaks.cpp's order.
@@ -193,7 +194,7 @@ print(rss() - before)
 
 def default_build(args) -> int:
     """The default build's str calls, as DEFAULT_CALLS: refused at compile time (the reason printed) or measured."""
-    from shimgen.verify import runtimes  # noqa: PLC0415
+    from shimgen.proofs.verify import runtimes  # noqa: PLC0415
 
     rt = runtimes.find(args.runtime) if args.runtime else None
     if args.runtime and rt is None:

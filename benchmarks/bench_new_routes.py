@@ -60,8 +60,8 @@ import time
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from shimgen import pipeline  # noqa: E402
-from shimgen.verify import build as vbuild, overlay  # noqa: E402
+from shimgen.generate import pipeline  # noqa: E402
+from shimgen.proofs.verify import build as vbuild, overlay  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CALLS = ["add(x, y)", "pow(x, 2)", "std(x, {1})", 'gelu(x, "tanh")', "addmm(x, x, x)", "threshold_bw(x,x,0)",

@@ -33,7 +33,7 @@ import torch
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_calls import TORCH, compile_so, generate_cxx  # noqa: E402
-from shimgen import plan as plan_mod  # noqa: E402
+from shimgen.generate import plan as plan_mod  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # (call, the route the generated wrapper takes for it), in the order bench_scalars.cpp runs them. f: float32 4x4,

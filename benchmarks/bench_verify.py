@@ -28,7 +28,7 @@ sys.path.insert(0, ROOT)
 
 
 def all_ops() -> list[str]:
-    from shimgen.parse import NativeYaml
+    from shimgen.generate.parse import NativeYaml
 
     return sorted(NativeYaml().by_name)
 

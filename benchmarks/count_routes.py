@@ -16,10 +16,11 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from shimgen import routes, sig_cpp  # noqa: E402
-from shimgen import plan as plan_mod  # noqa: E402
-from shimgen.parse import NativeYaml  # noqa: E402
-from shimgen.versions import Version  # noqa: E402
+from shimgen.generate import routes  # noqa: E402
+from shimgen.generate.signatures import cpp as sig_cpp
+from shimgen.generate import plan as plan_mod  # noqa: E402
+from shimgen.generate.parse import NativeYaml  # noqa: E402
+from shimgen.facts.versions import Version  # noqa: E402
 
 REAL_MODEL = ["add.Tensor", "add_.Tensor", "addmm.default", "gelu.default", "gelu_backward.default",
               "threshold_backward.default", "addcmul.default", "pow.Tensor_Scalar"]

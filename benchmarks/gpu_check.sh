@@ -122,7 +122,7 @@ fi
 if skipped verify; then part verify skipped 0 "--skip"; else
   t0=$SECONDS
   if [ -z "$ops" ]; then
-    ops=$(python -c "from shimgen.parse import NativeYaml; print(','.join(sorted(NativeYaml().by_name)))")
+    ops=$(python -c "from shimgen.generate.parse import NativeYaml; print(','.join(sorted(NativeYaml().by_name)))")
     what="every op of torch $torch_version's yaml"
   else
     what="--ops $ops"

@@ -1,3 +1,3 @@
-from shimgen.cli import main
+from shimgen.tools.cli import main
 
 raise SystemExit(main())

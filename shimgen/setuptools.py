@@ -1,5 +1,5 @@
 """Build a stable-ABI extension with setuptools and torch.utils.cpp_extension, generating shimgen's headers at
-build time from the project's [tool.shimgen] table (shimgen.project).
+build time from the project's [tool.shimgen] table (shimgen.tools.project).
 
     # setup.py
     from setuptools import setup
@@ -13,13 +13,13 @@ build time from the project's [tool.shimgen] table (shimgen.project).
 
 `StableExtension` is torch's `CppExtension` with `py_limited_api=True` (no libtorch_python, `-DPy_LIMITED_API`),
 `-DTORCH_STABLE_ONLY` and `-DTORCH_TARGET_VERSION` from the table's `target` (or the `target=` argument). With
-`cuda=True` its `.cu` sources compile with nvcc (shimgen.cuda_toolkit finds the toolkit; -gencode flags from
+`cuda=True` its `.cu` sources compile with nvcc (shimgen.tools.cuda_toolkit finds the toolkit; -gencode flags from
 TORCH_CUDA_ARCH_LIST or 8.0;9.0+PTX) and the CUDA runtime links statically, never libc10_cuda, libtorch_cuda or
 libcudart.so: the one library loads on CPU builds of torch and on CUDA builds of any CUDA release. `BuildExtension` is torch's, and before compiling it generates the
 table's ops into the build tree (`<build_temp>/shimgen`: never into the source tree, nothing cached elsewhere)
 and puts that folder first on each stable extension's include path, so the generated `torch/csrc/stable/ops.h`
-shadows the installed torch's. The generation is shimgen's own (`shimgen.pipeline.generate`), in process, from the
-installed torch's native_functions.yaml: no network. Build without isolation (`pip wheel --no-build-isolation
+shadows the installed torch's. The generation is shimgen's own (`shimgen.generate.pipeline.generate`), in process, from
+the installed torch's native_functions.yaml: no network. Build without isolation (`pip wheel --no-build-isolation
 .`) so the extension compiles against the torch installed in the environment.
 
 A wrapper with no libtorch route at the target is a compile error naming the op, the reason and the remedy
@@ -35,9 +35,11 @@ import os
 
 from torch.utils import cpp_extension
 
-from shimgen.errors import ShimgenError
-from shimgen import cuda_toolkit, pipeline, project, releases
-from shimgen.verify import build
+from shimgen.base.errors import ShimgenError
+from shimgen.tools import cuda_toolkit, project
+from shimgen.generate import pipeline
+from shimgen.facts import releases
+from shimgen.proofs.verify import build
 
 _MARK = "_shimgen_stable"  # attribute set on the extensions StableExtension made
 

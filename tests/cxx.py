@@ -15,7 +15,7 @@ import os
 import shutil
 import subprocess
 
-from shimgen.verify import build
+from shimgen.proofs.verify import build
 
 TORCH = build.find_torch()
 CXX = build.compiler()
@@ -106,7 +106,7 @@ def load_extension(root, name: str, ops: list[str], source: str) -> str:
     load it into torch.ops; the library's path."""
     import torch  # noqa: PLC0415 - only the tests that load an extension need it here
 
-    from shimgen import pipeline  # noqa: PLC0415
+    from shimgen.generate import pipeline  # noqa: PLC0415
 
     out = str(root / "gen")
     files, _ = pipeline.generate(ops, None, None, out, only=True)

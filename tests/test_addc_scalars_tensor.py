@@ -1,7 +1,8 @@
 """addcmul / addcdiv and their in-place, out= and _foreach_ forms with libtorch alone (kernel `scalars_tensor`,
-shimgen/routes/composition.py): the op as aten::_foreach_addcmul.Tensor (_foreach_addcdiv.Tensor) on one-element
-lists with `value` packed in a 1-D tensor of its own type, which aten's CPU kernel reads back as the very Scalar and
-hands to aten::addcmul itself; in place as _foreach_addcmul_.Tensor; out= and the _foreach_ Scalar forms over those.
+shimgen/generate/routes/composition.py): the op as aten::_foreach_addcmul.Tensor (_foreach_addcdiv.Tensor) on
+one-element lists with `value` packed in a 1-D tensor of its own type, which aten's CPU kernel reads back as the very
+Scalar and hands to aten::addcmul itself; in place as _foreach_addcmul_.Tensor; out= and the _foreach_ Scalar forms over
+those.
 
 aten's AVX2/AVX512 addcmul kernel contracts `self + value * t1 * t2` into a fused multiply-add, which no sequence of
 separately rounded aten calls reproduces for float32/float64: the float32 samples below would catch a composition
@@ -15,7 +16,7 @@ import subprocess
 import pytest
 import torch
 
-from shimgen import pipeline
+from shimgen.generate import pipeline
 from tests.cxx import build_so
 
 CALLS = r"""

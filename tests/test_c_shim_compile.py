@@ -28,8 +28,10 @@ import time
 import pytest
 import torch
 
-from shimgen import emit_c, parse, plan, signatures
-from shimgen import table as table_mod
+from shimgen.generate.emit import c as emit_c
+from shimgen.generate import parse, plan
+from shimgen.generate.signatures import stage as signatures
+from shimgen.generate import table as table_mod
 from tests.cxx import TORCH
 from tests.test_shipped_header import SHIMIFIED_2_13
 
@@ -302,7 +304,7 @@ def test_a_per_op_header_declares_its_overlay_shim_only_with_the_opt_in(compiler
     """aten::_assert_async.msg has no libtorch route at 2.13 but the overlay's C shim, which its per-op header
     declares for its overlay-world body: behind SHIMGEN_OVERLAY too, so a file including that header alone
     without the opt-in cannot call the shim."""
-    from shimgen import pipeline  # noqa: PLC0415
+    from shimgen.generate import pipeline  # noqa: PLC0415
 
     out = str(tmp_path / "gen")
     files, _ = pipeline.generate(["_assert_async"], None, None, out, only=True)

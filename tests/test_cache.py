@@ -1,4 +1,4 @@
-"""shimgen.cache: a cached value is build()'s value, keyed by everything it is derived from."""
+"""shimgen.base.cache: a cached value is build()'s value, keyed by everything it is derived from."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ import importlib.util
 import os
 import shutil
 
-from shimgen import cache, history, scalars, table
+from shimgen.base import cache
+from shimgen.facts import history, scalar_facts as scalars
+from shimgen.generate import table
 
 
 def test_derived_reads_what_it_built_and_rebuilds_a_corrupt_entry(tmp_path, monkeypatch) -> None:
@@ -65,15 +67,16 @@ def test_the_folder_is_kept_under_its_size_limit_least_recently_used_first(tmp_p
 def test_the_code_digest_covers_the_subpackages(tmp_path) -> None:
     """A change to any of shimgen's modules, a route's included, gives cached values another key."""
     copy = tmp_path / "shimgen"
-    shutil.copytree(os.path.dirname(cache.__file__), copy, ignore=shutil.ignore_patterns("__pycache__", "data"))
+    package = os.path.dirname(os.path.dirname(cache.__file__))
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__", "data"))
 
     def digest() -> bytes:
-        spec = importlib.util.spec_from_file_location("cache_copy", copy / "cache.py")
+        spec = importlib.util.spec_from_file_location("cache_copy", copy / "base" / "cache.py")
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)  # a fresh module: its own memo of code()
         return module.code()
 
     before = digest()
-    with open(copy / "routes" / "composition.py", "a") as f:
+    with open(copy / "generate" / "routes" / "composition.py", "a") as f:
         f.write("\n# changed\n")
     assert digest() != before

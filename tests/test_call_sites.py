@@ -9,7 +9,7 @@ first operator is its overload. A stable call reaches that overload's wrapper wh
 operator, or one its wrapper lowers its numbers to (shimgen::Scalar's Tensor sibling or composition: 0-dim
 tensors are made first), or when that wrapper refuses a number (`shimgen: arange.default: end=10: ...`). A call
 the compiler rejects on one side is compiled out (its line in the compiler's errors) and recorded as such.
-The overload model (shimgen/overloads.py) predicts every stable-side binding too, and must agree.
+The overload model (shimgen/generate/overloads.py) predicts every stable-side binding too, and must agree.
 
 Time: one ATen translation unit (the corpus and main.cpp, <ATen/ATen.h>: ~20 s to parse), one stable one,
 and the C shims of the corpus' ops that libtorch lacks (the overlay); a syntax pass finds the calls that do
@@ -27,11 +27,14 @@ from dataclasses import dataclass
 import pytest
 import yaml
 
-from shimgen import emit_c, emit_cpp, plan as plan_mod, scalars, sig_cpp
-from shimgen.pipeline import write as write_atomically
-from shimgen.overloads import resolve
-from shimgen.verify import build, overlay
-from shimgen.versions import Version
+from shimgen.generate.emit import c as emit_c, cpp as emit_cpp
+from shimgen.generate import plan as plan_mod
+from shimgen.facts import scalar_facts as scalars
+from shimgen.generate.signatures import cpp as sig_cpp
+from shimgen.generate.pipeline import write as write_atomically
+from shimgen.generate.overloads import resolve
+from shimgen.proofs.verify import build, overlay
+from shimgen.facts.versions import Version
 from tests.cxx import CXX, TORCH
 
 HERE = os.path.join(os.path.dirname(__file__), "call_sites")
@@ -280,7 +283,7 @@ def _corpus_run(tmp_path_factory: pytest.TempPathFactory):
 
 def _schema_name(function: str) -> str:
     """The native_functions.yaml name a C++ function name comes from (`sum_out` -> `sum`)."""
-    from shimgen.parse import NativeYaml
+    from shimgen.generate.parse import NativeYaml
 
     known = _yaml_names()
     if function in known:
@@ -295,7 +298,7 @@ _NAMES: set[str] = set()
 
 def _yaml_names() -> set[str]:
     if not _NAMES:
-        from shimgen.parse import NativeYaml
+        from shimgen.generate.parse import NativeYaml
 
         _NAMES.update(NativeYaml().by_name)
     return _NAMES

@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from shimgen import emit_c
-from shimgen import table as table_mod
+from shimgen.generate.emit import c as emit_c
+from shimgen.generate import table as table_mod
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 YAML_2_12 = os.path.join(FIXTURES, "2.12.0", "native_functions.yaml")  # cut from torch 2.12.0, with Dimname ops
@@ -301,7 +301,7 @@ def test_malformed_stamp_is_one_line(tmp_path, stamp: str) -> None:
 
 
 def test_cpp_string_defaults_are_escaped() -> None:
-    from shimgen.sig_cpp import _cpp_string
+    from shimgen.generate.signatures.cpp import _cpp_string
 
     assert _cpp_string('a\nb"c\\d') == '"a\\012b\\"c\\\\d"'
 

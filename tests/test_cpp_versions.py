@@ -15,10 +15,10 @@ import re
 
 import pytest
 
-from shimgen import plan as plan_mod
-from shimgen import sig_c, sig_cpp
-from shimgen.pipeline import generate, write as write_atomically
-from shimgen.versions import Version
+from shimgen.generate import plan as plan_mod
+from shimgen.generate.signatures import c as sig_c, cpp as sig_cpp
+from shimgen.generate.pipeline import generate, write as write_atomically
+from shimgen.facts.versions import Version
 from tests.cxx import syntax_check
 
 HERE = os.path.dirname(__file__)

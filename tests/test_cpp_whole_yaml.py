@@ -14,9 +14,11 @@ import shutil
 
 import pytest
 
-from shimgen import emit_c, emit_cpp, kernel_sections, plan, sig_cpp
-from shimgen.pipeline import write as write_atomically
-from shimgen.parse import NativeYaml
+from shimgen.generate.emit import c as emit_c, cpp as emit_cpp
+from shimgen.generate import kernel_sections, plan
+from shimgen.generate.signatures import cpp as sig_cpp
+from shimgen.generate.pipeline import write as write_atomically
+from shimgen.generate.parse import NativeYaml
 from tests.cxx import CLANG, syntax_check
 
 TARGETS = [None, "0x0209000000000000", "0x020a000000000000", "0x020c000000000000"]
@@ -109,8 +111,8 @@ _OP_INCLUDE = re.compile(r"#include <torch/csrc/stable/ops/(\w+)\.h>")
 
 def test_every_header_includes_the_kernel_sections_its_wrappers_call(everything):
     """A per-op header (or a device header) reaches, through its own includes and those of the headers it
-    includes, every kernel section defining a shimgen::detail helper its text names (shimgen/kernel_sections.py),
-    and no more: a TU including one op pays only for its kernels."""
+    includes, every kernel section defining a shimgen::detail helper its text names
+    (shimgen/generate/kernel_sections.py), and no more: a TU including one op pays only for its kernels."""
     out, _ = everything
     split = kernel_sections.load()
     root = os.path.join(out, "torch/csrc/stable")

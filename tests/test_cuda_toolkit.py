@@ -1,4 +1,4 @@
-"""shimgen.cuda_toolkit: the toolkit a stable CUDA extension compiles with (no GPU needed), its static runtime,
+"""shimgen.tools.cuda_toolkit: the toolkit a stable CUDA extension compiles with (no GPU needed), its static runtime,
 and nvcc's -gencode flags."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from shimgen import cuda_toolkit
+from shimgen.tools import cuda_toolkit
 
 
 def _toolkit(root, lib="lib64") -> str:

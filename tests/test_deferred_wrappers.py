@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from shimgen import pipeline
+from shimgen.generate import pipeline
 from tests.cxx import syntax_check
 
 HERE = os.path.dirname(os.path.abspath(__file__))

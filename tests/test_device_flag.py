@@ -1,4 +1,4 @@
-"""`--device` of `shimgen --verify` and of the matrix (shimgen.verify.devices): where the samples run. Without a
+"""`--device` of `shimgen --verify` and of the matrix (shimgen.proofs.verify.devices): where the samples run. Without a
 GPU: a device that is not there, a malformed one, or --device without --verify is one line, exit 2, no traceback,
 nothing written. (The samples moving to the device: tests/test_verify_runner.py; on a GPU: benchmarks/gpu_check.sh.)
 """
@@ -12,7 +12,7 @@ import sys
 import pytest
 import torch
 
-from shimgen.verify import runtimes
+from shimgen.proofs.verify import runtimes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ENV = {**os.environ, "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
@@ -52,13 +52,13 @@ def test_matrix_on_a_missing_gpu_is_one_line(tmp_path) -> None:
     r = runtimes.find("2.10.0")
     if r is None:
         pytest.skip(runtimes.missing_reason(["2.10.0"]))
-    line = _one_line_exit_2(["-m", "shimgen.verify.matrix", "--ops", "abs", "--targets", "2.10", "--runtimes",
+    line = _one_line_exit_2(["-m", "shimgen.dev", "matrix", "--ops", "abs", "--targets", "2.10", "--runtimes",
                              "2.10.0", "--device", "cuda", "--build-dir", str(tmp_path / "b")], str(tmp_path))
     assert line.startswith("shimgen: error: --device cuda: torch 2.10.0"), line
     assert not (tmp_path / "b").exists()
 
 
 def test_matrix_route_and_device_must_agree(tmp_path) -> None:
-    line = _one_line_exit_2(["-m", "shimgen.verify.matrix", "--ops", "abs", "--route", "cpu", "--device", "cuda"],
+    line = _one_line_exit_2(["-m", "shimgen.dev", "matrix", "--ops", "abs", "--route", "cpu", "--device", "cuda"],
                             str(tmp_path))
     assert "--route cpu runs on cpu samples, not --device cuda" in line, line

@@ -1,4 +1,4 @@
-"""The device route (shimgen/routes/device_shim.py, routes `cpu` and `cuda`): torch::stable::cpu:: wrappers over libtorch's device C shims.
+"""The device route (shimgen/generate/routes/device_shim.py, routes `cpu` and `cuda`): torch::stable::cpu:: wrappers over libtorch's device C shims.
 
 1. Common calls through torch::stable::cpu:: in an extension linked with libtorch alone are exact against ATen
    given what the caller wrote (float tensors), and a number the shim's double would change is refused with a
@@ -21,8 +21,9 @@ import sys
 import pytest
 import torch
 
-from shimgen import device_shims, pipeline, routes
-from shimgen.versions import Version
+from shimgen.facts import libtorch_device_shims as device_shims
+from shimgen.generate import pipeline, routes
+from shimgen.facts.versions import Version
 from tests.cxx import TORCH, build_so, syntax_check
 
 OPS = ["add", "pow", "mul", "addmm", "cumsum"]
@@ -229,7 +230,8 @@ def test_verify_proves_the_device_wrappers(tmp_path) -> None:
 def test_the_route_is_a_route_with_a_surface_of_its_own() -> None:
     """Through the routes interface: rows `cpu` and `cuda` of data/routes.yaml, libtorch alone, never a form of a
     default wrapper, and their own namespaced wrappers whose forms are theirs."""
-    from shimgen import plan as plan_mod, sig_cpp
+    from shimgen.generate import plan as plan_mod
+    from shimgen.generate.signatures import cpp as sig_cpp
 
     cpu, cuda = routes.get("cpu"), routes.get("cuda")
     assert not cpu.overlay and not cuda.overlay and not cpu.calls_c_shim

@@ -6,7 +6,7 @@ operands ("Expected all tensors to be on the same device, but got min is on cpu"
 hardtanh, scatter on an H100), so a number tensor that feeds such an op must be made on the operand's device
 (scalar.h on_device_of), and one that feeds a TensorIterator op (NoCheck) may stay on the CPU (no cost).
 
-Checked here: (1) the rule (shimgen/device_checks.py) on the overloads measured on a GPU; (2) the generated text:
+Checked here: (1) the rule (shimgen/facts/device_checks.py) on the overloads measured on a GPU; (2) the generated text:
 every sibling route whose target checks devices makes its numbers with number_tensor_on; (3) at run time, an
 extension built with SHIMGEN_TEST_NUMBERS_ON_DEVICE (the device path taken on the CPU too) run under a dispatch mode
 that marks the CPU number tensors (aten::scalar_tensor, what libtorch's scalar_to_tensor C shims call, and their
@@ -19,8 +19,9 @@ import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from shimgen import device_checks, pipeline, scalars
-from shimgen.parse import NativeYaml
+from shimgen.facts import device_checks, scalar_facts as scalars
+from shimgen.generate import pipeline
+from shimgen.generate.parse import NativeYaml
 from tests.cxx import build_so
 
 # measured on an H100 (torch 2.11.0+cu130): these targets refused a CPU number tensor, these took it

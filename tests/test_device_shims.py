@@ -1,4 +1,4 @@
-"""libtorch's device C shims as data (shimgen/data/device_shims.json, `python -m shimgen.device_shims`).
+"""libtorch's device C shims as data (shimgen/data/device_shims.json, `python -m shimgen.dev device-shims`).
 
 The committed data is checked against what the command makes of the headers: of every release when
 ../shared/torch-shims is beside this checkout, and always of the installed wheel's own c_shim_cpu.h /
@@ -14,8 +14,8 @@ import sys
 import pytest
 import torch
 
-from shimgen import device_shims as ds
-from shimgen.versions import Version
+from shimgen.facts import libtorch_device_shims as ds
+from shimgen.facts.versions import Version
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -89,13 +89,13 @@ def test_committed_data_is_what_the_command_builds_from_the_shipped_headers() ->
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI must have the release headers at {SHARED}")
         pytest.skip(f"the release headers ({SHARED}) are not beside this checkout")
-    r = subprocess.run([sys.executable, "-m", "shimgen.device_shims", SHARED, "--check"], capture_output=True,
+    r = subprocess.run([sys.executable, "-m", "shimgen.dev", "device-shims", SHARED, "--check"], capture_output=True,
                        text=True)
     assert r.returncode == 0, r.stdout + r.stderr
 
 
 def test_extending_release_by_release_builds_what_every_header_builds() -> None:
-    """`python -m shimgen.provers.release add` extends the data one release at a time (ds.extend); from any
+    """`python -m shimgen.dev release add` extends the data one release at a time (ds.extend); from any
     release on, that gives byte for byte what the command builds from every release's headers."""
     if not os.path.isdir(SHARED):
         if os.environ.get("CI") == "true":

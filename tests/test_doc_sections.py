@@ -1,6 +1,7 @@
 """The docs' generated sections are the tool's output, like the goldens: the overlay-needs list in docs/routes.md
 (which wrappers of the whole yaml need shimgen's overlay at target 2.13, each with its reason) is what
-`python -m shimgen.overlay_needs --target 2.13 --doc docs/routes.md` writes from the code and data of this checkout."""
+`python -m shimgen.dev overlay-needs --target 2.13 --doc docs/routes.md` writes from the code and data of this
+checkout."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import shutil
 
 import pytest
 
-from shimgen import overlay_needs
+from shimgen.proofs import overlay_needs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -22,6 +23,6 @@ def test_overlay_needs_section_is_in_sync(tmp_path, capsys) -> None:
     count = capsys.readouterr().err.strip().splitlines()[-1]
     with open(os.path.join(ROOT, overlay_needs.DOC), encoding="utf-8") as f:
         assert copy.read_text(encoding="utf-8") == f.read(), (
-            f"{overlay_needs.DOC}'s overlay-needs section is stale: run python -m shimgen.overlay_needs --target 2.13 "
+            f"{overlay_needs.DOC}'s overlay-needs section is stale: run python -m shimgen.dev overlay-needs --target 2.13 "
             f"--doc {overlay_needs.DOC} and commit the result")
     assert count.endswith("wrappers need the overlay at target 2.13"), count

@@ -10,7 +10,7 @@ import itertools
 import pytest
 import torch
 
-from shimgen import pipeline
+from shimgen.generate import pipeline
 from tests.cxx import build_so
 
 ELU_CALLS = r"""

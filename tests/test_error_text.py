@@ -10,8 +10,9 @@ import sys
 
 import pytest
 
-from shimgen import pipeline, releases
-from shimgen.verify import runtimes
+from shimgen.generate import pipeline
+from shimgen.facts import releases
+from shimgen.proofs.verify import runtimes
 from tests.cxx import build_so
 
 EXT = r"""

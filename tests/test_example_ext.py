@@ -20,7 +20,7 @@ import zipfile
 
 import pytest
 
-from shimgen.verify import runtimes
+from shimgen.proofs.verify import runtimes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(ROOT, "examples", "stable_ops")
@@ -146,7 +146,7 @@ def test_same_wheel_runs_its_tests(wheel, tmp_path, name):
 
 
 def _toolkit_or_skip() -> str:
-    from shimgen import cuda_toolkit
+    from shimgen.tools import cuda_toolkit
 
     root = cuda_toolkit.find()
     if root is None:

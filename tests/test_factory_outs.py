@@ -1,5 +1,6 @@
 """The factories' out= forms and scalar_tensor with libtorch alone (kernels `range_out`, `full_out`, `scalar_full`,
-and `item_numbers` over linspace.Tensor_Tensor_out / logspace.Tensor_Tensor_out: shimgen/routes/composition.py).
+and `item_numbers` over linspace.Tensor_Tensor_out / logspace.Tensor_Tensor_out:
+shimgen/generate/routes/composition.py).
 
 aten computes a factory's out= in out's dtype (arange(0, 1, 0.25, out=<int64>) is arange(..., dtype=int64), not a
 float range cast), resizes out only where its number of elements differs (arange warning on a non-empty out, range
@@ -17,7 +18,7 @@ import warnings
 import pytest
 import torch
 
-from shimgen import pipeline
+from shimgen.generate import pipeline
 from tests.cxx import build_so
 
 CALLS = r"""

@@ -1,5 +1,5 @@
 """fill_diagonal_ and scatter's number with reduce="add"/"multiply" with libtorch alone (kernels `fill_diagonal` and
-`scatter_value_reduce`, shimgen/routes/composition.py).
+`scatter_value_reduce`, shimgen/generate/routes/composition.py).
 
 fill_diagonal_ is a composite in aten: as_strided views of self's diagonal (and, with wrap, of its wrapped part)
 filled by fill_; the wrapper makes the very same dispatcher calls, so values, errors and gradients are aten's.
@@ -15,7 +15,7 @@ import subprocess
 import pytest
 import torch
 
-from shimgen import pipeline
+from shimgen.generate import pipeline
 from tests.cxx import build_so, syntax_check
 
 CALLS = r"""

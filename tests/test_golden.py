@@ -11,7 +11,9 @@ import sys
 
 import pytest
 
-from shimgen import cli, emit_c, pipeline
+from shimgen.tools import cli
+from shimgen.generate.emit import c as emit_c
+from shimgen.generate import pipeline
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOLDEN = os.path.join(ROOT, "tests", "golden")
@@ -39,7 +41,7 @@ def test_check_is_clean(folder: str, capsys: pytest.CaptureFixture[str]) -> None
 
 def test_generated_declares_the_manifest() -> None:
     """generated/ is what the README's first command writes: upstream's surface (the manifest) and more."""
-    from shimgen import manifest
+    from shimgen.facts import manifest
 
     header = emit_c.read_declarations(os.path.join(ROOT, "generated"))  # libtorch's shims and the overlay's
     with open(os.path.join(ROOT, "generated", pipeline.STAMP), encoding="utf-8") as f:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from shimgen import scalars
-from shimgen.scalar_model import Model
+from shimgen.facts import scalar_facts as scalars
+from shimgen.proofs.provers.scalar_model import Model
 from tests.cxx import load_extension
 
 CALLS = r"""

@@ -3,7 +3,7 @@ output), never a traceback, never a clobbered output folder; the output folder i
 SIGTERM, SIGKILL and a concurrent writer; input is read bounded and as UTF-8 whatever the locale.
 
 Everything runs `python -m shimgen` in subprocesses, as a user would, on small fixtures written here. The
-interrupt tests widen the write windows with the SHIMGEN_TEST_SLOW_WRITE hook (shimgen/output.py).
+interrupt tests widen the write windows with the SHIMGEN_TEST_SLOW_WRITE hook (shimgen/base/output.py).
 """
 
 from __future__ import annotations
@@ -21,10 +21,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from shimgen import cli, emit_c, emit_cpp, emit_py, pipeline
-from shimgen.errors import ShimgenError
-from shimgen.parse import default_yaml_path, detect_release
-from shimgen.versions import Version
+from shimgen.tools import cli
+from shimgen.generate.emit import c as emit_c, cpp as emit_cpp, py as emit_py
+from shimgen.generate import pipeline
+from shimgen.base.errors import ShimgenError
+from shimgen.generate.parse import default_yaml_path, detect_release
+from shimgen.facts.versions import Version
 from tests.test_cli_errors import assert_one_line_error, shimgen, snapshot
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")

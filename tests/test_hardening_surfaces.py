@@ -1,7 +1,7 @@
 """The CLI's promises kept by the surfaces around it: `[tool.shimgen]`, `shimgen port`, shimgen.setuptools, the
 CMake package and `--check`. Bad input gets one line naming the file, key or argument and the reason, exit 2, no
 traceback, no hang (a FIFO is refused, never opened blocking), and existing output is left as it was; release
-numbers pass one check (shimgen.releases.parse); `--check` compares bytes and file types; CMake regenerates only
+numbers pass one check (shimgen.facts.releases.parse); `--check` compares bytes and file types; CMake regenerates only
 when an input changes, with Unix Makefiles as with Ninja.
 
 Each test reproduces a hostile but fair input in a subprocess, as a user would, under a timeout: a hang fails the
@@ -18,8 +18,11 @@ import sys
 
 import pytest
 
-from shimgen import emit_cpp, output, releases, stamp
-from shimgen.errors import ShimgenError
+from shimgen.generate.emit import cpp as emit_cpp
+from shimgen.base import output
+from shimgen.facts import releases
+from shimgen.generate import stamp
+from shimgen.base.errors import ShimgenError
 from shimgen.setuptools import stable_flags
 from tests.test_cli_errors import assert_one_line_error, snapshot
 

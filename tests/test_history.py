@@ -1,7 +1,7 @@
 """Release history (shimgen/data/history.json) and what is computed from it: version tags, hidden ops, ops removed
 later, narrower older forms, dispatcher stack layouts, `_vN` C shims, and the drift check.
 
-The history is package data built from the release yaml files by `python -m shimgen.history`; the first test
+The history is package data built from the release yaml files by `python -m shimgen.dev history`; the first test
 proves the committed file is exactly what that command makes of the release yaml files, read from their
 compressed copies in tests/fixtures/releases (cut by tests/fixtures/make_release_yamls.py), so it runs from a
 fresh clone.
@@ -16,9 +16,12 @@ import sys
 
 import pytest
 
-from shimgen import drift, emit_c, emit_cpp, history, pipeline, plan as plan_mod, routes, sig_c, sig_cpp
-from shimgen.parse import NativeYaml
-from shimgen.versions import Version
+from shimgen.facts import drift, history
+from shimgen.generate.emit import c as emit_c, cpp as emit_cpp
+from shimgen.generate import pipeline, plan as plan_mod, routes
+from shimgen.generate.signatures import c as sig_c, cpp as sig_cpp
+from shimgen.generate.parse import NativeYaml
+from shimgen.facts.versions import Version
 from tests.cxx import CXX, TORCH, build_so, syntax_check
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -40,7 +43,7 @@ def test_committed_history_is_what_the_command_builds(tmp_path) -> None:
     assert history.main([str(tmp_path), "--out", str(out)]) == 0
     with open(history.data_path(), encoding="utf-8") as f:
         assert f.read() == out.read_text(encoding="utf-8"), (
-            "run `python -m shimgen.history DIR` on the release yaml files and commit the result")
+            "run `python -m shimgen.dev history DIR` on the release yaml files and commit the result")
 
 
 def test_history_command_adds_one_release(tmp_path) -> None:

@@ -1,4 +1,4 @@
-"""index_add with its default alpha with libtorch alone (kernel `index_add_one`, shimgen/routes/composition.py):
+"""index_add with its default alpha with libtorch alone (kernel `index_add_one`, shimgen/generate/routes/composition.py):
 aten's index_add adds source's slice i into self's slice index[i] along dim, in order; aten::scatter_add with index
 unsqueezed around dim, expanded to source's shape and laid out contiguously makes the same additions in the same
 order. Duplicate indices below would catch another order in float32 sums; half, bfloat16 and complex self (aten
@@ -11,7 +11,7 @@ import subprocess
 import pytest
 import torch
 
-from shimgen import pipeline
+from shimgen.generate import pipeline
 from tests.cxx import build_so
 
 CALLS = r"""

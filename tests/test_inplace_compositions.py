@@ -1,5 +1,5 @@
 """In-place kernel compositions whose autograd aten handles in its own way (data/scalar_facts.yaml
-`kernel_compositions`, shimgen/routes/composition.py), in an extension linked with libtorch alone:
+`kernel_compositions`, shimgen/generate/routes/composition.py), in an extension linked with libtorch alone:
 
 - `backward_raises`: leaky_relu_ with a negative slope and _foreach_maximum_/_minimum_ (no derivative) record a
   backward aten raises for; the composition refuses the call where autograd records it, computes it otherwise.
@@ -21,7 +21,7 @@ import subprocess
 import pytest
 import torch
 
-from shimgen import pipeline
+from shimgen.generate import pipeline
 from tests.cxx import build_so
 
 CALLS = r"""

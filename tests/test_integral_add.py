@@ -11,7 +11,7 @@ import itertools
 import pytest
 import torch
 
-from shimgen import pipeline
+from shimgen.generate import pipeline
 from tests.cxx import build_so
 
 CALLS = r"""
@@ -148,7 +148,7 @@ def test_scalar_type_values_are_the_headers() -> None:
     import os
     import re
 
-    from shimgen.emit_cpp import SCALAR_TYPE_VALUES
+    from shimgen.generate.emit.cpp import SCALAR_TYPE_VALUES
 
     header = os.path.join(os.path.dirname(torch.__file__), "include", "torch", "headeronly", "core", "ScalarType.h")
     values = {name: int(n) for name, n in re.findall(r"_\([^,]+, (\w+)\) /\* (\d+) \*/", open(header).read())}

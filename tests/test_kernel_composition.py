@@ -1,4 +1,4 @@
-"""The composition route (shimgen/routes/composition.py, facts `kernel_compositions` of data/scalar_facts.yaml):
+"""The composition route (shimgen/generate/routes/composition.py, facts `kernel_compositions` of data/scalar_facts.yaml):
 threshold_backward and threshold as aten's threshold kernel composed of dispatching aten calls
 (shimgen::detail::threshold_select), and add_/sub_ as add/sub then copy_ under aten's in-place rules
 (shimgen::detail::assign_inplace), and _foreach_add_/_foreach_mul_ as the per-tensor op in a loop (aten's CPU
@@ -19,7 +19,7 @@ import subprocess
 import pytest
 import torch
 
-from shimgen import pipeline
+from shimgen.generate import pipeline
 from tests.cxx import build_so
 
 CALLS = r"""

@@ -1,5 +1,5 @@
-"""shimgen/templates/scalar.h is one template split into core (torch/csrc/stable/shimgen/scalar.h) and one header
-per kernel section (torch/csrc/stable/shimgen/kernels/<name>.h, shimgen/kernel_sections.py); a per-op header
+"""shimgen/cxx/scalar.h is one template split into core (torch/csrc/stable/shimgen/scalar.h) and one header
+per kernel section (torch/csrc/stable/shimgen/kernels/<name>.h, shimgen/generate/kernel_sections.py); a per-op header
 includes the sections its wrappers call. The compile checks of the split headers are in
 tests/test_cpp_whole_yaml.py (every section header alone, and a per-op header using each)."""
 
@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from shimgen import emit_cpp, kernel_sections
-from shimgen.inputs import package_text
+from shimgen.generate.emit import cpp as emit_cpp
+from shimgen.generate import kernel_sections
+from shimgen.base.inputs import package_text
 
 GOLDEN = Path(__file__).parent / "golden" / "add_pad_amax"
 TEMPLATE = package_text(kernel_sections.TEMPLATE)

@@ -1,6 +1,8 @@
-"""The generation stack stands on its own: no module of it imports shimgen.verify, shimgen.probe, shimgen.provers
-or shimgen.cli, at import time or inside a function. The stack is imported and run in a fresh
-interpreter in which those packages cannot be imported at all; the source is also read for imports of them."""
+"""The package reads as the pipeline (docs/design.md, "Layout"): shimgen.base, then shimgen.facts, then the
+generation core shimgen.generate, each importing only the layers before it; the proofs (shimgen.proofs) and the
+user's tools (shimgen.tools, shimgen.setuptools, shimgen.dev) come last. The generation core never imports a proof
+or a tool, at import time or inside a function: it is imported and run in a fresh interpreter in which those
+packages cannot be imported at all, and the source is also read for imports of them."""
 
 from __future__ import annotations
 
@@ -12,16 +14,31 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PKG = os.path.join(ROOT, "shimgen")
 
-# The generation stack (docs/design.md, "Layout"): what the command line, a build integration and --verify call.
-STACK = ["parse", "table", "manifest", "history", "versions", "releases", "plan", "scalars", "device_checks", "cpp_model",
-         "routes",
-         "routes.aten_shim", "routes.dispatcher", "routes.sibling", "routes.overlay_shim", "routes.device_shim",
-         "routes.equivalent", "routes.legacy_shim", "routes.composition",
-         "device_shims", "sig_c", "sig_cpp",
-         "signatures", "overloads", "emit_c", "emit_cpp", "kernel_sections", "emit_py", "layout", "fmt", "templates",
-         "validate",
-         "drift", "output", "stamp", "inputs", "errors", "pipeline", "cache", "cpp_layout", "upstream_surface"]
-FORBIDDEN = ("shimgen.verify", "shimgen.probe", "shimgen.provers", "shimgen.cli")
+# The layers in import order: a module imports (at import time) only its own layer and the ones before it.
+LAYERS = ["base", "facts", "generate"]
+LAST = ["proofs", "tools"]  # callers of the stack
+ENTRY = {"__init__", "__main__", "setuptools", "dev"}  # the package's public entry points, at its top
+FORBIDDEN = ("shimgen.proofs", "shimgen.tools", "shimgen.setuptools", "shimgen.dev")
+
+
+def _modules(layer: str) -> list[str]:
+    """Every module of a layer (its subpackages included), dotted under shimgen."""
+    found = []
+    for dirpath, dirs, files in os.walk(os.path.join(PKG, layer)):
+        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+        for f in sorted(files):
+            if f.endswith(".py"):
+                rel = os.path.relpath(os.path.join(dirpath, f), PKG)[:-3].replace(os.sep, ".")
+                found.append(rel[: -len(".__init__")] if rel.endswith(".__init__") else rel)
+    return found
+
+
+def _path(module: str) -> str:
+    path = os.path.join(PKG, *module.split(".")) + ".py"
+    return path if os.path.exists(path) else os.path.join(PKG, *module.split("."), "__init__.py")
+
+
+STACK = [m for layer in LAYERS for m in _modules(layer)]
 
 _BLOCK = """
 import importlib.abc, sys
@@ -33,14 +50,13 @@ sys.meta_path.insert(0, Block())
 """
 
 
-def test_every_stack_module_is_listed() -> None:
-    """A new module of shimgen/ (outside the tools) is either in the stack or a tool: decide, then list it."""
-    tools = {"cli", "console", "__main__", "scalar_model", "__init__", "project", "setuptools", "port", "overlay_needs",
-             "cuda_toolkit"}  # callers of the stack (cuda_toolkit: the setuptools integration finds nvcc)
-    found = {f[:-3] for f in os.listdir(PKG) if f.endswith(".py")} | {
-        f"routes.{f[:-3]}" for f in os.listdir(os.path.join(PKG, "routes")) if f.endswith(".py") and f != "__init__.py"
-    } | {"routes"}
-    assert found - tools == set(STACK)
+def test_every_module_has_a_layer() -> None:
+    """A module of shimgen/ lives in a layer's folder; only the entry points stand at the top."""
+    top = {f[:-3] for f in os.listdir(PKG) if f.endswith(".py")}
+    assert top == ENTRY
+    folders = {d for d in os.listdir(PKG) if os.path.exists(os.path.join(PKG, d, "__init__.py"))}
+    assert folders == set(LAYERS + LAST)
+    assert len(STACK) > 40 and "generate.routes.composition" in STACK
 
 
 def test_stack_imports_and_generates_without_the_tools(tmp_path) -> None:
@@ -48,7 +64,7 @@ def test_stack_imports_and_generates_without_the_tools(tmp_path) -> None:
 import importlib
 for m in {STACK!r}:
     importlib.import_module("shimgen." + m)
-from shimgen import pipeline
+from shimgen.generate import pipeline
 files, plan = pipeline.generate(["add", "mul.Scalar", "sort", "full"], None, None)
 pipeline.write({str(tmp_path)!r}, files)
 assert not [m for m in sys.modules if m.startswith({FORBIDDEN!r})]
@@ -81,13 +97,23 @@ def _imports(path: str) -> list[tuple[int, str, bool]]:
 def test_no_stack_module_names_a_tool_even_inside_a_function() -> None:
     bad = []
     for m in STACK:
-        path = os.path.join(PKG, *m.split(".")) + ".py"
-        if not os.path.exists(path):
-            path = os.path.join(PKG, *m.split("."), "__init__.py")
-        for line, name, _ in _imports(path):
-            if name.startswith(FORBIDDEN) or name in ("shimgen.verify", "shimgen.probe", "shimgen.cli"):
+        for line, name, _ in _imports(_path(m)):
+            if name.startswith(FORBIDDEN):
                 bad.append(f"shimgen/{m}: line {line}: {name}")
     assert not bad, bad
+
+
+def test_each_layer_imports_only_the_layers_before_it() -> None:
+    """At import time; a function-local import of a later layer (a fact's recording command parsing the yaml)
+    says why, as every function-local import does (the test below)."""
+    bad = []
+    for i, layer in enumerate(LAYERS):
+        allowed = tuple(f"shimgen.{earlier}" for earlier in LAYERS[: i + 1])
+        for m in _modules(layer):
+            for line, name, local in _imports(_path(m)):
+                if name.startswith("shimgen") and not local and not name.startswith(allowed):
+                    bad.append(f"shimgen/{m}: line {line}: {name}")
+    assert not bad, "\n".join(bad)
 
 
 def test_function_local_imports_of_shimgen_say_why() -> None:
@@ -98,7 +124,7 @@ def test_function_local_imports_of_shimgen_say_why() -> None:
         for f in files:
             # verify/samples.py: its two imports of verify.serial are left to the move of its per-type rules into
             # the table.
-            if not f.endswith(".py") or os.path.join(dirpath, f) == os.path.join(PKG, "verify", "samples.py"):
+            if not f.endswith(".py") or os.path.join(dirpath, f) == os.path.join(PKG, "proofs", "verify", "samples.py"):
                 continue
             path = os.path.join(dirpath, f)
             lines = open(path, encoding="utf-8").read().splitlines()
@@ -118,15 +144,15 @@ _DATA_KEYS = {"fill", "to", "complex", "size"}
 
 def test_no_aten_op_name_in_quotes_in_the_stack() -> None:
     """Op names live in data (the manifest, data/c_shim.yaml, scalar_facts.yaml...), never in shimgen/*.py."""
-    from shimgen.parse import NativeYaml
+    from shimgen.generate.parse import NativeYaml
 
     names = set()
     for op in NativeYaml(None).all_op_names():
         names |= {op, op.split(".")[0]}
     found = []
-    for f in sorted(os.listdir(PKG)) + [f"routes/{f}" for f in sorted(os.listdir(os.path.join(PKG, "routes")))]:
-        if not f.endswith(".py"):
-            continue
+    # the stack, the entry points and the user's tools (not the proofs, whose samples name ops)
+    modules = STACK + sorted(ENTRY) + [m for m in _modules("tools") if not m.startswith("tools.porting")]
+    for f in [os.path.relpath(_path(m), PKG) for m in modules] + ["proofs/overlay_needs.py"]:
         for node in ast.walk(ast.parse(open(os.path.join(PKG, f), encoding="utf-8").read())):
             if isinstance(node, ast.Constant) and node.value in names and node.value not in _DATA_KEYS:
                 found.append(f"shimgen/{f}:{node.lineno}: {node.value!r}")
@@ -164,7 +190,7 @@ def test_no_module_reads_another_modules_private_names() -> None:
 
 
 def test_the_tools_do_not_import_the_command_line() -> None:
-    """`shimgen port` and the command line share their parser and output (shimgen.console): no import circle."""
-    for tool in ("port", "project", "setuptools", "overlay_needs", "console"):
+    """`shimgen port` and the command line share their parser and output (shimgen.tools.console): no import circle."""
+    for tool in ("tools/port", "tools/project", "setuptools", "proofs/overlay_needs", "tools/console"):
         names = [name for _, name, _ in _imports(os.path.join(PKG, f"{tool}.py"))]
-        assert not [n for n in names if n == "shimgen.cli" or n.startswith("shimgen.cli.")], (tool, names)
+        assert not [n for n in names if n == "shimgen.tools.cli" or n.startswith("shimgen.tools.cli.")], (tool, names)

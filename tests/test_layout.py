@@ -1,4 +1,4 @@
-"""The fast path writes what the formatters write: shimgen.layout's lines are black's, and shimgen.cpp_layout's
+"""The fast path writes what the formatters write: shimgen.generate.emit.py_layout's lines are black's, and shimgen.generate.emit.cpp_layout's
 (with its clang-format fallback for the chunks it is unsure of) are what clang-format gives each file alone. Compared with the formatter path (`generate(formatter=True)`:
 black over the whole Python module, clang-format over each C++ file alone) on every golden, generated/ and a large
 slice of the installed yaml (every 4th op name: whole-yaml black alone takes about a minute here; the benchmark
@@ -10,8 +10,9 @@ import os
 
 import pytest
 
-from shimgen import layout, pipeline, stamp
-from shimgen.parse import NativeYaml
+from shimgen.generate.emit import py_layout as layout
+from shimgen.generate import pipeline, stamp
+from shimgen.generate.parse import NativeYaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOLDEN = os.path.join(ROOT, "tests", "golden")

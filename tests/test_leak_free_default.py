@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from shimgen.pipeline import generate, write
+from shimgen.generate.pipeline import generate, write
 from tests.cxx import syntax_check
 
 CALLS = {

@@ -1,4 +1,4 @@
-"""The legacy-shim route (shimgen/routes/legacy_shim.py, facts data/legacy_shims.yaml): torch::stable::addmm and
+"""The legacy-shim route (shimgen/generate/routes/legacy_shim.py, facts data/legacy_shims.yaml): torch::stable::addmm and
 addmm_out through libtorch's aoti_torch_addmm_out (shim.h), with libtorch alone.
 
 1. The facts: every row's shim is declared by the installed torch's shim headers and exported by its
@@ -21,8 +21,9 @@ import subprocess
 import pytest
 import torch
 
-from shimgen import device_shims, pipeline
-from shimgen.routes import legacy_shim
+from shimgen.facts import libtorch_device_shims as device_shims
+from shimgen.generate import pipeline
+from shimgen.generate.routes import legacy_shim
 from tests.cxx import CXX, TORCH, build_so
 
 CALLS = r"""

@@ -14,9 +14,11 @@ import subprocess
 import pytest
 import torch
 
-from shimgen import emit_c, emit_cpp, plan as plan_mod, sig_cpp
-from shimgen.pipeline import write as write_atomically
-from shimgen.verify import build, overlay
+from shimgen.generate.emit import c as emit_c, cpp as emit_cpp
+from shimgen.generate import plan as plan_mod
+from shimgen.generate.signatures import cpp as sig_cpp
+from shimgen.generate.pipeline import write as write_atomically
+from shimgen.proofs.verify import build, overlay
 from tests.cxx import CXX, TORCH
 
 HERE = os.path.join(os.path.dirname(__file__), "list_args")

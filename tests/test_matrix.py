@@ -1,4 +1,4 @@
-"""The compatibility matrix (shimgen.verify.matrix): wrappers built once per targeted release, run on other torch
+"""The compatibility matrix (shimgen.proofs.verify.matrix): wrappers built once per targeted release, run on other torch
 runtimes (venvs under $SHIMGEN_RUNTIMES; `.ci/run` creates 2.10.0 and 2.14.1, the installed torch is 2.13.0).
 
 The op set has drifted, added and removed ops: numel/dim/is_contiguous (dispatcher ops from 2.12), cholesky/qr
@@ -16,9 +16,9 @@ import sys
 
 import pytest
 
-from shimgen import plan as plan_mod
-from shimgen.verify import matrix, roundtrip, runtimes
-from shimgen.versions import Version
+from shimgen.generate import plan as plan_mod
+from shimgen.proofs.verify import matrix, roundtrip, runtimes
+from shimgen.facts.versions import Version
 
 OPS = [
     "add.Tensor", "pad.default", "amax.default", "narrow.default", "new_zeros.default", "transpose.int",
@@ -39,7 +39,7 @@ def ci_matrix(tmp_path_factory) -> dict:
         pytest.skip(f"none of the runtimes {', '.join(RUNTIMES)} is here, not even the installed torch")
     root = tmp_path_factory.mktemp("matrix")
     out = root / "matrix.json"
-    cmd = [sys.executable, "-m", "shimgen.verify.matrix", "--ops", ",".join(OPS), "--targets", ",".join(TARGETS),
+    cmd = [sys.executable, "-m", "shimgen.dev", "matrix", "--ops", ",".join(OPS), "--targets", ",".join(TARGETS),
            "--runtimes", ",".join(r.name for r in found), "--build-dir", str(root / "build"), "--json", str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=2400)
     assert proc.returncode in (0, 1), proc.stderr[-3000:]
@@ -121,7 +121,7 @@ def test_no_failure_is_caused_by_shimgen(ci_matrix: dict) -> None:
 
 
 def _wrapper(op: str):
-    from shimgen import sig_cpp
+    from shimgen.generate.signatures import cpp as sig_cpp
 
     p = plan_mod.make([op])
     return p, next(w for w in sig_cpp.wrappers(p)[0] if w.op.name == op)  # not a lowering target the plan added
@@ -145,8 +145,8 @@ def test_kernel_exercises_the_variant_of_its_target() -> None:
     dropped: str leaks in libtorch 2.10-2.13's dispatcher) before 2.13; shimgen's shim with all three at 2.13; the
     dispatcher with all three from 2.14. In the widest build (leaky strings accepted) the dispatcher carries all
     three from 2.10."""
-    from shimgen import sig_cpp
-    from shimgen.plan import World
+    from shimgen.generate.signatures import cpp as sig_cpp
+    from shimgen.generate.plan import World
 
     default, dw = _wrapper("div.Tensor_mode")
     k = roundtrip.kernel(dw, default, Version(2, 10))
@@ -171,7 +171,7 @@ def test_hidden_wrappers_have_no_kernel() -> None:
 
 
 def test_samples_leave_out_unused_arguments_and_encode_lists() -> None:
-    from shimgen.verify import targeted
+    from shimgen.proofs.verify import targeted
 
     op = {"op": "x.default", "name": "x", "overload": "default", "args": [
         {"name": "self", "kwarg_only": False, "default": None},
@@ -215,7 +215,7 @@ def test_cells_are_classified() -> None:
 
 def test_overlay_errors_are_attributed_to_ops(tmp_path) -> None:
     """A shim that does not compile against a runtime's headers is blamed by line (definition or include)."""
-    from shimgen.verify import overlay
+    from shimgen.proofs.verify import overlay
 
     p = plan_mod.make(["add.Tensor", "clone.default"])
     src = overlay.sources(p)["torch/csrc/inductor/aoti_torch/generated/c_shim_aten.cpp"]
@@ -232,7 +232,7 @@ def test_overlay_errors_are_attributed_to_ops(tmp_path) -> None:
 
 
 def test_runtimes_are_found_by_name_without_starting_them(tmp_path, monkeypatch) -> None:
-    from shimgen.errors import ShimgenError
+    from shimgen.base.errors import ShimgenError
 
     venv = tmp_path / "torch-2.11.0"
     (venv / "bin").mkdir(parents=True)

@@ -5,14 +5,16 @@
   compared with the answers computed without that reuse.
 - sig_cpp.stack_layout computes every release's stack in one pass per op; compared with the per-release rule.
 - The whole yaml's parse, the history's parsed schemas and the C++ layout of every file come from shimgen's cache
-  (shimgen.cache) on a second run: its output is compared byte for byte with the first run's (which computed all of
+  (shimgen.base.cache) on a second run: its output is compared byte for byte with the first run's (which computed all of
   it), and with a run with caching off."""
 
 from __future__ import annotations
 
-from shimgen import history, parse, pipeline, plan as plan_mod, sig_cpp
-from shimgen.parse import NativeYaml
-from shimgen.plan import WORLDS
+from shimgen.facts import history
+from shimgen.generate import parse, pipeline, plan as plan_mod
+from shimgen.generate.signatures import cpp as sig_cpp
+from shimgen.generate.parse import NativeYaml
+from shimgen.generate.plan import WORLDS
 
 NAMES = list(dict.fromkeys(op.split(".")[0] for op in NativeYaml(None).all_op_names()))
 
@@ -64,7 +66,7 @@ def test_a_warm_cache_gives_the_cold_output(tmp_path, monkeypatch) -> None:
 
 def test_the_cached_parse_is_the_parse(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("SHIMGEN_CACHE_DIR", str(tmp_path))
-    from shimgen import table
+    from shimgen.generate import table
 
     native = NativeYaml(None)
     names = NAMES  # bare names: an overload the table refuses is skipped with a note

@@ -17,7 +17,7 @@ import subprocess
 import pytest
 import torch
 
-from shimgen import pipeline
+from shimgen.generate import pipeline
 from tests.cxx import build_so
 
 CALLS = r"""

@@ -1,4 +1,4 @@
-"""How shimgen.output makes staged files durable before the commit point: one syncfs(2) per file system where
+"""How shimgen.base.output makes staged files durable before the commit point: one syncfs(2) per file system where
 the kernel reports write-back errors through it (Linux >= 5.8), else an fsync of each staged file."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import os
 
 import pytest
 
-from shimgen import output
-from shimgen.errors import ShimgenError
+from shimgen.base import output
+from shimgen.base.errors import ShimgenError
 
 FILES = {f"torch/csrc/stable/ops/op{k}.h": f"// op {k}\n" for k in range(12)} | {"python/stub.py": "x = 1\n"}
 

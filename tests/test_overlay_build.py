@@ -1,4 +1,4 @@
-"""The overlay is a build product: `python -m shimgen.verify.overlay_build` builds libshimgen_overlay.so
+"""The overlay is a build product: `python -m shimgen.dev overlay-build` builds libshimgen_overlay.so
 for the installed torch, records the torch version it was built against, and an extension that opts in
 (-DSHIMGEN_OVERLAY) gets its routes: `softplus(a, 0.5, 20)`, whose `beta` no libtorch route carries (libtorch ships
 no shim for it; addcmul, the example before, has one now), is exact. On another torch each overlay shim refuses with an error naming both versions (or, across minor releases
@@ -13,8 +13,8 @@ import sys
 
 import pytest
 
-from shimgen import pipeline
-from shimgen.verify import runtimes
+from shimgen.generate import pipeline
+from shimgen.proofs.verify import runtimes
 from tests.cxx import build_so
 
 EXT = r"""
@@ -49,7 +49,7 @@ def built(tmp_path_factory) -> dict[str, str]:
     gen, lib_dir = str(root / "gen"), str(root / "lib")
     files, _ = pipeline.generate(["softplus"], None, None)
     pipeline.write(gen, files)
-    proc = subprocess.run([sys.executable, "-m", "shimgen.verify.overlay_build", "--ops", "softplus", "--out", lib_dir],
+    proc = subprocess.run([sys.executable, "-m", "shimgen.dev", "overlay-build", "--ops", "softplus", "--out", lib_dir],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     src = root / "ext.cpp"

@@ -3,8 +3,8 @@ outs. Cheap: plans and sample generation only, nothing is compiled."""
 
 from __future__ import annotations
 
-from shimgen import plan as plan_mod
-from shimgen.sig_cpp import wrappers
+from shimgen.generate import plan as plan_mod
+from shimgen.generate.signatures.cpp import wrappers
 
 
 def _by_op(ops: str):
@@ -33,7 +33,7 @@ def test_same_result_in_either_order():
 def test_list_out_samples_get_one_tensor_per_element():
     import torch
 
-    from shimgen.verify import samples
+    from shimgen.proofs.verify import samples
 
     op = {
         "args": [

@@ -1,4 +1,4 @@
-"""The overload model (shimgen/overloads.py) against the compiler, and the C++ overload rules on real op sets.
+"""The overload model (shimgen/generate/overloads.py) against the compiler, and the C++ overload rules on real op sets.
 
 data/cpp_conversions.yaml says how each kind of argument converts to each C++ parameter type. The probe compiles,
 for every type and kind, whether the argument converts (One<T>::f(arg) is well-formed), and for every pair of
@@ -14,10 +14,11 @@ import re
 
 import pytest
 
-from shimgen import overloads, plan as plan_mod, sig_cpp
-from shimgen.pipeline import generate, write as write_atomically
-from shimgen.overloads import Candidate, Rank, resolve
-from shimgen.versions import Version
+from shimgen.generate import overloads, plan as plan_mod
+from shimgen.generate.signatures import cpp as sig_cpp
+from shimgen.generate.pipeline import generate, write as write_atomically
+from shimgen.generate.overloads import Candidate, Rank, resolve
+from shimgen.facts.versions import Version
 from tests.cxx import syntax_check
 
 CONV = overloads.load()
@@ -123,7 +124,7 @@ def test_names_do_not_depend_on_the_selection(ops: list[str]) -> None:
 
 @pytest.fixture(scope="module")
 def whole_yaml() -> list[sig_cpp.Wrapper]:
-    from shimgen.parse import NativeYaml
+    from shimgen.generate.parse import NativeYaml
 
     ws, _ = sig_cpp.wrappers(plan_mod.make(sorted(NativeYaml().by_name)))
     return ws

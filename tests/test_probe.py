@@ -1,8 +1,8 @@
 """The conversion table's `ivalue` facts are measured, not believed: data/probe.yaml records the dispatcher probe
-(shimgen/probe/) on each release of the runtime matrix, and every `ivalue` in the table must be the release the
+(shimgen/proofs/probe/) on each release of the runtime matrix, and every `ivalue` in the table must be the release the
 probe results imply. Re-run the probe after changing a row's representation (`cpp`, `stack`) or adding a row:
 
-    python -m shimgen.probe --write        # venvs torch-X.Y.Z under $SHIMGEN_RUNTIMES, see docs/releases.md
+    python -m shimgen.dev probe --write        # venvs torch-X.Y.Z under $SHIMGEN_RUNTIMES, see docs/releases.md
 
 The last test runs the probe now, on the runtimes this machine has, for a few rows, and compares with the
 committed results (CI has 2.10.0 and 2.14.1, and the installed 2.13.0).
@@ -17,10 +17,10 @@ from dataclasses import replace
 
 import pytest
 
-from shimgen import table as table_mod
-from shimgen.probe import cases, results
-from shimgen.verify import runtimes
-from shimgen.versions import Version
+from shimgen.generate import table as table_mod
+from shimgen.proofs.probe import cases, results
+from shimgen.proofs.verify import runtimes
+from shimgen.facts.versions import Version
 
 TABLE = table_mod.load()
 RESULTS = results.load()
@@ -114,7 +114,7 @@ def test_the_probe_reproduces_the_committed_results(tmp_path) -> None:
     if not found:
         pytest.skip(runtimes.missing_reason(missing))
     out = tmp_path / "probe.yaml"
-    cmd = [sys.executable, "-m", "shimgen.probe", "--rows", ",".join(RERUN_ROWS),
+    cmd = [sys.executable, "-m", "shimgen.dev", "probe", "--rows", ",".join(RERUN_ROWS),
            "--runtimes", ",".join(r.name for r in found), "--build-dir", str(tmp_path / "build"), "--write", str(out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1500)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -131,8 +131,8 @@ BOOL_MASK_OPS = ["convolution_backward.default", "native_batch_norm_backward.def
 
 
 def test_bool_mask_ops_take_the_dispatcher_route_from_the_probed_release() -> None:
-    from shimgen import plan as plan_mod
-    from shimgen import sig_cpp
+    from shimgen.generate import plan as plan_mod
+    from shimgen.generate.signatures import cpp as sig_cpp
 
     first = TABLE.arguments["bool[N]"].ivalue
     assert first == Version(2, 10)
@@ -144,7 +144,7 @@ def test_bool_mask_ops_take_the_dispatcher_route_from_the_probed_release() -> No
 
 @pytest.mark.slow
 def test_bool_mask_ops_verify_without_an_overlay(tmp_path) -> None:
-    from shimgen.verify import overlay
+    from shimgen.proofs.verify import overlay
 
     build = tmp_path / "build"
     cmd = [sys.executable, "-m", "shimgen", "--ops", ",".join(BOOL_MASK_OPS), "--only", "--out", str(tmp_path / "out"),

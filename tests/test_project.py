@@ -1,4 +1,4 @@
-"""[tool.shimgen] in pyproject.toml (shimgen/project.py): `shimgen` alone (re)generates the project's folder,
+"""[tool.shimgen] in pyproject.toml (shimgen/tools/project.py): `shimgen` alone (re)generates the project's folder,
 `shimgen --check` verifies it, a bad table is one line and exit status 2 with nothing written."""
 
 from __future__ import annotations

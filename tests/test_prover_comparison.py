@@ -1,4 +1,4 @@
-"""The provers' comparison of outcomes (shimgen/provers/worker_common.py, run by each runtime's own interpreter):
+"""The provers' comparison of outcomes (shimgen/proofs/provers/worker_common.py, run by each runtime's own interpreter):
 an error is aten's error; its text is aten's, the route's own check ("(aten raises)"), or kept per row for the
 prover's report; results compare dtype, shape and values with NaN where NaN; upstream gradients are non-unit."""
 
@@ -9,7 +9,7 @@ import sys
 
 import torch
 
-from shimgen.provers import worker_common as wc
+from shimgen.proofs.provers import worker_common as wc
 
 
 def test_errors_compare_by_kind_and_keep_text_that_differs() -> None:
@@ -41,7 +41,7 @@ def test_upstream_gradients_are_distinct_and_not_one() -> None:
 
 
 def test_only_names_rows_that_exist() -> None:
-    proc = subprocess.run([sys.executable, "-m", "shimgen.provers.scalars", "kernel-compositions", "--only",
+    proc = subprocess.run([sys.executable, "-m", "shimgen.dev", "prove", "kernel-compositions", "--only",
                            "no_such.row"], capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == ["shimgen: --only: no kernel composition row no_such.row"]

@@ -26,7 +26,9 @@ import black
 import pytest
 import torch
 
-from shimgen import emit_py, pipeline, plan, sig_cpp
+from shimgen.generate.emit import py as emit_py
+from shimgen.generate import pipeline, plan
+from shimgen.generate.signatures import cpp as sig_cpp
 
 TYPED_USAGE = Path(__file__).parent / "typed_usage"
 SMALL = ["add", "pad", "amax"]

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from shimgen.verify import runtimes
+from shimgen.proofs.verify import runtimes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 QUICKSTART = os.path.join(ROOT, "examples", "quickstart")

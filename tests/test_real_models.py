@@ -1,7 +1,7 @@
 """The aten overloads real models reach: a CNN with batch norm, a transformer encoder layer and an LSTM,
 forward and backward in training mode, recorded below autograd with a TorchDispatchMode on the installed torch.
 None of them may need shimgen's overlay at target 2.13: each has a wrapper an extension built without
-SHIMGEN_OVERLAY can call (python -m shimgen.overlay_needs decides, as for the list in docs/routes.md), gelu's str
+SHIMGEN_OVERLAY can call (python -m shimgen.dev overlay-needs decides, as for the list in docs/routes.md), gelu's str
 through libtorch's leaking conversion only where the extension asks for it (SHIMGEN_LEAKY_STR)."""
 
 from __future__ import annotations
@@ -11,9 +11,12 @@ import torch
 from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from shimgen import emit_cpp, overlay_needs, plan as plan_mod, sig_cpp
-from shimgen.plan import DEFAULT_WORLD
-from shimgen.versions import Version
+from shimgen.generate.emit import cpp as emit_cpp
+from shimgen.proofs import overlay_needs
+from shimgen.generate import plan as plan_mod
+from shimgen.generate.signatures import cpp as sig_cpp
+from shimgen.generate.plan import DEFAULT_WORLD
+from shimgen.facts.versions import Version
 
 # Measured on torch 2.13.0 CPU (this test prints it): the overloads the three models reach, 54. The issue counted
 # 56, of which 6 needed the overlay (add.Tensor, add_.Tensor, addmm, gelu, gelu_backward, threshold_backward).

@@ -1,4 +1,4 @@
-"""Adding a torch release end to end (`python -m shimgen.provers.release add X.Y.Z`), tried as a dry run on a
+"""Adding a torch release end to end (`python -m shimgen.dev release add X.Y.Z`), tried as a dry run on a
 made-up 2.16.0 (2.15.0's files, with one more C shim and a `_v2` in its header): every change is computed and
 printed, nothing is written. Re-adding a release shimgen already has changes nothing."""
 
@@ -8,9 +8,9 @@ import io
 import os
 import subprocess
 
-from shimgen import device_shims
-from shimgen.provers import release
-from shimgen.versions import Version
+from shimgen.facts import libtorch_device_shims as device_shims
+from shimgen.proofs.provers import release
+from shimgen.facts.versions import Version
 from tests.fixtures import make_release_yamls as fixture
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -49,7 +49,7 @@ def test_dry_run_of_a_new_release_names_every_change_and_writes_nothing(tmp_path
     assert "+ sort.default: libtorch 2.16 ships its C shim" in text
     assert "+ amax.default: libtorch 2.16 ships aoti_torch_aten_..._v2" in text
     assert "runtimes: (none of 2.16) -> 2.16.0" in text
-    assert "python -m shimgen.probe --write" in text and "tests/regen_golden.sh" in text
+    assert "python -m shimgen.dev probe --write" in text and "tests/regen_golden.sh" in text
     for path in ("shimgen/data/history.json", "shimgen/data/manifest.yaml", "shimgen/data/releases.yaml",
                  "tests/fixtures/releases/2.16.0/native_functions.yaml.xz"):
         assert f"dry run: would write {path}" in text, path

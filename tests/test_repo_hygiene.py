@@ -28,5 +28,5 @@ def test_no_merge_or_patch_leftovers_are_tracked() -> None:
 
 
 def test_the_leftover_check_would_catch_one() -> None:
-    assert "shimgen/templates/scalar.h.union".endswith(LEFTOVERS)
-    assert not "shimgen/templates/scalar.h".endswith(LEFTOVERS)
+    assert "shimgen/cxx/scalar.h.union".endswith(LEFTOVERS)
+    assert not "shimgen/cxx/scalar.h".endswith(LEFTOVERS)

@@ -1,4 +1,4 @@
-"""Routes as typed objects (shimgen.routes, data/routes.yaml), the C shim set as a product of the plan, and the
+"""Routes as typed objects (shimgen.generate.routes, data/routes.yaml), the C shim set as a product of the plan, and the
 per-plan derived cache."""
 
 from __future__ import annotations
@@ -7,8 +7,10 @@ from dataclasses import replace
 
 import yaml
 
-from shimgen import emit_c, plan as plan_mod, routes, signatures, sig_cpp
-from shimgen.inputs import package_text
+from shimgen.generate.emit import c as emit_c
+from shimgen.generate import plan as plan_mod, routes
+from shimgen.generate.signatures import stage as signatures, cpp as sig_cpp
+from shimgen.base.inputs import package_text
 
 
 def test_routes_come_from_the_data_in_its_order():
@@ -18,7 +20,7 @@ def test_routes_come_from_the_data_in_its_order():
     for r, row in zip(routes.ordered(), raw):
         assert routes.get(r.name) is r
         assert r.overlay == (row["needs"] == "overlay")
-        assert r.__class__.__module__ == f"shimgen.routes.{row['module']}"
+        assert r.__class__.__module__ == f"shimgen.generate.routes.{row['module']}"
 
 
 def test_only_the_overlay_shim_needs_more_than_libtorch():

@@ -1,17 +1,18 @@
-"""scalar.h is a plain C++ header (shimgen/templates/scalar.h: no template syntax) plus a small generated table
+"""scalar.h is a plain C++ header (shimgen/cxx/scalar.h: no template syntax) plus a small generated table
 (templates/scalar_table.h.j2: the promotion facts of data/scalar_facts.yaml)."""
 
 from __future__ import annotations
 
-from shimgen import emit_cpp, scalars
-from shimgen.inputs import package_text
+from shimgen.generate.emit import cpp as emit_cpp
+from shimgen.facts import scalar_facts as scalars
+from shimgen.base.inputs import package_text
 
 
 def test_the_header_is_plain_cpp_and_the_table_is_small() -> None:
-    plain = package_text("templates/scalar.h")
+    plain = package_text("cxx/scalar.h")
     assert "{{" not in plain and "{%" not in plain
     assert plain.count(emit_cpp._TABLE_MARKER) == 1
-    assert len(package_text("templates/scalar_table.h.j2").splitlines()) <= 15
+    assert len(package_text("generate/templates/scalar_table.h.j2").splitlines()) <= 15
 
 
 def test_the_table_is_the_facts() -> None:

@@ -20,8 +20,9 @@ import sys
 import pytest
 import torch
 
-from shimgen import pipeline, scalars
-from shimgen.provers import scalars as scalar_prover
+from shimgen.generate import pipeline
+from shimgen.facts import scalar_facts as scalars
+from shimgen.proofs.provers import scalars as scalar_prover
 from tests.cxx import build_so
 
 OPS = "mul,mul_,div,remainder,pow,bitwise_and,eq,lt,clamp,clamp_,where,fill_,masked_fill,full,lerp,to.dtype"
@@ -243,8 +244,9 @@ def test_promotion_facts_are_torchs() -> None:
 def test_siblings_are_the_rules() -> None:
     from torchgen.model import FunctionSchema
 
-    from shimgen import history, table
-    from shimgen.parse import NativeYaml
+    from shimgen.facts import history
+    from shimgen.generate import table
+    from shimgen.generate.parse import NativeYaml
 
     rows = table.load().arguments
     stand_in = {k: r.stand_in for k, r in rows.items() if r.stand_in}
@@ -252,7 +254,7 @@ def test_siblings_are_the_rules() -> None:
     found = scalar_prover.discover_siblings({op: FunctionSchema.parse(t) for op, t in texts.items()}, stand_in)
     import yaml
 
-    from shimgen.inputs import package_text
+    from shimgen.base.inputs import package_text
 
     committed = yaml.safe_load(package_text(scalars.DATA))["siblings"]
     assert found == {op: entry["to"] for op, entry in committed.items()}
@@ -266,10 +268,10 @@ SPOT = ["add.Tensor", "subtract.Tensor", "hardtanh.default", "softplus.default",
 
 
 def test_int_as_double_spot_check() -> None:
-    """The prover, rerun on a few ops, agrees with the committed list (the whole run: `python -m shimgen.provers.scalars
+    """The prover, rerun on a few ops, agrees with the committed list (the whole run: `python -m shimgen.dev prove
     int-as-double`, ~35 s)."""
-    from shimgen import history
-    from shimgen.parse import NativeYaml
+    from shimgen.facts import history
+    from shimgen.generate.parse import NativeYaml
 
     texts = history.schemas_of(NativeYaml().text)
     proven, why = scalar_prover.prove_int_as_double({op: texts[op] for op in SPOT})

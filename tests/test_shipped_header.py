@@ -10,7 +10,8 @@ import re
 import torch
 from torchgen.aoti.fallback_ops import aten_shimified_ops
 
-from shimgen import emit_c, plan
+from shimgen.generate.emit import c as emit_c
+from shimgen.generate import plan
 
 # torch 2.13.0's list (torchgen/aoti/fallback_ops.py: aten_shimified_ops)
 SHIMIFIED_2_13 = [
@@ -79,7 +80,7 @@ def test_parser_sees_gates() -> None:
 
 
 def test_cli_writes_the_shipped_declarations(tmp_path) -> None:
-    from shimgen import cli
+    from shimgen.tools import cli
 
     ops = [k.removeprefix("aten.") for k in aten_shimified_ops]
     assert cli.main(["--ops", ",".join(ops), "--only", "--out", str(tmp_path)]) == 0
@@ -105,7 +106,7 @@ def test_default_output_declares_the_shipped_header() -> None:
 def test_libtorch_shims_and_the_overlay_s_are_split_by_the_manifest() -> None:
     """c_shim_aten.h declares exactly the plan's C shims libtorch ships (upstream), c_shim_aten_overlay.h exactly
     the others, each with its gate; the definitions see both."""
-    from shimgen.signatures import c_shims
+    from shimgen.generate.signatures.stage import c_shims
 
     p = plan.make(["add", "sort", "fill_", "full", "subtract", "narrow", "cat"], additive=True)
     files = emit_c.emit(p)
@@ -120,7 +121,7 @@ def test_libtorch_shims_and_the_overlay_s_are_split_by_the_manifest() -> None:
 def test_overlay_header_is_written_when_empty(tmp_path) -> None:
     """A selection whose shims are all libtorch's still gets c_shim_aten_overlay.h (no declaration), so the
     include under SHIMGEN_OVERLAY always resolves and an earlier run's overlay declarations never linger."""
-    from shimgen import cli
+    from shimgen.tools import cli
 
     assert cli.main(["--ops", "narrow.default", "--only", "--out", str(tmp_path)]) == 0
     text = (tmp_path / emit_c.OVERLAY_HEADER).read_text(encoding="utf-8")

@@ -14,7 +14,7 @@ import subprocess
 
 import pytest
 
-from shimgen.verify import runtimes
+from shimgen.proofs.verify import runtimes
 from tests.stable_calls import harness
 
 # Measured (python -m tests.stable_calls.harness): 155 of the corpus's 160 calls exact at both targets (the rest

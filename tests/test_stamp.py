@@ -1,4 +1,4 @@
-"""The stamp's text (shimgen.stamp) and a small run's start-up: what it imports, what it memoizes."""
+"""The stamp's text (shimgen.generate.stamp) and a small run's start-up: what it imports, what it memoizes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 import pytest
 import yaml
 
-from shimgen import stamp
+from shimgen.generate import stamp
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -40,7 +40,7 @@ def test_stamp_text_is_the_serializers(ops, since, yaml_rel, only) -> None:
 def test_a_warm_small_run_imports_no_yaml_parser(tmp_path) -> None:
     """With shimgen's cache warm, generating a few ops reads every package data file and the selected entries
     from the cache: PyYAML (a tenth of the run's start-up) is never imported."""
-    code = ("import sys; from shimgen import pipeline; pipeline.generate(['add', 'pad', 'amax'], None, None, None); "
+    code = ("import sys; from shimgen.generate import pipeline; pipeline.generate(['add', 'pad', 'amax'], None, None, None); "
             "print(sorted(m for m in sys.modules if m == 'yaml' or m.startswith('yaml.')))")
     env = dict(os.environ, SHIMGEN_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=ROOT)
     runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
@@ -50,9 +50,10 @@ def test_a_warm_small_run_imports_no_yaml_parser(tmp_path) -> None:
 
 
 def test_a_small_runs_layout_memo_keeps_small_files_only(tmp_path, monkeypatch) -> None:
-    """The C++ layout memo of runs of few files (shimgen.fmt) keeps each file it laid out, and never a large one
+    """The C++ layout memo of runs of few files (shimgen.generate.emit.fmt) keeps each file it laid out, and never a large one
     (which would make every small run load it)."""
-    from shimgen import cache, fmt
+    from shimgen.base import cache
+    from shimgen.generate.emit import fmt
 
     monkeypatch.setenv("SHIMGEN_CACHE_DIR", str(tmp_path))
     small = "namespace a {\nint f(int x);\n}\n"

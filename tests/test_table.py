@@ -9,9 +9,9 @@ import re
 
 import pytest
 
-from shimgen import table as table_mod
-from shimgen.errors import Refusal
-from shimgen.versions import FIRST_STABLE
+from shimgen.generate import table as table_mod
+from shimgen.base.errors import Refusal
+from shimgen.facts.versions import FIRST_STABLE
 
 HERE = os.path.dirname(__file__)
 TABLE = table_mod.load()

@@ -18,9 +18,10 @@ import torchgen.gen_aoti_c_shim as aoti
 from torchgen.gen import parse_native_yaml
 from torchgen.model import BaseTy, BaseType, FunctionSchema, NativeFunction, Variant
 
-from shimgen import parse, sig_c
-from shimgen import table as table_mod
-from shimgen.errors import Refusal
+from shimgen.generate import parse
+from shimgen.generate.signatures import c as sig_c
+from shimgen.generate import table as table_mod
+from shimgen.base.errors import Refusal
 
 # Schemas torchgen refuses (NotImplementedError/AssertionError) but shimgen declares. Expected to be EMPTY for
 # torch 2.13, and the test pins that:

@@ -8,8 +8,8 @@ import os
 import pytest
 import torch
 
-from shimgen import manifest
-from shimgen.pipeline import generate, write as write_atomically
+from shimgen.facts import manifest
+from shimgen.generate.pipeline import generate, write as write_atomically
 from tests.cxx import WARNINGS, build_so, syntax_check
 
 HERE = os.path.dirname(__file__)
@@ -95,7 +95,7 @@ def test_plain_run_under_each_release_is_a_drop_in(name: str, tmp_path) -> None:
     headers, and whose calls return what upstream's header returns (run in that release's python)."""
     import subprocess  # noqa: PLC0415
 
-    from shimgen.verify import build, runtimes  # noqa: PLC0415
+    from shimgen.proofs.verify import build, runtimes  # noqa: PLC0415
 
     rt = runtimes.find(name)
     if rt is None:

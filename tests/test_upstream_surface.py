@@ -1,5 +1,5 @@
 """data/upstream_surface.yaml: what each release's own torch/csrc/stable/ops.h defines, recorded from the shipped
-headers (python -m shimgen.upstream_surface record), and how a run's default op set follows the yaml's release."""
+headers (python -m shimgen.dev upstream-surface record), and how a run's default op set follows the yaml's release."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import shutil
 
 import pytest
 
-from shimgen import plan as plan_mod
-from shimgen import upstream_surface
-from shimgen.parse import NativeYaml, default_yaml_path, detect_release
-from shimgen.verify import runtimes
-from shimgen.versions import Version
+from shimgen.generate import plan as plan_mod
+from shimgen.facts import upstream_surface
+from shimgen.generate.parse import NativeYaml, default_yaml_path, detect_release
+from shimgen.proofs.verify import runtimes
+from shimgen.facts.versions import Version
 
 RUNTIMES = ["2.10.0", "2.11.0", "2.12.1", "2.13.0", "2.14.1", "2.15.0"]
 

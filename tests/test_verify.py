@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from shimgen import plan as plan_mod
-from shimgen.verify import overlay, roundtrip
+from shimgen.generate import plan as plan_mod
+from shimgen.proofs.verify import overlay, roundtrip
 
 # Every route and type class, in few ops (the comment names what each adds).
 REPRESENTATIVE = [
@@ -175,7 +175,7 @@ def _mutate(path: str, old: str, new: str) -> None:
 def test_a_wrong_wrapper_fails_and_a_crash_is_reported(tmp_path) -> None:
     """narrow with start and length swapped must fail; amax ignoring its error code must not pass (it returns a
     null tensor, or crashes the runner); the other ops still run. No overlay: both ops are libtorch shims."""
-    from shimgen.cli import main as cli_main
+    from shimgen.tools.cli import main as cli_main
 
     out, build = str(tmp_path / "out"), str(tmp_path / "build")
     assert cli_main(["--ops", "narrow.default,amax.default,pad.default", "--only", "--out", out]) == 0
@@ -184,7 +184,7 @@ def test_a_wrong_wrapper_fails_and_a_crash_is_reported(tmp_path) -> None:
             "aoti_torch_aten_narrow(self.get(), dim, length, start, &ret0)")
     _mutate(os.path.join(ops_h, "amax.h"), "SHIMGEN_CHECK(aoti_torch_aten_amax(", "(void)(aoti_torch_aten_amax(")
     proc = subprocess.run(
-        [sys.executable, "-c", "import sys; from shimgen.verify import run; "
+        [sys.executable, "-c", "import sys; from shimgen.proofs.verify import run; "
          f"sys.exit(run({out!r}, {build!r}, ['narrow.default', 'amax.default', 'pad.default'], None, None))"],
         capture_output=True, text=True, timeout=600, env={**os.environ, "SHIMGEN_VERIFY_OPINFO": "off"},
     )
@@ -198,14 +198,14 @@ def test_a_wrong_wrapper_fails_and_a_crash_is_reported(tmp_path) -> None:
 
 
 def test_a_build_failure_is_reported(tmp_path) -> None:
-    from shimgen.cli import main as cli_main
+    from shimgen.tools.cli import main as cli_main
 
     out, build = str(tmp_path / "out"), str(tmp_path / "build")
     assert cli_main(["--ops", "pad.default", "--only", "--out", out]) == 0
     _mutate(os.path.join(out, "torch", "csrc", "stable", "ops", "pad.h"), "inline torch::stable::Tensor pad(",
             "inline torch::stable::Tensor pad(not_a_type x, ")
     proc = subprocess.run(
-        [sys.executable, "-c", "import sys; from shimgen.verify import run; "
+        [sys.executable, "-c", "import sys; from shimgen.proofs.verify import run; "
          f"sys.exit(run({out!r}, {build!r}, ['pad.default'], None, None))"],
         capture_output=True, text=True, timeout=600, env={**os.environ, "SHIMGEN_VERIFY_OPINFO": "off"},
     )
@@ -256,7 +256,7 @@ def test_a_route_that_carries_every_argument_beats_one_that_drops_some() -> None
     """clamp(self, Scalar? min=None, Scalar? max=None): the dispatcher cannot carry Scalar?, so it could only call
     clamp with min and max as None (always an error). The Tensor sibling clamp.Tensor carries both (as 0-dim
     tensors) on every release, so that route wins from 2.9 on, with every argument kept."""
-    from shimgen import sig_cpp
+    from shimgen.generate.signatures import cpp as sig_cpp
 
     p = plan_mod.make(["clamp.default"])
     w = sig_cpp.build(next(op for op in p.ops if op.name == "clamp.default"), p)
@@ -265,7 +265,7 @@ def test_a_route_that_carries_every_argument_beats_one_that_drops_some() -> None
 
 
 def test_overlay_leaves_out_what_libtorch_ships() -> None:
-    from shimgen.verify import build
+    from shimgen.proofs.verify import build
 
     p = plan_mod.make(["add.Tensor", "amax.default", "pad.default", "transpose.int"])
     missing, _ = overlay.missing_ops(p, build.find_torch())
@@ -291,8 +291,8 @@ def test_opinfo_samples_are_recorded_cached_and_replayed(verified: Run, tmp_path
     """Two OpInfo entries recorded into a fresh cache, read back from it, and replayed through the representative
     build: add.Tensor and sum.dim_IntList get OpInfo samples; sum.IntList_out, which OpInfo never calls, gets its
     functional overload's samples with out= tensors."""
-    from shimgen.verify import build, record
-    from shimgen.verify.runner_client import run_samples
+    from shimgen.proofs.verify import build, record
+    from shimgen.proofs.verify.runner_client import run_samples
 
     _need_opinfo()
     monkeypatch.setenv("SHIMGEN_CACHE_DIR", str(tmp_path / "cache"))

@@ -11,10 +11,10 @@ import time
 import pytest
 import torch
 
-from shimgen.errors import ShimgenError
-from shimgen.verify import record, report, serial
-from shimgen.verify.runner import box
-from shimgen.verify.runner_client import run_samples
+from shimgen.base.errors import ShimgenError
+from shimgen.proofs.verify import record, report, serial
+from shimgen.proofs.verify.runner import box
+from shimgen.proofs.verify.runner_client import run_samples
 
 FIXTURE = os.path.join(os.path.dirname(__file__), "fixtures", "verify", "ops.py")
 
@@ -128,7 +128,7 @@ def test_the_samples_move_to_the_spec_device_on_both_sides(tmp_path, device) -> 
 
 
 def test_device_move_keeps_structure_and_leaves() -> None:
-    from shimgen.verify import devices
+    from shimgen.proofs.verify import devices
 
     t = torch.ones(2, requires_grad=True)
     moved = devices.move({"a": [t, (t, 3)], "b": 2.5, "c": torch.float32}, torch.device("meta"))
@@ -222,7 +222,7 @@ def test_report_writes_markdown_and_json(spin_run, tmp_path) -> None:
 def test_an_overload_opinfo_never_reached_borrows_fitting_calls() -> None:
     """add_.Tensor takes add.Tensor's calls (its functional); mul.Scalar takes only mul.Tensor's calls whose
     `other` is a number (a tensor cannot be passed for a Scalar)."""
-    from shimgen.verify import samples
+    from shimgen.proofs.verify import samples
 
     def spec(op: str, kind: str, functional: str | None, args: list[dict]) -> dict:
         name, _, overload = op.partition(".")
@@ -242,7 +242,7 @@ def test_an_overload_opinfo_never_reached_borrows_fitting_calls() -> None:
 def test_recorded_values_are_passed_as_a_cpp_caller_writes_them() -> None:
     """aten's Python binding takes a number for a Tensor and an int for an int[]; a wrapper takes a tensor and a
     list, so both sides get those."""
-    from shimgen.verify import samples
+    from shimgen.proofs.verify import samples
 
     op = _op("f", [_arg("x", "Tensor"), _arg("dims", "int[]"), _arg("s", "Scalar", "float")])
     got = samples.as_written(op, {"x": 2.5, "dims": 1, "s": 3})
@@ -260,7 +260,7 @@ def test_aten_disagreeing_with_itself_is_its_own_outcome_never_exact_nor_wrong()
     """MKL's gelsy (linalg_lstsq driver='gelsy', float32 2x3) returns last-bit different values in about half of
     its calls: a sample where aten's reruns disagree is `nondeterministic`, the overload unproven in its own
     reason group; where aten agrees with itself a differing wrapper stays wrong."""
-    from shimgen.verify import runner
+    from shimgen.proofs.verify import runner
 
     calls = {"n": 0}
 
@@ -296,7 +296,7 @@ def test_aten_disagreeing_with_itself_is_its_own_outcome_never_exact_nor_wrong()
 def test_linalg_lstsq_gelsy_float32_is_caught_as_nondeterministic() -> None:
     """The recorded case: aten's own gelsy on a float32 2x3 system against a wrapper returning aten's first
     values: whatever the wrapper returns, the sample is never `wrong` (and never `exact` when aten disagrees)."""
-    from shimgen.verify import runner
+    from shimgen.proofs.verify import runner
 
     torch.manual_seed(0)
     a, b = torch.randn(2, 3), torch.randn(2, 2)
@@ -318,7 +318,7 @@ def test_aten_writing_past_an_overlapping_out_is_aten_failing_not_a_corrupted_co
     tensor's data pointer: with a bare `zeros(1).expand(...)` it overwrote the runner's heap, and the comparison
     then failed at random (std::bad_alloc, a TypeError in torch.frombuffer, SIGABRT). The sample's out= tensor
     sits in a guard buffer: the write lands there and the sample is aten's failure; the wrapper is not run."""
-    from shimgen.verify import runner, samples
+    from shimgen.proofs.verify import runner, samples
 
     x = torch.randn(1, 4, 4, 3, 5, dtype=torch.float64)
     o, idx = torch.ops.aten.adaptive_max_pool3d(x, (2, 2, 2))
@@ -350,7 +350,7 @@ def test_aten_writing_past_an_overlapping_out_is_aten_failing_not_a_corrupted_co
 def test_a_key_given_twice_in_the_samples_file_is_an_error() -> None:
     """verify_samples.yaml had two `convolution_backward` entries; yaml kept the second silently. The loader
     refuses a duplicate key (naming both lines), still merges anchors, and the shipped file loads."""
-    from shimgen.verify import samples
+    from shimgen.proofs.verify import samples
 
     with pytest.raises(samples.DuplicateKey, match=r"f.yaml: duplicate key 'conv' \(line 3, first on line 1\)"):
         samples.load_unique("conv:\n  dtypes: [float32]\nconv:\n  dtypes: [float64]\n", "f.yaml")

@@ -10,9 +10,9 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from shimgen import table
-from shimgen.parse import NativeYaml
-from shimgen.verify import record, samples, serial
+from shimgen.generate import table
+from shimgen.generate.parse import NativeYaml
+from shimgen.proofs.verify import record, samples, serial
 
 
 @functools.cache
@@ -130,7 +130,7 @@ def test_an_opinfo_alias_is_recorded_at_its_own_name() -> None:
 def test_unproven_overloads_fall_into_reason_groups() -> None:
     """data/verify_reasons.yaml sorts every unproven overload into a group with an action; the last group takes
     what no other does, and a failure is never a reason."""
-    from shimgen.verify import report
+    from shimgen.proofs.verify import report
 
     def row(op: str, status: str, category: str, error: str = "", notes: list[str] | None = None) -> dict:
         return {"op": op, "status": status, "category": category, "aten_error": error, "notes": notes or [],
@@ -167,8 +167,8 @@ def test_roundtrip_kernels_are_registered_for_nested_tensors_too() -> None:
     """A nested argument dispatches to NestedTensorCPU (AutogradNestedTensor above it), which
     CompositeExplicitAutograd does not cover: the round-trip kernels are registered for both, or the wrapper is
     never reached."""
-    from shimgen.templates import render
-    from shimgen.verify import roundtrip
+    from shimgen.generate.templates import render
+    from shimgen.proofs.verify import roundtrip
 
     assert {"NestedTensorCPU", "AutogradNestedTensor"} <= set(roundtrip.DISPATCH_KEYS)
     text = render("roundtrip.cpp.j2", banner="", namespace="ns", kernels=[], includes=(),

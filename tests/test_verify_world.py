@@ -13,10 +13,10 @@ import sys
 
 import pytest
 
-from shimgen import overlay_needs
-from shimgen import plan as plan_mod
-from shimgen.verify import build as vbuild
-from shimgen.versions import Version
+from shimgen.proofs import overlay_needs
+from shimgen.generate import plan as plan_mod
+from shimgen.proofs.verify import build as vbuild
+from shimgen.facts.versions import Version
 
 # The default build's own routes in few ops (the comment names what each exercises there).
 OPS = [

@@ -1,7 +1,7 @@
 # One abi3 wheel for every CPython >= 3.9 and every torch >= [tool.shimgen]'s target, CPU and CUDA kernels in one
 # library (the CUDA runtime linked statically: it loads on CPU builds of torch too):
 #   pip wheel --no-build-isolation --no-deps -w dist .
-# The CUDA kernels are built when a CUDA toolkit is found (shimgen.cuda_toolkit: $CUDA_HOME, nvcc on PATH,
+# The CUDA kernels are built when a CUDA toolkit is found (shimgen.tools.cuda_toolkit: $CUDA_HOME, nvcc on PATH,
 # /usr/local/cuda*, the nvidia-cuda-nvcc PyPI packages); STABLE_OPS_CUDA=1 requires them, STABLE_OPS_CUDA=0 leaves
 # them out. No GPU is needed to build them.
 import os
@@ -9,7 +9,7 @@ import sys
 
 from setuptools import setup
 
-from shimgen import cuda_toolkit
+from shimgen.tools import cuda_toolkit
 from shimgen.setuptools import BuildExtension, StableExtension
 
 want = os.environ.get("STABLE_OPS_CUDA", "")

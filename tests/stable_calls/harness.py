@@ -28,9 +28,9 @@ from dataclasses import dataclass
 
 import yaml
 
-from shimgen import pipeline
-from shimgen.verify import build, runtimes
-from shimgen.versions import Version
+from shimgen.generate import pipeline
+from shimgen.proofs.verify import build, runtimes
+from shimgen.facts.versions import Version
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 INPUTS = ["x", "y", "i", "j", "m", "b", "img", "w", "q", "tgt"]

@@ -14,7 +14,7 @@
 // where it is used (the op must be in [tool.shimgen] ops); an operator whose op
 // is not generated stops the build with a static_assert naming the op to add.
 //
-// Kept as written (shimgen.fmt.UNFORMATTED).
+// Kept as written (shimgen.generate.emit.fmt.UNFORMATTED).
 
 #pragma once
 

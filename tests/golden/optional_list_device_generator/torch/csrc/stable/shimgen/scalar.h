@@ -2,7 +2,7 @@
 //
 // shimgen::Scalar, the number type of the generated torch::stable wrappers, and
 // the run-time rules that pass it to aten without changing the answer
-// (shimgen/scalars.py says which rule a wrapper uses).
+// (shimgen/facts/scalar_facts.py says which rule a wrapper uses).
 //
 // A Scalar keeps what the caller wrote: a bool, an integer, a floating-point
 // or a complex number, like at::Scalar. It lives in namespace shimgen, not
@@ -10,10 +10,11 @@
 // the stable API later.
 //
 // The kernels' helpers are in torch/csrc/stable/shimgen/kernels/<section>.h:
-// shimgen/templates/scalar.h marks each `// ---- ` section with a
+// shimgen/cxx/scalar.h marks each `// ---- ` section with a
 // `// @section <name> [needs <section>...]` line, and each per-op header
-// includes the sections its wrappers call (shimgen/kernel_sections.py). A
-// kernel section's functions are templates with one defaulted parameter
+// includes the sections its wrappers call
+// (shimgen/generate/kernel_sections.py). A kernel section's functions are
+// templates with one defaulted parameter
 // (`template <typename = void>`), called as functions: a translation unit that
 // includes a section parses them but instantiates only what its calls reach
 // (the aggregate ops.h includes every section).
@@ -869,8 +870,8 @@ inline std::optional<torch::stable::Tensor> number_tensor(
 /// copy that waits for the device). The value is n's, already in its dtype, so
 /// no second rounding happens on the device. An op that checks devices is one
 /// whose CUDA kernel libtorch registers with `device_check: ExactSame`
-/// (shimgen/device_checks.py); a TensorIterator op (`NoCheck`) takes the CPU
-/// tensor as aten's own wrapped number, at no cost.
+/// (shimgen/facts/device_checks.py); a TensorIterator op (`NoCheck`) takes the
+/// CPU tensor as aten's own wrapped number, at no cost.
 /// SHIMGEN_TEST_NUMBERS_ON_DEVICE takes the device path on the CPU too (the
 /// CPU tests of the device rule).
 inline torch::stable::Tensor on_device_of(

@@ -1,0 +1,1 @@
+"""The measured facts generation reads, each module beside the data file it loads (shimgen/data/)."""

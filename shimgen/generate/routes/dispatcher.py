@@ -1,0 +1,141 @@
+"""Route `dispatcher`: libtorch's boxed dispatcher (`torch_call_dispatcher`, before 2.10
+`aoti_torch_call_dispatcher`), reached with a stack of StableIValues. Any op of libtorch, no shim needed; it costs
+~1.4-1.7x at:: per call.
+
+Carries a parameter from the release whose dispatcher converts its type (the conversion table's `ivalue`,
+measured by shimgen.proofs.probe: `Row.dispatcher_since`), returns likewise. The stack follows the longest compatible
+schema of the releases the extension may run on (sig_cpp.stack_layout): arguments the caller cannot pass are
+pushed as their defaults."""
+
+from __future__ import annotations
+
+from torchgen.model import OptionalType
+
+from shimgen.generate.cpp_model import Variant, Wrapper
+from shimgen.generate.parse import Op
+from shimgen.generate.plan import Plan
+from shimgen.generate.routes import Query, Route, return_outs
+from shimgen.generate.signatures.cpp import pushable, stack_default, stack_layout
+from shimgen.generate.table import Row, Table
+from shimgen.facts.versions import FIRST_STABLE, Version
+
+
+class Dispatcher(Route):
+    boxed = True
+
+    def carries(self, row: Row, leaky: bool = False) -> Version | None:
+        return row.dispatcher_from(leaky)
+
+    def returns_need(self, op: Op, table: Table) -> Version | None:
+        rows = [table.ret(r.type, op.name, f"return {i}") for i, r in enumerate(op.schema.returns)]
+        types = [str(r.type) for r in op.schema.returns]
+        if table.mirrored_returns_only and types != types[::-1]:
+            return None  # libtorch would hand the returns back converted as each other's types
+        needs = [r.dispatcher_since for r in rows]
+        if any(n is None for n in needs):
+            return None
+        return max(needs, default=FIRST_STABLE)  # type: ignore[type-var]
+
+    def variant_at(self, q: Query, none_only: bool = False) -> Variant | None:
+        """`none_only`: also take the optional parameters of a type no release's dispatcher carries (Scalar?),
+        pushed as None; a call passing a value raises (sig_cpp asks so where no route takes every parameter:
+        std(t, {1}) is std.correction with correction=None)."""
+        if not q.at.stack_compatible:
+            return None
+        assert q.at.schema is not None
+        cap = min(len(q.at.flat_arguments), len(q.params))
+        stack = stack_layout(q.op, q.plan, q.level)
+        as_none: list[str] = []
+        if none_only:
+            kept = 0
+            leaky = q.plan.world.leaky_str
+            ret_need = self.returns_need(q.op, q.plan.table)
+            if ret_need is None or ret_need > q.level:
+                return None
+            while kept < cap:
+                p = q.params[kept]
+                n = p.need(self, leaky)
+                if n is None and isinstance(p.arg.type, OptionalType) and not p.is_out:
+                    as_none.append(p.name)  # one a later release carries is hidden until then instead
+                elif n is None or n > q.level:
+                    break
+                kept += 1
+            if not all(p.none_default for p in q.params[kept:cap]) or any(p.default is None for p in q.params[cap:]):
+                return None
+        else:
+            kept = self.fit(q, cap)
+        if kept is None:
+            return None
+        kept_names = {p.name for p in q.params[:kept]}
+        if not all(pushable(q.op, q.plan, q.level, a) for a in stack if a.name not in kept_names):
+            return None
+        return Variant(self, kept, q.level, stack=stack, lowering=self.fallback(q, kept), none_only=tuple(as_none))
+
+    def describe(self, w: Wrapper, v: Variant) -> list[str]:
+        return ["Route: the boxed dispatcher."]
+
+    def later_notes(self, w: Wrapper, v: Variant) -> list[str]:
+        own = len(w.op.schema.arguments.flat_all)
+        lines = []
+        if len(v.stack) > own:
+            later = ", ".join(a.name for a in v.stack[own:])
+            lines.append(f"The stack also carries {later} (their defaults), which newer releases read.")
+        if v.none_only:
+            names = ", ".join(f"`{n}`" for n in v.none_only)
+            lines.append(f"It carries {names} only as None (no libtorch route carries a value here): a call passing "
+                         "a value raises a shimgen: error; SHIMGEN_OVERLAY gives a route that carries it.")
+        leaky = [p for p in w.kept(v) if p.row.leaks_before and v.start < p.row.leaks_before]
+        if leaky:
+            lines.append(f"On libtorch 2.10-2.13 the dispatcher leaks 48 bytes per call converting "
+                         f"{', '.join('`' + p.name + '`' for p in leaky)} (a str; fixed in 2.14): this route is "
+                         "taken only where the extension defines SHIMGEN_LEAKY_STR.")
+        return lines
+
+    def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
+        op = w.op
+        kept = {p.name: p for p in w.kept(v)}
+        items = []
+        lines = []
+        for name in v.none_only:  # carried only as None (Variant.none_only)
+            why = (f"libtorch's boxed dispatcher carries this {kept[name].arg.type} only as None and no other "
+                   "libtorch route carries the op: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for "
+                   "each torch release)")
+            lines.append(f'if ({name}.has_value()) {{\nshimgen::detail::refuse("{op.name}", "{name}", {name}, '
+                         f'"{why}");\n}}')
+        for a in v.stack:  # the boxed stack follows the schema's order (see sig_cpp.stack_layout)
+            p = kept.get(a.name)
+            if p is not None and p.name in v.none_only:
+                value = "std::nullopt"
+            else:
+                value = p.row.stack_value(a.name) if p else _pushed_default(op, plan, a)
+            items.append(value)
+        # One call of the prelude's shimgen::detail::dispatch (templates/ops_prelude.h.j2): it converts the values
+        # with torch::stable::detail::from, calls torch_call_dispatcher (aoti_torch_call_dispatcher before 2.10,
+        # by TORCH_FEATURE_VERSION, which the form's gate bounds) and converts the returns; a translation unit
+        # parses that once, not once per wrapper.
+        n = max(len(items), len(op.schema.returns), 1)
+        args = ", ".join([f'"{op.aten_name}"', f'"{op.overload}"', *items])
+        types = [plan.table.ret(r.type, op.name, f"return {i}").cpp for i, r in enumerate(op.schema.returns)]
+        if op.schema.is_out_fn():  # the stack holds new references to the out tensors: released, the caller's own returned
+            released = f", {len(types)}" if types else ""
+            lines.append(f"shimgen::detail::dispatch<void, {n}{released}>({args});")
+            lines += [r for r in [return_outs(w)] if r]
+        elif len(types) > 1:
+            values = [f"torch::stable::detail::to<{t}>(stack[{i}])" for i, t in enumerate(types)]
+            lines.append(f"auto stack = shimgen::detail::call_dispatcher<{n}>({args});")
+            lines.append(f"return std::make_tuple({', '.join(values)});")
+        else:
+            call = f"shimgen::detail::dispatch<{types[0] if types else 'void'}, {n}>({args});"
+            lines.append(f"return {call}" if types else call)
+        return "\n".join(lines)
+
+
+ROUTE_CLASS = Dispatcher
+
+
+def _pushed_default(op, plan: Plan, a) -> str:
+    """stack_default's value, converted as the table's `stack` column says where from() does not take the
+    wrapper's C++ type (a std::string_view default goes on the stack as a std::string)."""
+    value = stack_default(op, plan, a)
+    row = plan.table.argument(a.type, op.name, a.name)
+    return row.fill(row.stack, value) if (row.stack and value != "std::nullopt") else value

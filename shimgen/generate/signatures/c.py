@@ -1,0 +1,172 @@
+"""C shim signatures: how one operator overload looks as an `aoti_torch_aten_*` function.
+
+The rules are torchgen's (`gen_aoti_c_shim.py`), driven by the conversion table's `c`, `aten` and returns
+columns: arguments in schema order (out= arguments first for out variants), one `ret<i>` pointer per return
+(none for in-place and out= variants), and the function named after the overload's unambiguous name.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+
+from torchgen.api.cpp import default_expr
+from torchgen.api.types import DispatcherSignature
+from torchgen.api.types.signatures import CppSignatureGroup
+from torchgen.model import FunctionSchema, Variant
+
+from shimgen.facts import history
+from shimgen.base.errors import Refusal, ShimgenError
+from shimgen.base.inputs import package_yaml
+from shimgen.generate.parse import Op
+from shimgen.generate.table import Table
+from shimgen.facts.versions import FIRST_STABLE, Version
+
+@functools.cache
+def nullable_returns() -> tuple[str, ...]:
+    """Ops whose C shim may be called with null return pointers (data/c_shim.yaml: torchgen's list)."""
+    raw = package_yaml("data/c_shim.yaml")
+    return tuple(raw["nullable_returns"])
+
+
+@dataclass(frozen=True)
+class CShim:
+    op: Op
+    function: str  # aoti_torch_aten_add_Tensor (aoti_torch_aten_<name>_v<N> for a later version)
+    params: tuple[str, ...]  # "AtenTensorHandle self", ... , "AtenTensorHandle* ret0"
+    aten_args: tuple[str, ...]  # expressions rebuilding the ATen arguments
+    backend_call: str  # at::add
+    ret_assignments: tuple[str, ...]  # "*ret0 = new_tensor_handle(std::move(tmp_result));"
+    nargs: int = 0  # how many schema arguments (in C order) it takes; the others get their schema default
+    version: int = 1  # N of torchgen's `_vN` names (1: the original name)
+
+    @property
+    def declaration(self) -> str:
+        return f"AOTITorchError {self.function}({', '.join(self.params)})"
+
+
+def shim_name(op: Op, version: int = 1) -> str:
+    base = f"aoti_torch_aten_{op.schema.name.unambiguous_name()}"
+    return base if version == 1 else f"{base}_v{version}"
+
+
+def c_arguments(op: Op, table: Table | None = None) -> list:
+    """Schema arguments in C shim order: out= arguments first for out variants (their returns are dropped)."""
+    return c_order(op.schema)
+
+
+def c_order(schema: FunctionSchema) -> list:
+    args = schema.arguments
+    return [*args.out, *args.flat_non_out] if schema.is_out_fn() else list(args.flat_all)
+
+
+def has_c_returns(op: Op) -> bool:
+    return not op.schema.is_out_fn() and not op.schema.name.name.inplace
+
+
+def build(op: Op, table: Table, nargs: int | None = None, version: int = 1) -> CShim:
+    """The C shim for `op`, or Refusal when a type has no C representation. An older version (torchgen's `_vN`
+    scheme) takes only the first `nargs` arguments in C order and passes the others' schema defaults to ATen."""
+    params: list[str] = []
+    aten_args: list[str] = []
+    args = c_arguments(op, table)
+    nargs = len(args) if nargs is None else nargs
+    for k, a in enumerate(args):
+        if k >= nargs:  # not in this version: ATen gets the schema default (torchgen's gen_arguments)
+            aten_args.append(default_expr(a.default, a.type, symint=False) if a.default is not None else "std::nullopt")
+            continue
+        row = table.argument(a.type, op.name, a.name)
+        if not row.c:
+            raise Refusal(f"type {a.type} has no C shim representation: {row.c_refuse}", op.name, a.name)
+        params += [row.fill(p, a.name) for p in row.c]
+        expr = row.aten_out if (a.is_write and row.aten_out) else row.aten
+        if row.aten_default and a.default is not None and re.fullmatch(r"-?\d+", a.default):
+            expr = row.aten_default
+        aten_args.append(row.fill(expr, a.name, default=a.default or ""))
+
+    assignments: list[str] = []
+    if has_c_returns(op):
+        nullable = any(n in op.schema.name.unambiguous_name() for n in nullable_returns())
+        single = len(op.schema.returns) == 1
+        for i, r in enumerate(op.schema.returns):
+            row = table.ret(r.type, op.name, f"return {i}")
+            if not row.c:
+                raise Refusal(f"{row.c_refuse}", op.name, f"return {i}")
+            params.append(f"{row.c} ret{i}")
+            value = "tmp_result" if single else f"std::get<{i}>(tmp_result)"
+            assign = f"*ret{i} = {row.fill(row.aten, value=value)};"
+            assignments.append(f"if (ret{i}) {{ {assign} }}" if nullable else assign)
+
+    return CShim(op, shim_name(op, version), tuple(params), tuple(aten_args), backend_call(op), tuple(assignments),
+                 nargs, version)
+
+
+def backend_call(op: Op) -> str:
+    """The ATen function the shim definition calls (torchgen's choice; `at::_ops::` where no at:: function exists)."""
+    f = op.f
+    sig = DispatcherSignature.from_schema(f.func)
+    if Variant.function not in f.variants or f.manual_cpp_binding:
+        if not (sig.symint and f.func.has_symint()) or f.manual_cpp_binding:
+            return f"at::_ops::{f.func.name.unambiguous_name()}::call"
+    group = CppSignatureGroup.from_native_function(f, method=False, fallback_binding=False)
+    cpp = group.symint_signature if (sig.symint and f.func.has_symint() and group.symint_signature) else group.signature
+    if Variant.function not in f.variants:
+        return f"at::symint::{cpp.name().removesuffix('_symint')}<c10::SymInt>"
+    return f"at::{cpp.name()}"
+
+
+# ---- versions (torchgen's `_vN` C shims) --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ShimVersion:
+    shim: CShim
+    since: Version  # the first release whose libtorch (upstream) or overlay (shimgen's) carries it
+    upstream: bool  # libtorch ships it (manifest); otherwise shimgen generates it
+
+
+def versions(op: Op, plan) -> list[ShimVersion]:
+    """The op's C shims, oldest first: the original name keeps the arguments of the release the shim first shipped
+    in; each later release whose schema gained trailing defaulted arguments (in C order) adds `_v<N>` with all of
+    them, gated on that release (torchgen's fallback_ops `vN` entries, computed from the release history). A
+    libtorch shim's versions ship when the manifest says; the others are shimgen's. Refusal when the op has no C
+    shim representation; ShimgenError when its schema changed incompatibly since the shim first shipped (an ABI
+    break PyTorch's linters forbid)."""
+    return plan.per_op(("c_shims", op.name), lambda: _versions(op, plan))
+
+
+def _versions(op: Op, plan) -> list[ShimVersion]:
+    full = build(op, plan.table)
+    entry = plan.manifest.entries.get(op.name)
+    timeline = plan.timeline(op)
+    exists = [r for r, at in timeline.items() if at.schema is not None]
+    start = max(plan.shim_since(op), exists[0] if exists else FIRST_STABLE)
+    chain: list[tuple[Version, FunctionSchema]] = []
+    for r, at in timeline.items():
+        if r < start or (plan.release is not None and r > plan.release) or at.schema is None:
+            continue
+        chain.append((r, at.schema))
+    if not chain:  # no release at or after `start` has it (unknown release): one version, as the yaml says
+        chain = [(start, op.schema)]
+    shipped = entry.versions if entry and entry.upstream else {}
+    upstream = bool(entry and entry.upstream)
+    n_first = len(c_order(chain[0][1]))
+    first = full if n_first == full.nargs else build(op, plan.table, n_first)
+    result = [ShimVersion(first, chain[0][0], upstream)]
+    prev = chain[0][1]
+    for r, schema in chain[1:]:
+        change = history.compare(prev, schema, c_order=True)
+        if change.kind in (history.Kind.BREAK, history.Kind.TRAILING_REMOVED):
+            raise ShimgenError(
+                f"the C shim {shim_name(op)} (since {start}) cannot keep its declaration: the schema changed "
+                f"incompatibly in {r} ({change.kind.value}: {change.detail}); an ABI break. Generate it "
+                f"with --since {r} or later", op.name)
+        if change.kind is history.Kind.TRAILING_ADDED:
+            n = len(result) + 1
+            at = shipped.get(n)
+            shim = build(op, plan.table, len(c_order(schema)), n)
+            result.append(ShimVersion(shim, at if at is not None else r, at is not None))
+        prev = schema
+    return result

@@ -1,0 +1,160 @@
+"""Run by each runtime's own interpreter (imports torch only): for each number rule, is aten's `op` given that
+very number exactly `via` (results, dtypes, errors; float64 gradients) on tensors of the dtypes the rule
+claims for each number kind (ScalarType names)? Reads {op: [{"args": [op's argument names], "argument", "value",
+"cells", "via", "via_args": {via's argument: op's argument}, "no_grad": the rule is taken only where autograd records
+nothing: no gradient compared}]} on stdin, writes {op: [{"both_ok": n, "wrong": example or ""}]}.
+A rule with `kernel` instead of `via` names a scalar.h function (shimgen::detail::<kernel>_select) this script
+mirrors call by call (KERNELS), its `via_args` being that function's arguments in order."""
+
+import itertools
+import json
+import sys
+
+import torch
+
+# beside this script: the comparison both provers' workers share (the script's folder is on sys.path)
+from worker_common import aten, run, same, same_error_text, weights
+
+# ScalarType enumerator -> torch dtype
+DTYPES = {"Bool": torch.bool, "Byte": torch.uint8, "Char": torch.int8, "Short": torch.int16, "Int": torch.int32,
+          "Long": torch.int64, "Half": torch.float16, "BFloat16": torch.bfloat16, "Float": torch.float32,
+          "Double": torch.float64, "ComplexFloat": torch.complex64, "UInt16": torch.uint16, "UInt32": torch.uint32,
+          "UInt64": torch.uint64}
+SHAPES = [(5, 7), (), (0,), (3, 1)]
+
+
+def sample(shape, dtype, seed):
+    g = torch.Generator().manual_seed(seed)
+    t = torch.randn(shape, generator=g, dtype=torch.float64) * 6
+    t = torch.cat([t.flatten(), torch.tensor([0.0, -0.0, float("inf"), float("nan"), 1e300])])[: t.numel()].view(t.shape) \
+        if t.numel() > 8 else t
+    if dtype == torch.bool:
+        return t > 0
+    return t.to(dtype) if (dtype.is_floating_point or dtype.is_complex) else t.round().clamp(-100, 100).to(dtype)
+
+
+# ---- kernel rules: scalar.h's shimgen::detail::<kernel>_select, call by call ----
+
+A = torch.ops.aten
+
+
+def broadcast_as(t, like):
+    """scalar.h's broadcast_as: `t` itself where it has `like`'s dtype and sizes."""
+    if t.dtype == like.dtype and t.shape == like.shape:
+        return t
+    return A.type_as.default(A.expand_as.default(t, like), like)
+
+
+def integral_add_select(a, b, subtract):
+    """scalar.h's integral_add_select: mul for the result's layout, diff of the stacked operands, copy_."""
+    result = A.mul.Tensor(a, b)
+    if result.dtype == torch.bool:
+        return A.logical_or.default(a, b)
+    x = broadcast_as(a, result)
+    y = broadcast_as(b, result)
+    if not subtract:
+        y = A.neg.default(y)
+    d = A.diff.default(A.unsqueeze.default(x, 0), 1, 0, A.unsqueeze.default(y, 0), None)
+    return A.copy_.default(result, A.squeeze.dim(d, 0), False)
+
+
+def cube_select(x):
+    """scalar.h's cube_select: (x * x) * x."""
+    return A.mul.Tensor(A.mul.Tensor(x, x), x)
+
+
+# kernel -> (the function, how it is sampled: "pairs" of operands over every dtype pair and layout, or "cells":
+# one operand per claimed (number kind, dtype) cell, as a `via` rule)
+KERNELS = {"integral_add": (integral_add_select, "pairs"), "cube": (cube_select, "cells")}
+
+
+def layout_sample(shape, dtype, seed, layout):
+    """Values over the dtype's whole range (its extremes first: overflow wraps), contiguous, transposed or
+    channels-last."""
+    g = torch.Generator().manual_seed(seed)
+    t = torch.randint(-2**62, 2**62, shape[::-1] if layout == "t" else shape, generator=g, dtype=torch.int64)
+    if t.numel():
+        t.view(-1)[0] = torch.iinfo(torch.int64).max
+        t.view(-1)[-1] = torch.iinfo(torch.int64).min
+    t = t > 0 if dtype == torch.bool else t.to(dtype)
+    if layout == "t" and t.dim() == 2:
+        t = t.t()
+    if layout == "cl" and t.dim() == 4:
+        t = t.contiguous(memory_format=torch.channels_last)
+    return t
+
+
+def prove_kernel_rule(f, r):
+    """The kernel against aten's op on every pair of the claimed dtypes (mixed ones promote), broadcasting, 0-dim
+    and empty shapes, mismatched shapes (aten's error), transposed and channels-last layouts: values, dtype, shape
+    and strides, errors with aten's message."""
+    kernel = KERNELS[r["kernel"]][0]
+    dtypes = sorted({DTYPES[d] for cats in r["cells"].values() for d in cats}, key=str)
+    number = int(r["value"])
+    both_ok, wrong = 0, ""
+    shapes = [((3, 4), (3, 4)), ((3, 4), (4,)), ((), (3, 4)), ((3, 4), ()), ((2, 3, 4, 5), (2, 3, 4, 5)),
+              ((2, 3, 4, 5), (5,)), ((0, 3), (3,)), ((3, 4), (5,))]
+    for da, db in itertools.product(dtypes, dtypes):
+        for (sa, sb), (la, lb) in itertools.product(shapes, [("c", "c"), ("t", "c"), ("cl", "cl"), ("c", "cl")]):
+            values = {"self": layout_sample(sa, da, 1, la), "other": layout_sample(sb, db, 2, lb),
+                      r["argument"]: number}
+            want = run(lambda: f(**values))
+            got = run(lambda: kernel(*(values[a] if isinstance(a, str) else a for a in r["via_args"])))
+            both_ok += want[0] == got[0] == "ok"
+            agree = same_error_text(want, got) and (want[0] != "ok" or want[1].stride() == got[1].stride())
+            if not agree and not wrong:
+                wrong = f"{da} {db} {sa} {sb} {la}/{lb}: {want[0]} {want[1] if want[0] == 'error' else ''} vs " \
+                        f"{got[0]} {got[1] if got[0] == 'error' else ''}"
+    return {"both_ok": both_ok, "wrong": wrong}
+
+
+def main():
+    spec = json.load(sys.stdin)
+    out = {}
+    for op, rules in spec.items():
+        f = aten(op)
+        results = []
+        for r in rules:
+            if r.get("kernel") and KERNELS[r["kernel"]][1] == "pairs":
+                results.append(prove_kernel_rule(f, r))
+                continue
+            if r.get("kernel"):  # a kernel's arguments in order, named as op's
+                kernel = KERNELS[r["kernel"]][0]
+                r = dict(r, via_args={f"_{k}": a for k, a in enumerate(r["via_args"])})
+
+                def via(**kw):
+                    return kernel(*(kw[f"_{k}"] for k in range(len(kw))))
+            else:
+                via = aten(r["via"])
+            both_ok, wrong = 0, ""
+            for kind, cats in r["cells"].items():
+                number = int(r["value"]) if kind == "int" else float(r["value"])
+                for dtype in [DTYPES[d] for d in cats]:
+                    for k, shape in enumerate(SHAPES):
+                        values = {a: sample(shape, dtype, k) for a in r["args"] if a != r["argument"]}
+                        values[r["argument"]] = number
+                        want = run(lambda: f(**values))
+                        got = run(lambda: via(**{a: values[x] for a, x in r["via_args"].items()}))
+                        both_ok += want[0] == got[0] == "ok"
+                        if not same(want, got) and not wrong:
+                            wrong = f"{dtype} {shape} {number!r}: {want[0]} vs {got[0]}"
+                        if dtype == torch.float64 and want[0] == got[0] == "ok" and not r["no_grad"]:
+                            grads = []
+                            for fn, mine in ((f, True), (via, False)):
+                                leaves = {a: v.clone().requires_grad_() for a, v in values.items()
+                                          if isinstance(v, torch.Tensor)}
+                                vals = dict(values, **leaves)
+                                call = vals if mine else {a: vals[x] for a, x in r["via_args"].items()}
+                                result = fn(**call)  # weighted: a gradient of ones hides rounding
+                                (result * weights(result)).sum().backward()
+                                grads.append([leaves[a].grad for a in sorted(leaves)])
+                            for ga, gb in zip(*grads):
+                                if not same(("ok", ga), ("ok", gb)) and not wrong:
+                                    wrong = f"gradient {shape} {number!r}"
+            results.append({"both_ok": both_ok, "wrong": wrong})
+        out[op] = results
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

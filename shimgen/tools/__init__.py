@@ -1,0 +1,1 @@
+"""What a user runs: the command (cli, console), `shimgen port` (port, porting/), [tool.shimgen] (project)."""

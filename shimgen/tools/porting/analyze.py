@@ -1,0 +1,78 @@
+"""Scan each file (libclang; tree-sitter where libclang cannot parse it) and answer its constructs."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from shimgen.base.errors import ShimgenError
+from shimgen.base.inputs import read_text
+from shimgen.tools.porting import clang_scan, rows as rows_mod, rules
+from shimgen.tools.porting.clang_scan import Site
+
+
+@dataclass
+class Scanned:
+    path: str
+    text: str
+    sites: list[Site] = field(default_factory=list)
+    parser: str = "libclang"
+    why: str = ""  # why libclang could not parse it
+    ts: object = None  # the tree-sitter scan (shimgen.tools.port.Source), where it fell back
+
+
+def scan_file(path: str, parser: str = "auto", defines: tuple[str, ...] = ()) -> Scanned:
+    text = read_text(path, path)
+    if parser in ("auto", "libclang"):
+        try:
+            return Scanned(path, text, clang_scan.scan(path, text, defines))
+        except clang_scan.Unparsed as e:
+            if parser == "libclang":
+                raise ShimgenError(f"{path}: {e}") from None
+            why = str(e)
+    else:
+        why = "--parser tree-sitter"
+    from shimgen.tools import port  # a cycle: port's main imports this module
+
+    src = port.scan(path)
+    sites = []
+    members = rules.members()
+    for c in src.calls:
+        if c.method and rules.member_name(c.name) in members:
+            sites.append(Site(path, c.line, "member", c.name, c.text))
+        else:
+            sites.append(Site(path, c.line, "method" if c.method else "call", c.name, c.text, nargs=c.nargs,
+                              numbers=c.numbers))
+    return Scanned(path, text, sites, "tree-sitter", why, src)
+
+
+def answer(scanned: list[Scanned], targets, yaml_path: str | None = None):
+    from shimgen.tools.port import Surface  # a cycle: port's main imports this module
+
+    sites = [s for f in scanned for s in f.sites]
+    surface = Surface(rows_mod.names_needed(sites), yaml_path)
+    out = rows_mod.answer(sites, surface, targets)
+    # a tree-sitter method that is not an aten op is some other type's method (types are not resolved there)
+    ts = {f.path for f in scanned if f.parser == "tree-sitter"}
+    out = [r for r in out if not (r.site.file in ts and r.site.kind == "method" and not r.ops)]
+    return out, surface
+
+
+def blind_spots(scanned: list[Scanned], surface) -> list[str]:
+    lines = []
+    for f in scanned:
+        base = os.path.basename(f.path)
+        if f.parser == "tree-sitter":
+            lines.append(f"- {base}: read by tree-sitter ({f.why}): types not resolved; only calls of aten ops "
+                         "and Tensor members are listed")
+            src = f.ts
+            aten_like = [(ln, n) for ln, n in src.unqualified if n in surface.known]
+            if aten_like:
+                lines.append(f"- {base}: unqualified calls named like ATen functions (not counted): "
+                             + ", ".join(f"`{n}` (line {ln})" for ln, n in aten_like))
+            if src.unparsed:
+                lines.append(f"- {base}: code the parser could not read near lines "
+                             f"{', '.join(map(str, sorted(set(src.unparsed))))}")
+    lines.append("- which overload an implicit conversion picks where a call's argument types are dependent "
+                 "(inside a template): its overloads are those whose parameter count fits")
+    return lines

@@ -1,0 +1,480 @@
+"""The ATen constructs of one source file, with types resolved: libclang parses it against the installed torch's
+headers (ATen's, with a precompiled prelude cached under ~/.cache/shimgen/port), so `v.data()` of a std::vector,
+`d.index()` of a Device and `t.index({0})` of a Tensor are told apart by the declaration each call reaches.
+
+A construct is a Site: where it is (file, line, byte range), what kind it is (a call of an aten op, a Tensor
+member, a template method, an operator, a type, a constant, a macro, an include, a hazard, a call with a rule),
+and the pieces the fixer needs (the object's and the arguments' byte ranges)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass, field
+
+from shimgen.tools.porting import clang_env, rules
+
+ATEN_NAMESPACES = ("at", "torch", "c10")
+TENSOR_CLASSES = ("at::Tensor", "at::TensorBase")
+CUDA_SUFFIXES = (".cu", ".cuh")
+
+# Stand-ins the analysis includes instead of torch/extension.h and friends: ATen and the op registry without
+# torch's Python headers (parsing pybind11 would triple the time and adds no construct a port changes).
+_OVERLAY = {
+    "torch/extension.h": "#pragma once\n#include <ATen/ATen.h>\n#include <torch/library.h>\n"
+                         "namespace torch { using namespace at; }\n"
+                         "struct shimgen_port_module { template <class... A> shimgen_port_module& def(A&&...) "
+                         "{ return *this; } };\n"
+                         "#define PYBIND11_MODULE(name, var) static void shimgen_port_pybind11(shimgen_port_module& var)\n"
+                         "#ifndef TORCH_EXTENSION_NAME\n#define TORCH_EXTENSION_NAME shimgen_port_ext\n#endif\n",
+}
+# a CPU wheel of torch ships c10/cuda's headers without the one CMake writes for CUDA builds
+_OVERLAY["c10/cuda/impl/cuda_cmake_macros.h"] = "#pragma once\n"
+for _alias in ("torch/torch.h", "torch/all.h", "torch/python.h"):
+    _OVERLAY[_alias] = "#pragma once\n#include <torch/extension.h>\n"
+_PRELUDE = "#pragma once\n#include <ATen/ATen.h>\n#include <torch/library.h>\n#include <torch/extension.h>\n"
+# CUDA sources parse as C++: the launch configuration `<<<...>>>` is blanked (byte offsets kept) and the CUDA
+# qualifiers and built-in variables are declared here.
+_CUDA_PRELUDE = ("#include <torch/headeronly/core/TensorAccessor.h>\n"
+                 "namespace torch::headeronly { template <typename T> struct RestrictPtrTraits "
+                 "{ typedef T* __restrict__ PtrType; }; }\n"  # declared only under nvcc's __CUDACC__
+                 "namespace at { using torch::headeronly::RestrictPtrTraits; }\n"
+                 "#define __global__\n#define __device__\n#define __host__\n#define __shared__\n"
+                 "#define __forceinline__ inline\n#define __launch_bounds__(...)\n#define __restrict__\n"
+                 "struct shimgen_dim3 { unsigned x, y, z; };\n"
+                 "extern const shimgen_dim3 threadIdx, blockIdx, blockDim, gridDim;\n")
+
+
+@dataclass
+class Site:
+    file: str
+    line: int
+    kind: str  # call | member | method | template | operator | type | constant | macro | include | hazard | rule
+    key: str  # the aten op, member, rule key or macro name
+    written: str  # the construct as written (one line)
+    start: int = 0  # byte range of the construct in the file
+    end: int = 0
+    obj: tuple[int, int] | None = None  # the object of a method call
+    args: list[tuple[int, int]] = field(default_factory=list)
+    callee: tuple[int, int] | None = None  # the callee as written (`at::zeros`, `x.numel`, `TORCH_CHECK`)
+    targs: str = ""  # template arguments as written
+    nargs: int = 0
+    numbers: tuple[int, ...] = ()  # positions (self counted) of arguments of a number type
+    form: str = ""  # an operator's operand form: tensor | scalar | reverse
+    qualified: str = ""  # the declaration reached, qualified
+
+
+class Unparsed(Exception):
+    """libclang cannot read the file (not installed, a header not found): the caller falls back to tree-sitter."""
+
+
+def _cache_dir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+    return os.path.join(base, "shimgen", "port")
+
+
+def _overlay_dir(ci) -> str:
+    import torch
+
+    key = hashlib.sha256(repr((sorted(_OVERLAY.items()), _PRELUDE, _CUDA_PRELUDE, torch.__version__,
+                               clang_env.builtin_includes(), ci.__file__)).encode()).hexdigest()[:16]
+    root = os.path.join(_cache_dir(), key)
+    inc = os.path.join(root, "include")
+    if not os.path.exists(os.path.join(root, "ready")):
+        for rel, text in _OVERLAY.items():
+            path = os.path.join(inc, rel)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                f.write(text)
+        with open(os.path.join(root, "prelude.h"), "w") as f:
+            f.write(_PRELUDE)
+        with open(os.path.join(root, "cuda_prelude.h"), "w") as f:
+            f.write(_CUDA_PRELUDE)
+        with open(os.path.join(root, "ready"), "w") as f:
+            f.write("")
+    return root
+
+
+def _cuda_include() -> list[str]:
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if home and os.path.exists(os.path.join(home, "include", "cuda_runtime_api.h")):
+            return [os.path.join(home, "include")]
+    return []
+
+
+def _includes(root: str) -> list[str]:
+    return [os.path.join(root, "include"), *clang_env.torch_includes()]
+
+
+def _pch(ci, root: str) -> str | None:
+    """The prelude's precompiled AST (built once per torch and libclang: minutes; then seconds per file)."""
+    pch = os.path.join(root, "prelude.pch")
+    if os.path.exists(pch):
+        return pch
+    tmp = f"{pch}.{os.getpid()}"
+    try:
+        tu = ci.Index.create().parse(os.path.join(root, "prelude.h"),
+                                     args=clang_env.args(_includes(root), header=True),
+                                     options=ci.TranslationUnit.PARSE_INCOMPLETE)
+        if any(d.severity >= ci.Diagnostic.Fatal for d in tu.diagnostics):
+            return None
+        tu.save(tmp)
+        os.replace(tmp, pch)
+    except Exception:  # a PCH is an optimisation: parse without it
+        return None
+    return pch
+
+
+def parse(path: str, text: str, defines: tuple[str, ...] = ()):
+    ci = clang_env.cindex()
+    if ci is None:
+        raise Unparsed("libclang is not installed (pip install 'shimgen[port]')")
+    try:
+        root = _overlay_dir(ci)
+    except ImportError:
+        raise Unparsed("torch is not installed: its headers resolve the types") from None
+    cuda = path.endswith(CUDA_SUFFIXES)
+    extra: list[str] = [f"-D{d}" for d in defines]
+    includes = _includes(root)
+    pch = _pch(ci, root)
+    if pch:
+        extra = ["-include-pch", pch, *extra]
+    if cuda:
+        text = _blank_launches(text)
+        extra += ["-include", os.path.join(root, "cuda_prelude.h")]
+        includes += _cuda_include()
+    args = clang_env.args(includes, extra=tuple(extra))
+    try:
+        tu = ci.Index.create().parse(path, args=args, unsaved_files=[(path, text)],
+                                     options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
+    except ci.TranslationUnitLoadError as e:
+        raise Unparsed(f"libclang could not parse it ({e})") from None
+    fatal = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Fatal]
+    if fatal:
+        raise Unparsed(f"libclang: {fatal[0].spelling}")
+    return ci, tu, text
+
+
+_LAUNCH = re.compile(r"<<<.*?>>>", re.S)
+
+
+def _blank_launches(text: str) -> str:
+    return _LAUNCH.sub(lambda m: " " * len(m.group(0).encode("utf-8")) if m.group(0).isascii()
+                       else re.sub(r"[^\n]", " ", m.group(0)), text)
+
+
+def qualified(cursor) -> str:
+    parts = []
+    c = cursor
+    while c is not None and c.kind.name != "TRANSLATION_UNIT":
+        if c.spelling and not (c.kind.name == "NAMESPACE" and _hidden(c)):
+            parts.append(c.spelling)
+        c = c.semantic_parent
+    return "::".join(reversed(parts))
+
+
+def _hidden(ns) -> bool:
+    """An inline namespace (versioned, `C10_HIDDEN`): not part of the name a user writes."""
+    try:
+        return ns.is_inline_namespace() if hasattr(ns, "is_inline_namespace") else False
+    except Exception:
+        return False
+
+
+class Scanner:
+    def __init__(self, path: str, text: str, defines: tuple[str, ...] = ()) -> None:
+        self.path = path
+        self.ci, self.tu, self.text = parse(path, text, defines)
+        self.data = self.text.encode("utf-8")
+        self.sites: list[Site] = []
+        self._seen: set = set()
+
+    # -- helpers
+    def src(self, a: int, b: int) -> str:
+        return self.data[a:b].decode("utf-8", "replace")
+
+    def _spell(self, loc) -> tuple[str | None, int, int]:
+        """(file, line, offset) where the token at `loc` is written: inside a macro's argument, the argument;
+        inside a macro's body, the body (in the header that defines it)."""
+        from ctypes import byref, c_uint
+
+        f, line, col, off = self.ci.c_object_p(), c_uint(), c_uint(), c_uint()
+        self.ci.conf.lib.clang_getSpellingLocation(loc, byref(f), byref(line), byref(col), byref(off))
+        return (self.ci.File(f).name if f else None), line.value, off.value
+
+    def rng(self, c) -> tuple[int, int]:
+        _, _, a = self._spell(c.extent.start)
+        _, _, b = self._spell(c.extent.end)
+        return a, max(a, b)
+
+    def line_of(self, c) -> int:
+        return self._spell(c.extent.start)[1]
+
+    def mine(self, c) -> bool:
+        """Written in this file (not in a header, nor in a macro's body)."""
+        f = c.location.file
+        if f is None or f.name != self.path:
+            return False
+        return self._spell(c.extent.start)[0] == self.path
+
+    def add(self, site: Site) -> None:
+        k = (site.kind, site.key, site.start, site.end)
+        if k not in self._seen:
+            self._seen.add(k)
+            self.sites.append(site)
+
+    def site(self, c, kind: str, key: str, written: str, **kw) -> Site:
+        a, b = self.rng(c)
+        return Site(self.path, self.line_of(c), kind, key, " ".join(written.split()), a, b, **kw)
+
+    # -- the walk
+    def run(self) -> list[Site]:
+        K = self.ci.CursorKind
+        for top in self.tu.cursor.get_children():
+            if not self.mine(top):
+                continue
+            if top.kind == K.MACRO_INSTANTIATION:
+                self.on_macro(top)
+                continue
+            if top.kind == K.INCLUSION_DIRECTIVE:
+                self.on_include(top)
+                continue
+            if top.kind == K.MACRO_DEFINITION:
+                continue
+            for c in top.walk_preorder():
+                if not self.mine(c):
+                    continue
+                if c.kind == K.CALL_EXPR:
+                    self.on_call(c)
+                elif c.kind in (K.TYPE_REF, K.TEMPLATE_REF):
+                    self.on_type(c)
+                elif c.kind == K.DECL_REF_EXPR:
+                    self.on_decl_ref(c)
+        self.macros()
+        self.sites.sort(key=lambda s: (s.line, s.start, s.kind))
+        return self.sites
+
+    def macros(self) -> None:
+        """ATen's macros, by the identifiers written (a preprocessing record is not kept with a precompiled
+        prelude); a `#define` line's own tokens are not uses."""
+        define = re.compile(rb"^[ \t]*#[ \t]*define\b", re.M)
+        starts = {m.start() for m in define.finditer(self.data)}
+        lines_defining = {self.data.count(b"\n", 0, s) + 1 for s in starts}
+        for m in re.finditer(rb"\b[A-Z][A-Z0-9_]*\b", self.data):
+            name = m.group(0).decode()
+            if rules.macro(name) is None:
+                continue
+            line = self.data.count(b"\n", 0, m.start()) + 1
+            if line in lines_defining or self._in_comment_or_string(m.start()):
+                continue
+            self.add(Site(self.path, line, "macro", name, name, m.start(), m.end(), callee=(m.start(), m.end())))
+
+    def _in_comment_or_string(self, at: int) -> bool:
+        line_start = self.data.rfind(b"\n", 0, at) + 1
+        before = self.data[line_start:at]
+        if b"//" in before or before.count(b'"') % 2:
+            return True
+        return self.data.rfind(b"/*", 0, at) > self.data.rfind(b"*/", 0, at)
+
+    def on_include(self, c) -> None:
+        name = c.spelling
+        if rules.header(name) is not None:
+            self.add(self.site(c, "include", name, f"#include <{name}>"))
+
+    def on_macro(self, c) -> None:
+        """Macros are found by their names in the text (macros()), with or without a preprocessing record."""
+
+    def on_type(self, c) -> None:
+        ref = c.referenced
+        if ref is None:
+            return
+        q = qualified(ref)
+        a, b = self.rng(c)
+        m = re.search(r"((?:[A-Za-z_]\w*\s*::\s*)+)$", self.src(max(0, a - 120), a))
+        written_q = "".join(m.group(1).split()) + ref.spelling if m else ""
+        if written_q and rules.type_rule(written_q) is not None:
+            q = written_q  # a name ATen re-exports (at::RestrictPtrTraits): the rule of the name written
+        if rules.type_rule(q) is None:
+            return
+        if not self.src(a, b).endswith(ref.spelling):  # a type named inside a macro's body
+            return
+        self.add(Site(self.path, self.line_of(c), "type", q, self.src(a, b), a, b, qualified=q))
+
+    def on_decl_ref(self, c) -> None:
+        ref = c.referenced
+        if ref is None or c.spelling is None or rules.constant(c.spelling) is None:
+            return
+        q = qualified(ref)
+        if q.split("::")[0] not in ATEN_NAMESPACES:
+            return
+        a, b = self.rng(c)
+        written = self.src(a, b)
+        if not written.endswith(c.spelling):
+            return
+        self.add(Site(self.path, self.line_of(c), "constant", c.spelling, written, a, b, qualified=q))
+
+    def _callee(self, c):
+        """The declaration a call reaches, and the callee expression (for a dependent call: the first
+        declaration of the overload set)."""
+        K = self.ci.CursorKind
+        ref = c.referenced
+        kids = list(c.get_children())
+        head = kids[0] if kids else None
+        while head is not None and head.kind == K.UNEXPOSED_EXPR and list(head.get_children()):
+            head = list(head.get_children())[0]
+        if head is not None and (ref is None or ref.kind == K.OVERLOADED_DECL_REF):
+            ref = head.referenced
+            over = [head] + [k for k in head.get_children() if k.kind == K.OVERLOADED_DECL_REF]
+            for o in over:
+                if o.kind == K.OVERLOADED_DECL_REF:
+                    lib = self.ci.conf.lib
+                    if lib.clang_getNumOverloadedDecls(o):
+                        ref = lib.clang_getOverloadedDecl(o, 0)
+        return ref, head, kids
+
+    def on_call(self, c) -> None:
+        K = self.ci.CursorKind
+        ref, head, kids = self._callee(c)
+        if ref is None:
+            return
+        name = ref.spelling or ""
+        a, b = self.rng(c)
+        text = self.src(a, b)
+        if name.startswith("operator"):
+            self.on_operator(c, ref, kids, text)
+            return
+        if ref.kind == K.CONSTRUCTOR:
+            return
+        parent = ref.semantic_parent
+        pq = qualified(parent) if parent is not None else ""
+        q = qualified(ref)
+        if ref.kind == K.OVERLOADED_DECL_REF:
+            return
+        kids = kids[:1] + self.written_args(kids[1:])
+        if pq in TENSOR_CLASSES and head is not None and head.kind == K.MEMBER_REF_EXPR:
+            self.on_method(c, ref, head, kids, name, text)
+            return
+        rule = rules.call_rule(q) or rules.call_rule(f"{pq}::{name}")
+        if rule is not None:
+            self.add(self.site(c, "rule", q, self._callee_text(head, a, b), qualified=q,
+                               args=[self.rng(k) for k in kids[1:]]))
+            return
+        if pq in ATEN_NAMESPACES and ref.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE) and head is not None:
+            hs, he = self.rng(head)
+            if not self.src(hs, he).endswith(name):  # written by a macro's expansion
+                return
+            args = [self.rng(k) for k in kids[1:]]
+            self.add(self.site(c, "call", name, self.src(hs, he), callee=(hs, he), args=args, nargs=len(args),
+                               numbers=tuple(i for i, k in enumerate(kids[1:]) if self._number(k)), qualified=q))
+
+    def written_args(self, kids) -> list:
+        """The arguments written (a default argument has no range of its own)."""
+        out = []
+        for k in kids:
+            a, b = self.rng(k)
+            if b > a:
+                out.append(k)
+        return out
+
+    def _operands(self, kids) -> list:
+        """An operator call's operands: its children less the operator function itself."""
+        out = []
+        for k in kids:
+            if (k.spelling or "").startswith("operator"):
+                continue
+            if k.type.kind.name in ("POINTER", "FUNCTIONPROTO") and k.type.get_pointee().kind.name == "FUNCTIONPROTO":
+                continue
+            out.append(k)
+        return self.written_args(out)
+
+    def _callee_text(self, head, a, b) -> str:
+        if head is not None:
+            return self.src(*self.rng(head))
+        return self.src(a, b)
+
+    def _number(self, expr) -> bool:
+        """The argument's type is a number (or a ScalarType, a bool): it cannot bind to a Tensor parameter."""
+        t = expr.type.get_canonical()
+        kind = t.kind.name
+        return kind in ("BOOL", "INT", "UINT", "LONG", "ULONG", "LONGLONG", "ULONGLONG", "SHORT", "USHORT",
+                        "CHAR_S", "SCHAR", "UCHAR", "FLOAT", "DOUBLE", "LONGDOUBLE", "ENUM")
+
+    def _tensor_type(self, t) -> bool:
+        decl = t.get_canonical().get_pointee().get_declaration() if t.kind.name in ("LVALUEREFERENCE",
+                                                                                  "RVALUEREFERENCE") else None
+        if decl is None or decl.kind.name == "NO_DECL_FOUND":
+            decl = t.get_canonical().get_declaration()
+        return qualified(decl) in TENSOR_CLASSES
+
+    def on_method(self, c, ref, head, kids, name, text) -> None:
+        a, b = self.rng(c)
+        obj_kids = list(head.get_children())
+        obj = self.rng(obj_kids[0]) if obj_kids else None
+        hs, he = self.rng(head)
+        callee_written = self.src(hs, he)
+        # the member name's own range: the last occurrence of the name in the callee text
+        name_at = callee_written.rfind(name)
+        targs = ""
+        after = self.src(he, b)
+        m = re.match(r"\s*<(.*?)>\s*\(", after, re.S)
+        if m:
+            targs = m.group(1).strip()
+        elif "<" in callee_written[name_at:]:
+            targs = callee_written[name_at + len(name):].strip().lstrip("<").rstrip(">").strip()
+        args = [self.rng(k) for k in kids[1:]]
+        arrow = callee_written[:name_at].rstrip().endswith("->")
+        kw = dict(obj=obj, args=args, callee=(hs, he), targs=targs, nargs=len(args) + 1,
+                  numbers=tuple(i + 1 for i, k in enumerate(kids[1:]) if self._number(k)),
+                  qualified=qualified(ref), form="->" if arrow else ".")
+        if rules.template(name) is not None and (targs or ref.kind.name == "FUNCTION_TEMPLATE"):
+            self.add(self.site(c, "template", name, callee_written + (f"<{targs}>" if targs and "<" not in
+                                                                      callee_written else ""), **kw))
+            return
+        params = tuple(a.type.spelling for a in ref.get_arguments()) if ref.kind.name == "CXX_METHOD" else None
+        for key in (qualified(ref), f"at::Tensor::{name}", f"at::TensorBase::{name}"):
+            if rules.call_rule(key, params) is not None:
+                self.add(self.site(c, "rule", key, callee_written, **kw))
+                return
+        if rules.member_name(name) in rules.members():
+            self.add(self.site(c, "member", name, callee_written, **kw))
+            return
+        self.add(self.site(c, "method", name, callee_written, **kw))
+
+    def on_operator(self, c, ref, kids, text) -> None:
+        """A Tensor operator (`a - b`, `x += y`, `t[i]`, `t[i] = v`): the aten op it calls, or a hazard."""
+        K = self.ci.CursorKind
+        sym = ref.spelling[len("operator"):].strip()
+        member = ref.kind == K.CXX_METHOD
+        parent = qualified(ref.semantic_parent) if ref.semantic_parent is not None else ""
+        params = [p.type for p in ref.get_arguments()] if not member else []
+        if member and parent not in TENSOR_CLASSES:
+            return
+        if not member and not any(self._tensor_type(p) for p in params):
+            return
+        a, b = self.rng(c)
+        if sym == "=":
+            rq = ref.type.get_ref_qualifier().name if hasattr(ref.type, "get_ref_qualifier") else ""
+            if rq == "RVALUE":
+                scalar = not any(self._tensor_type(p.type) for p in ref.get_arguments())
+                key = "assign_scalar_into_view" if scalar else "assign_into_view"
+                lhs = self._operands(kids)
+                self.add(self.site(c, "hazard", key, text, args=[self.rng(k) for k in lhs[:2]]))
+            return
+        if sym in ("()", "->", "bool"):
+            return
+        arity = len(params) + (1 if member else 0)
+        if sym == "-" and arity == 1:
+            sym = "unary -"
+        if rules.operator(sym) is None:
+            return
+        if member:
+            form = "tensor" if all(self._tensor_type(p.type) for p in ref.get_arguments()) else "scalar"
+        else:
+            t0, t1 = (self._tensor_type(p) for p in params) if len(params) == 2 else (True, True)
+            form = "tensor" if t0 and t1 else ("scalar" if t0 else "reverse")
+        self.add(self.site(c, "operator", sym, text, form=form, args=[self.rng(k) for k in self._operands(kids)]))
+
+
+def scan(path: str, text: str, defines: tuple[str, ...] = ()) -> list[Site]:
+    return Scanner(path, text, defines).run()

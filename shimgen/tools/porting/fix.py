@@ -1,0 +1,286 @@
+"""`shimgen port --fix`: the mechanical rewrites of a scanned file, and the checklist of what needs a person.
+
+An edit replaces one byte range by a list of parts: text, or a byte range of the original that is itself
+rewritten (so `out.select(1, 0) = at::log(x)` becomes `torch::stable::copy_(torch::stable::select(out, 1, 0),
+torch::stable::log(x))`: the hazard's edit names the two sides, each rewritten by its own edits)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from shimgen.tools.porting import rules
+from shimgen.tools.porting.rows import Row
+
+Part = str | tuple[int, int]
+
+_QUAL = re.compile(rb"(?:(?:::)?[A-Za-z_]\w*\s*::\s*)+$")
+
+
+@dataclass
+class Edit:
+    start: int
+    end: int
+    parts: list[Part]
+
+
+@dataclass
+class Result:
+    text: str
+    checklist: list[str] = field(default_factory=list)
+    fixed: int = 0
+
+
+def _balanced_args(data: bytes, at: int) -> tuple[list[tuple[int, int]], int] | None:
+    """The top-level arguments of the parenthesised list starting at or after `at`, and the index after `)`."""
+    i = data.find(b"(", at)
+    if i < 0 or data[at:i].strip():
+        return None
+    depth, start, args, j = 0, i + 1, [], i
+    quote = None
+    while j < len(data):
+        ch = data[j:j + 1]
+        if quote:
+            if ch == b"\\":
+                j += 2
+                continue
+            if ch == quote:
+                quote = None
+        elif ch in (b'"', b"'"):
+            quote = ch
+        elif ch in b"([{":
+            depth += 1
+        elif ch in b")]}":
+            depth -= 1
+            if depth == 0:
+                args.append((start, j))
+                return [_strip(data, a, b) for a, b in args if data[a:b].strip()], j + 1
+        elif ch == b"," and depth == 1:
+            args.append((start, j))
+            start = j + 1
+        j += 1
+    return None
+
+
+def _strip(data: bytes, a: int, b: int) -> tuple[int, int]:
+    while a < b and data[a:a + 1].isspace():
+        a += 1
+    while b > a and data[b - 1:b].isspace():
+        b -= 1
+    return a, b
+
+
+def _qualified_start(data: bytes, start: int) -> int:
+    m = _QUAL.search(data[max(0, start - 200):start])
+    return start - len(m.group(0)) if m else start
+
+
+class Fixer:
+    def __init__(self, data: bytes, rows: list[Row]) -> None:
+        self.data = data
+        self.rows = rows
+        self.edits: list[Edit] = []
+        self.checklist: list[str] = []
+        self.headers: list[str] = []
+        self.covered: set[int] = set()  # ids of rows an edit handles
+
+    def header(self, h: str | None) -> None:
+        if h and h not in self.headers:
+            self.headers.append(h)
+
+    def args_parts(self, args: list[tuple[int, int]]) -> list[Part]:
+        out: list[Part] = []
+        for i, a in enumerate(args):
+            if i:
+                out.append(", ")
+            out.append(a)
+        return out
+
+    def plan(self) -> None:
+        data = self.data
+        includes = []
+        for row in self.rows:
+            s = row.site
+            k = s.kind
+            if k == "call" and s.callee:
+                args = self._factory_args(s.args)
+                if args is None:
+                    self.edits.append(Edit(s.callee[0], s.callee[1], [f"torch::stable::{s.key}"]))
+                else:
+                    self.edits.append(Edit(s.start, s.end, [f"torch::stable::{s.key}(", *args, ")"]))
+                self.covered.add(id(row))
+            elif k == "method" and row.fix and s.obj:
+                obj: Part = s.obj if s.form != "->" else ("*", s.obj)  # type: ignore[assignment]
+                head = ["torch::stable::", s.key, "("]
+                self.edits.append(Edit(s.start, s.end, [*head, *(obj if isinstance(obj, tuple) and obj[0] == "*"
+                                                                   else [obj]), *([", "] if s.args else []),
+                                                        *self.args_parts(s.args), ")"]))
+                self.covered.add(id(row))
+            elif k == "member":
+                if row.fix and s.obj:
+                    name = rules.member_name(s.key)
+                    self.edits.append(Edit(s.start, s.end, [s.obj, s.form, name, "(", *self.args_parts(s.args), ")"]))
+                self.covered.add(id(row))
+            elif k == "template" and row.fix and s.obj:
+                rule = rules.template(s.key)
+                rep = rule.replace.format(t="\0", T=rules.rename_types(s.targs))
+                before, _, after = rep.partition("\0")
+                if s.form == "->":
+                    self.edits.append(Edit(s.start, s.end, [before, "(*", s.obj, ")", after]))
+                else:
+                    self.edits.append(Edit(s.start, s.end, [before, s.obj, after]))
+                self.header(rule.header)
+                self.covered.add(id(row))
+            elif k == "operator":
+                if s.key == "[]" and len(s.args) == 2:
+                    self.edits.append(Edit(s.start, s.end, ["torch::stable::select(", s.args[0], ", 0, ",
+                                                            s.args[1], ")"]))
+                else:
+                    self.header(rules.load()["operators_header"])
+                self.covered.add(id(row))
+            elif k == "type" and row.fix:
+                rule = rules.type_rule(s.key)
+                start = _qualified_start(data, s.start)
+                self.edits.append(Edit(start, s.end, [rule.replace]))
+                self.covered.add(id(row))
+            elif k == "constant":
+                self.edits.append(Edit(s.start, s.end, [row.replacement]))
+                self.covered.add(id(row))
+            elif k == "macro" and row.fix:
+                if self._macro(row):
+                    self.covered.add(id(row))
+            elif k == "include":
+                includes.append(row)
+                self.covered.add(id(row))
+            elif k == "hazard" and len(s.args) == 2:
+                op = rules.hazard(s.key)["replace"].split("(")[0]
+                self.edits.append(Edit(s.start, s.end, [f"{op}(", s.args[0], ", ", s.args[1], ")"]))
+                self.covered.add(id(row))
+        self._includes(includes)
+        for row in self.rows:
+            if id(row) in self.covered:
+                continue
+            if row.site.kind == "member":
+                continue
+            cell = row.cells[0]
+            what = row.note or (cell.text if cell.status != "yes" else "")
+            self.checklist.append(f"{row.where}: {row.construct} -> {row.replacement}" + (f" ({what})" if what else ""))
+
+    def _factory_args(self, args: list[tuple[int, int]]) -> list[Part] | None:
+        """A factory's TensorOptions written as `x.options()` or `x.options().dtype(D)`: the dtype, layout and
+        device arguments the stable wrappers take in their place (ATen's TensorOptions order)."""
+        if not args:
+            return None
+        a, b = args[-1]
+        text = self.data[a:b].decode("utf-8", "replace")
+        m = re.fullmatch(r"(\w+)\.options\(\)(?:\.dtype\((.+)\))?", text.strip(), re.S)
+        if not m:
+            return None
+        obj = m.group(1)
+        if m.group(2):
+            d0 = a + text.index(".dtype(") + len(".dtype(")
+            dtype: Part = (d0, d0 + len(m.group(2).encode()))
+        else:
+            dtype = f"{obj}.scalar_type()"
+        # the options' own rows (x.options(), .dtype) are handled here
+        for row in self.rows:
+            if row.site.kind == "rule" and a <= row.site.start and row.site.end <= b:
+                self.covered.add(id(row))
+        return [*self.args_parts(args[:-1]), ", ", dtype, ", std::nullopt, ", f"{obj}.device()"]
+
+    def _macro(self, row: Row) -> bool:
+        s = row.site
+        rule = rules.macro(s.key)
+        self.header(rule.header)
+        if s.key.startswith("AT_DISPATCH_"):
+            groups = rules.dispatch_groups(s.key)
+            got = _balanced_args(self.data, s.end)
+            if groups is None or got is None or len(got[0]) < 3:
+                return False
+            args, after = got
+            extra = args[3:]
+            # the lambda in parentheses: a comma of its body outside parentheses (a kernel launch's
+            # <<<blocks, threads>>>) would otherwise split it in THO_DISPATCH_V2's inner macros
+            parts: list[Part] = ["THO_DISPATCH_V2(", args[0], ", ", args[1], ", AT_WRAP((", args[2], "))"]
+            for g in groups:
+                if g == "$extra":
+                    for e in extra:
+                        parts += [", ", e]
+                else:
+                    parts += [", ", g]
+            parts.append(")")
+            self.edits.append(Edit(s.start, after, parts))
+            return True
+        self.edits.append(Edit(s.start, s.end, [rule.replace]))
+        if s.key == "TORCH_LIBRARY_IMPL":
+            self._box_impls(s.end)
+        return True
+
+    def _box_impls(self, at: int) -> None:
+        """m.impl("name", &fn) in the block after TORCH_LIBRARY_IMPL(...): m.impl("name", TORCH_BOX(&fn))."""
+        open_ = self.data.find(b"{", at)
+        if open_ < 0:
+            return
+        depth, j = 0, open_
+        while j < len(self.data):
+            if self.data[j:j + 1] == b"{":
+                depth += 1
+            elif self.data[j:j + 1] == b"}":
+                depth -= 1
+                if depth == 0:
+                    break
+            j += 1
+        block = self.data[open_:j]
+        for m in re.finditer(rb"\.impl\s*\(\s*(\"[^\"]*\")\s*,\s*(&?[\w:]+)\s*\)", block):
+            a = open_ + m.start(2)
+            self.edits.append(Edit(a, open_ + m.end(2), ["TORCH_BOX(", (a, open_ + m.end(2)), ")"]))
+
+    def _includes(self, rows: list[Row]) -> None:
+        if not rows:
+            return
+        heads: list[str] = []
+        for row in rows:
+            for h in row.replacement.split(", "):
+                if h not in heads:
+                    heads.append(h)
+        for h in self.headers:
+            if h not in heads:
+                heads.append(h)
+        first, *rest = sorted(rows, key=lambda r: r.site.start)
+        text = "\n".join(f"#include <{h}>" for h in heads)
+        self.edits.append(Edit(first.site.start, first.site.end, [text]))
+        for r in rest:
+            self.edits.append(Edit(r.site.start, r.site.end, [""]))
+
+    # -- applying the edits
+    def render(self) -> str:
+        edits: dict[tuple[int, int], Edit] = {}
+        for e in self.edits:
+            edits.setdefault((e.start, e.end), e)
+        ordered = sorted(edits.values(), key=lambda e: (e.start, -e.end))
+        self._ordered = ordered
+        return self._render(0, len(self.data), None).decode("utf-8")
+
+    def _render(self, a: int, b: int, owner: Edit | None) -> bytes:
+        out = []
+        pos = a
+        for e in self._ordered:
+            if e is owner or e.start < pos or e.end > b or e.start < a:
+                continue
+            out.append(self.data[pos:e.start])
+            for p in e.parts:
+                if isinstance(p, str):
+                    out.append(p.encode("utf-8"))
+                elif isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str):  # ("*", range)
+                    out.append(b"*" + self._render(p[1][0], p[1][1], e))
+                else:
+                    out.append(self._render(p[0], p[1], e))
+            pos = e.end
+        out.append(self.data[pos:b])
+        return b"".join(out)
+
+
+def fix(text: str, rows: list[Row]) -> Result:
+    f = Fixer(text.encode("utf-8"), rows)
+    f.plan()
+    return Result(f.render(), f.checklist, len(f.covered))

@@ -1,0 +1,106 @@
+"""The construct rules of data/port_rules.yaml and the members of torch::stable::Tensor
+(data/stable_tensor_members.json), as lookups."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+from dataclasses import dataclass
+
+import yaml
+
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "data")
+
+
+@dataclass(frozen=True)
+class Rule:
+    """What a port writes instead of one ATen construct."""
+
+    replace: str | None = None  # the stable spelling (None: there is none)
+    since: str | None = None  # the first release whose stable headers have it
+    none: str | None = None  # why there is no replacement
+    fix: bool = False  # the rewrite is mechanical (`shimgen port --fix` makes it)
+    note: str | None = None
+    header: str | None = None  # the stable header that declares the replacement
+    ops: tuple[str, ...] = ()  # aten ops the replacement calls (they go into [tool.shimgen] ops)
+
+    @classmethod
+    def of(cls, d: dict) -> "Rule":
+        return cls(replace=d.get("replace"), since=d.get("since"), none=d.get("none"), fix=bool(d.get("fix")),
+                   note=d.get("note"), header=d.get("header"), ops=tuple(d.get("ops", ())))
+
+
+@functools.lru_cache(maxsize=None)
+def load() -> dict:
+    with open(os.path.join(DATA, "port_rules.yaml"), encoding="utf-8") as f:
+        return yaml.safe_load(f)
+
+
+@functools.lru_cache(maxsize=None)
+def members() -> dict[str, str]:
+    """torch::stable::Tensor's public members -> the first release whose stable headers declare it."""
+    with open(os.path.join(DATA, "stable_tensor_members.json"), encoding="utf-8") as f:
+        return json.load(f)["members"]
+
+
+def member_name(aten: str) -> str:
+    return load()["members"].get("renamed", {}).get(aten, aten)
+
+
+def operator(op: str) -> dict | None:
+    return load()["operators"].get(op)
+
+
+def template(name: str) -> Rule | None:
+    d = load()["templates"].get(name)
+    return Rule.of(d) if d else None
+
+
+def type_rule(qualified: str) -> Rule | None:
+    d = load()["types"].get(qualified)
+    return Rule.of(d) if d else None
+
+
+def call_rule(qualified: str, params: tuple[str, ...] | None = None) -> Rule | None:
+    """The rule of a call of `qualified`; `params`: the parameter types of the overload called, where known."""
+    d = load()["calls"].get(qualified)
+    if d and d.get("param") and params is not None and not any(d["param"] in p for p in params):
+        return None
+    return Rule.of(d) if d else None
+
+
+def macro(name: str) -> Rule | None:
+    macros = load()["macros"]
+    if name in macros:
+        return Rule.of(macros[name])
+    for key, d in macros.items():
+        if d.get("prefix") and name.startswith(key):
+            return Rule.of(d)
+    return None
+
+
+def constant(name: str) -> str | None:
+    return load()["constants"].get(name)
+
+
+def hazard(name: str) -> dict:
+    return load()["hazards"][name]
+
+
+def header(name: str) -> list[str] | None:
+    return load()["headers"].get(name)
+
+
+def dispatch_groups(name: str) -> list[str] | None:
+    return load()["dispatch_groups"].get(name)
+
+
+def rename_types(text: str) -> str:
+    """ATen's type names written inside template arguments (`at::RestrictPtrTraits`), in their stable spelling."""
+    for key, d in load()["types"].items():
+        if d.get("fix") and d.get("replace"):
+            name = key.rsplit("::", 1)[-1]
+            text = re.sub(rf"(?<![\w:])(?:::)?(?:at|c10|torch)::{re.escape(name)}\b", d["replace"], text)
+    return text
