@@ -3,7 +3,8 @@
 - sig_cpp.variant_at reuses, in a build without the overlay, the overlay build's answer at a release where that
   answer takes no overlay route (Plan.share_across_worlds); every wrapper of every world of the whole 2.13 yaml is
   compared with the answers computed without that reuse.
-- sig_cpp.stack_layout computes every release's stack in one pass per op; compared with the per-release rule.
+- the dispatcher route's stack_layout computes every release's stack in one pass per op; compared with the
+  per-release rule.
 - The whole yaml's parse, the history's parsed schemas and the C++ layout of every file come from shimgen's cache
   (shimgen.base.cache) on a second run: its output is compared byte for byte with the first run's (which computed all of
   it), and with a run with caching off."""
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from shimgen.facts import history
 from shimgen.generate import parse, pipeline, plan as plan_mod
+from shimgen.generate.routes import dispatcher
 from shimgen.generate.signatures import cpp as sig_cpp
 from shimgen.generate.parse import NativeYaml
 from shimgen.generate.plan import WORLDS
@@ -41,9 +43,9 @@ def test_stack_layouts_of_every_release_in_one_pass() -> None:
     p = plan_mod.make(NAMES, None, None, additive=True)
     checked = 0
     for op in p.ops:
-        layouts = sig_cpp._stack_layouts(op, p)
+        layouts = dispatcher._stack_layouts(op, p)
         for r in p.releases():
-            assert layouts[r] == sig_cpp._stack_layout(op, p, r), (op.name, r)
+            assert layouts[r] == dispatcher._stack_layout(op, p, r), (op.name, r)
             checked += 1
     assert checked > 15_000
 

@@ -50,7 +50,7 @@ class Variant:
     end: Version | None = None  # first release it does not serve (a fuller variant, or none); None: open-ended
     shim: str | None = None  # the C shim function called (shim routes): the newest `_vN` shipped by `start`
     shim_nargs: int = 0  # how many arguments (C order) that shim takes
-    stack: tuple[Argument, ...] = ()  # dispatcher route: what is pushed, in stack order (see stack_layout)
+    stack: tuple[Argument, ...] = ()  # dispatcher route: what is pushed, in stack order (routes/dispatcher.py)
     # Scalar ops (shimgen/facts/scalar_facts.py): the wrappers a call is lowered to where the C shim's double would
     # change a number (the Tensor sibling, or a composition's ops); on the `sibling` route, always.
     lowering: tuple[str, ...] = ()

@@ -178,6 +178,19 @@ class Plan:
         """The op's schema in `release` (one of releases()); None where aten lacks the op."""
         return self.timeline(op)[release].schema
 
+    def op_named(self, name: str) -> Op | None:
+        """The plan's op of that aten overload name, or the yaml's (None: neither has it)."""
+        by_name = self.derived.get("ops_by_name")
+        if by_name is None:
+            by_name = self.derived["ops_by_name"] = {o.name: o for o in self.ops}
+        op = by_name.get(name)  # type: ignore[union-attr]
+        if op is None and self.native is not None:
+            try:
+                op = self.native.select([name], self.table)[0]
+            except ShimgenError:
+                return None
+        return op
+
     def _timeline(self, op: Op) -> dict[Version, Release]:
         """The yaml's schema holds at its own release (and, past the newest release the history knows, from there
         on); ops the history does not describe hold the yaml's schema in every release."""

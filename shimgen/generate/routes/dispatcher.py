@@ -4,18 +4,21 @@
 
 Carries a parameter from the release whose dispatcher converts its type (the conversion table's `ivalue`,
 measured by shimgen.proofs.probe: `Row.dispatcher_since`), returns likewise. The stack follows the longest compatible
-schema of the releases the extension may run on (sig_cpp.stack_layout): arguments the caller cannot pass are
+schema of the releases the extension may run on (stack_layout, below): arguments the caller cannot pass are
 pushed as their defaults."""
 
 from __future__ import annotations
 
-from torchgen.model import OptionalType
+import re
 
+from torchgen.model import Argument, OptionalType
+
+from shimgen.base.errors import Refusal
 from shimgen.generate.cpp_model import Variant, Wrapper
 from shimgen.generate.parse import Op
 from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route, return_outs
-from shimgen.generate.signatures.cpp import pushable, stack_default, stack_layout
+from shimgen.generate.signatures.cpp import render_default
 from shimgen.generate.table import Row, Table
 from shimgen.facts.versions import FIRST_STABLE, Version
 
@@ -139,3 +142,81 @@ def _pushed_default(op, plan: Plan, a) -> str:
     value = stack_default(op, plan, a)
     row = plan.table.argument(a.type, op.name, a.name)
     return row.fill(row.stack, value) if (row.stack and value != "std::nullopt") else value
+
+
+# ---- the stack: which arguments a call pushes, and the defaults it pushes for the caller ----
+
+
+def stack_layout(op: Op, plan: Plan, level: Version) -> tuple[Argument, ...]:
+    """The arguments a dispatcher call pushes for an extension targeting `level`, in stack order.
+
+    Every release's dispatcher reads as many stack slots as its own schema has (torch_call_dispatcher applies no
+    schema adapter in any release), and the extension runs on `level` and every later libtorch. So the stack
+    follows the longest schema among the releases from `level` on (while the op keeps a compatible schema):
+    an older libtorch ignores the trailing slots it does not know, a newer one finds the defaults of the
+    arguments it added. Slots of the yaml's schema keep its arguments (names included); later slots come from
+    the newer release's schema.
+    """
+    layouts = plan.per_op(("stack_layouts", op.name), lambda: _stack_layouts(op, plan))
+    found = layouts.get(level)
+    return found if found is not None else _stack_layout(op, plan, level)
+
+
+def _stack_layouts(op: Op, plan: Plan) -> dict[Version, tuple[Argument, ...]]:
+    """stack_layout at every release of the op's timeline, in one pass from the newest release back: the layout
+    at r is r's schema if it is the longest from r on (the first such release wins), else the layout at r's
+    successor; an absent or incompatible release ends the run."""
+    own = tuple(op.schema.arguments.flat_all)
+    result: dict[Version, tuple[Argument, ...]] = {}
+    after: tuple[Argument, ...] = ()  # the extra slots from the next release on (none past a break)
+    for r, at in sorted(plan.timeline(op).items(), reverse=True):
+        if at.schema is None or not at.stack_compatible:
+            after = ()
+            result[r] = own
+            continue
+        theirs = at.flat_arguments
+        if len(theirs) > len(own) and len(theirs) >= len(own) + len(after):
+            after = tuple(theirs[len(own):])
+        result[r] = own + after
+    return result
+
+
+def _stack_layout(op: Op, plan: Plan, level: Version) -> tuple[Argument, ...]:
+    own = tuple(op.schema.arguments.flat_all)
+    extra: tuple[Argument, ...] = ()
+    for r, at in plan.timeline(op).items():
+        if r < level:
+            continue
+        if at.schema is None or not at.stack_compatible:
+            break
+        theirs = at.flat_arguments
+        if len(theirs) > len(own) + len(extra):
+            extra = tuple(theirs[len(own):])
+    return own + extra
+
+
+def pushable(op: Op, plan: Plan, level: Version, a: Argument) -> bool:
+    """Can the dispatcher route push this argument's default at `level`? (None always can.)"""
+    if a.default is None:
+        return isinstance(a.type, OptionalType)
+    if a.default == "None":
+        return True
+    try:
+        row = plan.table.argument(a.type, op.name, a.name)
+        render_default(a.default, row, plan.table)
+    except Refusal:
+        return False
+    since = row.dispatcher_from(plan.world.leaky_str)
+    return since is not None and since <= level
+
+
+def stack_default(op: Op, plan: Plan, a: Argument) -> str:
+    """The C++ value pushed for an argument the caller does not pass: its schema default (None for an optional
+    without one), typed as the wrapper would pass it (`bool(false)`, `std::string("none")`)."""
+    if a.default is None or a.default == "None":
+        return "std::nullopt"
+    row = plan.table.argument(a.type, op.name, a.name)
+    value = render_default(a.default, row, plan.table)
+    value_type = re.sub(r"^const |&$", "", row.fill(row.cpp or "", a.name)).strip()
+    typed = f"{value_type}{value}" if value.startswith("{") else f"{value_type}({value})"
+    return row.stack_value(f"({typed})") if row.stack else typed

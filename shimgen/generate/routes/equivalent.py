@@ -26,10 +26,8 @@ class Equivalent(CShimRoute):
     calls_c_shim = False  # it calls the equivalent overload's shim, which the plan generates for that op
 
     def variant_at(self, q: Query) -> Variant | None:
-        from shimgen.generate.signatures.cpp import op_named  # a cycle: sig_cpp asks the routes, which are loaded lazily
-
         rule = scalars.load().equivalents.get(q.op.name)
-        via = op_named(rule["via"], q.plan) if rule else None
+        via = q.plan.op_named(rule["via"]) if rule else None
         if via is None or not q.at.c_compatible:
             return None
         try:
@@ -101,10 +99,8 @@ def _dtype_refusals(w: Wrapper, v: Variant) -> list[str]:
 
 def _call(w: Wrapper, v: Variant, plan: Plan) -> str:
     """The equivalent overload's C shim call, its arguments mapped from the wrapper's (`-name`: the double negated)."""
-    from shimgen.generate.signatures.cpp import op_named  # a cycle: sig_cpp asks the routes, which are loaded lazily
-
     rule = scalars.load().equivalents[w.op.name]
-    via: Op | None = op_named(rule["via"], plan)
+    via: Op | None = plan.op_named(rule["via"])
     assert via is not None
     kept = {p.name: p for p in w.kept(v)}
     lines: list[str] = []
