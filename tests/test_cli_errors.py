@@ -301,7 +301,7 @@ def test_malformed_stamp_is_one_line(tmp_path, stamp: str) -> None:
 
 
 def test_cpp_string_defaults_are_escaped() -> None:
-    from shimgen.generate.signatures.cpp import _cpp_string
+    from shimgen.generate.table import _cpp_string
 
     assert _cpp_string('a\nb"c\\d') == '"a\\012b\\"c\\\\d"'
 

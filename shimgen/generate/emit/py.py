@@ -22,7 +22,8 @@ from shimgen.generate.emit import py_layout as layout
 from shimgen.generate.emit.fmt import black_format, start_black
 from shimgen.base.errors import ShimgenError
 from shimgen.generate.plan import Plan
-from shimgen.generate.signatures.cpp import Param, Wrapper, gone, render_default, wrappers
+from shimgen.generate.signatures.cpp import Param, Wrapper, gone, wrappers
+from shimgen.generate.table import render_default
 from shimgen.generate.templates import render
 
 PACKAGE = "torch_stable_ops"

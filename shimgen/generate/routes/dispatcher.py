@@ -18,8 +18,7 @@ from shimgen.generate.cpp_model import Variant, Wrapper
 from shimgen.generate.parse import Op
 from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route, return_outs
-from shimgen.generate.signatures.cpp import render_default
-from shimgen.generate.table import Row, Table
+from shimgen.generate.table import Row, Table, render_default
 from shimgen.facts.versions import FIRST_STABLE, Version
 
 

@@ -15,7 +15,6 @@ targeted releases. The rules (docs/design.md "How versions are tagged"):
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -28,7 +27,7 @@ from shimgen.generate.cpp_model import Param, Variant, Wrapper
 from shimgen.base.errors import Refusal, ShimgenError
 from shimgen.generate.parse import Op
 from shimgen.generate.plan import Plan
-from shimgen.generate.table import Row, Table
+from shimgen.generate.table import Row, Table, render_default
 from shimgen.facts.versions import FIRST_STABLE, Version
 
 _CPP_KEYWORDS = {"and", "or", "not", "xor", "new", "delete", "bitand", "bitor", "compl", "default", "register"}
@@ -46,58 +45,6 @@ def cpp_name(op: Op) -> str:
 def cpp_order(op: Op) -> list[Argument]:
     args = op.schema.arguments
     return [*args.out, *args.flat_non_out] if op.schema.is_out_fn() else list(args.flat_all)
-
-
-# ---- defaults ---------------------------------------------------------------------------------------------
-
-
-def render_default(text: str, row: Row, table: Table, target: str = "cpp") -> str:
-    """A schema default spelled for C++ (target="cpp") or Python (target="py")."""
-    sym = table.defaults.get(text)
-    if sym is not None:
-        return sym[target]
-    if text.startswith("[") and text.endswith("]"):
-        items = [i.strip() for i in text[1:-1].split(",") if i.strip()]
-        if target == "cpp":
-            return "{" + ", ".join(_cpp_int(i) for i in items) + "}"
-        return "[" + ", ".join(items) + "]"
-    if text[:1] in "'\"":
-        value = _unquote(text)
-        return _cpp_string(value) if target == "cpp" else repr(value)
-    if re.fullmatch(r"-?\d+", text):
-        if row.size is not None and "[" in row.key:  # `int[2] stride=1` means [1, 1]
-            items = [_cpp_int(text) if target == "cpp" else text] * row.size
-            return ("{" + ", ".join(items) + "}") if target == "cpp" else "[" + ", ".join(items) + "]"
-        if target == "cpp" and row.cpp and "double" in row.cpp:
-            return text + ".0"
-        return _cpp_int(text) if target == "cpp" else text
-    if re.fullmatch(r"-?[\d.]+(e-?\d+)?", text):
-        return text
-    raise Refusal(f"schema default {text!r} has no spelling in the conversion table's defaults")
-
-
-def _cpp_int(text: str) -> str:
-    """An integer literal for C++: INT64_MIN has none (9223372036854775808 fits no signed type), so spell it."""
-    return "(-9223372036854775807 - 1)" if text == str(-(2**63)) else text
-
-
-def _unquote(text: str) -> str:
-    import ast
-
-    return ast.literal_eval(text)
-
-
-def _cpp_string(value: str) -> str:
-    """A C++ string literal: quotes, backslashes and non-printable characters escaped (octal)."""
-    out = []
-    for ch in value:
-        if ch in '\\"':
-            out.append("\\" + ch)
-        elif ch.isprintable() and ord(ch) < 128:
-            out.append(ch)
-        else:
-            out.extend(f"\\{b:03o}" for b in ch.encode())
-    return '"' + "".join(out) + '"'
 
 
 # ---- parameters and returns --------------------------------------------------------------------------------
