@@ -6,8 +6,8 @@
 // torch_call_dispatcher (aoti_torch_call_dispatcher before 2.10, by
 // TORCH_FEATURE_VERSION, which the wrapper's version gate bounds) and converts
 // the returns. Written once here, it is parsed once per translation unit, not
-// once per wrapper. Kept as written (shimgen.generate.emit.fmt.UNFORMATTED: already in
-// clang-format's layout, which tests/test_cpp_layout.py checks).
+// once per wrapper. Kept as written (shimgen.generate.emit.fmt.UNFORMATTED:
+// already in clang-format's layout, which tests/test_cpp_layout.py checks).
 //
 // Included by torch/csrc/stable/shimgen/ops_prelude.h after SHIMGEN_CHECK.
 
