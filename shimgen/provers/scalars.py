@@ -296,12 +296,16 @@ def prove_number_rules(rules: dict[str, list[dict]]) -> dict[str, list[dict]]:
 def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
     """Each kernel composition (`op` -> kernel, args) with `proven`: the runtimes on which aten's op equals the
     composition the wrapper computes (shimgen/provers/compositions_worker.py mirrors scalar.h's
-    shimgen::detail::<kernel>_select step by step) on every sample: dtype pairs, broadcasting, 0-dim and empty
+    shimgen::detail::<kernel>_select step by step; the kernel's registry entry names the worker's hook) on every
+    sample: dtype pairs, broadcasting, 0-dim and empty
     shapes, inf/nan/-0.0, numbers out of range, errors, float64 gradients; a rule differing anywhere is proven
     nowhere."""
     from shimgen.verify import runtimes  # lazily: only this command runs the runtimes' interpreters
 
+    from shimgen.routes import kernels  # the registry entries: each row's prover hook and the facts it reads
+
     texts = history.schemas_of(NativeYaml().text)
+    outs = {op: "".join(a.name for a in FunctionSchema.parse(texts[op]).arguments.out[:1]) for op in rules}
     spec = {op: {"kernel": r["kernel"], "bind": r.get("args", []), "via": r.get("via", ""),
                  "promote": r.get("promote", []), "fixed": r.get("fixed", {}), "check": r.get("check"),
                  "refuse_kinds": r.get("refuse_kinds", []), "refuse_dtypes": r.get("refuse_dtypes", []),
@@ -309,10 +313,11 @@ def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
                  "same_dtype": bool(r.get("same_dtype")),
                  "saves_self": bool(r.get("saves_self")),
                  "rule": {k: v for k, v in r.items() if k != "proven"},  # a kernel's own keys (number_as_none)
-                 "out": "".join(a.name for a in FunctionSchema.parse(texts[op]).arguments.out[:1]),
+                 "out": outs[op],
                  "args": [a.name for a in FunctionSchema.parse(texts[op]).arguments.flat_all],
                  "types": {a.name: str(a.type).replace("?", "") for a in
-                           FunctionSchema.parse(texts[op]).arguments.flat_all}}
+                           FunctionSchema.parse(texts[op]).arguments.flat_all},
+                 **kernels.get(r["kernel"], op).prover_spec(r, outs[op])}
             for op, r in rules.items()}
     worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compositions_worker.py")
     found, missing = runtimes.resolve(list(runtimes.RELEASES))

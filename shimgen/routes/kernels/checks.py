@@ -13,11 +13,16 @@ from shimgen.routes.kernels.select import Select
 
 
 class RuntimeCheck(Select):
-    """`token`: the functional form returns a clone of dep_token; `size`: the check converts a size (constrain_*)."""
+    """`token`: the functional form returns a clone of dep_token; `size`: the check converts a size (constrain_*,
+    else it asserts a number); `for_size`: constrain_range_for_size's bounds (min 0 by default, max above 2)."""
 
-    def __init__(self, name: str, token: bool, size: bool):
+    def __init__(self, name: str, token: bool, size: bool, for_size: bool):
         super().__init__(name, prover="prove_runtime_checks")
-        self.token, self.size = token, size
+        self.token, self.size, self.for_size = token, size, for_size
+
+    def prover_spec(self, rule: dict, out: str) -> dict:
+        return {"prover": self.prover, "asserts": not self.size, "for_size": self.for_size,
+                "token": self.token}
 
     def variant_at(self, route: Route, q: Query, rule: dict) -> Variant | None:
         """No dispatcher call: every type the headers have."""
@@ -34,7 +39,7 @@ class RuntimeCheck(Select):
                      "of its own)."] if self.size else [])
 
 
-register(*(RuntimeCheck(f"{form}{check}", token=bool(form), size=size)
+register(*(RuntimeCheck(f"{form}{check}", token=bool(form), size=size, for_size=for_size)
            for form in ("", "functional_")
-           for check, size in (("assert_scalar", False), ("constrain_range", True),
-                               ("constrain_range_for_size", True))))
+           for check, size, for_size in (("assert_scalar", False, False), ("constrain_range", True, False),
+                                         ("constrain_range_for_size", True, True))))

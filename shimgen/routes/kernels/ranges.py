@@ -61,8 +61,8 @@ class RangeFactory(Kernel):
         return "\n".join(lines)
 
     def prover_spec(self, rule: dict, out: str) -> dict:
-        # arange: integer numbers give int64 where dtype is None; range: its end included
-        return {"prover": self.prover, "inclusive": self.inclusive, "integer_dtype": not self.inclusive}
+        # range: its end included (arange: integer numbers give int64 where dtype is None)
+        return {"prover": self.prover, "inclusive": self.inclusive}
 
 
 register(RangeFactory("arange_factory", inclusive=False), RangeFactory("range_factory", inclusive=True))
