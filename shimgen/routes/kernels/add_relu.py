@@ -2,7 +2,7 @@
 `wrapped_numbers` over it): aten's add_relu with alpha 1, `min(max(self + other, 0), largest of self's dtype)`, as
 scalar.h's add_relu_operands / add_relu_select around `via` (add.Tensor's wrapper, with alpha 1 of the common
 dtype's kind); another alpha (a fused multiply-add in aten's vectorized body), a call autograd records (aten has no
-derivative) and a floating sum holding NaN or -0.0 (answered by position) are refused"""
+derivative) and a floating sum holding NaN or -0.0 (answered by position) are refused."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from shimgen.routes import Query, Route
 from shimgen.routes.kernels import Kernel, register
 from shimgen.routes.kernels.common import carried_at
 from shimgen.sig_cpp import target_wrapper
+
 
 def _add_relu_body(w: Wrapper, plan: Plan, rule: dict) -> str:
     target = target_wrapper(rule["via"], plan)

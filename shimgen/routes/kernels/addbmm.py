@@ -1,6 +1,6 @@
 """Kernel `addbmm_loop` (addbmm.default, addbmm_.default, addbmm.out): aten's CPU addbmm_out, a loop of addmm_
 (scalar.h addbmm_loop), each addmm_ by addmm.out's wrapper (`via`, the legacy shim) with out and self the result;
-the functional form's result is aten::new_empty(self, [0]) resized there, as aten's empty({0}, self.options())"""
+the functional form's result is aten::new_empty(self, [0]) resized there, as aten's empty({0}, self.options())."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from shimgen.routes import Query, Route
 from shimgen.routes.kernels import Kernel, register
 from shimgen.routes.kernels.common import CARRIED, LISTS_CROSS, proven
 from shimgen.sig_cpp import active, target_wrapper
+
 
 def _addbmm_at(route: Route, q: Query, rule: dict) -> Variant | None:
     """Every parameter, from 2.10 (expand's size list crosses the dispatcher from then), where addmm.out's wrapper

@@ -1,9 +1,9 @@
 """Kernel `elu_grad` (elu_backward.default; its out= is kernel `out`): aten's elu_backward kernel with is_result=true,
 `x <= 0 ? grad * input_scale * (x + alpha * scale) : grad * scale`, as scalar.h's elu_grad_operands /
 elu_grad_select, its one addition by `via` (sub.Tensor: x - (-(alpha * scale))), so it routes where that wrapper has
-a libtorch route (the generic `via` rule of Composition.variant_at). is_result=false (exp, computed by aten's
+a libtorch route (common.carried_at, the elementwise kernels' rule). is_result=false (exp, computed by aten's
 vectorized body and scalar tail in two ways), a call autograd records (aten's derivative is elu_double_backward) and
-a NaN self_or_result are refused"""
+a NaN self_or_result are refused."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from shimgen.routes import Query, Route
 from shimgen.routes.kernels import Kernel, register
 from shimgen.routes.kernels.common import carried_at
 from shimgen.sig_cpp import target_wrapper
+
 
 def _elu_grad_body(w: Wrapper, plan: Plan, rule: dict) -> str:
     target = target_wrapper(rule["via"], plan)

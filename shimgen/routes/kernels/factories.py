@@ -153,7 +153,7 @@ class ScalarFull(Factory):
     def describe(self, w: Wrapper, rule: dict) -> list[str]:
         return [f"Route: aten computes aten::{w.op.name} as empty({{}}, options).fill_(s), which is "
                 f"aten::{rule['via']} "
-                "with size [] and, where dtype is None, the default dtype (proven equal on torch " + _proven(rule) + ").",
+                f"with size [] and, where dtype is None, the default dtype (proven equal on torch {_proven(rule)}).",
                 "A layout other than strided raises an error (aten ignores it, full raises)."]
 
 

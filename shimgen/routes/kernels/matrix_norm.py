@@ -4,7 +4,7 @@ same order, each by its wrapper (the row's `calls`: the op of each role below): 
 matrix_norm_dims: complex ord, the order, A's dims and dtype, dim, dtype=), then `max_min(linalg_svdvals((dtype ?
 A.to(dtype) : A).permute(backshift)), -1)` and, with keepdim, `.unsqueeze(-1).permute(reverse)`. aten computes ord
 1, -1, inf and -inf with linalg_vector_norm's ord 1, which no libtorch route carries: matrix_norm_dims refuses them
-naming the remedy"""
+naming the remedy."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from shimgen.plan import Plan
 from shimgen.routes import Query, Route
 from shimgen.routes.kernels import Kernel, register
 from shimgen.routes.kernels.common import callees, calls_at
-from shimgen.sig_cpp import target_wrapper
 
 # role -> how many leading parameters the body passes that role's wrapper
 MATRIX_NORM_PASSED = {"cast": 2, "order": 2, "spectrum": 1, "most": 3, "least": 3, "grow": 2}

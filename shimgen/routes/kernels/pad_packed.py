@@ -6,7 +6,7 @@ of it), then per run of equal batch sizes `output.slice(0, prev_i, i).slice(1, 0
 prev_batch_size).copy_(data.slice(0, offset, offset + l).view(...))`, the lengths written as aten writes them
 (pad_packed_lengths), and the transpose for batch_first. Batch sizes that grow or are negative (aten writes out of
 bounds there) are refused (pad_packed_check_runs). From 2.10: the int[] of full, new_empty and view cross the
-dispatcher from then"""
+dispatcher from then."""
 
 from __future__ import annotations
 
@@ -14,8 +14,7 @@ from shimgen.cpp_model import Variant, Wrapper
 from shimgen.plan import Plan
 from shimgen.routes import Query, Route
 from shimgen.routes.kernels import Kernel, register
-from shimgen.routes.kernels.common import callees, calls_at, LISTS_CROSS
-from shimgen.sig_cpp import target_wrapper
+from shimgen.routes.kernels.common import LISTS_CROSS, callees, calls_at
 
 # role -> how many leading parameters the body passes that role's wrapper
 PAD_PACKED_PASSED = {"dense": 1, "fill": 5, "blank": 2, "part": 4, "shape": 2, "write": 2, "swap": 3}
@@ -76,7 +75,8 @@ class PadPacked(Kernel):
     prover = "prove_pad_packed"
 
     def variant_at(self, route: Route, q: Query, rule: dict) -> Variant | None:
-        return None if q.level < LISTS_CROSS else calls_at(route, q, rule, PAD_PACKED_PASSED)  # its lists cross the dispatcher from 2.10
+        """As calls_at, from 2.10 (its list arguments cross the dispatcher from then on)."""
+        return None if q.level < LISTS_CROSS else calls_at(route, q, rule, PAD_PACKED_PASSED)
 
     def describe(self, w: Wrapper, rule: dict) -> list[str]:
         return _pad_packed_doc(rule)

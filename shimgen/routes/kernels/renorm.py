@@ -4,7 +4,7 @@ calls its kernel makes, each by its wrapper (the row's `calls`): aten's checks f
 renorm's derivative is its own); `norm = linalg_vector_norm(self, p, every dim but dim, true, float for half /
 bfloat16)`, its scale factor kernel `norm > maxnorm ? maxnorm / (norm + 1e-7) : 1` in norm's dtype as gt, add, div
 and where on 0-dim tensors of that dtype (cast to self's where it differs), then `self * factor`, copied into a new
-contiguous tensor where it is not laid out as one (aten's structured output)"""
+contiguous tensor where it is not laid out as one (aten's structured output)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from shimgen.plan import Plan
 from shimgen.routes import Query, Route
 from shimgen.routes.kernels import Kernel, register
 from shimgen.routes.kernels.common import callees, calls_at
-from shimgen.sig_cpp import target_wrapper
 
 # role -> how many leading parameters the body passes that role's wrapper
 RENORM_PASSED = {"length": 5, "plus": 2, "over": 2, "above": 2, "pick": 3, "times": 2, "compact": 2}

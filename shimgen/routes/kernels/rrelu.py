@@ -4,7 +4,7 @@ leaky_relu_backward) with the slope (lower + upper) / 2 as aten computes it (sca
 tensors in the forward, `slope: backward`: in double, rrelu_backward_slope); training=true is refused (random slopes
 from aten's generator); `noise` is checked for self's sizes and otherwise unused, as in eval; `contiguous_result:
 true`: the result laid out as a new contiguous tensor, as aten's kernel allocates it; `check_bounds: true` (rrelu,
-rrelu_): aten's lower <= upper check; `finite_bounds: true` (rrelu): a non-finite bound refused (2.15 raises)"""
+rrelu_): aten's lower <= upper check; `finite_bounds: true` (rrelu): a non-finite bound refused (2.15 raises)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from shimgen.routes import Query, Route
 from shimgen.routes.kernels import Kernel, register
 from shimgen.routes.kernels.common import CARRIED
 from shimgen.sig_cpp import active, target_wrapper
+
 
 def _rrelu_at(route: Route, q: Query, rule: dict) -> Variant | None:
     """The parameters up to the generator, and the generator where the release's stable headers carry its C++ type

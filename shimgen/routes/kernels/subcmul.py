@@ -1,7 +1,7 @@
 """Kernel `subcmul` (_test_serialization_subcmul.default): aten's CompositeImplicitAutograd function is `self - (other
 * alpha)`, which is aten::mul.Scalar(other, alpha), then aten::sub.Tensor(self, product) with its default alpha; so
 is this wrapper, each call by its wrapper (the row's `calls`: `times`, `minus`), so any number mul's wrapper refuses
-is refused here, with its error"""
+is refused here, with its error."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ from shimgen.plan import Plan
 from shimgen.routes import Query, Route
 from shimgen.routes.kernels import Kernel, register
 from shimgen.routes.kernels.common import callees, calls_at
-from shimgen.sig_cpp import target_wrapper
 
 SUBCMUL_PASSED = {"times": 2, "minus": 2}  # role -> how many leading parameters the body passes that role's wrapper
 
