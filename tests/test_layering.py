@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 
+from shimgen.routes.kernels import modules, registry
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PKG = os.path.join(ROOT, "shimgen")
 
@@ -17,6 +19,7 @@ STACK = ["parse", "table", "manifest", "history", "versions", "releases", "plan"
          "routes",
          "routes.aten_shim", "routes.dispatcher", "routes.sibling", "routes.overlay_shim", "routes.device_shim",
          "routes.equivalent", "routes.legacy_shim", "routes.composition",
+         "routes.kernels", *(f"routes.kernels.{m}" for m in ("common", *modules())),
          "device_shims", "sig_c", "sig_cpp",
          "signatures", "overloads", "emit_c", "emit_cpp", "kernel_sections", "emit_py", "layout", "fmt", "templates",
          "validate",
@@ -39,7 +42,10 @@ def test_every_stack_module_is_listed() -> None:
              "cuda_toolkit"}  # callers of the stack (cuda_toolkit: the setuptools integration finds nvcc)
     found = {f[:-3] for f in os.listdir(PKG) if f.endswith(".py")} | {
         f"routes.{f[:-3]}" for f in os.listdir(os.path.join(PKG, "routes")) if f.endswith(".py") and f != "__init__.py"
-    } | {"routes"}
+    } | {"routes"} | {
+        f"routes.kernels.{f[:-3]}" for f in os.listdir(os.path.join(PKG, "routes", "kernels"))
+        if f.endswith(".py") and f != "__init__.py"
+    } | {"routes.kernels"}
     assert found - tools == set(STACK)
 
 
@@ -123,12 +129,15 @@ def test_no_aten_op_name_in_quotes_in_the_stack() -> None:
     names = set()
     for op in NativeYaml(None).all_op_names():
         names |= {op, op.split(".")[0]}
+    # a composition kernel's name (the rows' `kernel` value its registry entry serves) may be an op's (threshold)
+    exempt = _DATA_KEYS | set(registry())
     found = []
-    for f in sorted(os.listdir(PKG)) + [f"routes/{f}" for f in sorted(os.listdir(os.path.join(PKG, "routes")))]:
+    for f in sorted(os.listdir(PKG)) + [f"routes/{f}" for f in sorted(os.listdir(os.path.join(PKG, "routes")))] + [
+            f"routes/kernels/{f}" for f in sorted(os.listdir(os.path.join(PKG, "routes", "kernels")))]:
         if not f.endswith(".py"):
             continue
         for node in ast.walk(ast.parse(open(os.path.join(PKG, f), encoding="utf-8").read())):
-            if isinstance(node, ast.Constant) and node.value in names and node.value not in _DATA_KEYS:
+            if isinstance(node, ast.Constant) and node.value in names and node.value not in exempt:
                 found.append(f"shimgen/{f}:{node.lineno}: {node.value!r}")
     assert not found, found
 

@@ -477,7 +477,7 @@ def wrapped_numbers(s, values):
     """scalar.h's wrapped_numbers_dtype / wrapped_number_tensor, then `via`: the numbers as 0-dim tensors of the
     dtype aten gives them as wrapped numbers among the `promote` tensors."""
     numbers = [a for a in s["args"] if s["types"][a] == "Scalar"]
-    for n in numbers:  # the row's refuse_kinds (composition.py _refused_kinds)
+    for n in numbers:  # the row's refuse_kinds (kernels/wrapped.py _refused_kinds)
         kind = "bool" if isinstance(values[n], bool) else "complex" if isinstance(values[n], complex) else ""
         if kind in s.get("refuse_kinds", []):
             raise Refused("kind")
@@ -486,7 +486,7 @@ def wrapped_numbers(s, values):
         dtype = wrapped_dtype(values[n]) if dtype is None else torch.promote_types(dtype, wrapped_dtype(values[n]))
     for t in s["promote"]:
         dtype = torch.result_type(values[t], values[numbers[0]]) if len(numbers) == 1 else None
-    unwrapped = s["rule"].get("unwrapped_at")  # composition.py _unwrapped_dtype: aten's sorting path
+    unwrapped = s["rule"].get("unwrapped_at")  # kernels/wrapped.py _unwrapped_dtype: aten's sorting path
     if unwrapped and values[unwrapped["tensor"]].numel() >= unwrapped["from"]:
         dtype = natural_tensor(values[numbers[0]]).dtype
     if dtype is None or dtype in (torch.complex32,):
@@ -1219,7 +1219,7 @@ def prove_range(op, s):
 # ---- kernel `number_as_none`: the op as `via` with its number as via's `Scalar?` None, for one value ----
 
 def number_as_none(s, v):
-    """The generated wrapper (composition.py _none_body): the rule's one value (int or double) or refused; an
+    """The generated wrapper (kernels/number_as_none.py): the rule's one value (int or double) or refused; an
     optional int list of the lengths `lengths` allows, or refused; then `via` with None for the number."""
     r = s["rule"]
     n = v[r["argument"]]
@@ -2491,9 +2491,10 @@ def resize_through_where(out, result):
 
 
 def factory_out(s, v, out):
-    """The generated wrapper of a factory's out= form (composition.py _factory_body, scalar.h range_out_assign,
-    resize_output); an `item_numbers` row: `via` (X.Tensor_Tensor_out) with the numbers as 0-dim tensors."""
-    if out.device.type != "cpu" and s["factory"] not in ("items", "full"):  # scalar.h refuse_not_cpu
+    """The generated wrapper of a factory's out= form (shimgen/routes/kernels/factories.py, scalar.h
+    range_out_assign, resize_output) by the row's `factory` (its entry's): `ranged` (range_out), `filled` (full_out);
+    `items` (an item_numbers row): `via` (X.Tensor_Tensor_out) with the numbers as 0-dim tensors."""
+    if out.device.type != "cpu" and s["factory"] not in ("items", "filled"):  # scalar.h refuse_not_cpu
         raise Refused("not cpu")
     if out.device.type == "meta" and s["factory"] == "items":  # scalar.h refuse_meta_out
         raise Refused("meta")
@@ -2506,7 +2507,7 @@ def factory_out(s, v, out):
                 for va, fa in s["bind"].items() if fa in v and fa != s["out"]}
         return aten(s["via"])(**args, out=out)
     rule = s["rule"]
-    if s["factory"] == "full":
+    if s["factory"] == "filled":
         size = list(v["size"])
         if list(out.shape) != size:  # aten's full_out: out.resize_(size), quiet
             if out.requires_grad:
@@ -2565,13 +2566,13 @@ def factory_samples(s):
     """(label, values, out dtype, n): the calls tried, each with an out dtype and the aten result's length."""
     names = [a for a in s["args"] if a != s["out"]]
     samples = []
-    if s["factory"] == "range":
+    if s["factory"] == "ranged":
         for label, v in range_samples(s):
             if any(k not in names for k in v if k != "dtype"):
                 continue  # the factory's options (device, layout, pin_memory): out= takes none
             dtype = v.pop("dtype", None) or torch.get_default_dtype()
             samples.append((label, v, dtype))
-    elif s["factory"] == "full":
+    elif s["factory"] == "filled":
         for size in ([3], [2, 3], [], [0], [4, 1]):
             for n in (0, 2.5, -1, 2**40, 300, 1e300, float("nan"), True, 1 + 2j, 0.1, -0.0):
                 for dtype in (torch.float32, torch.float64, torch.int64, torch.uint8, torch.float16, torch.bool,
@@ -2658,7 +2659,7 @@ def prove_factory(op, s):
         finally:
             torch.set_default_dtype(old)
     if s["factory"] != "scalar":  # out requiring grad (leaf, non-leaf), of the result's length or not
-        if s["factory"] == "range":
+        if s["factory"] == "ranged":
             v = {"end": 6} if "start" not in s["args"] else {"start": 0, "end": 6}
         else:
             v = factory_samples(s)[3][1]
@@ -2678,7 +2679,7 @@ def prove_factory(op, s):
 # ---- kernel `fill_diagonal`: aten's fill_diagonal_ composite (as_strided views, fill_) ----
 
 def fill_diagonal_model(self, fill_value, wrap=False):
-    """composition.py _fill_diagonal_body / scalar.h fill_diagonal_views: aten's checks, then fill_ (the fill_
+    """kernels/factories.py FillDiagonal / scalar.h fill_diagonal_views: aten's checks, then fill_ (the fill_
     wrapper's route, proven equal to fill_.Scalar) on as_strided views of the diagonal and its wrapped part."""
     dims = self.dim()
     if dims < 2:
@@ -2759,7 +2760,7 @@ def prove_fill_diagonal(op, s):
 # ---- kernel `scatter_value_reduce`: scatter's number with reduce as scatter.reduce with an expanded src ----
 
 def scatter_value_reduce_model(s, v):
-    """composition.py / scalar.h scatter_value_src: the number as a 0-dim tensor of self's dtype expanded to
+    """kernels/factories.py / scalar.h scatter_value_src: the number as a 0-dim tensor of self's dtype expanded to
     index's shape, then `via` (scatter.reduce, scatter_.reduce, scatter.reduce_out)."""
     self = v["self"]
     if self.device.type != "cpu":
@@ -3121,13 +3122,13 @@ def prove_addbmm_loop(op, s):
     return tally.report()
 
 
-# ---- kernel `subcmul`: aten's `self - (other * alpha)` as the same aten calls (composition.py _subcmul_body) ----
+# ---- kernel `subcmul`: aten's `self - (other * alpha)` as the same aten calls (kernels/subcmul.py) ----
 
 SUBCMUL_NUMBERS = NUMBERS + [-0.0, 2**53 + 1, 2**63 - 1, -(2**63), 300, -129, 1 + 2j, False]
 
 
 def subcmul(calls, self, other, alpha):
-    """composition.py _subcmul_body: mul.Scalar's wrapper on (other, alpha), then sub.Tensor's with its default
+    """kernels/subcmul.py: mul.Scalar's wrapper on (other, alpha), then sub.Tensor's with its default
     alpha (each wrapper proven equal to its aten overload; a number mul's wrapper refuses is refused there)."""
     return aten(calls["minus"])(self, aten(calls["times"])(other, alpha))
 
@@ -3177,7 +3178,7 @@ PAD_NUMBERS = [0, 0.0, 1, -1.5, float("nan"), float("inf"), True, 2**40, 1 + 2j,
 
 
 def pad_packed(calls, data, batch_sizes, batch_first, padding_value, total_length):
-    """composition.py _pad_packed_body and scalar.h's pad_packed_* helpers, step by step."""
+    """kernels/pad_packed.py and scalar.h's pad_packed_* helpers, step by step."""
     sizes_t = aten(calls["dense"])(batch_sizes)
     if not (sizes_t.dim() == 1 and sizes_t.device.type == "cpu" and sizes_t.dtype == torch.int64):
         raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor {ATEN_RAISES}")
@@ -3296,7 +3297,7 @@ MATRIX_NORM_DIMS = [(-2, -1), (-1, -2), (0, 1), (1, 0), (0, 2), (2, 0), (1, -1),
 
 
 def matrix_norm_two(s, A, ord, dim, keepdim, dtype):
-    """composition.py _matrix_norm_body: aten's checks (scalar.h matrix_norm_dims, in its order; ord 1, -1, inf
+    """kernels/matrix_norm.py: aten's checks (scalar.h matrix_norm_dims, in its order; ord 1, -1, inf
     and -inf refused), then its calls in its order, each the row's `calls` role."""
     c = {role: aten(name) for role, name in s["rule"]["calls"].items()}
     if isinstance(ord, complex):
@@ -3404,7 +3405,7 @@ RENORM_DTYPES = (torch.float32, torch.float64, torch.complex64, torch.complex128
 
 
 def renorm_two(s, self, p, dim, maxnorm):
-    """composition.py _renorm_body: aten's checks (scalar.h renorm_dims, in its order), this route's refusals, then
+    """kernels/renorm.py: aten's checks (scalar.h renorm_dims, in its order), this route's refusals, then
     its calls in its order, each the row's `calls` role; the factor kernel on 0-dim tensors of the norm's dtype."""
     c = {role: aten(name) for role, name in s["rule"]["calls"].items()}
     if isinstance(p, complex):

@@ -24,6 +24,7 @@ from torchgen.model import FunctionSchema
 
 from shimgen import history, table
 from shimgen.parse import NativeYaml
+from shimgen.routes import kernels  # the composition kernels' entries: each row's prover hook and the facts it reads
 from shimgen.scalar_model import Model, in_range, kind_of, stands_in_exactly
 from shimgen.scalars import DATA, DTYPES, cell, load
 from shimgen.verify import samples
@@ -301,8 +302,6 @@ def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
     shapes, inf/nan/-0.0, numbers out of range, errors, float64 gradients; a rule differing anywhere is proven
     nowhere."""
     from shimgen.verify import runtimes  # lazily: only this command runs the runtimes' interpreters
-
-    from shimgen.routes import kernels  # the registry entries: each row's prover hook and the facts it reads
 
     texts = history.schemas_of(NativeYaml().text)
     outs = {op: "".join(a.name for a in FunctionSchema.parse(texts[op]).arguments.out[:1]) for op in rules}

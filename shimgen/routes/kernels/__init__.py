@@ -4,12 +4,14 @@ a row of it has a variant at a release (`variant_at`), the wrapper's doc lines (
 calling its scalar.h helpers) and what its prover runs (`prover_spec`: the compositions worker's hook and the facts
 it reads). The route and the prover ask the entry; nothing compares a kernel's name.
 
-Adding a kernel is one entry (a module of this package, listed in MODULES), its C++ helper in scalar.h and a test.
+Adding a kernel is one entry (in a module of this package), its C++ helper in scalar.h, its prover hook and a
+test (docs/kernels.md).
 """
 
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from typing import TYPE_CHECKING
 
 from shimgen.errors import ShimgenError
@@ -45,10 +47,10 @@ class Kernel:
         return {"prover": self.prover}
 
 
-# the entries' modules, in the order their entries are registered
-MODULES = ("select", "inplace", "out", "foreach", "wrapped", "ranges", "number_as_none", "scalars_tensor", "item",
-           "checks", "addbmm", "rrelu", "trapezoid", "matrix_norm", "renorm", "subcmul", "pad_packed", "factories",
-           "elu_grad", "add_relu")
+def modules() -> list[str]:
+    """The entries' modules: every module of this package but `common` (the helpers they share), in name order."""
+    return sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name != "common")
+
 
 _REGISTRY: dict[str, Kernel] = {}
 
@@ -60,9 +62,9 @@ def register(*entries: Kernel) -> None:
 
 
 def registry() -> dict[str, Kernel]:
-    """kernel name -> entry, every module of MODULES loaded."""
+    """kernel name -> entry, every module of modules() loaded."""
     if not _REGISTRY:
-        for m in MODULES:
+        for m in modules():
             importlib.import_module(f"shimgen.routes.kernels.{m}")
     return _REGISTRY
 

@@ -25,7 +25,8 @@ from shimgen.sig_cpp import active, target_wrapper
 class Factory(Kernel):
     """`one_out`: the overload has exactly one out=; `renames` (via's name for an op parameter) and `dropped` (op
     parameters via lacks): where set, via's parameters must be the op's so renamed; `prover`, `factory`: the
-    worker's hook and, for prove_factory, which model of the wrapper it runs."""
+    worker's hook and, for prove_factory, which model of the wrapper it runs (`ranged`: range_select into out;
+    `filled`: resize_ and fill_; `scalar`: full with size []; `items`: an item_numbers row's out= form)."""
 
     one_out = False
     renames: dict[str, str] = {}
@@ -67,7 +68,7 @@ def _proven(rule: dict) -> str:
 class RangeOut(Factory):
     name = "range_out"
     prover = "prove_factory"
-    factory = "range"
+    factory = "ranged"
     one_out = True
 
     def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
@@ -109,7 +110,7 @@ class RangeOut(Factory):
 class FullOut(Factory):
     name = "full_out"
     prover = "prove_factory"
-    factory = "full"
+    factory = "filled"
     one_out = True
 
     def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
