@@ -792,7 +792,7 @@ def assign_out(s, values, out):
         raise RuntimeError(f"out is on another device than the result {ATEN_RAISES}")
     if (result.dtype != out.dtype) if s.get("same_dtype") else not can_cast(result.dtype, out.dtype):
         raise RuntimeError(f"the result's dtype cannot be cast {ATEN_RAISES}")
-    if s["rule"].get("empty_first"):  # scalar.h empty_out_first: aten's meta sizes out [0] first
+    if s.get("rule", {}).get("empty_first"):  # scalar.h empty_out_first: aten's meta sizes out [0] first
         if any(n > 1 and st == 0 for n, st in zip(out.shape, out.stride())):
             raise Refused("out writes an element twice")
         if tuple(out.shape) != (0,):
@@ -1552,10 +1552,10 @@ def matmul_inplace(s, values):
         for k, v in values.items():
             if k != "self" and isinstance(v, torch.Tensor) and overlaps(self, v):
                 raise Refused("aliased")
-    return _assign(self, result, values)
+    return _assign(self, result, values, s["rule"].get("refuse_cast", False))
 
 
-def _assign(self, result, values):
+def _assign(self, result, values, refuse_cast=False):
     if not can_cast(result.dtype, self.dtype):
         raise RuntimeError(f"the result's dtype cannot be cast {ATEN_RAISES}")
     if refuse_cast and result.dtype != self.dtype:  # scalar.h refuse_cast: aten returns a temporary there
