@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import ast
 import importlib.resources
+import json
 import os
+import subprocess
+import sys
 import types
 
 import pytest
@@ -16,6 +19,7 @@ import yaml
 
 from shimgen import scalars
 from shimgen.errors import ShimgenError
+from shimgen.provers.scalars import kernel_compositions_spec
 from shimgen.routes import kernels
 from shimgen.routes.composition import Composition
 
@@ -113,14 +117,25 @@ def test_every_row_names_a_prover_hook_and_mirror_the_worker_has() -> None:
     provers, mirrors = _worker_dict("PROVERS"), _worker_dict("MIRRORS")
     defined = {n.name for n in ast.parse(open(WORKER).read()).body if isinstance(n, ast.FunctionDef)}
     assert provers <= defined and mirrors <= defined
-    used = set()
-    for op, r in rows().items():
-        spec = kernels.get(r["kernel"], op).prover_spec(r, "out" if op.split(".")[-1].endswith("out") else "")
-        assert spec["prover"] in provers, (op, spec)
-        assert spec.get("mirror", "threshold_select") in mirrors, (op, spec)
-        assert "kernel" not in spec  # the worker is given the facts, not a name to compare
-        used.add(spec["prover"])
-    assert provers - used <= {"prove_factory", "prove_items"}, provers - used  # the out= forms' hooks
+    spec = kernel_compositions_spec(rows())
+    for op, s in spec.items():
+        assert s["prover"] in provers, (op, s["prover"])
+        assert s.get("mirror", "threshold_select") in mirrors, (op, s["mirror"])
+    assert {s["prover"] for s in spec.values()} == provers  # every hook proves a row
+
+
+@pytest.mark.slow
+def test_the_worker_proves_rows_on_the_installed_torch() -> None:
+    """The worker as prove_kernel_compositions starts it, on rows of hooks that once raised Python errors of their
+    own (recorded as differences): addmm_'s in-place model, rrelu_with_noise.out's leaky_relu.out model."""
+    ops = ["addmm_.default", "rrelu_with_noise.out", "_assert_scalar.default", "threshold_backward.default"]
+    spec = kernel_compositions_spec({op: rows()[op] for op in ops})
+    proc = subprocess.run([sys.executable, WORKER], input=json.dumps(spec), capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    report = json.loads(proc.stdout)
+    for op in ops:
+        assert report[op]["wrong"] == "" and report[op]["both_ok"] > 0, (op, report[op])
 
 
 def test_the_worker_imports_no_shimgen_module() -> None:

@@ -294,18 +294,12 @@ def prove_number_rules(rules: dict[str, list[dict]]) -> dict[str, list[dict]]:
             for op, rs in sorted(rules.items())}
 
 
-def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
-    """Each kernel composition (`op` -> kernel, args) with `proven`: the runtimes on which aten's op equals the
-    composition the wrapper computes (shimgen/provers/compositions_worker.py mirrors scalar.h's
-    shimgen::detail::<kernel>_select step by step; the kernel's registry entry names the worker's hook) on every
-    sample: dtype pairs, broadcasting, 0-dim and empty
-    shapes, inf/nan/-0.0, numbers out of range, errors, float64 gradients; a rule differing anywhere is proven
-    nowhere."""
-    from shimgen.verify import runtimes  # lazily: only this command runs the runtimes' interpreters
-
+def kernel_compositions_spec(rules: dict[str, dict]) -> dict[str, dict]:
+    """What shimgen/provers/compositions_worker.py reads for each row: the row, the overload's arguments, and its
+    kernel's registry entry's prover_spec (the worker's hook and the facts it reads)."""
     texts = history.schemas_of(NativeYaml().text)
     outs = {op: "".join(a.name for a in FunctionSchema.parse(texts[op]).arguments.out[:1]) for op in rules}
-    spec = {op: {"kernel": r["kernel"], "bind": r.get("args", []), "via": r.get("via", ""),
+    return {op: {"kernel": r["kernel"], "bind": r.get("args", []), "via": r.get("via", ""),
                  "promote": r.get("promote", []), "fixed": r.get("fixed", {}), "check": r.get("check"),
                  "refuse_kinds": r.get("refuse_kinds", []), "refuse_dtypes": r.get("refuse_dtypes", []),
                  "samples": r.get("samples", ""),
@@ -318,6 +312,17 @@ def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
                            FunctionSchema.parse(texts[op]).arguments.flat_all},
                  **kernels.get(r["kernel"], op).prover_spec(r, outs[op])}
             for op, r in rules.items()}
+
+
+def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
+    """Each kernel composition (`op` -> kernel, args) with `proven`: the runtimes on which aten's op equals the
+    composition the wrapper computes (shimgen/provers/compositions_worker.py mirrors scalar.h's
+    shimgen::detail::<kernel>_select step by step; the kernel's registry entry names the worker's hook) on every
+    sample: dtype pairs, broadcasting, 0-dim and empty shapes, inf/nan/-0.0, numbers out of range, errors, float64
+    gradients; a rule differing anywhere is proven nowhere."""
+    from shimgen.verify import runtimes  # lazily: only this command runs the runtimes' interpreters
+
+    spec = kernel_compositions_spec(rules)
     worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compositions_worker.py")
     found, missing = runtimes.resolve(list(runtimes.RELEASES))
     for name in missing:
