@@ -74,16 +74,16 @@ def name_comparisons(path: str) -> list[str]:
                     constants.add(t.id)
                     if held:
                         found.append(f"line {node.lineno}: constant {t.id} holds {sorted(held)}")
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Compare):
+    for compare in ast.walk(tree):
+        if not isinstance(compare, ast.Compare):
             continue
-        sides = [node.left, *node.comparators]
+        sides = [compare.left, *compare.comparators]
         if not any(_names_kernel(s) for s in sides):
             continue
         for s in sides:
             literal = _strings(s) & names if not _names_kernel(s) else set()
             if literal or isinstance(s, ast.Name) and s.id in constants:
-                found.append(f"line {node.lineno}: {ast.unparse(node)}")
+                found.append(f"line {compare.lineno}: {ast.unparse(compare)}")
     return found
 
 
