@@ -3,9 +3,12 @@ the generated wrapper computes (scalar.h's shimgen::detail::<kernel>_select, mir
 same aten calls), on every dtype, shape (broadcasting, 0-dim, empty; inf, nan, -0.0 among the values) and number
 tried, errors included, and in its float64 gradients?
 
-Reads {overload: {"kernel": name, "args": [the overload's argument names], "bind": [the kernel's arguments in the
-order of its parameters: the overload's argument names, or numbers]}} on stdin, writes {overload: {"compared": n, "both_ok": n, "refused": n,
-"wrong": example or ""}}. A refusal (the wrapper's own `shimgen:` error) is counted, never a difference."""
+Reads {overload: {"kernel": name, "prover": the hook that proves it, "args": [the overload's argument names],
+"bind": [the kernel's arguments in the order of its parameters: the overload's argument names, or numbers], and the
+facts of the kernel's registry entry (shimgen/generate/routes/kernels, prover_spec: `mirror`, `nan_gradient`, ...)}} on
+stdin, writes {overload: {"compared": n, "both_ok": n, "refused": n, "wrong": example or ""}}. A refusal (the
+wrapper's own `shimgen:` error) is counted, never a difference. Each row runs its entry's hook (PROVERS): no kernel
+is known here by its name."""
 
 import json
 import math
@@ -126,12 +129,10 @@ def hardshrink_select(x, lambd):
     return aten("where.self")(inside, number_tensor(0, t), x)
 
 
-KERNELS = {"threshold": threshold_select, "leaky_relu": leaky_relu_select,
-           "hardtanh_backward": hardtanh_backward_select, "clamp": clamp_select, "hardshrink": hardshrink_select}
-# Kernels whose aten backward (hardtanh_backward, shrink_backward) gives at a NaN input 0 in its vectorized loop and
-# the incoming gradient in its scalar loop (the element's position decides, not its value: measured on every
-# runtime): their gradients are compared wherever the input is not NaN.
-NAN_GRADIENT_BY_POSITION = {"clamp", "hardshrink"}
+# A row's `nan_gradient` (its registry entry's, shimgen/generate/routes/kernels: clamp, hardshrink): the kernel's aten backward
+# (hardtanh_backward, shrink_backward) gives at a NaN input 0 in its vectorized loop and the incoming gradient in its
+# scalar loop (the element's position decides, not its value: measured on every runtime): its gradients are compared
+# wherever the input is not NaN.
 
 
 def can_cast(src, dst):
@@ -235,124 +236,58 @@ def main():
         if s.get("samples"):  # out= / in-place rows over ops with an index or a sorted sequence
             report[op] = prove_indexed(op, s)
             continue
-        if s["kernel"] == "inplace":
-            report[op] = prove_inplace(op, s)
-            continue
-        if s["kernel"] == "foreach":
-            report[op] = prove_foreach(op, s)
-            continue
-        if s["kernel"] == "wrapped_numbers":
-            report[op] = prove_wrapped(op, s)
-            continue
-        if s["kernel"] == "item_numbers" and not s["out"]:  # over an out= overload: prove_factory
-            report[op] = prove_items(op, s)
-            continue
-        if s["kernel"] == "as_double":
-            report[op] = prove_as_double(op, s)
-            continue
-        if s["kernel"] == "scatter_fill":
-            report[op] = prove_scatter_fill(op, s)
-            continue
-        if s["kernel"] == "out":
-            report[op] = prove_out(op, s)
-            continue
-        if s["kernel"] in RANGE_KERNELS:  # kernel `arange_factory` / `range_factory` (section at the end)
-            report[op] = prove_range(op, s)
-            continue
-        if s["kernel"] in FACTORY_OUTS or (s["kernel"] == "item_numbers" and s["out"]):  # (section at the end)
-            report[op] = prove_factory(op, s)
-            continue
-        if s["kernel"] == "rrelu_eval":  # (section at the end)
-            report[op] = prove_rrelu(op, s)
-            continue
-        if s["kernel"] == "number_as_none":  # (section at the end)
-            report[op] = prove_number_as_none(op, s)
-            continue
-        if s["kernel"] == "scalars_tensor":  # (section at the end)
-            report[op] = prove_scalars_tensor(op, s)
-            continue
-        if s["kernel"] in TRAPEZOID_KERNELS:  # (section at the end)
-            report[op] = prove_trapezoid(op, s)
-            continue
-        if s["kernel"] == "subcmul":  # (section at the end)
-            report[op] = prove_subcmul(op, s)
-            continue
-        if s["kernel"] == "pad_packed":  # (section at the end)
-            report[op] = prove_pad_packed(op, s)
-            continue
-        if s["kernel"] == "matrix_norm_two":  # (section at the end)
-            report[op] = prove_matrix_norm(op, s)
-            continue
-        if s["kernel"] == "renorm_two":  # (section at the end)
-            report[op] = prove_renorm(op, s)
-            continue
-        if s["kernel"] == "add_relu":  # (section at the end)
-            report[op] = prove_add_relu(op, s)
-            continue
-        if s["kernel"] == "elu_grad":  # (section at the end)
-            report[op] = prove_elu_backward(op, s)
-            continue
-        if s["kernel"] in SELECT_PROVERS:
-            report[op] = prove_select(op, s)
-            continue
-        if s["kernel"] == "addbmm_loop":  # (section at the end)
-            report[op] = prove_addbmm_loop(op, s)
-            continue
-        if s["kernel"] in RUNTIME_CHECKS:  # (section at the end)
-            report[op] = prove_runtime_checks(op, s)
-            continue
-        if s["kernel"] == "result_type_numbers":  # (section at the end)
-            report[op] = prove_result_type_numbers(op, s)
-            continue
-        if s["kernel"] in ("item_scalar", "first_scalar"):  # (section at the end)
-            report[op] = prove_item_scalar(op, s)
-            continue
-        f, kernel = aten(op), KERNELS[s["kernel"]]
-        tensors = [a for a in s["args"] if s["types"][a] == "Tensor"]
-        numbers = [a for a in s["args"] if a not in tensors]
-        compared = both_ok = refused = 0
-        wrong = ""
-
-        def mine(values):
-            return kernel(*(values[b] if isinstance(b, str) else b for b in s["bind"]))
-
-        for da in DTYPES:
-            for db in (DTYPES if len(tensors) > 1 else [da]):
-                for k, shapes in enumerate(SHAPES):
-                    for n in NUMBERS:
-                        values = {a: sample(sh, d, 3 * k + i)
-                                  for i, (a, sh, d) in enumerate(zip(tensors, shapes, (da, db)))}
-                        for j, name in enumerate(numbers):  # a second number: the first negated (min/max)
-                            values[name] = (bool(k % 2) if s["types"].get(name) == "bool" else
-                                            -n if j and not isinstance(n, bool) else n)
-                        want = run(lambda: f(**values))
-                        got = outcome(lambda: mine(values))
-                        compared += 1
-                        if got[0] == "refused":
-                            refused += 1
-                            continue
-                        both_ok += want[0] == got[0] == "ok"
-                        if not same(want, got) and not wrong:
-                            wrong = f"{da} {db} {shapes} {n!r}: {want[0]} vs {got[0]}"
-                        if da == db == torch.float64 and want[0] == got[0] == "ok":
-                            grads = []
-                            for fn in (lambda v: f(**v), mine):
-                                leaves = {a: values[a].clone().requires_grad_() for a in tensors}
-                                r = fn(dict(values, **leaves))
-                                (r * weights(r)).sum().backward()
-                                # a gradient autograd never reached is zero (aten's formula gives zeros_like)
-                                grads.append([leaves[a].grad if leaves[a].grad is not None else
-                                              torch.zeros_like(leaves[a]) for a in tensors])
-                            for a, ga, gb in zip(tensors, *grads):
-                                if s["kernel"] in NAN_GRADIENT_BY_POSITION:
-                                    keep = ~values[a].isnan()
-                                    ga, gb = ga[keep], gb[keep]
-                                if not same(("ok", ga), ("ok", gb)) and not wrong:
-                                    wrong = f"gradient {shapes} {n!r}"
-        report[op] = {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+        report[op] = PROVERS[s["prover"]](op, s)  # the kernel's registry entry names its hook
     for op, (n, example) in TEXT_DIFFERS.items():
         report[op].update(text_differs=n, text_example=list(example))
     print(json.dumps(report))
+
+
+def prove_kernel(op, s):
+    """An elementwise kernel (`mirror`: scalar.h's <kernel>_select, mirrored above) against aten's op on every
+    dtype pair, shape, number, and in its float64 gradients."""
+    f, kernel = aten(op), MIRRORS[s["mirror"]]
+    tensors = [a for a in s["args"] if s["types"][a] == "Tensor"]
+    numbers = [a for a in s["args"] if a not in tensors]
+    compared = both_ok = refused = 0
+    wrong = ""
+
+    def mine(values):
+        return kernel(*(values[b] if isinstance(b, str) else b for b in s["bind"]))
+
+    for da in DTYPES:
+        for db in (DTYPES if len(tensors) > 1 else [da]):
+            for k, shapes in enumerate(SHAPES):
+                for n in NUMBERS:
+                    values = {a: sample(sh, d, 3 * k + i)
+                              for i, (a, sh, d) in enumerate(zip(tensors, shapes, (da, db)))}
+                    for j, name in enumerate(numbers):  # a second number: the first negated (min/max)
+                        values[name] = (bool(k % 2) if s["types"].get(name) == "bool" else
+                                        -n if j and not isinstance(n, bool) else n)
+                    want = run(lambda: f(**values))
+                    got = outcome(lambda: mine(values))
+                    compared += 1
+                    if got[0] == "refused":
+                        refused += 1
+                        continue
+                    both_ok += want[0] == got[0] == "ok"
+                    if not same(want, got) and not wrong:
+                        wrong = f"{da} {db} {shapes} {n!r}: {want[0]} vs {got[0]}"
+                    if da == db == torch.float64 and want[0] == got[0] == "ok":
+                        grads = []
+                        for fn in (lambda v: f(**v), mine):
+                            leaves = {a: values[a].clone().requires_grad_() for a in tensors}
+                            r = fn(dict(values, **leaves))
+                            (r * weights(r)).sum().backward()
+                            # a gradient autograd never reached is zero (aten's formula gives zeros_like)
+                            grads.append([leaves[a].grad if leaves[a].grad is not None else
+                                          torch.zeros_like(leaves[a]) for a in tensors])
+                        for a, ga, gb in zip(tensors, *grads):
+                            if s["nan_gradient"]:
+                                keep = ~values[a].isnan()
+                                ga, gb = ga[keep], gb[keep]
+                            if not same(("ok", ga), ("ok", gb)) and not wrong:
+                                wrong = f"gradient {shapes} {n!r}"
+    return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
 
 
 def foreach_loop(s, values):
@@ -542,7 +477,7 @@ def wrapped_numbers(s, values):
     """scalar.h's wrapped_numbers_dtype / wrapped_number_tensor, then `via`: the numbers as 0-dim tensors of the
     dtype aten gives them as wrapped numbers among the `promote` tensors."""
     numbers = [a for a in s["args"] if s["types"][a] == "Scalar"]
-    for n in numbers:  # the row's refuse_kinds (composition.py _refused_kinds)
+    for n in numbers:  # the row's refuse_kinds (kernels/wrapped.py _refused_kinds)
         kind = "bool" if isinstance(values[n], bool) else "complex" if isinstance(values[n], complex) else ""
         if kind in s.get("refuse_kinds", []):
             raise Refused("kind")
@@ -551,7 +486,7 @@ def wrapped_numbers(s, values):
         dtype = wrapped_dtype(values[n]) if dtype is None else torch.promote_types(dtype, wrapped_dtype(values[n]))
     for t in s["promote"]:
         dtype = torch.result_type(values[t], values[numbers[0]]) if len(numbers) == 1 else None
-    unwrapped = s["rule"].get("unwrapped_at")  # composition.py _unwrapped_dtype: aten's sorting path
+    unwrapped = s["rule"].get("unwrapped_at")  # kernels/wrapped.py _unwrapped_dtype: aten's sorting path
     if unwrapped and values[unwrapped["tensor"]].numel() >= unwrapped["from"]:
         dtype = natural_tensor(values[numbers[0]]).dtype
     if dtype is None or dtype in (torch.complex32,):
@@ -857,7 +792,7 @@ def assign_out(s, values, out):
         raise RuntimeError(f"out is on another device than the result {ATEN_RAISES}")
     if (result.dtype != out.dtype) if s.get("same_dtype") else not can_cast(result.dtype, out.dtype):
         raise RuntimeError(f"the result's dtype cannot be cast {ATEN_RAISES}")
-    if s["rule"].get("empty_first"):  # scalar.h empty_out_first: aten's meta sizes out [0] first
+    if s.get("rule", {}).get("empty_first"):  # scalar.h empty_out_first: aten's meta sizes out [0] first
         if any(n > 1 and st == 0 for n, st in zip(out.shape, out.stride())):
             raise Refused("out writes an element twice")
         if tuple(out.shape) != (0,):
@@ -1051,7 +986,6 @@ def prove_out(op, s):
 
 # ---- kernel `arange_factory` / `range_factory`: aten's range factories as cumsum of [start, step, step, ...], per number ----
 
-RANGE_KERNELS = ("arange_factory", "range_factory")
 RANGE_DTYPES = [torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16, torch.bfloat16,
                 torch.float32, torch.float64]
 # a floating dtype's significand bits and the binary places of its least subnormal
@@ -1079,7 +1013,7 @@ def trunc_div(a, b):
     return q if (a < 0) == (b < 0) else -q
 
 
-def range_size(kernel, numbers, dtype):
+def range_size(inclusive, numbers, dtype):
     """scalar.h's range_size: the numbers as aten's accumulate type holds them, aten's checks (an error), and the
     number of elements, where every release 2.9-2.15 agrees (their checks run in double or in the accumulate
     type, arange's int64 size in integers or in double): otherwise refused."""
@@ -1111,7 +1045,7 @@ def range_size(kernel, numbers, dtype):
         raise RuntimeError(f"step 0, start or end not finite, or a wrong sign {ATEN_RAISES}")
     if math.isinf(d[2]):  # 2.15 raises (step must be finite), earlier releases give an empty or NaN range
         raise Refused("step")
-    if kernel == "range_factory":
+    if inclusive:  # range: its end included
         if integral:
             diff = acc[1] - acc[0]
             if not -2 ** 63 <= diff < 2 ** 63 or not trunc_div(diff, acc[2]) + 1 < 2 ** 63:
@@ -1144,7 +1078,7 @@ def range_size(kernel, numbers, dtype):
     return int(size_d), acc
 
 
-def range_select(kernel, start, end, step, dtype=None, layout=None, device=None, pin_memory=None):
+def range_select(inclusive, start, end, step, dtype=None, layout=None, device=None, pin_memory=None):
     """scalar.h's range_select: [start, step, step, ...] in int64 (an integral dtype: the numbers truncated, as
     aten's int64 accumulate type holds them) or float64, aten::cumsum, then aten::_to_copy to the dtype; where
     every element is exact in the dtype and in aten's arithmetic (a floating dtype), or no int64 overflows;
@@ -1156,11 +1090,11 @@ def range_select(kernel, start, end, step, dtype=None, layout=None, device=None,
     if layout not in (None, torch.strided) or pin_memory:
         raise Refused("options")
     if dtype is None:
-        dtype = (torch.int64 if kernel == "arange_factory" and all(isinstance(n, int) for n in numbers)
+        dtype = (torch.int64 if not inclusive and all(isinstance(n, int) for n in numbers)
                  else torch.get_default_dtype())
     if dtype not in RANGE_DTYPES:
         raise Refused("dtype")
-    size, acc = range_size(kernel, numbers, dtype)
+    size, acc = range_size(inclusive, numbers, dtype)
     device = torch.device(device) if device is not None else torch.device("cpu")
     if size == 0:
         return torch.empty_strided((0,), (1,), dtype=dtype, device=device)
@@ -1264,7 +1198,7 @@ def prove_range(op, s):
         torch.set_default_dtype(default)
         try:
             for label, v in range_samples(s):
-                got = outcome(lambda: range_select(s["kernel"], v.get("start", 0), v["end"], v.get("step", 1),
+                got = outcome(lambda: range_select(s["inclusive"], v.get("start", 0), v["end"], v.get("step", 1),
                                                    v.get("dtype"), v.get("layout"), v.get("device"),
                                                    v.get("pin_memory")))
                 compared += 1
@@ -1285,7 +1219,7 @@ def prove_range(op, s):
 # ---- kernel `number_as_none`: the op as `via` with its number as via's `Scalar?` None, for one value ----
 
 def number_as_none(s, v):
-    """The generated wrapper (composition.py _none_body): the rule's one value (int or double) or refused; an
+    """The generated wrapper (kernels/number_as_none.py): the rule's one value (int or double) or refused; an
     optional int list of the lengths `lengths` allows, or refused; then `via` with None for the number."""
     r = s["rule"]
     n = v[r["argument"]]
@@ -1425,9 +1359,6 @@ def shrink_grad_select(grad_output, x, lambd):
     return aten("where.self")(inside, number_tensor(0, ct), grad_output.to(ct))
 
 
-SELECT_PROVERS = {"softshrink": softshrink_select, "shrink_grad": shrink_grad_select,
-                  "hardtanh_backward": hardtanh_backward_select}
-SELECT_NAN_GRADIENT = {"softshrink"}  # as NAN_GRADIENT_BY_POSITION: aten's shrink_backward at a NaN input
 
 
 def nan_free(t):
@@ -1439,8 +1370,8 @@ def nan_free(t):
 def prove_select(op, s):
     """main's comparison for the kernels of this section, on the samples main uses and on the same samples without
     NaN and larger ((6, 40): the vectorized body and the scalar tail of every dtype), errors included; float64
-    gradients (compared where the input is not NaN for softshrink, as NAN_GRADIENT_BY_POSITION)."""
-    f, kernel = aten(op), SELECT_PROVERS[s["kernel"]]
+    gradients (compared where the input is not NaN for softshrink, as a row's `nan_gradient`)."""
+    f, kernel = aten(op), MIRRORS[s["mirror"]]
     tensors = [a for a in s["args"] if s["types"][a] == "Tensor"]
     numbers = [a for a in s["args"] if a not in tensors]
     compared = both_ok = refused = 0
@@ -1483,7 +1414,7 @@ def prove_select(op, s):
                                 grads.append([leaves[a].grad if leaves[a].grad is not None else
                                               torch.zeros_like(leaves[a]) for a in tensors])
                             for a, ga, gb in zip(tensors, *grads):
-                                if s["kernel"] in SELECT_NAN_GRADIENT:
+                                if s["nan_gradient"]:
                                     keep = ~values[a].isnan()
                                     ga, gb = ga[keep], gb[keep]
                                 if not same(("ok", ga), ("ok", gb)) and not wrong:
@@ -1532,7 +1463,7 @@ def prove_indexed(op, s):
               torch.complex64]
     for d in dtypes:
         for label, make in indexed_samples(s, d):
-            if s["kernel"] == "inplace":
+            if s.get("writes_self"):
                 for grad_mode in (False, True):
                     with torch.set_grad_enabled(grad_mode):
                         want = run(lambda: f(**make()))
@@ -1570,7 +1501,7 @@ def prove_indexed(op, s):
                         vb, ob = make(), make_out()
                         got = observed(lambda: assign_out(s, vb, ob), ob)
                     compare(f"{label} out {kind} grad mode {grad_mode}", want[0], got[0], want[1], got[1])
-    if s["kernel"] == "out":  # out is the first tensor argument itself; an argument requiring grad in grad mode
+    if s.get("writes_out"):  # out is the first tensor argument itself; an argument requiring grad in grad mode
         first = next(a for a in s["args"] if s["types"][a] == "Tensor")
         for label, make in indexed_samples(s, torch.float64)[:12]:
             for grad_mode in (False, True):
@@ -1621,10 +1552,10 @@ def matmul_inplace(s, values):
         for k, v in values.items():
             if k != "self" and isinstance(v, torch.Tensor) and overlaps(self, v):
                 raise Refused("aliased")
-    return _assign(self, result, values)
+    return _assign(self, result, values, s["rule"].get("refuse_cast", False))
 
 
-def _assign(self, result, values):
+def _assign(self, result, values, refuse_cast=False):
     if not can_cast(result.dtype, self.dtype):
         raise RuntimeError(f"the result's dtype cannot be cast {ATEN_RAISES}")
     if refuse_cast and result.dtype != self.dtype:  # scalar.h refuse_cast: aten returns a temporary there
@@ -2131,7 +2062,7 @@ def first_scalar_select(lib, shims, op, self):
 def prove_item_scalar(op, s):
     f = aten(op)
     lib, shims = _item_shims()
-    mine = first_scalar_select if s["kernel"] == "first_scalar" else item_scalar_select
+    mine = MIRRORS[s["mirror"]]
     compared = both_ok = refused = 0
     wrong = ""
     for label, t in item_samples():
@@ -2241,14 +2172,14 @@ RT_DTYPES = {0: torch.uint8, 1: torch.int8, 2: torch.int16, 3: torch.int32, 4: t
 
 # ---- kernels `trapezoid_dx` / `cumulative_trapezoid_dx`: aten's Integration.cpp as the same aten calls ----
 
-TRAPEZOID_KERNELS = ("trapezoid_dx", "cumulative_trapezoid_dx")
 TRAPEZOID_NUMBERS = [1, 0.5, 0.1, -2.5, 3, 0, 1e-3, 2**53 + 1, 1e300, float("inf"), float("nan"), True, 1 + 2j, -0.0]
 
 
-def trapezoid_dx(kernel, y, dx, dim):
-    """composition.py _trapezoid_body: aten's checks (scalar.h trapezoid_check), then its calls in its order."""
-    name = "trapezoid" if kernel == "trapezoid_dx" else "cumulative_trapezoid"
-    if kernel == "trapezoid_dx" and y.size(dim) == 0:  # zeros of y's options, before the checks
+def trapezoid_dx(cumulative, y, dx, dim):
+    """shimgen/generate/routes/kernels/trapezoid.py's body: aten's checks (scalar.h trapezoid_check), then its calls in its
+    order (`cumulative`: cumulative_trapezoid)."""
+    name = "cumulative_trapezoid" if cumulative else "trapezoid"
+    if not cumulative and y.size(dim) == 0:  # zeros of y's options, before the checks
         n = y.dim()
         return aten("new_zeros.default")(y, [y.size(i) for i in range(n) if i != (dim + n if dim < 0 else dim)])
     if y.dtype == torch.bool:
@@ -2256,7 +2187,7 @@ def trapezoid_dx(kernel, y, dx, dim):
     if isinstance(dx, (bool, complex)):
         raise RuntimeError(f"{name}: Currently, we only support dx as a real number {ATEN_RAISES}")
     d = float(dx)  # shimgen::Scalar::to_double, as aten's dx.toDouble()
-    if kernel == "trapezoid_dx":
+    if not cumulative:
         ends = aten("add.Tensor")(aten("select.int")(y, dim, 0), aten("select.int")(y, dim, -1))
         inner = aten("sub.Tensor")(aten("sum.dim_IntList")(y, [dim]), aten("mul.Scalar")(ends, 0.5))
         return aten("mul.Scalar")(inner, d)
@@ -2281,7 +2212,7 @@ def prove_trapezoid(op, s):
             for dim in (-1, 0, 1, 2, -3, 5):
                 for dx in TRAPEZOID_NUMBERS:
                     want = run(lambda: f(y, dx=dx, dim=dim))
-                    got = outcome(lambda: trapezoid_dx(s["kernel"], y, dx, dim))
+                    got = outcome(lambda: trapezoid_dx(s["cumulative"], y, dx, dim))
                     compared += 1
                     if got[0] == "refused":
                         refused += 1
@@ -2294,7 +2225,7 @@ def prove_trapezoid(op, s):
                                 f"{got[0]} {got[1] if got[0] == 'error' else (got[1].dtype, got[1].stride())}"
                     if d in (torch.float64, torch.complex64) and want[0] == got[0] == "ok" and dx in (0.5, 3, -2.5):
                         grads = []
-                        for fn in (lambda t: f(t, dx=dx, dim=dim), lambda t: trapezoid_dx(s["kernel"], t, dx, dim)):
+                        for fn in (lambda t: f(t, dx=dx, dim=dim), lambda t: trapezoid_dx(s["cumulative"], t, dx, dim)):
                             def backward(fn=fn):
                                 t = y.to(torch.complex128 if d.is_complex else d).clone().requires_grad_()
                                 r = fn(t)
@@ -2545,7 +2476,6 @@ def prove_add_relu(op, s):
 # ---- kernels `range_out`, `full_out`, `scalar_full`, and `item_numbers` rows over out= overloads: the factories'
 # out= forms (and scalar_tensor) as the generated wrapper computes them ----
 
-FACTORY_OUTS = ("range_out", "full_out", "scalar_full", "fill_diagonal", "scatter_value_reduce", "index_add_one")
 # aten's resize warnings: resize_output's (TensorIterator, full_out) and arange_out's own, which the route's
 # resize_output warning stands for (its text differs)
 RESIZE_TEXTS = ("was resized since it had shape", "will be resized to a tensor of shape")
@@ -2561,22 +2491,23 @@ def resize_through_where(out, result):
 
 
 def factory_out(s, v, out):
-    """The generated wrapper of a factory's out= form (composition.py _factory_body, scalar.h range_out_assign,
-    resize_output); an `item_numbers` row: `via` (X.Tensor_Tensor_out) with the numbers as 0-dim tensors."""
-    if out.device.type != "cpu" and s["kernel"] not in ("item_numbers", "full_out"):  # scalar.h refuse_not_cpu
+    """The generated wrapper of a factory's out= form (shimgen/generate/routes/kernels/factories.py, scalar.h
+    range_out_assign, resize_output) by the row's `factory` (its entry's): `ranged` (range_out), `filled` (full_out);
+    `items` (an item_numbers row): `via` (X.Tensor_Tensor_out) with the numbers as 0-dim tensors."""
+    if out.device.type != "cpu" and s["factory"] not in ("items", "filled"):  # scalar.h refuse_not_cpu
         raise Refused("not cpu")
-    if out.device.type == "meta" and s["kernel"] == "item_numbers":  # scalar.h refuse_meta_out
+    if out.device.type == "meta" and s["factory"] == "items":  # scalar.h refuse_meta_out
         raise Refused("meta")
-    if s["kernel"] != "item_numbers" and torch.is_grad_enabled() and requires_grad_proxy(out):
+    if s["factory"] != "items" and torch.is_grad_enabled() and requires_grad_proxy(out):
         if aten("is_leaf")(out):  # scalar.h check_factory_out_autograd
             raise RuntimeError(f"out= and an input requires grad {ATEN_RAISES}")
         raise Refused("grad_fn")
-    if s["kernel"] == "item_numbers":
+    if s["factory"] == "items":
         args = {va: natural_tensor(v[fa]) if s["types"].get(fa) == "Scalar" else v[fa]
                 for va, fa in s["bind"].items() if fa in v and fa != s["out"]}
         return aten(s["via"])(**args, out=out)
     rule = s["rule"]
-    if s["kernel"] == "full_out":
+    if s["factory"] == "filled":
         size = list(v["size"])
         if list(out.shape) != size:  # aten's full_out: out.resize_(size), quiet
             if out.requires_grad:
@@ -2584,8 +2515,7 @@ def factory_out(s, v, out):
             aten("resize_as_")(out, torch.empty(size, dtype=out.dtype, device=out.device))
         aten("fill_.Scalar")(out, v["fill_value"])  # the fill_ wrapper's route (proven equal to it)
         return out
-    kernel = "range_factory" if rule.get("inclusive") else "arange_factory"
-    result = range_select(kernel, v.get("start", 0), v["end"], v.get("step", 1), out.dtype, device=out.device)
+    result = range_select(bool(rule.get("inclusive")), v.get("start", 0), v["end"], v.get("step", 1), out.dtype, device=out.device)
     if out.numel() != result.numel():
         if rule.get("warns"):
             if written_twice(out):
@@ -2636,13 +2566,13 @@ def factory_samples(s):
     """(label, values, out dtype, n): the calls tried, each with an out dtype and the aten result's length."""
     names = [a for a in s["args"] if a != s["out"]]
     samples = []
-    if s["kernel"] == "range_out":
+    if s["factory"] == "ranged":
         for label, v in range_samples(s):
             if any(k not in names for k in v if k != "dtype"):
                 continue  # the factory's options (device, layout, pin_memory): out= takes none
             dtype = v.pop("dtype", None) or torch.get_default_dtype()
             samples.append((label, v, dtype))
-    elif s["kernel"] == "full_out":
+    elif s["factory"] == "filled":
         for size in ([3], [2, 3], [], [0], [4, 1]):
             for n in (0, 2.5, -1, 2**40, 300, 1e300, float("nan"), True, 1 + 2j, 0.1, -0.0):
                 for dtype in (torch.float32, torch.float64, torch.int64, torch.uint8, torch.float16, torch.bool,
@@ -2665,12 +2595,6 @@ def factory_samples(s):
 def prove_factory(op, s):
     """aten's op against the generated wrapper's model, under both default dtypes: every sample with a new out of
     its dtype, every fifth with each kind of out (factory_outs), and out requiring grad in and out of grad mode."""
-    if s["kernel"] == "fill_diagonal":
-        return prove_fill_diagonal(op, s)
-    if s["kernel"] == "scatter_value_reduce":
-        return prove_scatter_value_reduce(op, s)
-    if s["kernel"] == "index_add_one":
-        return prove_index_add(op, s)
     f = aten(op)
     compared = both_ok = refused = 0
     wrong = ""
@@ -2694,7 +2618,7 @@ def prove_factory(op, s):
         old = torch.get_default_dtype()
         torch.set_default_dtype(default)
         try:
-            if s["kernel"] == "scalar_full":
+            if s["factory"] == "scalar":
                 numbers = [0, 1, -3, 2**40, 2**63 - 1, 0.5, 0.1, 1e300, float("inf"), float("nan"), True, False,
                            1 + 2j, -0.0, 300, -1]
                 dtypes = [None, torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64,
@@ -2734,8 +2658,8 @@ def prove_factory(op, s):
                     compare(f"default {default} {label} out {dtype} {kind}", theirs, mine, make)
         finally:
             torch.set_default_dtype(old)
-    if s["kernel"] != "scalar_full":  # out requiring grad (leaf, non-leaf), of the result's length or not
-        if s["kernel"] == "range_out":
+    if s["factory"] != "scalar":  # out requiring grad (leaf, non-leaf), of the result's length or not
+        if s["factory"] == "ranged":
             v = {"end": 6} if "start" not in s["args"] else {"start": 0, "end": 6}
         else:
             v = factory_samples(s)[3][1]
@@ -2755,7 +2679,7 @@ def prove_factory(op, s):
 # ---- kernel `fill_diagonal`: aten's fill_diagonal_ composite (as_strided views, fill_) ----
 
 def fill_diagonal_model(self, fill_value, wrap=False):
-    """composition.py _fill_diagonal_body / scalar.h fill_diagonal_views: aten's checks, then fill_ (the fill_
+    """kernels/factories.py FillDiagonal / scalar.h fill_diagonal_views: aten's checks, then fill_ (the fill_
     wrapper's route, proven equal to fill_.Scalar) on as_strided views of the diagonal and its wrapped part."""
     dims = self.dim()
     if dims < 2:
@@ -2836,7 +2760,7 @@ def prove_fill_diagonal(op, s):
 # ---- kernel `scatter_value_reduce`: scatter's number with reduce as scatter.reduce with an expanded src ----
 
 def scatter_value_reduce_model(s, v):
-    """composition.py / scalar.h scatter_value_src: the number as a 0-dim tensor of self's dtype expanded to
+    """kernels/factories.py / scalar.h scatter_value_src: the number as a 0-dim tensor of self's dtype expanded to
     index's shape, then `via` (scatter.reduce, scatter_.reduce, scatter.reduce_out)."""
     self = v["self"]
     if self.device.type != "cpu":
@@ -3036,20 +2960,18 @@ def prove_index_add(op, s):
 
 # ---- kernels `assert_scalar`, `constrain_range`, `constrain_range_for_size` and their `functional_` forms ----
 
-RUNTIME_CHECKS = ("assert_scalar", "functional_assert_scalar", "constrain_range", "constrain_range_for_size",
-                  "functional_constrain_range", "functional_constrain_range_for_size")
 INT64_MIN, INT64_MAX = -2**63, 2**63 - 1
 
 
-def runtime_check_select(kernel, op, v):
-    """scalar.h's <kernel>_select, step by step."""
-    if "assert" in kernel:
+def runtime_check_select(s, op, v):
+    """scalar.h's <kernel>_select, step by step (the row's `asserts`, `for_size`, `token`: its entry's)."""
+    if s["asserts"]:
         n = v["self"]
         if not bool(n):  # NaN is true
             raise RuntimeError(f"shimgen: {op}: {v['assert_msg']} {ATEN_RAISES}")
     else:
         size, lo, hi = v["size"], v.get("min"), v.get("max")
-        if "for_size" in kernel:
+        if s["for_size"]:
             if hi is not None and hi <= 2:
                 raise RuntimeError(f"shimgen: {op}: Max value to constrain_range_for_size must be greater than 2. "
                                    f"got: {hi} {ATEN_RAISES}")
@@ -3064,7 +2986,7 @@ def runtime_check_select(kernel, op, v):
         if not lo <= int(size) <= hi:
             raise RuntimeError(f"shimgen: {op}: Invalid value range for {int(size)} between [{lo}, {hi}]. "
                                f"{ATEN_RAISES}")
-    return aten("clone")(v["dep_token"]) if "functional" in kernel else None
+    return aten("clone")(v["dep_token"]) if s["token"] else None
 
 
 def prove_runtime_checks(op, s):
@@ -3076,15 +2998,15 @@ def prove_runtime_checks(op, s):
     token = torch.arange(3.0)
     tally = Tally()
     for i, n in enumerate(numbers):
-        if "assert" in s["kernel"]:
+        if s["asserts"]:
             cases = [{"self": n, "assert_msg": f"check {i} failed"}]
         else:
             cases = [{"size": n, "min": lo, "max": hi} for lo in bounds for hi in bounds]
         for v in cases:
-            if "functional" in s["kernel"]:
+            if s["token"]:
                 v = dict(v, dep_token=token)
             want = run(lambda: f(**v))
-            got = outcome(lambda: runtime_check_select(s["kernel"], op, v))
+            got = outcome(lambda: runtime_check_select(s, op, v))
             tally.compare(f"{v}", want, got)
     return tally.report()
 
@@ -3200,13 +3122,13 @@ def prove_addbmm_loop(op, s):
     return tally.report()
 
 
-# ---- kernel `subcmul`: aten's `self - (other * alpha)` as the same aten calls (composition.py _subcmul_body) ----
+# ---- kernel `subcmul`: aten's `self - (other * alpha)` as the same aten calls (kernels/subcmul.py) ----
 
 SUBCMUL_NUMBERS = NUMBERS + [-0.0, 2**53 + 1, 2**63 - 1, -(2**63), 300, -129, 1 + 2j, False]
 
 
 def subcmul(calls, self, other, alpha):
-    """composition.py _subcmul_body: mul.Scalar's wrapper on (other, alpha), then sub.Tensor's with its default
+    """kernels/subcmul.py: mul.Scalar's wrapper on (other, alpha), then sub.Tensor's with its default
     alpha (each wrapper proven equal to its aten overload; a number mul's wrapper refuses is refused there)."""
     return aten(calls["minus"])(self, aten(calls["times"])(other, alpha))
 
@@ -3256,7 +3178,7 @@ PAD_NUMBERS = [0, 0.0, 1, -1.5, float("nan"), float("inf"), True, 2**40, 1 + 2j,
 
 
 def pad_packed(calls, data, batch_sizes, batch_first, padding_value, total_length):
-    """composition.py _pad_packed_body and scalar.h's pad_packed_* helpers, step by step."""
+    """kernels/pad_packed.py and scalar.h's pad_packed_* helpers, step by step."""
     sizes_t = aten(calls["dense"])(batch_sizes)
     if not (sizes_t.dim() == 1 and sizes_t.device.type == "cpu" and sizes_t.dtype == torch.int64):
         raise RuntimeError(f"'lengths' argument should be a 1D CPU int64 tensor {ATEN_RAISES}")
@@ -3375,7 +3297,7 @@ MATRIX_NORM_DIMS = [(-2, -1), (-1, -2), (0, 1), (1, 0), (0, 2), (2, 0), (1, -1),
 
 
 def matrix_norm_two(s, A, ord, dim, keepdim, dtype):
-    """composition.py _matrix_norm_body: aten's checks (scalar.h matrix_norm_dims, in its order; ord 1, -1, inf
+    """kernels/matrix_norm.py: aten's checks (scalar.h matrix_norm_dims, in its order; ord 1, -1, inf
     and -inf refused), then its calls in its order, each the row's `calls` role."""
     c = {role: aten(name) for role, name in s["rule"]["calls"].items()}
     if isinstance(ord, complex):
@@ -3483,7 +3405,7 @@ RENORM_DTYPES = (torch.float32, torch.float64, torch.complex64, torch.complex128
 
 
 def renorm_two(s, self, p, dim, maxnorm):
-    """composition.py _renorm_body: aten's checks (scalar.h renorm_dims, in its order), this route's refusals, then
+    """kernels/renorm.py: aten's checks (scalar.h renorm_dims, in its order), this route's refusals, then
     its calls in its order, each the row's `calls` role; the factor kernel on 0-dim tensors of the norm's dtype."""
     c = {role: aten(name) for role, name in s["rule"]["calls"].items()}
     if isinstance(p, complex):
@@ -3575,6 +3497,21 @@ def prove_renorm(op, s):
             if not same(want, got) and not wrong:
                 wrong = f"requires grad (non-leaf {nonleaf}), grad mode {grad_mode}: {want[0]} vs {got[0]}"
     return {"compared": compared, "both_ok": both_ok, "refused": refused, "wrong": wrong}
+
+
+# ---- the hooks and mirrors the kernels' registry entries name (shimgen/generate/routes/kernels, prover_spec: `prover`, the
+# function that proves a row of the kernel; `mirror`, scalar.h's select as the hook calls it) ----
+
+PROVERS = {f.__name__: f for f in (
+    prove_kernel, prove_foreach, prove_inplace, prove_wrapped, prove_items, prove_as_double, prove_scatter_fill,
+    prove_out, prove_range, prove_number_as_none, prove_select, prove_rrelu, prove_scalars_tensor, prove_item_scalar,
+    prove_result_type_numbers, prove_trapezoid, prove_elu_backward, prove_add_relu, prove_factory, prove_fill_diagonal,
+    prove_scatter_value_reduce, prove_index_add, prove_runtime_checks, prove_addbmm_loop, prove_subcmul,
+    prove_pad_packed, prove_matrix_norm, prove_renorm)}
+MIRRORS = {f.__name__: f for f in (
+    threshold_select, leaky_relu_select, hardtanh_backward_select, clamp_select, hardshrink_select,
+    scatter_fill_select, softshrink_select, shrink_grad_select, item_scalar_select, first_scalar_select,
+    result_type_numbers_select)}
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from torchgen.model import FunctionSchema
 from shimgen.facts import history
 from shimgen.generate import table
 from shimgen.generate.parse import NativeYaml
+from shimgen.generate.routes import kernels  # each composition row's prover hook and the facts it reads
 from shimgen.proofs.provers.scalar_model import Model, in_range, kind_of, stands_in_exactly
 from shimgen.facts.scalar_facts import DATA, DTYPES, cell, load
 from shimgen.proofs.verify import samples
@@ -294,27 +295,35 @@ def prove_number_rules(rules: dict[str, list[dict]]) -> dict[str, list[dict]]:
             for op, rs in sorted(rules.items())}
 
 
-def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
-    """Each kernel composition (`op` -> kernel, args) with `proven`: the runtimes on which aten's op equals the
-    composition the wrapper computes (shimgen/proofs/provers/compositions_worker.py mirrors scalar.h's
-    shimgen::detail::<kernel>_select step by step) on every sample: dtype pairs, broadcasting, 0-dim and empty
-    shapes, inf/nan/-0.0, numbers out of range, errors, float64 gradients; a rule differing anywhere is proven
-    nowhere."""
-    from shimgen.proofs.verify import runtimes  # lazily: only this command runs the runtimes' interpreters
-
+def kernel_compositions_spec(rules: dict[str, dict]) -> dict[str, dict]:
+    """What shimgen/proofs/provers/compositions_worker.py reads for each row: the row, the overload's arguments, and its
+    kernel's registry entry's prover_spec (the worker's hook and the facts it reads)."""
     texts = history.schemas_of(NativeYaml().text)
-    spec = {op: {"kernel": r["kernel"], "bind": r.get("args", []), "via": r.get("via", ""),
+    outs = {op: "".join(a.name for a in FunctionSchema.parse(texts[op]).arguments.out[:1]) for op in rules}
+    return {op: {"kernel": r["kernel"], "bind": r.get("args", []), "via": r.get("via", ""),
                  "promote": r.get("promote", []), "fixed": r.get("fixed", {}), "check": r.get("check"),
                  "refuse_kinds": r.get("refuse_kinds", []), "refuse_dtypes": r.get("refuse_dtypes", []),
                  "samples": r.get("samples", ""),
                  "same_dtype": bool(r.get("same_dtype")),
                  "saves_self": bool(r.get("saves_self")),
                  "rule": {k: v for k, v in r.items() if k != "proven"},  # a kernel's own keys (number_as_none)
-                 "out": "".join(a.name for a in FunctionSchema.parse(texts[op]).arguments.out[:1]),
+                 "out": outs[op],
                  "args": [a.name for a in FunctionSchema.parse(texts[op]).arguments.flat_all],
                  "types": {a.name: str(a.type).replace("?", "") for a in
-                           FunctionSchema.parse(texts[op]).arguments.flat_all}}
+                           FunctionSchema.parse(texts[op]).arguments.flat_all},
+                 **kernels.get(r["kernel"], op).prover_spec(r, outs[op])}
             for op, r in rules.items()}
+
+
+def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
+    """Each kernel composition (`op` -> kernel, args) with `proven`: the runtimes on which aten's op equals the
+    composition the wrapper computes (shimgen/proofs/provers/compositions_worker.py mirrors scalar.h's
+    shimgen::detail::<kernel>_select step by step; the kernel's registry entry names the worker's hook) on every
+    sample: dtype pairs, broadcasting, 0-dim and empty shapes, inf/nan/-0.0, numbers out of range, errors, float64
+    gradients; a rule differing anywhere is proven nowhere."""
+    from shimgen.proofs.verify import runtimes  # lazily: only this command runs the runtimes' interpreters
+
+    spec = kernel_compositions_spec(rules)
     worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compositions_worker.py")
     found, missing = runtimes.resolve(list(runtimes.RELEASES))
     for name in missing:

@@ -1,0 +1,78 @@
+"""The composition kernels (data/scalar_facts.yaml `kernel_compositions`, route `composition`): one registry entry
+per kernel, named by the rows' `kernel` value. An entry holds what the route and the prover ask of a kernel: where
+a row of it has a variant at a release (`variant_at`), the wrapper's doc lines (`describe`), its C++ body (`body`,
+calling its scalar.h helpers) and what its prover runs (`prover_spec`: the compositions worker's hook and the facts
+it reads). The route and the prover ask the entry; nothing compares a kernel's name.
+
+Adding a kernel is one entry (in a module of this package), its C++ helper in scalar.h, its prover hook and a
+test (docs/kernels.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from typing import TYPE_CHECKING
+
+from shimgen.base.errors import ShimgenError
+
+if TYPE_CHECKING:
+    from shimgen.generate.cpp_model import Variant, Wrapper
+    from shimgen.generate.plan import Plan
+    from shimgen.generate.routes import Query, Route
+
+
+class Kernel:
+    """One composition kernel. `name` is the rows' `kernel` value; `prover` the compositions worker's hook
+    (shimgen/proofs/provers/compositions_worker.py PROVERS) its rows are proven by."""
+
+    name = ""
+    prover = ""
+
+    def variant_at(self, route: Route, q: Query, rule: dict) -> Variant | None:
+        """The variant of the row's op at q.level, or None where this kernel cannot compute it there."""
+        raise NotImplementedError
+
+    def describe(self, w: Wrapper, rule: dict) -> list[str]:
+        """The wrapper's doc lines: what it computes, on which runtimes that is proven, what it refuses."""
+        raise NotImplementedError
+
+    def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
+        """The wrapper's C++ body (after autocast's, where the row names one)."""
+        raise NotImplementedError
+
+    def prover_spec(self, rule: dict, out: str) -> dict:
+        """What the compositions worker reads besides the row (`out`: the overload's out= argument, or ""): the hook
+        that proves the row, and the kernel's facts the hook reads."""
+        return {"prover": self.prover}
+
+
+def modules() -> list[str]:
+    """The entries' modules: every module of this package but `common` (the helpers they share), in name order."""
+    return sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name != "common")
+
+
+_REGISTRY: dict[str, Kernel] = {}
+
+
+def register(*entries: Kernel) -> None:
+    for e in entries:
+        assert e.name and e.name not in _REGISTRY, e.name
+        _REGISTRY[e.name] = e
+
+
+def registry() -> dict[str, Kernel]:
+    """kernel name -> entry, every module of modules() loaded."""
+    if not _REGISTRY:
+        for m in modules():
+            importlib.import_module(f"shimgen.generate.routes.kernels.{m}")
+    return _REGISTRY
+
+
+def get(name: str, op: str | None = None) -> Kernel:
+    """The entry of kernel `name`; an unknown kernel is a data error (one line)."""
+    entry = registry().get(name)
+    if entry is None:
+        raise ShimgenError(f"data/scalar_facts.yaml kernel_compositions: unknown kernel `{name}` (known: "
+                           f"{', '.join(sorted(registry()))})", op=op)
+    return entry
