@@ -24,8 +24,8 @@ from shimgen.generate.routes import kernels
 from shimgen.generate.routes.composition import Composition
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ROUTE = os.path.join(ROOT, "shimgen", "routes", "composition.py")
-WORKER = os.path.join(ROOT, "shimgen", "provers", "compositions_worker.py")
+ROUTE = os.path.join(ROOT, "shimgen", "generate", "routes", "composition.py")
+WORKER = os.path.join(ROOT, "shimgen", "proofs", "provers", "compositions_worker.py")
 
 
 def rows() -> dict[str, dict]:
