@@ -3551,7 +3551,7 @@ def str_value_grads(fn, scalar_other, grad_mode, nonleaf, which, out=""):
 def prove_str_value(op, s):
     """aten's op against str_value: every str value (None, the row's, "trunc", unknown ones), dtype pairs (integral,
     floating, bool, complex: type promotion), shapes (broadcasting, 0-dim, empty, not broadcastable), negative
-    operands, zero divisors, inf/nan/-0.0, numbers for a Scalar `other` (wrapped numbers), out= tensors of several
+    operands, zero divisors, inf/nan/-0.0, numbers as `other` (aten's wrapped numbers), out= tensors of several
     dtypes and shapes (resized, cast, refused); each call on its own copies (in-place ops write self). In grad mode
     and not, with float64 inputs that require grad (leaves and non-leaves): the results, and the gradients where the
     result requires grad."""
@@ -3585,6 +3585,20 @@ def prove_str_value(op, s):
                             want = run(lambda: f(**fresh(), **{a: mode}))
                             got = outcome(lambda: str_value(s, dict(fresh(), **{a: mode})))
                             t.compare(f"{d1} {d2 if not scalar_other else repr(n)} {s1} {s2} {o} {mode!r}", want, got)
+    if not scalar_other:  # a Python number as `other`: aten's wrapped number, on both sides
+        for i, d1 in enumerate(STR_DTYPES):
+            x = sample((5, 7), d1, i)
+            for n in STR_NUMBERS:
+                for o in outs:
+                    for mode in modes:
+                        def fresh():
+                            v = {"self": x.clone(), "other": n}
+                            if o is not None:
+                                v[out] = torch.zeros(o[1], dtype=o[0])
+                            return v
+                        want = run(lambda: f(**fresh(), **{a: mode}))
+                        got = outcome(lambda: str_value(s, dict(fresh(), **{a: mode})))
+                        t.compare(f"{d1} wrapped {n!r} {o} {mode!r}", want, got)
     for mode in modes:
         for grad_mode in (True, False):
             for nonleaf in (False, True):
