@@ -184,3 +184,21 @@ def test_floor_where_autograd_records_it_is_refused_and_otherwise_atens(ext) -> 
         (fn(x, b) * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)).sum().backward()
         grads.append(x.grad)
     assert _same(grads[0], grads[1])
+
+
+@pytest.mark.parametrize("op", ["div.Tensor_mode", "div_.Tensor_mode", "div.out_mode"])
+def test_the_composition_serves_only_builds_without_a_route_carrying_the_str(op: str) -> None:
+    """The default build: the composition below 2.14. SHIMGEN_LEAKY_STR: the dispatcher from 2.10 (ranked first; it
+    computes "trunc" too). The overlay: its C shim at 2.13 (every value), never the composition there."""
+    from shimgen import plan as plan_mod, sig_cpp
+    from shimgen.plan import WORLDS
+
+    p = plan_mod.make([op])
+    routes = {}
+    for world in WORLDS:
+        w = next(x for x in sig_cpp.wrappers(p.in_world(world))[0] if x.op.name == op)
+        routes[world.label] = [(str(v.start), v.route.name) for v in w.variants]
+        assert all(v.kept == len(w.params) for v in w.variants), routes[world.label]
+    assert routes["default"] == [("2.9", "composition"), ("2.14", "dispatcher")]
+    assert routes["leaky-str"] == routes["overlay-leaky-str"] == [("2.9", "composition"), ("2.10", "dispatcher")]
+    assert routes["overlay"] == [("2.9", "composition"), ("2.13", "generated_shim"), ("2.14", "dispatcher")]

@@ -5,7 +5,9 @@ The string is compared in C++ (no conversion crosses the ABI, so nothing leaks p
 conversion of a `str` would: libtorch 2.10-2.13). A value whose overload has no derivative where the op has one
 (`no_derivative`: floor_divide, where div with a rounding mode has a zero gradient) raises a `shimgen:` error where
 autograd records the call; a value with no exact composition (`refused`: "trunc") raises a `shimgen:` error naming
-the remedies; any other value raises aten's own error for it (`unknown`, `{}` standing for the value)."""
+the remedies; any other value raises aten's own error for it (`unknown`, `{}` standing for the value). Where a
+route carries the str itself (the dispatcher from 2.14 or with SHIMGEN_LEAKY_STR, ranked first; the overlay's C
+shim in a build linking it), that route serves the call."""
 
 from __future__ import annotations
 
@@ -17,8 +19,8 @@ from shimgen.routes.kernels.common import proven
 from shimgen.sig_cpp import active, target_wrapper
 
 REMEDY = ("target torch 2.14 (TORCH_TARGET_VERSION: its dispatcher carries the str without leaking), define "
-          "SHIMGEN_LEAKY_STR (libtorch 2.10-2.13's dispatcher then carries it, leaking 48 bytes per call), or define "
-          "SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch release)")
+          "SHIMGEN_LEAKY_STR at target 2.10-2.13 (their dispatcher carries it, leaking 48 bytes per call), or define "
+          "SHIMGEN_OVERLAY and link libshimgen_overlay at target 2.13 (rebuilt for each torch release)")
 
 
 def _cpp_string(text: str) -> str:
@@ -36,9 +38,12 @@ class StrValue(Kernel):
     def variant_at(self, route: Route, q: Query, rule: dict) -> Variant | None:
         """Every parameter (the row's `args` and the `str` argument, whose type the headers have at q.level), where
         each overload the values name takes the row's `args` (its parameters, by name) with libtorch alone at
-        q.level."""
+        q.level; not in a build with the overlay where the op has a C shim by q.level (it computes every value,
+        "trunc" too, and a libtorch route would win the tie)."""
         if {p.name for p in q.params} != set(rule["args"]) | {rule["argument"]}:
             return None
+        if q.plan.world.overlay and any(sv.since <= q.level for sv in q.shims):
+            return None  # a C shim (the overlay's, in a build linking it) carries every value of the str
         if any(p.row.since is None or p.row.since > q.level for p in q.params):
             return None
         for via in self._vias(rule):
