@@ -163,7 +163,8 @@ def quiet_stderr(on: bool):
         os.close(devnull)
 
 
-# The calls of the default build whose `str` crosses libtorch 2.10-2.13's leaking dispatcher conversion.
+# The str calls that cross libtorch 2.10-2.13's leaking dispatcher conversion with -DSHIMGEN_LEAKY_STR; the default
+# build refuses gelu's at compile time and computes div's "floor" without a str crossing (kernel str_value): ~0 B.
 DEFAULT_CALLS = [("gelu(x)", "ts::gelu(x);"), ('gelu(x, "tanh")', 'ts::gelu(x, "tanh");'),
                  ('div(a, b, "floor")', 'ts::div(x, x, std::string_view("floor"));')]
 _LOOP = """#include <torch/csrc/stable/library.h>

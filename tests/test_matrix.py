@@ -141,23 +141,24 @@ def test_kernel_at_an_old_target_receives_lists_and_strings_as_tensors() -> None
 
 
 def test_kernel_exercises_the_variant_of_its_target() -> None:
-    """div.Tensor_mode in a build with the overlay (no SHIMGEN_LEAKY_STR): the dispatcher variant (rounding_mode
-    dropped: str leaks in libtorch 2.10-2.13's dispatcher) before 2.13; shimgen's shim with all three at 2.13; the
-    dispatcher with all three from 2.14. In the widest build (leaky strings accepted) the dispatcher carries all
-    three from 2.10."""
+    """fft_rfft.default in a build with the overlay (no SHIMGEN_LEAKY_STR): the dispatcher variant (norm dropped: str
+    leaks in libtorch 2.10-2.13's dispatcher) before 2.13; shimgen's shim with every argument at 2.13; the
+    dispatcher with every argument from 2.14. In the widest build (leaky strings accepted) the dispatcher carries
+    every argument from 2.10. (div.Tensor_mode, the example before, now takes a composition below 2.13 there:
+    kernel str_value.)"""
     from shimgen.generate.signatures import cpp as sig_cpp
     from shimgen.generate.plan import World
 
-    default, dw = _wrapper("div.Tensor_mode")
+    default, dw = _wrapper("fft_rfft.default")
     k = roundtrip.kernel(dw, default, Version(2, 10))
     assert k.variant.route.name == "dispatcher" and not k.unused
     p = default.in_world(World(overlay=True, leaky_str=False))
-    w = next(x for x in sig_cpp.wrappers(p)[0] if x.op.name == "div.Tensor_mode")
+    w = next(x for x in sig_cpp.wrappers(p)[0] if x.op.name == "fft_rfft.default")
     k = roundtrip.kernel(w, p, Version(2, 10))
-    assert k.variant.route.name == "dispatcher" and k.unused == ("rounding_mode",)
-    assert k.schema == "div.Tensor_mode(Tensor self, Tensor other) -> Tensor"
+    assert k.variant.route.name == "dispatcher" and k.unused == ("norm",)
+    assert k.schema == "fft_rfft(Tensor self, int? n=None, int dim=-1) -> Tensor"
     spec = roundtrip.op_spec(k, p, p.native)
-    assert [a["name"] for a in spec["args"] if a.get("unused")] == ["rounding_mode"]
+    assert [a["name"] for a in spec["args"] if a.get("unused")] == ["norm"]
     assert spec["error_text"] is False  # before 2.13 an extension cannot read libtorch's message
     assert roundtrip.kernel(w, p, Version(2, 13)).variant.route.name == "generated_shim"
     k14 = roundtrip.kernel(w, p, Version(2, 14))

@@ -144,6 +144,7 @@ def vias(op: str) -> tuple[str, ...]:
     kernel = facts.kernel_compositions.get(op, {})
     return (((rule["via"],) if rule else ()) + tuple(r["via"] for r in facts.number_rules.get(op, []) if "via" in r)
             + ((kernel["via"],) if "via" in kernel else ())
+            + ((kernel["none_via"],) if "none_via" in kernel else ())  # kernel str_value: the overload for None
             + ((kernel["operand"]["via"],) if "operand" in kernel else ())
             + tuple(kernel.get("calls", {}).values())  # a kernel calling several wrappers (trapezoid_dx)
             + ((kernel["views"],) if "views" in kernel else ()))  # fill_diagonal_'s as_strided

@@ -440,7 +440,7 @@ def hidden_ranges(here: Wrapper | None, wide: Wrapper, plan: Plan) -> list[tuple
 
 def _leak_dropped_forms(mine: Wrapper, full: Wrapper, plan: Plan) -> list[tuple[_Rendered, tuple]]:
     """Where this build's form drops trailing parameters the wide build carries only through the leaking `str`
-    conversion (div(a, b, "floor") below 2.14 without SHIMGEN_LEAKY_STR), a hidden form taking them (no defaults
+    conversion (gelu(x, "tanh") below 2.14 without SHIMGEN_LEAKY_STR), a hidden form taking them (no defaults
     up to the first dropped one, so a call leaving them out never reaches it): such a call is a compile error
     naming the leak and the remedies, not a bare "no matching function"."""
     if plan.world.leaky_str:

@@ -10,8 +10,8 @@ what the kernel computes and what it refuses): the route asks the row's entry fo
 lines and the body, and adds what every kernel shares (a row's `autocast`). The kernels: elementwise selects
 (`threshold`, `leaky_relu`, `clamp`, `hardshrink`, `scatter_fill`, `softshrink`, `shrink_grad`,
 `hardtanh_backward`, `elu_grad`, `add_relu`), an op as another overload's wrapper (`inplace`, `out`, `foreach`,
-`wrapped_numbers`, `item_numbers`, `as_double`, `number_as_none`, `scalars_tensor`, `rrelu_eval`), factories
-(`arange_factory`, `range_factory`, `range_out`, `full_out`, `scalar_full`, `fill_diagonal`,
+`wrapped_numbers`, `item_numbers`, `as_double`, `number_as_none`, `str_value`, `scalars_tensor`, `rrelu_eval`),
+factories (`arange_factory`, `range_factory`, `range_out`, `full_out`, `scalar_full`, `fill_diagonal`,
 `scatter_value_reduce`, `index_add_one`), numbers read or computed (`item_scalar`, `first_scalar`,
 `result_type_numbers`), torch.compile's runtime checks (`assert_scalar`, `constrain_range`, ... and their
 `functional_` forms), and aten composites as the same calls (`addbmm_loop`, `trapezoid_dx`,

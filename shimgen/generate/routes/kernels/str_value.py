@@ -1,0 +1,104 @@
+"""Kernel `str_value` (div.Tensor_mode with rounding_mode None -> div.Tensor, "floor" -> floor_divide.default): an op
+taking a `str` computed, for each value of its `str` `argument` the row names, as another overload of libtorch's
+routes (`calls`: the value -> the overload; `none_via`: the overload for None), the row's `args` passed on in order.
+The string is compared in C++ (no conversion crosses the ABI, so nothing leaks per call where the dispatcher's
+conversion of a `str` would: libtorch 2.10-2.13). A value whose overload has no derivative where the op has one
+(`no_derivative`: floor_divide, where div with a rounding mode has a zero gradient) raises a `shimgen:` error where
+autograd records the call; a value with no exact composition (`refused`: "trunc") raises a `shimgen:` error naming
+the remedies; any other value raises aten's own error for it (`unknown`, `{}` standing for the value). Where a
+route carries the str itself (the dispatcher from 2.14 or with SHIMGEN_LEAKY_STR, ranked first; the overlay's C
+shim in a build linking it), that route serves the call."""
+
+from __future__ import annotations
+
+from shimgen.generate.cpp_model import Variant, Wrapper
+from shimgen.generate.plan import Plan
+from shimgen.generate.routes import Query, Route
+from shimgen.generate.routes.kernels import Kernel, register
+from shimgen.generate.routes.kernels.common import proven
+from shimgen.generate.signatures.cpp import active, target_wrapper
+
+REMEDY = ("target torch 2.14 (TORCH_TARGET_VERSION: its dispatcher carries the str without leaking), define "
+          "SHIMGEN_LEAKY_STR at target 2.10-2.13 (their dispatcher carries it, leaking 48 bytes per call), or define "
+          "SHIMGEN_OVERLAY and link libshimgen_overlay at target 2.13 (rebuilt for each torch release)")
+
+
+def _cpp_string(text: str) -> str:
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
+class StrValue(Kernel):
+    name = "str_value"
+    prover = "prove_str_value"
+
+    @staticmethod
+    def _vias(rule: dict) -> list[str]:
+        return [rule["none_via"], *rule["calls"].values()]
+
+    def variant_at(self, route: Route, q: Query, rule: dict) -> Variant | None:
+        """Every parameter (the row's `args` and the `str` argument, whose type the headers have at q.level), where
+        each overload the values name takes the row's `args` (its parameters, by name) with libtorch alone at
+        q.level; not in a build with the overlay where the op has a C shim by q.level (it computes every value,
+        "trunc" too, and a libtorch route would win the tie)."""
+        if {p.name for p in q.params} != set(rule["args"]) | {rule["argument"]}:
+            return None
+        if q.plan.world.overlay and any(sv.since <= q.level for sv in q.shims):
+            return None  # a C shim (the overlay's, in a build linking it) carries every value of the str
+        if any(p.row.since is None or p.row.since > q.level for p in q.params):
+            return None
+        for via in self._vias(rule):
+            target = target_wrapper(via, q.plan)
+            tv = active(target, q.level) if target is not None else None
+            if tv is None or tv.route.overlay or tv.kept < len(rule["args"]):
+                return None
+            if {p.name for p in target.params} != set(rule["args"]):  # type: ignore[union-attr]
+                return None
+        return Variant(route, len(q.params), q.level, lowering=tuple(self._vias(rule)))
+
+    def describe(self, w: Wrapper, rule: dict) -> list[str]:
+        a = rule["argument"]
+        values = ", ".join(f'{a}="{k}" as aten::{v}' for k, v in rule["calls"].items())
+        lines = [f"Route: {a}=None as aten::{rule['none_via']}, {values}, which compute aten::{w.op.name} with that "
+                 f"{a} (proven equal on torch {proven(rule)}); the string is compared here, so no str crosses "
+                 "the ABI (nothing leaks per call)."]
+        for k in rule.get("no_derivative", []):
+            lines.append(f'With {a}="{k}", where autograd records the call (grad mode, an input requires grad), it '
+                         f"raises an error: aten::{rule['calls'][k]} has no derivative, aten::{w.op.name}'s "
+                         "gradient is zero.")
+        for k in rule.get("refused", []):
+            lines.append(f'{a}="{k}" raises an error naming the remedies: no exact composition computes it.')
+        lines.append(f"Another {a} raises aten's error for it.")
+        return lines
+
+    def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
+        """None and each value of the row (compared as a std::string_view), its overload's wrapper on the row's
+        `args`; the refusals; aten's error for any other value."""
+        a, op = rule["argument"], w.op.name
+
+        def call(via: str) -> str:
+            target = target_wrapper(via, plan)
+            assert target is not None
+            return f"return torch::stable::{target.name}({', '.join(p.name for p in target.params)});"
+
+        tensors = ", ".join(f"&{p.name}" for p in w.params if p.name in rule["args"] and "Tensor" in str(p.arg.type))
+        lines = [f"if (!{a}.has_value()) {{", call(rule["none_via"]), "}"]
+        for value, via in rule["calls"].items():
+            lines.append(f'if (*{a} == std::string_view("{_cpp_string(value)}")) {{')
+            if value in rule.get("no_derivative", []):
+                why = (f"autograd records this call (grad mode, an input requires grad) and aten::{via}, which "
+                       f"computes it, has no derivative (aten::{op}'s gradient is zero): call it where autograd "
+                       f"does not record it, or {REMEDY}")
+                lines += [f"if (shimgen::detail::records_grad({{{tensors}}})) {{",
+                          f'shimgen::detail::refuse("{op}", "{a}", {a}, "{_cpp_string(why)}");', "}"]
+            lines += [call(via), "}"]
+        for value in rule.get("refused", []):
+            why = f"no libtorch route computes it without the str crossing the ABI: {REMEDY}"
+            lines += [f'if (*{a} == std::string_view("{_cpp_string(value)}")) {{',
+                      f'shimgen::detail::refuse("{op}", "{a}", {a}, "{_cpp_string(why)}");', "}"]
+        head, _, tail = rule["unknown"].partition("{}")
+        lines.append(f'shimgen::detail::fail("{op}", (std::string("{_cpp_string(head)}") + std::string(*{a}) + '
+                     f'"{_cpp_string(tail)} (aten raises)").c_str());')
+        return "\n".join(lines)
+
+
+register(StrValue())
