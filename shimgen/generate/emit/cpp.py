@@ -359,7 +359,7 @@ def _blocker(w: Wrapper, v: Variant, level: Version, plan: Plan) -> str:
     """Why libtorch's own routes cannot carry form `v` of `w` at `level` (for a message)."""
     leaky = plan.world.leaky_str
     for p in w.kept(v):
-        need = p.need(routes.get("dispatcher"), leaky)
+        need = p.need(routes.boxed(), leaky)
         if need is None:
             return f"its `{p.name}` is a {p.arg.type}, which no released boxed dispatcher carries"
         if need > level:

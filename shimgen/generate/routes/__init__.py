@@ -26,8 +26,9 @@ Adding a route is one module plus data plus a test:
 3. a test that a wrapper takes the route where it should, and that its generated call compiles and runs.
 A route may also offer a surface of its own instead of forms of the default wrappers (`wrappers`, `files`,
 `owned`: the device route's torch::stable::cpu:: header); the pipeline writes every route's files.
-Nothing else names a route: sig_cpp asks every route in rank order, emit_cpp asks the variant's route for its
-body, verify asks `overlay`. The name is what reports and JSON records carry.
+Nothing else names a route: signatures/cpp.py asks every route in rank order (and the `boxed` route of the data
+for an optional parameter taken as None), emit/cpp.py asks the variant's route for its body (and the boxed route
+for what a hidden form lacks), verify asks `overlay`. The name is what reports and JSON records carry.
 """
 
 from __future__ import annotations
@@ -168,6 +169,7 @@ def return_outs(w: Wrapper) -> str:
 class _Registry:
     ordered: tuple[Route, ...]
     by_name: dict[str, Route] = field(hash=False)
+    boxed: Route | None = None
 
 
 @functools.cache
@@ -180,12 +182,22 @@ def _registry() -> _Registry:
         if row["needs"] not in ("libtorch", "overlay"):
             raise ShimgenError(f"data/routes.yaml: route {row['name']}: needs is libtorch or overlay")
         ordered.append(module.ROUTE_CLASS(row["name"], rank, str(row["cost"]), row["needs"] == "overlay"))
-    return _Registry(tuple(ordered), {r.name: r for r in ordered})
+    boxed = [r for r, row in zip(ordered, raw["routes"]) if row.get("boxed")]
+    if len(boxed) != 1:
+        raise ShimgenError("data/routes.yaml: exactly one route is `boxed: true` (the boxed dispatcher's)")
+    return _Registry(tuple(ordered), {r.name: r for r in ordered}, boxed[0])
 
 
 def ordered() -> tuple[Route, ...]:
     """Every route, in order of preference (data/routes.yaml)."""
     return _registry().ordered
+
+
+def boxed() -> Route:
+    """The route calling any op through libtorch's boxed dispatcher (data/routes.yaml `boxed: true`)."""
+    route = _registry().boxed
+    assert route is not None
+    return route
 
 
 def get(name: str) -> Route:

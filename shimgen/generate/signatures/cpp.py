@@ -150,7 +150,7 @@ def _variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list
     # Where no route takes every parameter, the dispatcher may still take an optional one it cannot carry, as
     # None: the call works whenever the caller leaves it None (std(t, {1}) is std.correction, correction=None).
     if best is None or best.kept < len(ps):
-        v = routes.get("dispatcher").variant_at(query, none_only=True)  # type: ignore[call-arg]
+        v = routes.boxed().variant_at(query, none_only=True)  # type: ignore[call-arg]
         if v is not None and v.none_only and (best is None or v.kept > best.kept):
             best = v
     return best
