@@ -9,8 +9,15 @@ otherwise fast file gets the mark."""
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
+
+# The suite runs shimgen in hundreds of subprocesses: with bytecode written (__pycache__, which git ignores) each one
+# imports shimgen's compiled modules instead of compiling them again. PYTHONDONTWRITEBYTECODE, where set, is lifted
+# for the test run (tests/test_cli_errors.py: a quarter less CPU time).
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+sys.dont_write_bytecode = False
 
 SLOW_FILES = frozenset({
     # extensions built against the generated headers (tests.cxx)
@@ -38,7 +45,19 @@ SLOW_FILES = frozenset({
 })
 
 
+# The files that take longest, longest first. pytest-xdist (pyproject's addopts: `--dist loadfile`) hands whole
+# files to its workers in collection order, so these go first: they start at once on separate workers instead of
+# one of them being last and running alone. Re-measure with `python -m pytest -q -p no:xdist --durations=0`
+# summed per file (docs/development.md).
+LONGEST_FIRST = (
+    "test_port_fix.py", "test_cpp_whole_yaml.py", "test_upstream_compat.py", "test_example_ext.py",
+    "test_verify_world.py", "test_verify.py", "test_stable_calls.py", "test_matrix.py",
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if os.path.basename(str(item.path)) in SLOW_FILES:
             item.add_marker(pytest.mark.slow)
+    rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(os.path.basename(str(item.path)), len(rank)))  # stable: the rest in order

@@ -169,7 +169,10 @@ class NativeYaml:
             self._check_unique(i)
         ops = []
         refused: list[Refusal] = []
-        parsed = self._parsed(table) if len(chosen) >= CACHED_PARSE_MIN else None
+        # the whole file's parse, for a large selection or once this run has it (a plan of the whole yaml looks up
+        # single overloads many times: the memo of small selections would be read and rewritten for each)
+        loaded = self.__dict__.get("_parsed_key") == (id(table), _table_source(table))
+        parsed = self._parsed(table) if len(chosen) >= CACHED_PARSE_MIN or loaded else None
         memo = self._entry_memo(table) if parsed is None else None
         for i, explicit in chosen.items():
             try:

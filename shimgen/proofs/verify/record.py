@@ -20,6 +20,7 @@ $XDG_CACHE_HOME/shimgen, or ~/.cache/shimgen). OpInfo is test-only code inside t
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import subprocess
 import sys
@@ -453,6 +454,15 @@ def record(torch_version: str, python: str = sys.executable, jobs: int = 2, scop
     if cached is not None:
         return cached
     os.makedirs(os.path.dirname(path), exist_ok=True)
+    # one recorder per file: a concurrent run (parallel test workers) waits for it and reads what it recorded
+    # instead of deleting its part files
+    with open(f"{path}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        cached = load(path)
+        return cached if cached is not None else _record(torch_version, path, python, jobs, scope, log)
+
+
+def _record(torch_version: str, path: str, python: str, jobs: int, scope: list[str] | None, log: Any) -> Recording:
     t0 = time.perf_counter()
     parts = [f"{path}.part{i}" for i in range(jobs)]
     for p in parts:

@@ -85,15 +85,20 @@ def _overlay_dir(ci) -> str:
         for rel, text in _OVERLAY.items():
             path = os.path.join(inc, rel)
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            with open(path, "w") as f:
-                f.write(text)
-        with open(os.path.join(root, "prelude.h"), "w") as f:
-            f.write(_PRELUDE)
-        with open(os.path.join(root, "cuda_prelude.h"), "w") as f:
-            f.write(_CUDA_PRELUDE)
-        with open(os.path.join(root, "ready"), "w") as f:
-            f.write("")
+            _write_whole(path, text)
+        _write_whole(os.path.join(root, "prelude.h"), _PRELUDE)
+        _write_whole(os.path.join(root, "cuda_prelude.h"), _CUDA_PRELUDE)
+        _write_whole(os.path.join(root, "ready"), "")
     return root
+
+
+def _write_whole(path: str, text: str) -> None:
+    """text at path through a rename: a concurrent scan (parallel test workers) reading the folder sees the old
+    file or the new one, never a truncated one."""
+    tmp = f"{path}.{os.getpid()}"
+    with open(tmp, "w") as f:
+        f.write(text)
+    os.replace(tmp, path)
 
 
 def _cuda_include() -> list[str]:
