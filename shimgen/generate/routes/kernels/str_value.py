@@ -96,8 +96,10 @@ class StrValue(Kernel):
             lines += [f'if (*{a} == std::string_view("{_cpp_string(value)}")) {{',
                       f'shimgen::detail::refuse("{op}", "{a}", {a}, "{_cpp_string(why)}");', "}"]
         head, _, tail = rule["unknown"].partition("{}")
-        lines.append(f'shimgen::detail::fail("{op}", (std::string("{_cpp_string(head)}") + std::string(*{a}) + '
-                     f'"{_cpp_string(tail)} (aten raises)").c_str());')
+        # one statement per piece: a line clang-format's layout writer lays out itself (no long `+` expression)
+        lines += ["std::string message;", f'message.append("{_cpp_string(head)}");', f"message.append(*{a});",
+                  f'message.append("{_cpp_string(tail)} (aten raises)");',
+                  f'shimgen::detail::fail("{op}", message.c_str());']
         return "\n".join(lines)
 
 
