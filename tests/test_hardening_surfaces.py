@@ -137,6 +137,25 @@ def test_report_destinations_refused(sources, tmp_path, case: str) -> None:
     assert not [n for n in os.listdir(tmp_path) if n.startswith(output.STAGE_PREFIX)]
 
 
+@pytest.mark.parametrize("case", ["missing folder", "folder", "same file"])
+def test_report_destinations_are_refused_before_the_scan(sources, tmp_path, monkeypatch, case: str) -> None:
+    """A report port could not write is refused before libclang reads a source (seconds a file)."""
+    from shimgen.tools import port
+    from shimgen.tools.porting import analyze
+
+    def scan_file(*args, **kwargs):
+        raise AssertionError("the sources were scanned before the destinations were checked")
+
+    monkeypatch.setattr(analyze, "scan_file", scan_file)
+    report = str(tmp_path / "r.json")
+    args = {"missing folder": ["--json", str(tmp_path / "none" / "r.json")], "folder": ["--json", str(tmp_path)],
+            "same file": ["--json", report, "--toml", report]}[case]
+    needle = {"missing folder": "No such file or directory", "folder": "it is a directory, not a regular file",
+              "same file": "names the same file"}[case]
+    with pytest.raises(ShimgenError, match=needle):
+        port.main([sources, "--target", "2.10", "--parser", "libclang", *args])
+
+
 # ---- 2. FIFOs are refused, never waited on ---------------------------------------------------------------------
 
 

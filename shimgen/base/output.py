@@ -572,6 +572,29 @@ def _switch(out: str, staged: dict[str, str], committed: list[bool], removals: l
 # ---- single files (reports) ------------------------------------------------------------------------------------
 
 
+def check_destinations(files: list[tuple[str, str]]) -> None:
+    """Refuse, before any work, what write_files would refuse of these destinations ((path, label)): one that is not
+    a regular file, two naming the same file, a folder that does not exist. What only writing finds (a full disk,
+    a read-only folder) is left to write_files, which says it in the same words."""
+    labels: dict[str, str] = {}
+    for path, label in files:
+        with contextlib.suppress(OSError):  # a FIFO, a device, /dev/stdout: refused, never opened
+            if not stat.S_ISREG(mode := os.stat(path).st_mode):
+                raise ShimgenError(f"cannot write {label}: it is {file_kind(mode)}, not a regular file")
+        dest = os.path.realpath(path) if os.path.islink(path) else os.path.abspath(path)
+        if dest in labels:
+            raise ShimgenError(f"cannot write {label}: {labels[dest]} names the same file")
+        labels[dest] = label
+        if os.path.lexists(dest) and not stat.S_ISREG(mode := os.lstat(dest).st_mode):
+            raise ShimgenError(f"cannot write {label}: it is {file_kind(mode)}, not a regular file")
+        try:
+            folder = os.stat(os.path.dirname(dest)).st_mode
+        except OSError as e:
+            raise ShimgenError(f"cannot write {label}: {e.strerror or e}") from None
+        if not stat.S_ISDIR(folder):
+            raise ShimgenError(f"cannot write {label}: {os.strerror(errno.ENOTDIR)}")
+
+
 def write_files(files: list[tuple[str, str, str]], before_switch=None) -> None:
     """Write a few standalone files ((path, label naming it in errors such as `--json r.json`, text)) as the output
     folder's files are written: each staged beside its destination and made durable, then `before_switch()`
@@ -584,18 +607,12 @@ def write_files(files: list[tuple[str, str, str]], before_switch=None) -> None:
     staged: dict[str, str] = {}  # destination -> staging path
     labels: dict[str, str] = {}
     label = ""
+    check_destinations([(path, label) for path, label, _ in files])
     try:
         try:
             for path, label, text in files:
-                with contextlib.suppress(OSError):  # a FIFO, a device, /dev/stdout: refused, never opened
-                    if not stat.S_ISREG(mode := os.stat(path).st_mode):
-                        raise ShimgenError(f"cannot write {label}: it is {file_kind(mode)}, not a regular file")
                 dest = os.path.realpath(path) if os.path.islink(path) else os.path.abspath(path)
-                if dest in labels:
-                    raise ShimgenError(f"cannot write {label}: {labels[dest]} names the same file")
                 labels[dest] = label
-                if os.path.lexists(dest) and not stat.S_ISREG(mode := os.lstat(dest).st_mode):
-                    raise ShimgenError(f"cannot write {label}: it is {file_kind(mode)}, not a regular file")
                 mine: dict[str, str] = {}
                 try:
                     _stage(os.path.dirname(dest), os.path.basename(dest), text, umask, mine, token)

@@ -425,6 +425,9 @@ def main(argv: list[str]) -> int:
         targets = sorted({t for t in (found.target if found else None, release) if t is not None})
     if not targets:
         raise ShimgenError("no target release: give --target X.Y")
+    # a report that cannot be written is refused before the scan, which takes seconds a file
+    output.check_destinations([(path, f"--{flag} {path}") for flag, path in (("toml", args.toml), ("json", args.json))
+                               if path])
     if args.parser == "tree-sitter" and not args.fix:  # the call-level report of the tree-sitter scan
         parser = _parser()
         sources = [scan(f, parser) for f in files]
