@@ -96,3 +96,26 @@ def test_the_old_kernel_check(monkeypatch) -> None:
         assert output._syncfs() is not None
     finally:
         output._syncfs.cache_clear()
+
+
+def test_sigterm_inside_an_import_callback_is_raised_after_it() -> None:
+    """A SIGTERM landing in importlib's module-lock weakref callback, where Python would print the exception and drop
+    it, is raised a moment later instead: the run is still interrupted, and no "Exception ignored" is printed."""
+    import signal
+    import time
+    import types
+
+    from shimgen.base import output as out
+
+    code = compile("pass", "<frozen importlib._bootstrap>", "exec").replace(co_name="cb")
+    previous = signal.getsignal(signal.SIGALRM)
+    try:
+        out._raise_interrupted(signal.SIGTERM, types.SimpleNamespace(f_code=code))  # returns: not raised in the callback
+        with pytest.raises(out.Interrupted) as raised:
+            time.sleep(1)
+        assert raised.value.signum == signal.SIGTERM
+        with pytest.raises(out.Interrupted):  # anywhere else, at once
+            out._raise_interrupted(signal.SIGTERM, types.SimpleNamespace(f_code=compile("pass", "x.py", "exec")))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -64,7 +64,18 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
+# Where Python prints an exception and drops it: importlib's module-lock weakref callback, which an import may run
+# at any moment ("Exception ignored in: <function _get_module_lock.<locals>.cb>").
+_DROPPED_HERE = ("<frozen importlib._bootstrap>", "cb")
+
+
 def _raise_interrupted(signum: int, frame: object) -> None:
+    code = getattr(frame, "f_code", None)
+    if code is not None and (code.co_filename, code.co_name) == _DROPPED_HERE:
+        # raised here, the interrupt would be lost: raise it a moment later, once the callback has returned
+        signal.signal(signal.SIGALRM, lambda _signum, later: _raise_interrupted(signum, later))
+        signal.setitimer(signal.ITIMER_REAL, 0.005)
+        return
     raise Interrupted(signum)
 
 
