@@ -3,9 +3,11 @@
 build_so keeps each library it links in a cache keyed by its content: the source, every file of the generated
 folder it compiles against (by path within the folder and bytes), the flags, the torch release and the compiler.
 A later build with the same content copies the library instead of compiling it. Libraries linked against other
-libraries (`libs`: an overlay in a temporary folder, found through its rpath) are always compiled. The cache is
-`$SHIMGEN_TEST_BUILD_CACHE`, else `~/.cache/shimgen/test-builds`; `SHIMGEN_TEST_BUILD_CACHE=` (empty) turns it
-off."""
+libraries (`libs`: an overlay in a temporary folder, found through its rpath) are always compiled. syntax_check
+records each check that passed the same way (its key adds the command line: target, defines, compiler, warnings),
+and a later check of the same content passes without compiling; a failed check is never recorded, so its
+diagnostics are always the compiler's of this run. The cache is `$SHIMGEN_TEST_BUILD_CACHE`, else
+`~/.cache/shimgen/test-builds`; `SHIMGEN_TEST_BUILD_CACHE=` (empty) turns it off."""
 
 from __future__ import annotations
 
@@ -39,35 +41,52 @@ def syntax_check(source: str, generated: str | None, target: str | None = None,
     flags = TORCH.stable_flags(generated)
     if strict:
         flags = [f"-isystem{f[2:]}" if f == f"-I{TORCH.include_dirs[0]}" else f for f in flags] + list(WARNINGS)
-    return subprocess.run(
-        [cxx or CXX, *flags, *define, "-fsyntax-only", "-x", "c++", "-"],
-        input=source,
-        capture_output=True,
-        text=True,
-    )
+    cmd = [cxx or CXX, *flags, *define, "-fsyntax-only", "-x", "c++", "-"]
+    passed = _cache_path(generated, cmd[0], [*cmd, source], ".passed")
+    if passed is not None and os.path.isfile(passed):
+        os.utime(passed)
+        with open(passed, encoding="utf-8") as f:
+            return subprocess.CompletedProcess(cmd, 0, "", f.read())  # a passing check's warnings (none if strict)
+    proc = subprocess.run(cmd, input=source, capture_output=True, text=True)
+    if passed is not None and proc.returncode == 0:
+        _store(passed, proc.stderr.encode())
+    return proc
 
 
 def build_so(src: str, out: str, generated: str | None, defines: list[str] = (), libs: list[str] = ()) -> None:
     """A stable-ABI extension library from one source file (reused from the cache when its content was built)."""
-    cached = None if libs else _cached(src, generated, defines)
+    cmd = [CXX, *build.CXX_FLAGS, *TORCH.stable_flags(generated), *[f"-D{d}" for d in defines], src, "-o", out]
+    with open(src, "rb") as f:
+        source = f.read().decode()
+    cached = None if libs else _cache_path(generated, CXX, [*build.CXX_FLAGS, *defines, source], ".so")
     if cached is not None and os.path.isfile(cached):
         shutil.copyfile(cached, out)
         os.utime(cached)  # recently used: kept by the pruning below
         return
-    cmd = [CXX, *build.CXX_FLAGS, *TORCH.stable_flags(generated), *[f"-D{d}" for d in defines], src, "-o", out]
     proc = subprocess.run([*cmd, *libs, *TORCH.link_flags()], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-4000:]
     if cached is not None:
-        os.makedirs(os.path.dirname(cached), exist_ok=True)
-        stage = f"{cached}.{os.getpid()}"
-        shutil.copyfile(out, stage)
-        os.replace(stage, cached)  # atomic: concurrent test runs never see half a library
-        _prune(os.path.dirname(cached))
+        with open(out, "rb") as f:
+            _store(cached, f.read())
+
+
+def _store(path: str, data: bytes) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    stage = f"{path}.{os.getpid()}"
+    with open(stage, "wb") as f:
+        f.write(data)
+    os.replace(stage, path)  # atomic: concurrent test runs never see half an entry
+    _prune(os.path.dirname(path))
 
 
 def _prune(folder: str, keep: int = CACHE_ENTRIES) -> None:
-    """Remove all but the `keep` most recently used libraries."""
-    entries = [e for e in os.scandir(folder) if e.name.endswith(".so")]
+    """Remove all but the `keep` most recently used entries of each kind (libraries, passed checks)."""
+    for kind in (".so", ".passed"):
+        _prune_kind(folder, kind, keep)
+
+
+def _prune_kind(folder: str, kind: str, keep: int) -> None:
+    entries = [e for e in os.scandir(folder) if e.name.endswith(kind)]
     for entry in sorted(entries, key=lambda e: e.stat().st_mtime, reverse=True)[keep:]:
         try:
             os.remove(entry.path)
@@ -75,21 +94,20 @@ def _prune(folder: str, keep: int = CACHE_ENTRIES) -> None:
             pass  # another run removed it first
 
 
-@functools.lru_cache(maxsize=1)
-def _compiler_id() -> str:
-    return build.compiler_id(CXX)
+@functools.lru_cache(maxsize=None)
+def _compiler_id(cxx: str) -> str:
+    return build.compiler_id(cxx)
 
 
-def _cached(src: str, generated: str | None, defines) -> str | None:
-    """The cache path of a build's library (None: caching is off)."""
+def _cache_path(generated: str | None, cxx: str, parts, kind: str) -> str | None:
+    """The cache entry of a compile (None: caching is off): keyed by the compiler, the torch release, `parts` (the
+    flags and the source) and every file of the generated folder, by its path within the folder and its bytes."""
     root = os.environ.get("SHIMGEN_TEST_BUILD_CACHE", _CACHE_DEFAULT)
     if not root:
         return None
     h = hashlib.sha256()
-    for part in (CXX, _compiler_id(), TORCH.version, TORCH.root, *build.CXX_FLAGS, *defines):
+    for part in (cxx, _compiler_id(cxx), TORCH.version, TORCH.root, *parts):
         h.update(str(part).encode() + b"\0")
-    with open(src, "rb") as f:
-        h.update(f.read())
     if generated:
         for dirpath, dirs, files in os.walk(generated):
             dirs.sort()
@@ -98,7 +116,7 @@ def _cached(src: str, generated: str | None, defines) -> str | None:
                 h.update(os.path.relpath(path, generated).encode() + b"\0")
                 with open(path, "rb") as f:
                     h.update(f.read())
-    return os.path.join(root, h.hexdigest() + ".so")
+    return os.path.join(root, h.hexdigest() + kind)
 
 
 def load_extension(root, name: str, ops: list[str], source: str) -> str:
