@@ -124,8 +124,9 @@ def test_a_bad_index_is_an_error_naming_its_line(index: str, reason: str) -> Non
 
 
 def test_each_section_needs_the_sections_whose_helpers_it_calls() -> None:
-    """The kernel files' `// @needs` are data the headers' includes follow; the names a section's text uses are read here,
-    so a need left out (a compile error in a TU including only that section's users) fails this test first."""
+    """The kernel files' `// @needs` are data the headers' includes follow; the names a section's text uses are
+    read here, so a need left out (a compile error in a TU including only that section's users) fails this test
+    first."""
     split = kernel_sections.load()
     core_names = kernel_sections.defined_names(split.core)
     assert not _uses(split.core, set(split.owners)), "core calls a kernel section's helper"
