@@ -12,7 +12,7 @@ helpers it calls where it calls any (its header includes theirs):
 cxx/kernels/index.txt lists the sections, one name a line, in the order the generated headers list them; a
 section's needs are listed above it. Which sections a header includes comes from the helpers its bodies name
 (`shimgen::detail::<helper>`), looked up in the names each section defines, as the C shims a per-op header declares
-come from the calls its bodies make. Each rule below is an error naming the file and line that break it
+come from the calls its bodies make. Breaking one of these rules is an error naming the file and line
 (tests/test_kernel_sections.py), never code that silently lands in core or goes unshipped: a kernel file is listed
 in the index and a listed name has its file; a file holds one section (one heading, at its top); its needs are
 sections listed above it; a name is defined in core or in one section; and each `// ---- ` heading of cxx/scalar.h
