@@ -1,67 +1,79 @@
-"""The sections of shimgen/cxx/scalar.h: one plain C++ template, split at generation time into
-torch/csrc/stable/shimgen/scalar.h (core: shimgen::Scalar and the rules every number-taking wrapper uses) and one
-header per kernel section, torch/csrc/stable/shimgen/kernels/<name>.h, so that a per-op header pays only for the
-kernels its wrappers call (one op costs what upstream's header costs).
+"""The C++ of shimgen::detail, hand-written in shimgen/cxx/: scalar.h is core (torch/csrc/stable/shimgen/scalar.h:
+shimgen::Scalar and the rules every number-taking wrapper uses), and each kernel section is one file,
+cxx/kernels/<name>.h, generated as torch/csrc/stable/shimgen/kernels/<name>.h, so that a per-op header pays only
+for the kernels its wrappers call (one op costs what upstream's header costs).
 
-A section starts at a marker line directly above its `// ---- ` heading and runs to the next marker:
+A kernel file is its section's text, from its `// ---- ` heading on, after a first line naming the sections whose
+helpers it calls where it calls any (its header includes theirs):
 
-    // @section <name>
-    // @section <name> needs <earlier section> [<earlier section> ...]
+    // @needs <section> [<section> ...]
+    // ---- kernel `frobnicate`: what it computes ...
 
-`needs` names the earlier sections whose helpers the section calls (its header includes theirs); the text before
-the first marker, and a section named `core`, are core, which every header has. Which sections a header includes
-comes from the helpers its bodies name (`shimgen::detail::<helper>`), looked up in the names each section defines,
-as the C shims a per-op header declares come from the calls its bodies make. Every `// ---- ` heading must carry
-a marker: a section added without one is an error naming its line (tests/test_kernel_sections.py), never code
-that silently lands in the section above it or in core."""
+cxx/kernels/index.txt lists the sections, one name a line, in the order the generated headers list them; a
+section's needs are listed above it. Which sections a header includes comes from the helpers its bodies name
+(`shimgen::detail::<helper>`), looked up in the names each section defines, as the C shims a per-op header declares
+come from the calls its bodies make. Breaking one of these rules is an error naming the file and line
+(tests/test_kernel_sections.py), never code that silently lands in core or goes unshipped: a kernel file is listed
+in the index and a listed name has its file; a file holds one section (one heading, at its top); its needs are
+sections listed above it; a name is defined in core or in one section; and each `// ---- ` heading of cxx/scalar.h
+is core's, marked `// @section core` directly above it (a kernel's heading added there is refused: its section
+is a file of cxx/kernels/)."""
 
 from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from importlib import resources
 
+from shimgen.base.errors import ShimgenError
 from shimgen.base.inputs import package_text
 
 TEMPLATE = "cxx/scalar.h"
+KERNELS = "cxx/kernels/"
+INDEX = f"{KERNELS}index.txt"
 HEADERS = "torch/csrc/stable/shimgen/kernels/"
 CORE = "core"
-CLOSE = "} // namespace detail\n} // namespace shimgen\n"  # how the template ends (each header closes the same)
+CLOSE = "} // namespace detail\n} // namespace shimgen\n"  # how core ends (each kernel header closes the same)
 
-_MARKER = re.compile(r"// @section (\w+)(?: needs((?: \w+)+))?")
+_CORE_MARKER = "// @section core"
+_NEEDS = re.compile(r"// @needs((?: \w+)+)")
+_NAME = re.compile(r"\w+")
 _HEADING = "// ---- "
-_DIRECTIVE = re.compile(r"(?<=\n)// (?:@section|---- )[^\n]*")  # after a newline: a fast literal search
+_DIRECTIVE = re.compile(r"(?<=\n)// (?:@section|@needs|---- )[^\n]*")  # after a newline: a fast literal search
 _HELPER_USE = re.compile(r"\bshimgen::detail::(\w+)")
 
 
-class SectionError(ValueError):
-    """cxx/scalar.h breaks the section rules (a kernel heading without a marker, an unknown need, ...)."""
+class SectionError(ShimgenError):
+    """shimgen/cxx breaks the section rules (a kernel file not listed, an unknown need, ...): one line, as bad
+    input is."""
 
 
 @dataclass(frozen=True)
 class Section:
     name: str
     needs: tuple[str, ...]
-    text: str  # from its `// ---- ` heading to the next marker (the marker line itself left out)
+    text: str  # its file's text from its `// ---- ` heading on (the `// @needs` line left out)
     defines: frozenset[str]  # the names it defines at namespace scope (functions, types, constants)
 
 
 @dataclass(frozen=True)
 class Split:
-    core: str  # the core header's text (before the banner): the template without its kernel sections
-    sections: tuple[Section, ...]  # in template order (a section's needs come before it)
-    owners: dict[str, tuple[str, ...]]  # a helper name -> the kernel sections defining it (core's names absent)
+    core: str  # the core header's text (before the banner): cxx/scalar.h without its `// @section core` lines
+    sections: tuple[Section, ...]  # in index order (a section's needs come before it)
+    owners: dict[str, str]  # a helper name -> the kernel section defining it (core's names absent)
 
     def section(self, name: str) -> Section:
         return next(s for s in self.sections if s.name == name)
 
     def used_by(self, texts) -> list[str]:
-        """The kernel sections whose helpers `texts` (wrapper bodies) name, in template order."""
-        names = {s for text in texts for h in _HELPER_USE.findall(text) for s in self.owners.get(h, ())}
+        """The kernel sections whose helpers `texts` (wrapper bodies) name, in index order."""
+        names = {self.owners[h] for text in texts for h in _HELPER_USE.findall(text) if h in self.owners}
         return [s.name for s in self.sections if s.name in names]
 
     def closure(self, names) -> list[str]:
-        """`names` and every section they need, directly or not, in template order."""
+        """`names` and every section they need, directly or not, in index order."""
         todo, seen = list(names), set()
         while todo:
             name = todo.pop()
@@ -94,69 +106,109 @@ _TYPE_NAME = re.compile(r"(?:(?:struct|class|union|enum(?: class)?)\s+(\w+))|(?:
 _DECLARED_NAME = re.compile(r"(\w+)()\s*[(=\[{;]")
 
 
-def split(template: str) -> Split:
-    """The template's core and kernel sections; SectionError where it breaks the rules above."""
+def split(core: str, kernels: Mapping[str, str], index: str) -> Split:
+    """Core (cxx/scalar.h's text), the kernel sections (`kernels`: cxx/kernels/'s files by name, `foo.h`, with
+    their texts) in the order of `index` (cxx/kernels/index.txt's text); SectionError where they break the rules
+    above."""
+    order = _order(index, kernels)
+    sections: list[Section] = []
+    for name in order:
+        path = f"{KERNELS}{name}.h"
+        needs, text = _needs(path, kernels[f"{name}.h"])
+        for need in needs:
+            listed = [s.name for s in sections]
+            if need not in listed:
+                why = f"is not listed above it in {INDEX}" if need in order else f"has no file {KERNELS}{need}.h"
+                raise SectionError(f"{path}:1: section `{name}` needs `{need}`, which {why} (listed above it: "
+                                   f"{', '.join(listed) or 'none'})")
+        sections.append(Section(name, needs, text, frozenset(defined_names(text))))
+    core_text = _core(core)
+    core_names = defined_names(core_text)
+    owners: dict[str, str] = {}
+    for s in sections:
+        for helper in sorted(s.defines):
+            home = "core (cxx/scalar.h)" if helper in core_names else owners.get(helper)
+            if home is not None:
+                raise SectionError(f"{KERNELS}{s.name}.h: `{helper}` is defined in {home} too: a name has one home "
+                                   "(a header finds its sections by the names its wrappers call)")
+            owners[helper] = s.name
+    return Split(core_text, tuple(sections), owners)
+
+
+def _order(index: str, kernels: Mapping[str, str]) -> list[str]:
+    """The section names `index` lists, each with its file in `kernels`, and every file listed."""
+    order: list[str] = []
+    for number, line in enumerate(index.splitlines(), 1):
+        name = line.strip()
+        if not name or name.startswith("#"):
+            continue
+        where = f"{INDEX}:{number}"
+        if not _NAME.fullmatch(name) or name == CORE:
+            raise SectionError(f"{where}: `{line}` is not a kernel section's name (a line holds one name, the "
+                               f"file {KERNELS}<name>.h without `.h`; core is cxx/scalar.h)")
+        if name in order:
+            raise SectionError(f"{where}: section `{name}` is listed twice")
+        if f"{name}.h" not in kernels:
+            raise SectionError(f"{where}: section `{name}` has no file {KERNELS}{name}.h")
+        order.append(name)
+    for file in sorted(kernels):
+        if file[:-2] not in order:
+            raise SectionError(f"{KERNELS}{file}: not listed in {INDEX}: add its name there, below the sections "
+                               "it needs (a section not listed would never reach a header)")
+    return order
+
+
+def _needs(path: str, text: str) -> tuple[tuple[str, ...], str]:
+    """A kernel file's needs and its section's text (the file without its `// @needs` line)."""
+    needs: tuple[str, ...] = ()
+    if text.startswith("// @"):
+        first, _, text = text.partition("\n")
+        m = _NEEDS.fullmatch(first)
+        if m is None:
+            raise SectionError(f"{path}:1: `{first}` is not `// @needs <section> [<section>...]`")
+        needs = tuple(m.group(1).split())
+    line = 1 + bool(needs)
+    if not text.startswith(_HEADING):
+        raise SectionError(f"{path}:{line}: a kernel file starts with its `{_HEADING.strip()}` heading (after its "
+                           "`// @needs` line, where it needs other sections)")
+    for m in _DIRECTIVE.finditer(text):
+        where = f"{path}:{line + text.count(chr(10), 0, m.start())}"
+        if m.group(0).startswith(_HEADING):
+            raise SectionError(f"{where}: `{m.group(0)}` is a second section in this file: a kernel section is "
+                               f"its own file, {KERNELS}<name>.h, listed in {INDEX}")
+        raise SectionError(f"{where}: `{m.group(0)}` is not in its place: a kernel file's only marker is its "
+                           "first line, `// @needs <section>...`")
+    return needs, text
+
+
+def _core(template: str) -> str:
+    """cxx/scalar.h's text without its `// @section core` lines, each directly above a heading of core."""
     if not template.endswith(CLOSE):
         raise SectionError(f"{TEMPLATE} must end with {CLOSE!r}")
-    body = template[: -len(CLOSE)]
-    core: list[str] = []
-    found: list[tuple[str, tuple[str, ...], str]] = []
-    start, marker_end = 0, -1  # where the current section's text (core first) starts; where its marker ends
-    for m in _DIRECTIVE.finditer(body):  # marker and heading lines only: the rest is copied as it is
+    marker_end = -1
+    kept, start = [], 0
+    for m in _DIRECTIVE.finditer(template):
         line = m.group(0)
-        where = _Where(body, m.start())  # the line, for the errors below
-        marker = _MARKER.fullmatch(line)
+        where = f"{TEMPLATE}:{template.count(chr(10), 0, m.start()) + 1}"
         if line.startswith(_HEADING):
             if marker_end != m.start():
-                raise SectionError(f"{where}: section `{line}` has no marker: add `// @section <name> [needs "
-                                   "<earlier section>...]` directly above it (its helpers then go into "
-                                   "torch/csrc/stable/shimgen/kernels/<name>.h)")
+                raise SectionError(f"{where}: section `{line}` is in core: a kernel's section is its own file, "
+                                   f"{KERNELS}<name>.h, listed in {INDEX} (a heading of core is marked "
+                                   f"`{_CORE_MARKER}` directly above it)")
             continue
-        if marker is None:
-            raise SectionError(f"{where}: `{line}` is not `// @section <name> [needs <name>...]`")
-        if not body.startswith(_HEADING, m.end() + 1):
+        if line != _CORE_MARKER:
+            raise SectionError(f"{where}: `{line}` is not `{_CORE_MARKER}`: a kernel's section is its own file, "
+                               f"{KERNELS}<name>.h, listed in {INDEX}")
+        if not template.startswith(_HEADING, m.end() + 1):
             raise SectionError(f"{where}: `{line}` must be directly above its `{_HEADING.strip()}` heading")
-        name, needs = marker.group(1), tuple((marker.group(2) or "").split())
-        known = [n for n, _, _ in found]
-        if name == CORE and (needs or known):
-            raise SectionError(f"{where}: the core section comes first and needs nothing")
-        if name in known:
-            raise SectionError(f"{where}: section `{name}` is marked twice")
-        for need in needs:
-            if need not in known:
-                raise SectionError(f"{where}: section `{name}` needs `{need}`, which is not a section above it "
-                                   f"({', '.join(known) or 'none'})")
-        text = body[start : m.start()]
-        if found:
-            found[-1] = (*found[-1][:2], text)
-        else:
-            core.append(text)
-        if name != CORE:
-            found.append((name, needs, ""))
-        start = marker_end = m.end() + 1  # the section's text starts after its marker line
-    if found:
-        found[-1] = (*found[-1][:2], body[start:])
-    else:
-        core.append(body[start:])
-    sections = tuple(Section(n, needs, text, frozenset(defined_names(text))) for n, needs, text in found)
-    core_names = defined_names("".join(core))
-    owners: dict[str, tuple[str, ...]] = {}
-    for s in sections:
-        for name in sorted(s.defines - core_names):
-            owners[name] = (*owners.get(name, ()), s.name)
-    return Split("".join(core) + CLOSE, sections, owners)
-
-
-class _Where:
-    """`cxx/scalar.h:<line>` of a position, counted only where an error names it."""
-
-    def __init__(self, text: str, pos: int) -> None:
-        self.text, self.pos = text, pos
-
-    def __str__(self) -> str:
-        return f"{TEMPLATE}:{self.text.count(chr(10), 0, self.pos) + 1}"
+        kept.append(template[start : m.start()])
+        start = marker_end = m.end() + 1
+    return "".join(kept) + template[start:]
 
 
 @functools.lru_cache(maxsize=None)
 def load() -> Split:
-    return split(package_text(TEMPLATE))
+    index = package_text(INDEX)  # first: an install without the folder fails here, naming the file
+    folder = resources.files("shimgen").joinpath(KERNELS)
+    files = sorted(f.name for f in folder.iterdir() if f.name.endswith(".h"))
+    return split(package_text(TEMPLATE), {f: package_text(f"{KERNELS}{f}") for f in files}, index)
