@@ -9,12 +9,10 @@
 // torch::stable, so that it can never collide with a Scalar PyTorch adds to
 // the stable API later.
 //
-// The kernels' helpers are in torch/csrc/stable/shimgen/kernels/<section>.h:
-// shimgen/cxx/scalar.h marks each `// ---- ` section with a
-// `// @section <name> [needs <section>...]` line, and each per-op header
-// includes the sections its wrappers call
-// (shimgen/generate/kernel_sections.py). A kernel section's functions are
-// templates with one defaulted parameter
+// The kernels' helpers are in torch/csrc/stable/shimgen/kernels/<section>.h,
+// one per file of shimgen/cxx/kernels/, and each per-op header includes the
+// sections its wrappers call (shimgen/generate/kernel_sections.py). A
+// kernel section's functions are templates with one defaulted parameter
 // (`template <typename = void>`), called as functions: a translation unit that
 // includes a section parses them but instantiates only what its calls reach
 // (the aggregate ops.h includes every section).
