@@ -75,3 +75,10 @@ class Wrapper:
 
     def kept(self, v: Variant) -> tuple[Param, ...]:
         return self.params[: v.kept]
+
+    def active(self, level: Version) -> Variant | None:
+        """The variant serving an extension that targets release `level` (None: none does)."""
+        for v in self.variants:
+            if v.start <= level and (v.end is None or level < v.end):
+                return v
+        return None

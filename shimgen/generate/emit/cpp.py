@@ -599,7 +599,7 @@ def emit(plan: Plan) -> dict[str, str]:
             blocks.append({"open": opener, "close": closer, "wrappers": units})
         deps = sorted({c for _, units in groups for r in units for c in r.calls if c != name})
         called = sorted({f for _, units in groups for r in units for f in _SHIM_CALL_RE.findall(r.body)})
-        kernels = sections.used_by(t for _, units in groups for r in units for t in (r.signature, r.body))
+        kernels = sections.used_by([t for _, units in groups for r in units for t in (r.signature, r.body)])
         used.update(kernels)
         files[op_header(name)] = render("ops_op.h.j2", banner=plan.banner, op_name=name, deps=deps, blocks=blocks,
                                         shims=[declared[f] for f in called], kernels=kernels,

@@ -112,7 +112,7 @@ class Route:
             return None
         ps = q.params
         kept = 0
-        while kept < cap and (n := ps[kept].need(self, q.plan.world.leaky_str)) is not None and n <= q.level:
+        while kept < cap and (n := self.carries(ps[kept].row, q.plan.world.leaky_str)) is not None and n <= q.level:
             kept += 1
         if not all(p.none_default for p in ps[kept:cap]) or any(p.default is None for p in ps[cap:]):
             return None

@@ -56,7 +56,7 @@ class Dispatcher(Route):
                 return None
             while kept < cap:
                 p = q.params[kept]
-                n = p.need(self, leaky)
+                n = self.carries(p.row, leaky)
                 if n is None and isinstance(p.arg.type, OptionalType) and not p.is_out:
                     as_none.append(p.name)  # one a later release carries is hidden until then instead
                 elif n is None or n > q.level:

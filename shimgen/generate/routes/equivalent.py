@@ -34,7 +34,7 @@ class Equivalent(CShimRoute):
             shipped = [sv for sv in sig_c.versions(via, q.plan) if sv.upstream and sv.since <= q.level]
         except Refusal:
             return None
-        if not shipped or any((n := p.need(self)) is None or n > q.level for p in q.params):
+        if not shipped or any((n := self.carries(p.row)) is None or n > q.level for p in q.params):
             return None
         sv = shipped[-1]
         if {a.name for a in sig_c.c_arguments(via)[: sv.shim.nargs]} != set(rule["args"]):  # type: ignore[index]

@@ -170,28 +170,23 @@ def _better(v: Variant, best: Variant, overlay_ties_to_libtorch: bool) -> bool:
 
 
 def target_wrapper(name: str, plan: Plan) -> Wrapper | None:
-    """The (uncollided) wrapper of a lowering target, built once per plan."""
-    built = plan.derived.setdefault("lowering_targets", {})
-    if name not in built:  # type: ignore[operator]
-        by_name = plan.derived.get("ops_by_name")
-        if by_name is None:
-            by_name = plan.derived["ops_by_name"] = {o.name: o for o in plan.ops}
-        op = by_name.get(name)  # type: ignore[union-attr]
-        try:
-            if op is None and plan.native is not None:
-                op = plan.native.select([name], plan.table)[0]
-            built[name] = build(op, plan) if op is not None else None  # type: ignore[index]
-        except ShimgenError:
-            built[name] = None  # type: ignore[index]
-    return built[name]  # type: ignore[index]
+    """The (uncollided) wrapper of a lowering target, built once per plan (Plan.wrapper_of)."""
+    plan.index_wrappers(_build_named)
+    return plan.wrapper_of(name)
+
+
+def _build_named(name: str, plan: Plan) -> Wrapper | None:
+    """The wrapper of op `name` as build makes it: the plan's op, or the yaml's (None: neither has a wrapper)."""
+    op = plan.op_named(name)
+    try:
+        return build(op, plan) if op is not None else None
+    except ShimgenError:
+        return None
 
 
 def active(w: Wrapper, level: Version) -> Variant | None:
-    """The wrapper's variant serving `level`."""
-    for v in w.variants:
-        if v.start <= level and (v.end is None or level < v.end):
-            return v
-    return None
+    """The wrapper's variant serving `level` (Wrapper.active, for callers outside generation)."""
+    return w.active(level)
 
 
 def _lowering_at(op: Op, ps: list[Param], plan: Plan, level: Version) -> tuple[tuple[str, ...], int] | None:
@@ -203,7 +198,7 @@ def _lowering_at(op: Op, ps: list[Param], plan: Plan, level: Version) -> tuple[t
     variants = []
     for t in targets:
         w = target_wrapper(t, plan)
-        v = active(w, level) if w is not None else None
+        v = w.active(level) if w is not None else None
         if v is None:
             return None
         variants.append((w, v))
@@ -225,6 +220,7 @@ def same_variant(a: Variant, b: Variant) -> bool:
 def variants(op: Op, ps: list[Param], plan: Plan) -> list[Variant]:
     """The variants of the wrapper over the releases, each serving [start, end): consecutive releases that call
     the op the same way share one; a release with no way to call it (absent, incompatible) ends the range."""
+    plan.index_wrappers(_build_named)  # what the routes ask of the wrappers they call (Plan.wrapper_of)
     try:
         shims = sig_c.versions(op, plan)
     except Refusal:
