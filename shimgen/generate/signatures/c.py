@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 from torchgen.api.cpp import default_expr
@@ -41,10 +41,10 @@ class CShim:
     ret_assignments: tuple[str, ...]  # "*ret0 = new_tensor_handle(std::move(tmp_result));"
     nargs: int = 0  # how many schema arguments (in C order) it takes; the others get their schema default
     version: int = 1  # N of torchgen's `_vN` names (1: the original name)
+    declaration: str = field(init=False, compare=False)  # `AOTITorchError aoti_torch_aten_add_Tensor(...)`
 
-    @property
-    def declaration(self) -> str:
-        return f"AOTITorchError {self.function}({', '.join(self.params)})"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "declaration", f"AOTITorchError {self.function}({', '.join(self.params)})")
 
 
 def shim_name(op: Op, version: int = 1) -> str:

@@ -16,14 +16,14 @@ targeted releases. The rules (docs/design.md "How versions are tagged"):
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from torchgen.model import Argument, OptionalType
 
 from shimgen.facts import history, scalar_facts as scalars
 from shimgen.generate import overloads, routes
 from shimgen.generate.signatures import c as sig_c
-from shimgen.generate.cpp_model import Param, Variant, Wrapper
+from shimgen.generate.cpp_model import Extra, Param, Variant, Wrapper
 from shimgen.base.errors import Refusal, ShimgenError
 from shimgen.generate.parse import Op
 from shimgen.generate.plan import Plan
@@ -440,21 +440,6 @@ def _with_nullopt_forwarding(w: Wrapper, ws: list[Wrapper], plan: Plan) -> Wrapp
 
 
 # ---- hand-written overloads (ATen's C++-only ones, upstream's helpers) -------------------------------------
-
-
-@dataclass(frozen=True)
-class Extra:
-    """A hand-written overload (data/extra_overloads.yaml) that forwards to a generated wrapper. Where that
-    wrapper is not generated, or not available at a release, it is left out, or deleted (`delete`: the call it
-    exists for must not fall through to another overload, std(t, 0) to std(t, unbiased))."""
-
-    name: str
-    target: Wrapper | None
-    params: tuple[tuple[str, str, str | None], ...]  # (C++ type, name, default)
-    call: tuple[str, ...]  # the arguments it passes to the target
-    target_op: str  # `std.correction`
-    source: str  # `ATen/Functions.h`
-    delete: bool
 
 
 def _declaration(text: str) -> tuple[str, str, str | None]:
