@@ -95,7 +95,7 @@ def generate_cxx(ops: list[str] | None, out: str, old_bool_list: bool = False) -
     p = plan_mod.make(ops)
     if old_bool_list:
         p = without_bool_list_dispatch(p)
-    write_atomically(out, {**emit_c.emit(r := resolve(p)), **emit_cpp.emit(r), **routes.get("cpu").files(p)})
+    write_atomically(out, {**emit_c.emit(r := resolve(p)), **emit_cpp.emit(r), **routes.get("cpu").files(p, r.wrappers)})
 
 
 def build(tmp: str) -> dict[str, str]:

@@ -18,7 +18,7 @@ from shimgen.generate.table import Row
 from shimgen.facts.versions import Version
 
 if TYPE_CHECKING:  # typing only: the routes build on this module
-    from shimgen.generate.plan import Plan, World
+    from shimgen.generate.plan import Plan, Release, World
     from shimgen.generate.routes import Route
     from shimgen.generate.signatures.c import ShimVersion
 
@@ -40,11 +40,6 @@ class Param:
     def none_default(self) -> bool:
         return self.default == "std::nullopt"
 
-    def need(self, route: Route, leaky: bool = False) -> Version | None:
-        """The release this parameter needs on a route; None: the route cannot carry it. `leaky`: the extension
-        accepts a dispatcher conversion that leaks (plan.World.leaky_str)."""
-        return route.carries(self.row, leaky)
-
 
 @dataclass(frozen=True)
 class Variant:
@@ -61,6 +56,11 @@ class Variant:
     # dispatcher route: optional parameters it carries only as None (a type no release's dispatcher carries,
     # Scalar?): a call passing a value raises a `shimgen:` error
     none_only: tuple[str, ...] = ()
+
+    def same_call(self, other: Variant) -> bool:
+        """Does `other` call aten the same way (so that neighbouring releases share one range)?"""
+        return (self.route, self.kept, self.shim, self.stack, self.lowering, self.none_only) == (
+            other.route, other.kept, other.shim, other.stack, other.lowering, other.none_only)
 
 
 @dataclass(frozen=True)
@@ -80,12 +80,55 @@ class Wrapper:
     def kept(self, v: Variant) -> tuple[Param, ...]:
         return self.params[: v.kept]
 
+    def return_outs(self) -> str:
+        """The return statement of an out= form: the caller's own out tensors (every route hands them back so)."""
+        outs = [a.name for a in self.op.schema.arguments.out]
+        if self.returns == "void":
+            return ""
+        if len(outs) == 1:
+            return f"return {outs[0]};"
+        return f"return std::make_tuple({', '.join(outs)});"
+
     def active(self, level: Version) -> Variant | None:
         """The variant serving an extension that targets release `level` (None: none does)."""
         for v in self.variants:
             if v.start <= level and (v.end is None or level < v.end):
                 return v
         return None
+
+
+@dataclass(frozen=True)
+class Query:
+    """What a route is asked at one targeted release: can it call `op` (yaml schema, wrapper parameters `params`)
+    for an extension targeting `level`? `at` is the op in that release (plan.timeline), `shims` the op's C shim
+    versions (sig_c.versions), `lowering` where its numbers can be lowered to (sig_cpp, None: nowhere)."""
+
+    op: Op
+    params: list[Param]
+    plan: Plan
+    level: Version
+    shims: list[ShimVersion]
+    at: Release
+    lowering: tuple[tuple[str, ...], int] | None
+
+    def fit(self, cap: int, returns_need: Version | None, needs: list[Version | None]) -> int | None:
+        """How many leading parameters (of the `cap` the callee takes at self.level) a route carries, or None when
+        it cannot serve, given the release from which it hands back the op's returns and the one from which it
+        carries each parameter (None: never): a parameter it cannot carry may be dropped only when its default
+        is None, and every parameter past `cap` (arguments a later release added) must have a default."""
+        if returns_need is None or returns_need > self.level:
+            return None
+        ps = self.params
+        kept = 0
+        while kept < cap and (n := needs[kept]) is not None and n <= self.level:
+            kept += 1
+        if not all(p.none_default for p in ps[kept:cap]) or any(p.default is None for p in ps[cap:]):
+            return None
+        return kept
+
+    def fallback(self, kept: int) -> tuple[str, ...]:
+        """Where a form taking `kept` parameters lowers the numbers its callee would change (or nowhere)."""
+        return self.lowering[0] if self.lowering is not None and self.lowering[1] >= kept else ()
 
 
 @dataclass(frozen=True)

@@ -88,7 +88,7 @@ def _generate(ops: list[str] | None, yaml_path: str | None, since: str | None, o
     files.update(emit_c.emit(resolved))
     files.update(emit_cpp.emit(resolved))
     for route in routes.ordered():  # routes with a surface of their own (torch::stable::cpu::)
-        files.update(route.files(p))
+        files.update(route.files(p, resolved.wrappers))
     formatted = fmt.start_formatting(files, per_file=formatter)  # in parallel with the Python emitter
     files.update(emit_py.emit(resolved, formatter))
     files.update(formatted.result())

@@ -23,7 +23,7 @@ from torchgen.model import Argument, OptionalType
 from shimgen.facts import history, scalar_facts as scalars
 from shimgen.generate import overloads, routes
 from shimgen.generate.signatures import c as sig_c
-from shimgen.generate.cpp_model import Extra, Param, Variant, Wrapper
+from shimgen.generate.cpp_model import Extra, Param, Query, Variant, Wrapper
 from shimgen.base.errors import Refusal, ShimgenError
 from shimgen.generate.parse import Op
 from shimgen.generate.plan import Plan
@@ -139,7 +139,7 @@ def variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[
 
 def _variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[sig_c.ShimVersion], at,
                 lowering: tuple[tuple[str, ...], int] | None) -> Variant | None:
-    query = routes.Query(op, ps, plan, level, shims, at, lowering)
+    query = Query(op, ps, plan, level, shims, at, lowering)
     best: Variant | None = None
     for route in routes.ordered():
         if route.overlay and not plan.world.overlay:
@@ -213,8 +213,7 @@ def _lowering_at(op: Op, ps: list[Param], plan: Plan, level: Version) -> tuple[t
 
 
 def same_variant(a: Variant, b: Variant) -> bool:
-    return (a.route, a.kept, a.shim, a.stack, a.lowering, a.none_only) == (
-        b.route, b.kept, b.shim, b.stack, b.lowering, b.none_only)
+    return a.same_call(b)
 
 
 def variants(op: Op, ps: list[Param], plan: Plan) -> list[Variant]:
@@ -242,7 +241,7 @@ def variants(op: Op, ps: list[Param], plan: Plan) -> list[Variant]:
             if is_open:
                 result[-1] = replace(result[-1], end=level)
             continue
-        if is_open and same_variant(result[-1], v):
+        if is_open and result[-1].same_call(v):
             continue
         if is_open:
             result[-1] = replace(result[-1], end=level)
