@@ -7,10 +7,9 @@ matrix and a build integration all call it; none of them assembles the steps its
 
 1. plan (shimgen.generate.plan): which ops, from which yaml, with which version tags;
 2. signatures (shimgen.generate.signatures.stage): the wrappers, each form through one route (shimgen.generate.routes),
-and the C shim
-   set those need;
-3. emitters (emit_c, emit_cpp, emit_py) render them into files; C++ is formatted by fmt, the stamp records the
-   invocation (shimgen.generate.stamp).
+   and the C shim set those need; `resolve` then decides once everything the emitters need (cpp_model.Resolved);
+3. emitters (emit_c, emit_cpp, emit_py) lay that value out into files, asking no stage again; C++ is formatted by
+   fmt, the stamp records the invocation (shimgen.generate.stamp).
 Errors are ShimgenError (one line); nothing is written until `write`."""
 
 from __future__ import annotations

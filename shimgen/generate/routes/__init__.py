@@ -27,8 +27,10 @@ Adding a route is one module plus data plus a test:
 A route may also offer a surface of its own instead of forms of the default wrappers (`wrappers`, `files`,
 `owned`: the device route's torch::stable::cpu:: header); the pipeline writes every route's files.
 Nothing else names a route: signatures/cpp.py asks every route in rank order (and the `boxed` route of the data
-for an optional parameter taken as None), emit/cpp.py asks the variant's route for its body (and the boxed route
-for what a hidden form lacks), verify asks `overlay`. The name is what reports and JSON records carry.
+for an optional parameter taken as None), signatures/stage.py (`resolve`) asks the variant's route for its text
+once (and the boxed route for what a hidden form lacks) and hands it to the emitters, verify asks `overlay`. The
+name is what reports and JSON records carry. A route asks nothing of the signature stage: what it needs of the
+wrappers it calls comes with the values handed to it (the query, `Plan.wrapper_of`, `Wrapper.active`).
 """
 
 from __future__ import annotations
