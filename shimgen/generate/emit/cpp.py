@@ -380,8 +380,8 @@ def _render_world(s: Surface, wide: dict[str, Wrapper]) -> tuple[dict[str, list[
     order = [*ws, *(w for name, w in wide.items() if name not in here)]
     for w in order:
         mine = here.get(w.op.name)
-        for v, form in (zip(mine.variants, s.forms[mine.op.name]) if mine else ()):
-            rendered.append(render_wrapper(mine, v, form, s.gone.get(mine.op.name)))  # type: ignore[arg-type]
+        for v, decided in zip(mine.variants, s.forms[w.op.name]) if mine else ():
+            rendered.append(render_wrapper(mine, v, decided, s.gone.get(w.op.name)))  # type: ignore[arg-type]
             rendered += [render_nullopt_overload(mine, v, k) for k in mine.nullopt_at if k < v.kept]  # type: ignore[union-attr]
             if w.op.schema.is_out_fn():
                 rendered.append(render_outf(mine, v))  # type: ignore[arg-type]
