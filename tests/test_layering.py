@@ -246,3 +246,18 @@ def test_generation_climbs_back_up_at_most_three_times() -> None:
     climbs = int(head.split("stage to earlier stage: ")[1].split()[0])
     assert climbs <= 3, res.stdout
     assert "-> generate.signatures" not in res.stdout.replace("generate.signatures.c:", ""), res.stdout
+
+
+def test_routes_and_emitters_do_not_import_the_signature_stage() -> None:
+    """The routes and composition kernels get what they ask of other wrappers from the values handed to them, and
+    the emitters lay out what the stage decided (signatures.stage.resolve): none imports signatures/cpp.py or
+    signatures/stage.py, even inside a function (signatures/c.py, the C shim rules, is below the routes)."""
+    stage = ("shimgen.generate.signatures.cpp", "shimgen.generate.signatures.stage")
+    bad = []
+    for module in STACK:
+        if not module.startswith(("generate.routes", "generate.emit")):
+            continue
+        for line, name, _ in _imports(_path(module)):
+            if name.startswith(stage) or name in ("shimgen.generate.signatures", "shimgen.generate.signatures.*"):
+                bad.append(f"{module}:{line}: {name}")
+    assert not bad, bad
