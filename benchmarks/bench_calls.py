@@ -32,6 +32,7 @@ from dataclasses import replace
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from shimgen.generate.signatures.stage import resolve
 from shimgen.generate import plan as plan_mod  # noqa: E402
 from shimgen.generate.signatures import cpp as sig_cpp  # noqa: E402
 from shimgen.generate.emit import c as emit_c, cpp as emit_cpp  # noqa: E402
@@ -94,7 +95,7 @@ def generate_cxx(ops: list[str] | None, out: str, old_bool_list: bool = False) -
     p = plan_mod.make(ops)
     if old_bool_list:
         p = without_bool_list_dispatch(p)
-    write_atomically(out, {**emit_c.emit(p), **emit_cpp.emit(p), **routes.get("cpu").files(p)})
+    write_atomically(out, {**emit_c.emit(r := resolve(p)), **emit_cpp.emit(r), **routes.get("cpu").files(p, r.wrappers)})
 
 
 def build(tmp: str) -> dict[str, str]:

@@ -37,7 +37,7 @@ def main() -> int:
     print(f"whole yaml ({p.release}), target {level}: {len(ws)} wrappers")
     for r, n in sorted(collections.Counter(route.values()).items()):
         print(f"  {r:<15} {n}")
-    dev = {d: {w.op.name for w in routes.get(d).wrappers(p) if sig_cpp.active(w, level)} for d in ("cpu", "cuda")}
+    dev = {d: {w.op.name for w in routes.get(d).wrappers(p, ws) if sig_cpp.active(w, level)} for d in ("cpu", "cuda")}
     print(f"device route at {level}: {len(dev['cpu'])} cpu:: and {len(dev['cuda'])} cuda:: wrappers")
     over = sorted(op for op, r in route.items() if r == "generated_shim")
     with_cpu = [op for op in over if op in dev["cpu"]]

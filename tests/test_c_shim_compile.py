@@ -28,6 +28,7 @@ import time
 import pytest
 import torch
 
+from shimgen.generate.signatures.stage import resolve
 from shimgen.generate.emit import c as emit_c
 from shimgen.generate import parse, plan
 from shimgen.generate.signatures import stage as signatures
@@ -71,7 +72,7 @@ def _write(root: str, files: dict[str, str]) -> str:
 
 
 def _generate(root: str, ops: list[str]) -> str:
-    return _write(root, emit_c.emit(plan.make(ops)))
+    return _write(root, emit_c.emit(resolve(plan.make(ops))))
 
 
 def _run(cmd: list[str]) -> float:
@@ -242,7 +243,7 @@ def test_every_declarable_definition_compiles(compiler: str, tmp_path: str) -> N
     p = plan.make(names)  # bare names: overloads the table refuses are skipped with a note
     shims, refused = signatures.c_shims(p)
     assert len(shims) > 2000 and len(refused) > 100
-    root = _write(str(tmp_path), emit_c.emit(p))
+    root = _write(str(tmp_path), emit_c.emit(resolve(p)))
     seconds = _run([compiler, "-fsyntax-only", "-I", root, *ATEN_FLAGS, os.path.join(root, emit_c.SOURCE)])
     print(f"\nfront end over {len(shims)} shim definitions: {seconds:.1f}s")
 

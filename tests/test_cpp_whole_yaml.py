@@ -14,6 +14,7 @@ import shutil
 
 import pytest
 
+from shimgen.generate.signatures.stage import resolve
 from shimgen.generate.emit import c as emit_c, cpp as emit_cpp
 from shimgen.generate import kernel_sections, plan
 from shimgen.generate.signatures import cpp as sig_cpp
@@ -28,7 +29,7 @@ TARGETS = [None, "0x0209000000000000", "0x020a000000000000", "0x020c000000000000
 def everything(tmp_path_factory):
     out = str(tmp_path_factory.mktemp("whole") / "out")
     p = plan.make(sorted(NativeYaml().by_name))
-    write_atomically(out, {**emit_c.emit(p), **emit_cpp.emit(p)})  # unformatted: the compiler does not mind
+    write_atomically(out, {**emit_c.emit(r := resolve(p)), **emit_cpp.emit(r)})  # unformatted: the compiler does not mind
     return out, p
 
 

@@ -23,6 +23,7 @@ import torch
 
 from shimgen.facts import libtorch_device_shims as device_shims
 from shimgen.generate import pipeline, routes
+from shimgen.generate.signatures import cpp as sig_cpp
 from shimgen.facts.versions import Version
 from tests.cxx import TORCH, build_so, syntax_check
 
@@ -167,7 +168,7 @@ def test_the_cuda_header_compiles_and_is_gated(gen, target) -> None:
 def test_a_shim_declared_later_is_hidden_at_older_targets(tmp_path) -> None:
     out = str(tmp_path / "gen")
     files, plan = pipeline.generate(["_grouped_mm"], None, None, out, only=True)
-    (w,) = routes.get("cpu").wrappers(plan)
+    (w,) = routes.get("cpu").wrappers(plan, sig_cpp.wrappers(plan)[0])
     assert w.since == Version(2, 12)  # aoti_torch_cpu__grouped_mm: first declared by 2.12's header
     pipeline.write(out, files)
     src = "#include <torch/csrc/stable/cpu/ops.h>\n" \
@@ -231,14 +232,14 @@ def test_the_route_is_a_route_with_a_surface_of_its_own() -> None:
     """Through the routes interface: rows `cpu` and `cuda` of data/routes.yaml, libtorch alone, never a form of a
     default wrapper, and their own namespaced wrappers whose forms are theirs."""
     from shimgen.generate import plan as plan_mod
-    from shimgen.generate.signatures import cpp as sig_cpp
 
     cpu, cuda = routes.get("cpu"), routes.get("cuda")
     assert not cpu.overlay and not cuda.overlay and not cpu.calls_c_shim
     p = plan_mod.make(["add", "pow", "mul", "cumsum", "addmm"], additive=False)
     assert all(v.route not in (cpu, cuda) for w in sig_cpp.wrappers(p)[0] for v in w.variants)
-    names = {w.op.name for w in cpu.wrappers(p)}
+    ws = sig_cpp.wrappers(p)[0]
+    names = {w.op.name for w in cpu.wrappers(p, ws)}
     assert {"add.Tensor", "pow.Tensor_Scalar", "mul.Scalar", "cumsum.default", "addmm.out"} <= names
     assert "addmm.default" not in names  # libtorch has no device shim for the functional addmm
-    assert all(v.route is cpu and v.shim.startswith("aoti_torch_cpu_") for w in cpu.wrappers(p) for v in w.variants)
-    assert set(cpu.files(p)) == {"torch/csrc/stable/cpu/ops.h"} and cpu.owned == ("torch/csrc/stable/cpu/",)
+    assert all(v.route is cpu and v.shim.startswith("aoti_torch_cpu_") for w in cpu.wrappers(p, ws) for v in w.variants)
+    assert set(cpu.files(p, ws)) == {"torch/csrc/stable/cpu/ops.h"} and cpu.owned == ("torch/csrc/stable/cpu/",)

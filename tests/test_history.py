@@ -16,6 +16,7 @@ import sys
 
 import pytest
 
+from shimgen.generate.signatures.stage import resolve
 from shimgen.facts import drift, history
 from shimgen.generate.emit import c as emit_c, cpp as emit_cpp
 from shimgen.generate import pipeline, plan as plan_mod, routes
@@ -174,7 +175,7 @@ def test_flash_attention_forms_and_stack() -> None:
     (w,), _ = sig_cpp.wrappers(p)
     assert [(v.start, v.end, v.kept, len(v.stack), v.route.name) for v in w.variants] == [
         (V("2.9"), V("2.12"), 15, 17, "dispatcher"), (V("2.12"), None, 17, 17, "dispatcher")]
-    text = emit_cpp.wrapper_texts(emit_cpp.emit(p))
+    text = emit_cpp.wrapper_texts(emit_cpp.emit(resolve(p)))
     old_form = text[: text.index("#endif // TORCH_FEATURE_VERSION < TORCH_VERSION_2_12_0")]
     call = next(line for line in old_form.splitlines() if "shimgen::detail::call_dispatcher<" in line)
     assert "call_dispatcher<17>(" in call  # 17 slots (shimgen/dispatch.h converts each value with from())
@@ -252,7 +253,7 @@ def test_vN_shims_equal_the_wheels() -> None:
     """--since 2.9 (the release these shims first shipped in): the original name keeps 2.9's arguments, `_v2`
     carries the new ones, gated on the release whose schema has them."""
     p = plan_mod.make(["_flash_attention_forward.default", "_scaled_dot_product_attention_math_for_mps"], since="2.9")
-    header = emit_c.declarations(emit_c.emit(p))  # shimgen's (c_shim_aten_overlay.h): libtorch's aten has neither
+    header = emit_c.declarations(emit_c.emit(resolve(p)))  # shimgen's (c_shim_aten_overlay.h): libtorch's aten has neither
     ours: dict[str, tuple[str | None, str]] = {}
     gate = None
     for line in header.splitlines():
@@ -282,7 +283,7 @@ def test_vN_definitions_pass_defaults_and_compile(tmp_path) -> None:
         ("aoti_torch_aten__flash_attention_forward", V("2.9"), 15),
         ("aoti_torch_aten__flash_attention_forward_v2", V("2.12"), 17)]
     assert versions[0].shim.aten_args[-2:] == ("{}", "::std::nullopt")  # torchgen's default_expr for None
-    files = emit_c.emit(p)
+    files = emit_c.emit(resolve(p))
     out = tmp_path / "gen"
     pipeline.write(str(out), files)
     proc = subprocess.run([CXX, *TORCH.aten_flags(str(out)), "-fsyntax-only", str(out / emit_c.SOURCE)],

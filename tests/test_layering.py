@@ -198,3 +198,66 @@ def test_the_tools_do_not_import_the_command_line() -> None:
     for tool in ("tools/port", "tools/project", "setuptools", "proofs/overlay_needs", "tools/console"):
         names = [name for _, name, _ in _imports(os.path.join(PKG, f"{tool}.py"))]
         assert not [n for n in names if n.startswith(("shimgen.tools.cli", "shimgen.tools.cli"))], (tool, names)
+
+
+def _switch_flips(path: str) -> list[str]:
+    """`x.y = ...` (or +=, or setattr(x, ...)) where x names a shimgen module imported into the file."""
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    modules = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("shimgen"):
+            modules |= {a.asname or a.name for a in node.names}
+        elif isinstance(node, ast.Import):
+            modules |= {a.asname or a.name.split(".")[0] for a in node.names if a.name.startswith("shimgen")}
+    found = []
+    for node in ast.walk(tree):
+        targets = (node.targets if isinstance(node, ast.Assign) else
+                   [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "setattr" and node.args:
+            targets = [ast.Attribute(value=node.args[0], attr="?")]
+        for t in targets:
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id in modules:
+                found.append(f"{node.lineno}: {t.value.id}.{t.attr}")
+    return found
+
+
+def test_no_module_sets_another_modules_switch() -> None:
+    """A module that wants another to behave differently passes it a parameter: no shimgen module assigns a name
+    of another (a module-level switch flipped from outside changes every caller's result)."""
+    bad = []
+    for dirpath, _, files in os.walk(PKG):
+        for f in sorted(files):
+            if f.endswith(".py"):
+                path = os.path.join(dirpath, f)
+                bad += [f"{os.path.relpath(path, ROOT)}:{use}" for use in _switch_flips(path)]
+    assert not bad, "\n".join(bad)
+
+
+def test_generation_climbs_back_up_at_most_three_times() -> None:
+    """Routes are decided in one place: following the calls of one generation (benchmarks/pipeline_climbs.py), a
+    stage asks an earlier stage again at most three times; the emitters only lay out what the signature stage
+    decided (signatures.stage.resolve) and the routes get what they ask of other wrappers from the values handed
+    to them (Plan.wrapper_of, Wrapper.active, cpp_model.Query)."""
+    env = {**os.environ, "SHIMGEN_CACHE_DIR": "", "PYTHONPATH": ROOT}
+    res = subprocess.run([sys.executable, os.path.join(ROOT, "benchmarks", "pipeline_climbs.py"), "--list"],
+                         capture_output=True, text=True, env=env, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    head = res.stdout.splitlines()[0]
+    climbs = int(head.split("stage to earlier stage: ")[1].split()[0])
+    assert climbs <= 3, res.stdout
+    assert "-> generate.signatures" not in res.stdout.replace("generate.signatures.c:", ""), res.stdout
+
+
+def test_routes_and_emitters_do_not_import_the_signature_stage() -> None:
+    """The routes and composition kernels get what they ask of other wrappers from the values handed to them, and
+    the emitters lay out what the stage decided (signatures.stage.resolve): none imports signatures/cpp.py or
+    signatures/stage.py, even inside a function (signatures/c.py, the C shim rules, is below the routes)."""
+    stage = ("shimgen.generate.signatures.cpp", "shimgen.generate.signatures.stage")
+    bad = []
+    for module in STACK:
+        if not module.startswith(("generate.routes", "generate.emit")):
+            continue
+        for line, name, _ in _imports(_path(module)):
+            if name.startswith(stage) or name in ("shimgen.generate.signatures", "shimgen.generate.signatures.*"):
+                bad.append(f"{module}:{line}: {name}")
+    assert not bad, bad

@@ -14,6 +14,7 @@ import subprocess
 import pytest
 import torch
 
+from shimgen.generate.signatures.stage import resolve
 from shimgen.generate.emit import c as emit_c, cpp as emit_cpp
 from shimgen.generate import plan as plan_mod
 from shimgen.generate.signatures import cpp as sig_cpp
@@ -56,7 +57,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.Compl
     root = tmp_path_factory.mktemp("list_args")
     gen = str(root / "gen")
     p = plan_mod.make(OPS, additive=True)
-    write_atomically(gen, {**emit_c.emit(p), **emit_cpp.emit(p)})
+    write_atomically(gen, {**emit_c.emit(r := resolve(p)), **emit_cpp.emit(r)})
     # The overlay: the C shims libtorch lacks, of the wrappers these calls can reach through them.
     ws, _ = sig_cpp.wrappers(p)
     shimmed = {w.op.name for w in ws if w.variants[-1].route.overlay}

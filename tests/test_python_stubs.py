@@ -26,6 +26,7 @@ import black
 import pytest
 import torch
 
+from shimgen.generate.signatures.stage import resolve
 from shimgen.generate.emit import py as emit_py
 from shimgen.generate import pipeline, plan
 from shimgen.generate.signatures import cpp as sig_cpp
@@ -52,7 +53,7 @@ class Generated:
 
 
 def _generate(name: str, ops: list[str] | None, root: Path) -> Generated:
-    files = emit_py.emit(plan.make(ops))
+    files = emit_py.emit(resolve(plan.make(ops)))
     pipeline.write(str(root), files)
     init = root / emit_py.MODULE
     spec = importlib.util.spec_from_file_location(f"torch_stable_ops_{name}", init)
@@ -135,7 +136,7 @@ def test_black_clean(generated: Generated) -> None:
 
 
 def test_deterministic(generated: Generated) -> None:
-    again = emit_py.emit(plan.make(SETS[generated.name]))
+    again = emit_py.emit(resolve(plan.make(SETS[generated.name])))
     for rel, text in again.items():
         assert (generated.root / rel).read_text() == text, rel
 

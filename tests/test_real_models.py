@@ -11,10 +11,9 @@ import torch
 from torch import nn
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from shimgen.generate.emit import cpp as emit_cpp
 from shimgen.proofs import overlay_needs
 from shimgen.generate import plan as plan_mod
-from shimgen.generate.signatures import cpp as sig_cpp
+from shimgen.generate.signatures import cpp as sig_cpp, stage
 from shimgen.generate.plan import DEFAULT_WORLD
 from shimgen.facts.versions import Version
 
@@ -79,4 +78,4 @@ def test_no_overload_real_models_reach_needs_the_overlay(reached) -> None:
     # SHIMGEN_LEAKY_STR (libtorch alone) carries them. Nothing else needs more than the default build.
     leaky = plan.in_world(plan_mod.World(overlay=False, leaky_str=True))
     assert needing == ["gelu.default", "gelu_backward.default"], needing
-    assert all(emit_cpp.active_in(op, leaky, level) is not None for op in needing), needing
+    assert all(stage.active_in(op, leaky, level) is not None for op in needing), needing

@@ -7,10 +7,9 @@ matrix and a build integration all call it; none of them assembles the steps its
 
 1. plan (shimgen.generate.plan): which ops, from which yaml, with which version tags;
 2. signatures (shimgen.generate.signatures.stage): the wrappers, each form through one route (shimgen.generate.routes),
-and the C shim
-   set those need;
-3. emitters (emit_c, emit_cpp, emit_py) render them into files; C++ is formatted by fmt, the stamp records the
-   invocation (shimgen.generate.stamp).
+   and the C shim set those need; `resolve` then decides once everything the emitters need (cpp_model.Resolved);
+3. emitters (emit_c, emit_cpp, emit_py) lay that value out into files, asking no stage again; C++ is formatted by
+   fmt, the stamp records the invocation (shimgen.generate.stamp).
 Errors are ShimgenError (one line); nothing is written until `write`."""
 
 from __future__ import annotations
@@ -32,7 +31,7 @@ from shimgen.base.errors import ShimgenError
 from shimgen.base.inputs import NotText, decode, file_kind, read_bytes
 from shimgen.generate.parse import NativeYaml
 from shimgen.generate.plan import Plan
-from shimgen.generate.signatures.stage import c_shims, wrappers
+from shimgen.generate.signatures.stage import c_shims, resolve, wrappers
 from shimgen.generate.signatures.cpp import gone_notes
 
 STAMP = stamp.STAMP
@@ -84,12 +83,13 @@ def _generate(ops: list[str] | None, yaml_path: str | None, since: str | None, o
     if not wrapped and not shims:  # never an empty surface: one rule for every way of selecting ops
         raise ShimgenError(f"nothing to generate: every selected overload was skipped ({refusals[0]})")
     files: dict[str, str] = {}
-    files.update(emit_c.emit(p))
-    files.update(emit_cpp.emit(p))
+    resolved = resolve(p)  # everything the emitters lay out, decided once
+    files.update(emit_c.emit(resolved))
+    files.update(emit_cpp.emit(resolved))
     for route in routes.ordered():  # routes with a surface of their own (torch::stable::cpu::)
-        files.update(route.files(p))
+        files.update(route.files(p, resolved.wrappers))
     formatted = fmt.start_formatting(files, per_file=formatter)  # in parallel with the Python emitter
-    files.update(emit_py.emit(p, formatter))
+    files.update(emit_py.emit(resolved, formatter))
     files.update(formatted.result())
     yaml_rel = os.path.relpath(yaml_path, out).replace(os.sep, "/") if (yaml_path and out) else yaml_path
     files[STAMP] = stamp.text(ops, since, yaml_rel, only)

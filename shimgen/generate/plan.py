@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from torchgen.model import Argument, FunctionSchema
 
@@ -18,6 +18,9 @@ from shimgen.facts import upstream_surface
 from shimgen.base.errors import ShimgenError
 from shimgen.generate.parse import CACHED_PARSE_MIN, NativeYaml, Op
 from shimgen.facts.versions import FIRST_STABLE, Version
+
+if TYPE_CHECKING:  # typing only: the model is built on the plan
+    from shimgen.generate.cpp_model import Wrapper
 
 T = TypeVar("T")
 
@@ -104,9 +107,28 @@ class Plan:
         if cached is None:
             cached = replace(self, world=world) if ops is None else replace(self, world=world, ops=ops)
             self._per_op()  # one memo for every world (created before the copy, so that they share it)
-            cached.derived.update({k: v for k, v in self.derived.items() if k in ("releases", "per_op")})
+            cached.derived.update({k: v for k, v in self.derived.items() if k in ("releases", "per_op", "build")})
             self.derived[key] = cached  # type: ignore[index]
         return cached  # type: ignore[return-value]
+
+    def index_wrappers(self, build: Callable[[str, Plan], Wrapper | None]) -> None:
+        """Called by the signature stage before it asks any route: `build(name, plan)` makes the (uncollided)
+        wrapper of op `name`, which wrapper_of hands out."""
+        self.derived.setdefault("build", build)
+
+    def wrapper_of(self, name: str) -> Wrapper | None:
+        """The (uncollided) wrapper of op `name` in this plan's world, None where it has none: what a route or a
+        composition kernel asks of the wrappers it calls (a lowering target, a composition's ops), built once per
+        plan. The plan hands it down, so that neither asks the signature stage again."""
+        built = self.derived.get("wrappers_of")
+        if built is None:
+            built = self.derived["wrappers_of"] = {}
+        if name not in built:  # type: ignore[operator]
+            build = self.derived.get("build")
+            if build is None:
+                raise ShimgenError("internal: the plan's wrappers are asked before the signature stage indexed them")
+            built[name] = build(name, self)  # type: ignore[index, operator]
+        return built[name]  # type: ignore[index]
 
     def _per_op(self) -> dict:
         return self.derived.setdefault("per_op", {})  # type: ignore[return-value]

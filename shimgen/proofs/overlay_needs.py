@@ -12,9 +12,8 @@ import argparse
 import re
 import sys
 
-from shimgen.generate.emit import cpp as emit_cpp
 from shimgen.generate import plan as plan_mod
-from shimgen.generate.signatures import cpp as sig_cpp
+from shimgen.generate.signatures import cpp as sig_cpp, stage
 from shimgen.generate.parse import NativeYaml
 from shimgen.generate.plan import DEFAULT_WORLD, World
 from shimgen.facts.versions import Version
@@ -35,7 +34,7 @@ def needs(plan: plan_mod.Plan, level: Version) -> list[tuple[str, str]]:
         mine = here.get(w.op.name)
         if mine is not None and sig_cpp.active(mine, level) is not None:
             continue
-        result.append((w.op.name, emit_cpp.why_hidden(w.op.name, level, mine, w, default)))
+        result.append((w.op.name, stage.why_hidden(w.op.name, level, mine, w, default)))
     return sorted(result)
 
 

@@ -8,8 +8,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from shimgen.generate.plan import Plan
-from shimgen.generate.signatures.stage import c_shims
+from shimgen.generate.cpp_model import Resolved
 from shimgen.generate.templates import render
 from shimgen.facts.versions import gate_close, gate_open, macro_definitions
 
@@ -34,8 +33,9 @@ class _Decl:
     assignments: tuple[str, ...]
 
 
-def emit(plan: Plan) -> dict[str, str]:
-    built, skipped = c_shims(plan)
+def emit(r: Resolved) -> dict[str, str]:
+    """The C shim headers and source of the plan's C shim set (Resolved.shims)."""
+    plan, built, skipped = r.plan, r.shims, r.shim_notes
     decls = []
     for sv in built:
         s = sv.shim

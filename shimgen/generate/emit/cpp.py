@@ -10,13 +10,12 @@ import os
 import re
 from dataclasses import dataclass, replace
 
-from shimgen.generate import kernel_sections, routes
+from shimgen.generate import kernel_sections
 from shimgen.facts import releases, scalar_facts as scalars
 from shimgen.base.errors import ShimgenError
 from shimgen.base.inputs import package_text, read_bytes
+from shimgen.generate.cpp_model import Extra, Form, Resolved, Surface, Variant, Wrapper
 from shimgen.generate.plan import WORLDS, Plan, World
-from shimgen.generate.signatures.stage import c_shims
-from shimgen.generate.signatures.cpp import Extra, Variant, Wrapper, active, extras, gone, target_wrapper, wrappers
 from shimgen.generate.templates import render
 from shimgen.facts.versions import FIRST_STABLE, VERSIONED_DISPATCHER, Version, macro_definitions
 
@@ -93,22 +92,22 @@ def signature(w: Wrapper, v: Variant) -> str:
     return f"inline {w.returns} {w.name}({', '.join(parts)})"
 
 
-def doc(w: Wrapper, v: Variant, plan: Plan) -> list[str]:
+def doc(w: Wrapper, v: Variant, form: Form, end: tuple[Version, str] | None) -> list[str]:
+    """The wrapper form's comment; `end`: (release, what happened) where a later release cannot call it."""
     lines = [f"Stable wrapper of aten::{w.op.schema}", ""]
     lines.append(f"Minimum compatible version: PyTorch {w.since}.")
     lines.append(f"Build time minimum version: PyTorch {build_time_minimum(w, v)}.")
     if v.start != w.since:
         every = ", with every argument," if v.kept == len(w.params) else ""
         lines.append(f"This form{every} needs PyTorch {v.start}.")
-    lines += v.route.describe(w, v)
+    lines += form.route_lines
     dropped = w.params[v.kept :]
     if dropped and v.end is not None:
         names = ", ".join(p.name for p in dropped)
         defaults = ", ".join(p.arg.default or "None" for p in dropped)
         lines.append(f"This form, for releases before {v.end}, does not take {names}: aten gets their defaults "
                      f"({defaults}).")
-    lines += v.route.later_notes(w, v)
-    end = gone(w, plan)
+    lines += form.later_notes
     if end is not None and v is w.variants[-1]:
         lines.append(f"{end[1].capitalize()} in PyTorch {end[0]}: an extension using it fails on libtorch >= "
                      f"{end[0]}.")
@@ -126,33 +125,22 @@ def build_time_minimum(w: Wrapper, v: Variant) -> Version:
     return max(v.start, HEADERS_FLOOR)
 
 
-def render_wrapper(w: Wrapper, v: Variant, plan: Plan) -> _Rendered:
-    rules = _number_rules(w, v, plan)
-    body = "\n".join([*autocast_first(w, v, _autocast_probe(rules)), *(text for _, text in rules),
-                      v.route.body(w, v, plan)])
+def render_wrapper(w: Wrapper, v: Variant, form: Form, end: tuple[Version, str] | None) -> _Rendered:
+    rules = _number_rules(w, v, form)
+    body = "\n".join([*autocast_first(w, v, _autocast_probe(rules)), *(text for _, text in rules), form.body])
     g_open, g_close = gate(v)
-    lines = doc(w, v, plan)
+    lines = doc(w, v, form, end)
     for rule, _ in rules:
         lines.append(_rule_note(rule))
     lines += _autocast_note(rules)
-    return _Rendered(lines, g_open, g_close, signature(w, v), body, name=w.name,
-                     calls=tuple(dict.fromkeys([*_calls(w, v, plan), *(t for _, t in _rule_targets(rules, plan))])))
+    return _Rendered(lines, g_open, g_close, signature(w, v), body, name=w.name, calls=form.calls)
 
 
-def _number_rules(w: Wrapper, v: Variant, plan: Plan) -> list[tuple[dict, str]]:
-    """(rule, the statement taking it) for each number rule (scalar facts' number_rules) the form can use: the
-    number is among its parameters and the rule's target wrapper serves the form's releases in this build."""
+def _number_rules(w: Wrapper, v: Variant, form: Form) -> list[tuple[dict, str]]:
+    """(rule, the statement taking it) for each number rule the form takes (Form.rules)."""
     result = []
-    kept = {p.name for p in w.kept(v)}
     operands = [p.name for p in w.kept(v) if str(p.arg.type) == "Tensor" and not p.is_out]
-    for rule in scalars.load().number_rules.get(w.op.name, []):
-        if rule["argument"] not in kept or not operands:
-            continue
-        if "kernel" not in rule:
-            target = target_wrapper(rule["via"], plan)
-            tv = active(target, v.start) if target is not None else None
-            if tv is None or (tv.end and (v.end is None or tv.end < v.end)):
-                continue
+    for rule, target, tv in form.rules:
         a, value = rule["argument"], rule["value"]
         tensors = ", ".join(f"&{t}" for t in operands)
         checks = []  # one short statement per number kind: the layout rules (cpp_layout) write them directly
@@ -239,27 +227,6 @@ def _rule_note(rule: dict) -> str:
                 f"torch {proven}).")
     return (f"{rule['argument']} = {rule['value']} goes to aten::{rule['via']}, as aten's Scalar kernel "
             f"computes it (proven equal, gradients included, on torch {proven}).")
-
-
-def _rule_targets(rules: list[tuple[dict, str]], plan: Plan) -> list[tuple[dict, str]]:
-    out = []
-    for rule, _ in rules:
-        if "kernel" in rule:
-            continue
-        t = target_wrapper(rule["via"], plan)
-        if t is not None:
-            out.append((rule, t.name))
-    return out
-
-
-def _calls(w: Wrapper, v: Variant, plan: Plan) -> tuple[str, ...]:
-    """The wrapper names a form's body calls: the Tensor sibling its numbers lower to, or a composition's."""
-    if not v.lowering:
-        return ()
-    comp = scalars.load().compositions.get(w.op.name)
-    targets = ([target_wrapper(comp[k], plan) for k in ("create", "fill")] if comp else
-               [target_wrapper(t, plan) for t in v.lowering])  # a composition may call several (dist: sub, norm)
-    return tuple(t.name for t in targets if t is not None)
 
 
 def _value_type(cpp_type: str) -> str:
@@ -352,92 +319,6 @@ def _in_dependency_order(ws: list[Wrapper]) -> list[Wrapper]:
     return ordered
 
 
-# ---- what a build cannot call: hidden forms (docs/routes.md "Stable means libtorch alone") --------------------------
-
-
-def _blocker(w: Wrapper, v: Variant, level: Version, plan: Plan) -> str:
-    """Why libtorch's own routes cannot carry form `v` of `w` at `level` (for a message)."""
-    leaky = plan.world.leaky_str
-    for p in w.kept(v):
-        need = p.need(routes.boxed(), leaky)
-        if need is None:
-            return f"its `{p.name}` is a {p.arg.type}, which no released boxed dispatcher carries"
-        if need > level:
-            return f"its boxed dispatcher carries its `{p.name}` ({p.arg.type}) only from {need}"
-    return "its boxed dispatcher cannot call it"
-
-
-def why_hidden(op_name: str, level: Version, here: Wrapper | None, wide: Wrapper | None, plan: Plan) -> str:
-    """Why an extension built in plan.world at `level` cannot call the op, and what to do (a compile error's
-    message: the op, the reason, the remedy)."""
-    op = (here or wide).op  # type: ignore[union-attr]
-    later = next((v.start for v in (here.variants if here else ()) if v.start > level), None)
-    at = plan.timeline(op)[level]
-    if at.schema is None:
-        timeline = sorted(plan.timeline(op).items())
-        arrived = next((r for r, x in timeline if r > level and x.schema is not None), None)
-        if arrived is not None:
-            return (f"aten::{op_name} needs TORCH_TARGET_VERSION >= {later or arrived} (aten::{op_name} arrived in "
-                    f"{arrived})")
-        gone_in = next((r for r, x in reversed(timeline) if r <= level and x.schema is not None), None)
-        return f"aten::{op_name} is not in libtorch {level} (removed after {gone_in})"
-    wv = (active(wide, level) or next((v for v in wide.variants if v.start > level), None)) if wide else None
-    or_later = f", or target TORCH_TARGET_VERSION >= {later}" if later else ""
-    if wv is None:
-        return f"aten::{op_name}: no route carries it at this TORCH_TARGET_VERSION"
-    if later is not None and later <= wv.start:
-        return f"aten::{op_name} needs TORCH_TARGET_VERSION >= {later} (no libtorch route carries it before)"
-    at_level = max(level, wv.start)
-    leaks = next((p for p in wide.kept(wv) if p.row.leaks_before and p.row.leaks_before > at_level), None)  # type: ignore[union-attr]
-    with_overlay = plan.in_world(World(overlay=True, leaky_str=plan.world.leaky_str))
-    if not plan.world.overlay and active_in(op_name, with_overlay, at_level):
-        from_ = f" with TORCH_TARGET_VERSION >= {wv.start}" if wv.start > level else ""
-        leaky = (", or define SHIMGEN_LEAKY_STR to accept the dispatcher's leak of 48 bytes per call on libtorch "
-                 "2.10-2.13" if leaks is not None and not plan.world.leaky_str else "")
-        return (f"aten::{op_name} has no libtorch route at this TORCH_TARGET_VERSION: libtorch ships no C shim for "
-                f"it and {_blocker(wide, wv, at_level, plan)}. Define SHIMGEN_OVERLAY{from_} and link "  # type: ignore[arg-type]
-                f"libshimgen_overlay (rebuilt for each torch release){or_later}{leaky}")
-    if plan.world.leaky_str or leaks is None:
-        return f"aten::{op_name} needs TORCH_TARGET_VERSION >= {later or wv.start} (no libtorch route carries it before)"
-    return (f"aten::{op_name} reaches libtorch before 2.14 only through its boxed dispatcher, which leaks 48 bytes "
-            f"per call converting its `{leaks.name}` ({leaks.arg.type}) on libtorch 2.10-2.13: define "
-            f"SHIMGEN_LEAKY_STR to accept that leak{or_later}")
-
-
-def active_in(op_name: str, plan: Plan, level: Version) -> Variant | None:
-    """The variant of op `op_name` serving `level` in plan's world (None: hidden there)."""
-    by_op = plan.derived.get("wrappers_by_op")
-    if by_op is None:
-        by_op = plan.derived["wrappers_by_op"] = {x.op.name: x for x in wrappers(plan)[0]}
-    w = by_op.get(op_name)  # type: ignore[union-attr]
-    return active(w, level) if w is not None else None
-
-
-def hidden_ranges(here: Wrapper | None, wide: Wrapper, plan: Plan) -> list[tuple[Version, Version | None, str]]:
-    """[start, end) ranges of targeted releases where this world cannot call the op although it exists in some
-    release, each with its message: before its first form (an op added later, a route that arrives later), in
-    builds without an opt-in route (SHIMGEN_OVERLAY, leaky strings), after aten removed it."""
-    levels = sorted({*plan.releases(), *(x for v in wide.variants for x in (v.start, v.end) if x),
-                     *(x for v in (here.variants if here else ()) for x in (v.start, v.end) if x)})
-    levels = [lv for lv in levels if lv >= FIRST_STABLE]
-    ranges: list[tuple[Version, Version | None, str]] = []
-    for lv in levels:
-        if here is not None and active(here, lv) is not None:
-            if ranges and ranges[-1][1] is None:
-                ranges[-1] = (ranges[-1][0], lv, ranges[-1][2])
-            continue
-        if plan.timeline(wide.op)[lv].schema is None and not any(v.start > lv for v in wide.variants):
-            msg = why_hidden(wide.op.name, lv, here, wide, plan)  # removed: say so
-        else:
-            msg = why_hidden(wide.op.name, lv, here, wide, plan)
-        if ranges and ranges[-1][1] is None and ranges[-1][2] == msg:
-            continue
-        if ranges and ranges[-1][1] is None:
-            ranges[-1] = (ranges[-1][0], lv, ranges[-1][2])
-        ranges.append((lv, None, msg))
-    return ranges
-
-
 def _leak_dropped_forms(mine: Wrapper, full: Wrapper, plan: Plan) -> list[tuple[_Rendered, tuple]]:
     """Where this build's form drops trailing parameters the wide build carries only through the leaking `str`
     conversion (gelu(x, "tanh") below 2.14 without SHIMGEN_LEAKY_STR), a hidden form taking them (no defaults
@@ -486,21 +367,21 @@ def render_hidden(w: Wrapper, v: Variant, start: Version, end: Version | None, m
                      hidden=f"torch::stable::{w.name}: {message}", unused=tuple(p.name for p in w.kept(v)))
 
 
-def _render_world(plan: Plan, wide: dict[str, Wrapper]) -> tuple[dict[str, list[_Rendered]], set[Version]]:
-    """Every form of every name as an extension built in plan.world sees it (hidden forms included)."""
-    ws, _ = wrappers(plan)
-    ws = _in_dependency_order(ws)
+def _render_world(s: Surface, wide: dict[str, Wrapper]) -> tuple[dict[str, list[_Rendered]], set[Version]]:
+    """Every form of every name as an extension built in s.plan.world sees it (hidden forms included)."""
+    plan = s.plan
+    ws = _in_dependency_order(s.wrappers)
     here = {w.op.name: w for w in ws}
     planned = {op.name for op in plan.ops}
     wide = {name: w for name, w in wide.items() if name in planned}
     rendered: list[_Rendered] = []
     versions: set[Version] = set()
-    hidden: dict[str, list[tuple[Version, Version | None, str]]] = {}
+    hidden = s.hidden
     order = [*ws, *(w for name, w in wide.items() if name not in here)]
     for w in order:
         mine = here.get(w.op.name)
-        for v in (mine.variants if mine else ()):
-            rendered.append(render_wrapper(mine, v, plan))  # type: ignore[arg-type]
+        for v, decided in zip(mine.variants, s.forms[w.op.name]) if mine else ():
+            rendered.append(render_wrapper(mine, v, decided, s.gone.get(w.op.name)))  # type: ignore[arg-type]
             rendered += [render_nullopt_overload(mine, v, k) for k in mine.nullopt_at if k < v.kept]  # type: ignore[union-attr]
             if w.op.schema.is_out_fn():
                 rendered.append(render_outf(mine, v))  # type: ignore[arg-type]
@@ -508,23 +389,23 @@ def _render_world(plan: Plan, wide: dict[str, Wrapper]) -> tuple[dict[str, list[
         full = wide.get(w.op.name)
         if full is None:
             continue
-        ranges = hidden[w.op.name] = hidden_ranges(mine, full, plan)
+        ranges = hidden[w.op.name]
         declared = max((p.row.header for p in full.params if p.row.header), default=FIRST_STABLE)
         for start, end, message in ranges:
             if end is not None and end <= declared:
                 continue  # its parameter types do not exist in headers of those releases (table `header`)
             start = max(start, declared)
             form = mine or full
-            v = active(full, start) or next((x for x in form.variants if x.start > start), form.variants[0])
+            v = full.active(start) or next((x for x in form.variants if x.start > start), form.variants[0])
             rendered.append(render_hidden(replace(full, name=form.name), v, start, end, _cpp_message(message)))
             versions |= {x for x in (start, end) if x is not None}
         if mine is not None:
             for r, bounds in _leak_dropped_forms(mine, full, plan):
                 rendered.append(r)
                 versions |= {x for x in bounds if x is not None}
-    mine = extras(ws)
+    mine = list(s.extras)
     seen = {(e.target_op, e.params) for e in mine}
-    mine += [e for e in extras(list(wide.values())) if (e.target_op, e.params) not in seen]
+    mine += [e for e in s.wide_extras if (e.target_op, e.params) not in seen]
     for e in mine:
         reason = next((m for a, b, m in hidden.get(e.target_op, []) if a <= FIRST_STABLE), None)
         known = e.target or wide.get(e.target_op)
@@ -552,14 +433,12 @@ def _world_condition(group: list[World]) -> str:
     return " || ".join(f"({w.condition})" for w in group)
 
 
-def emit(plan: Plan) -> dict[str, str]:
-    ws, notes = wrappers(plan)
-    wide = {w.op.name: w for w in wrappers(plan.in_world(WORLDS[0]))[0]}
-    # Refusing leaky strings changes only the names with a str parameter: the other names are computed once.
-    leaky = {w.name for w in wide.values() if any(p.row.leaks_before for p in w.params)}
-    subsets = {world: plan.in_world(world, [op for op in plan.ops if op.name in wide and wide[op.name].name in leaky])
-               for world in WORLDS if not world.leaky_str}
-    worlds = {world: _render_world(subsets.get(world) or plan.in_world(world), wide) for world in WORLDS}
+def emit(r: Resolved) -> dict[str, str]:
+    """ops.h, its prelude, the per-name headers and the Scalar and kernel headers of what the signature stage
+    decided (signatures.stage.resolve)."""
+    plan, notes, wide, leaky = r.plan, r.notes, r.wide, r.leaky
+    # Refusing leaky strings changes only the names with a str parameter: the other names are rendered once.
+    worlds = {world: _render_world(r.worlds[world], wide) for world in WORLDS}
     for world in WORLDS:
         if not world.leaky_str:
             same = worlds[World(world.overlay, True)][0]
@@ -569,8 +448,8 @@ def emit(plan: Plan) -> dict[str, str]:
         versions |= vs
     names = sorted({n for by_name, _ in worlds.values() for n in by_name})
     plain = plain_names(plan, wide)
-    declared = _shim_declarations(plan)
-    versions |= {sv.since for sv in c_shims(plan)[0]}  # the per-op headers' C shim declarations are gated too
+    declared = _shim_declarations(r)
+    versions |= {sv.since for sv in r.shims}  # the per-op headers' C shim declarations are gated too
     files = {HEADER: render("ops.h.j2", banner=plan.banner, names=names,
                             skipped=[*sorted(plan.notes), *notes], helper_names=set(names))}
     files[PRELUDE_HEADER] = render("ops_prelude.h.j2", banner=plan.banner, macros=macro_definitions(versions))
@@ -599,7 +478,7 @@ def emit(plan: Plan) -> dict[str, str]:
             blocks.append({"open": opener, "close": closer, "wrappers": units})
         deps = sorted({c for _, units in groups for r in units for c in r.calls if c != name})
         called = sorted({f for _, units in groups for r in units for f in _SHIM_CALL_RE.findall(r.body)})
-        kernels = sections.used_by(t for _, units in groups for r in units for t in (r.signature, r.body))
+        kernels = sections.used_by([t for _, units in groups for r in units for t in (r.signature, r.body)])
         used.update(kernels)
         files[op_header(name)] = render("ops_op.h.j2", banner=plan.banner, op_name=name, deps=deps, blocks=blocks,
                                         shims=[declared[f] for f in called], kernels=kernels,
@@ -639,13 +518,13 @@ def plain_names(plan: Plan, wide: dict[str, Wrapper]) -> set[str]:
 _SHIM_CALL_RE = re.compile(r"\b(aoti_torch_aten_\w+)\(")
 
 
-def _shim_declarations(plan: Plan) -> dict[str, dict[str, str | None]]:
+def _shim_declarations(r: Resolved) -> dict[str, dict[str, str | None]]:
     """Every C shim of the plan by function name: its declaration as c_shim_aten.h (libtorch's) or
     c_shim_aten_overlay.h (the overlay's) has it, and its gate: the release that carries it, and for an overlay
     shim the opt-in too (only the overlay world's bodies call one), so that a build without SHIMGEN_OVERLAY never
     sees a declaration of a symbol no libtorch exports."""
     result = {}
-    for sv in c_shims(plan)[0]:
+    for sv in r.shims:
         conds = [] if sv.upstream else ["defined(SHIMGEN_OVERLAY)"]
         if sv.since > FIRST_STABLE:
             conds.append(f"TORCH_FEATURE_VERSION >= {sv.since.macro}")

@@ -21,8 +21,8 @@ from torchgen.model import Argument
 from shimgen.generate.emit import py_layout as layout
 from shimgen.generate.emit.fmt import black_format, start_black
 from shimgen.base.errors import ShimgenError
+from shimgen.generate.cpp_model import Param, Resolved, Wrapper
 from shimgen.generate.plan import Plan
-from shimgen.generate.signatures.cpp import Param, Wrapper, gone, wrappers
 from shimgen.generate.table import render_default
 from shimgen.generate.templates import render
 
@@ -195,7 +195,7 @@ def _param(a: Argument, p: Param, plan: Plan, kw_only: bool, op: str, py_name: s
     return PyParam(py_name, aten_name, p.row.py, _py_default(p, plan), kw_only)
 
 
-def function(w: Wrapper, plan: Plan, impl: str) -> PyFunction:
+def function(w: Wrapper, plan: Plan, impl: str, end: tuple | None = None) -> PyFunction:
     s = w.op.schema
     by_name = {p.name: p for p in w.params}
     # Python names from the C++-safe names (so `class` is `class_` in both); aten takes keywords as written.
@@ -222,7 +222,7 @@ def function(w: Wrapper, plan: Plan, impl: str) -> PyFunction:
         schema=f"aten::{w.op.aten_schema}",
         since=str(w.since),
         since_tuple=f"({w.since.major}, {w.since.minor})",
-        gone=(str(end[0]), end[1]) if (end := gone(w, plan)) else None,
+        gone=(str(end[0]), end[1]) if end else None,
         params=(*positional, *kw_only),
         returns=returns,
         target=target,
@@ -232,9 +232,9 @@ def function(w: Wrapper, plan: Plan, impl: str) -> PyFunction:
     )
 
 
-def groups(plan: Plan) -> list[PyGroup]:
+def groups(r: Resolved) -> list[PyGroup]:
     """The plan's wrappers as Python functions, grouped by name in the order of their first wrapper."""
-    ws, _ = wrappers(plan)
+    plan, ws = r.plan, r.wrappers
     by_name: dict[str, list[Wrapper]] = {}
     for w in ws:
         by_name.setdefault(w.name, []).append(w)
@@ -244,9 +244,10 @@ def groups(plan: Plan) -> list[PyGroup]:
             raise ShimgenError(f"the Python function {name} would shadow a name the generated module uses",
                                members[0].op.name)
         if len(members) == 1:
-            fns: tuple[PyFunction, ...] = (function(members[0], plan, name),)
+            fns: tuple[PyFunction, ...] = (function(members[0], plan, name, r.gone.get(members[0].op.name)),)
         else:
-            fns = tuple(function(w, plan, f"_{name}__{w.op.overload or 'default'}") for w in members)
+            fns = tuple(function(w, plan, f"_{name}__{w.op.overload or 'default'}", r.gone.get(w.op.name))
+                        for w in members)
         result.append(PyGroup(name, fns))
     impls = [f.impl for g in result for f in g.functions if f.impl != g.name]
     clash = set(impls) & ({g.name for g in result} | _RESERVED)
@@ -364,10 +365,12 @@ def fmt_black_expression(value: str) -> str:
     return black_format(f"_ = {value}\n").removeprefix("_ = ").removesuffix("\n")
 
 
-def emit(plan: Plan, formatter: bool = False) -> dict[str, str]:
-    """The Python package. The functions and the stub are written in black's layout (shimgen.generate.emit.py_layout); with
-    `formatter`, on one line each and formatted by black instead (the reference for tests/test_layout.py)."""
-    gs = groups(plan)
+def emit(r: Resolved, formatter: bool = False) -> dict[str, str]:
+    """The Python package of what the signature stage decided (signatures.stage.resolve). The functions and the stub
+    are written in black's layout (shimgen.generate.emit.py_layout); with `formatter`, on one line each and
+    formatted by black instead (the reference for tests/test_layout.py)."""
+    plan = r.plan
+    gs = groups(r)
     versions = sorted((f.op, f.since) for g in gs for f in g.functions)
     context = dict(
         banner=plan.banner,

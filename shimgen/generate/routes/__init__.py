@@ -4,8 +4,8 @@ A route is a kind of thing, not a string. Each one knows
 - what it can carry from which release: `carries(row)` for a parameter's conversion-table row, `returns_need(op,
   table)` for the op's returns (None: never);
 - which form of a wrapper it offers to an extension targeting a release: `variant_at(query)` (None: it cannot
-  serve that release), usually through `fit()`, the rules every route shares (trailing parameters the route cannot
-  carry may be dropped only where their default is None);
+  serve that release), usually through the query's `fit()`, the rules every route shares (trailing parameters the
+  route cannot carry may be dropped only where their default is None), given what the route carries;
 - what it costs: `rank` (its place in data/routes.yaml: among routes taking as many parameters, one needing
   libtorch alone wins over one needing the overlay, then the first listed wins) and `cost`, the per-call overhead
   measured against at:: (benchmarks/bench_calls.py);
@@ -27,8 +27,10 @@ Adding a route is one module plus data plus a test:
 A route may also offer a surface of its own instead of forms of the default wrappers (`wrappers`, `files`,
 `owned`: the device route's torch::stable::cpu:: header); the pipeline writes every route's files.
 Nothing else names a route: signatures/cpp.py asks every route in rank order (and the `boxed` route of the data
-for an optional parameter taken as None), emit/cpp.py asks the variant's route for its body (and the boxed route
-for what a hidden form lacks), verify asks `overlay`. The name is what reports and JSON records carry.
+for an optional parameter taken as None), signatures/stage.py (`resolve`) asks the variant's route for its text
+once (and the boxed route for what a hidden form lacks) and hands it to the emitters, verify asks `overlay`. The
+name is what reports and JSON records carry. A route asks nothing of the signature stage: what it needs of the
+wrappers it calls comes with the values handed to it (the query, `Plan.wrapper_of`, `Wrapper.active`).
 """
 
 from __future__ import annotations
@@ -41,28 +43,15 @@ from typing import TYPE_CHECKING
 from shimgen.base.errors import ShimgenError
 from shimgen.base.inputs import package_yaml
 from shimgen.facts.versions import Version
+from shimgen.generate.cpp_model import Query
 
 if TYPE_CHECKING:  # typing only
-    from shimgen.generate.cpp_model import Param, Variant, Wrapper
+    from shimgen.generate.cpp_model import Variant, Wrapper
     from shimgen.generate.parse import Op
-    from shimgen.generate.plan import Plan, Release
-    from shimgen.generate.signatures.c import ShimVersion
+    from shimgen.generate.plan import Plan
     from shimgen.generate.table import Row, Table
 
-
-@dataclass(frozen=True)
-class Query:
-    """What a route is asked at one targeted release: can it call `op` (yaml schema, wrapper parameters `params`)
-    for an extension targeting `level`? `at` is the op in that release (plan.timeline), `shims` the op's C shim
-    versions (sig_c.versions), `lowering` where its numbers can be lowered to (sig_cpp, None: nowhere)."""
-
-    op: Op
-    params: list[Param]
-    plan: Plan
-    level: Version
-    shims: list[ShimVersion]
-    at: Release
-    lowering: tuple[tuple[str, ...], int] | None
+__all__ = ["Query", "Route", "boxed", "get", "ordered"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -103,26 +92,6 @@ class Route:
         """The form this route gives the wrapper at q.level, or None."""
         raise NotImplementedError
 
-    def fit(self, q: Query, cap: int) -> int | None:
-        """How many leading parameters (of the `cap` the callee takes at q.level) this route carries, or None when
-        it cannot serve: a parameter it cannot carry may be dropped only when its default is None, and every
-        parameter past `cap` (arguments a later release added) must have a default."""
-        ret_need = q.plan.per_op(("returns_need", self.name, q.op.name), lambda: self.returns_need(q.op, q.plan.table))
-        if ret_need is None or ret_need > q.level:
-            return None
-        ps = q.params
-        kept = 0
-        while kept < cap and (n := ps[kept].need(self, q.plan.world.leaky_str)) is not None and n <= q.level:
-            kept += 1
-        if not all(p.none_default for p in ps[kept:cap]) or any(p.default is None for p in ps[cap:]):
-            return None
-        return kept
-
-    @staticmethod
-    def fallback(q: Query, kept: int) -> tuple[str, ...]:
-        """Where a form taking `kept` parameters lowers the numbers its callee would change (or nowhere)."""
-        return q.lowering[0] if q.lowering is not None and q.lowering[1] >= kept else ()
-
     # ---- how a call through it is emitted -----------------------------------------------------------------
 
     def describe(self, w: Wrapper, v: Variant) -> list[str]:
@@ -146,23 +115,14 @@ class Route:
         """Output folders (ending in "/") whose .h files only this route writes."""
         return ()
 
-    def wrappers(self, plan: Plan) -> list[Wrapper]:
-        """The wrappers of the route's own surface (its namespace)."""
+    def wrappers(self, plan: Plan, ws: list[Wrapper]) -> list[Wrapper]:
+        """The wrappers of the route's own surface (its namespace), made from the plan's wrappers `ws`
+        (signatures.stage.wrappers)."""
         return []
 
-    def files(self, plan: Plan) -> dict[str, str]:
+    def files(self, plan: Plan, ws: list[Wrapper]) -> dict[str, str]:
         """The files of the route's own surface: output-relative path -> text."""
         return {}
-
-
-def return_outs(w: Wrapper) -> str:
-    """The return statement of an out= form: the caller's own out tensors (every route hands them back so)."""
-    outs = [a.name for a in w.op.schema.arguments.out]
-    if w.returns == "void":
-        return ""
-    if len(outs) == 1:
-        return f"return {outs[0]};"
-    return f"return std::make_tuple({', '.join(outs)});"
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,11 @@ from shimgen.generate.signatures import c as sig_c
 from shimgen.generate.cpp_model import Variant, Wrapper
 from shimgen.generate.parse import Op
 from shimgen.generate.plan import Plan
-from shimgen.generate.routes import Query, Route, return_outs
+from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.sibling import scalar_body
 from shimgen.generate.signatures.c import ShimVersion
 from shimgen.generate.table import Row, Table
-from shimgen.facts.versions import FIRST_STABLE, Version
+from shimgen.facts.versions import Version
 
 
 class CShimRoute(Route):
@@ -25,14 +25,10 @@ class CShimRoute(Route):
     calls_c_shim = True
 
     def carries(self, row: Row, leaky: bool = False) -> Version | None:
-        return row.since if row.c else None
+        return sig_c.carries(row)
 
     def returns_need(self, op: Op, table: Table) -> Version | None:
-        rows = [table.ret(r.type, op.name, f"return {i}") for i, r in enumerate(op.schema.returns)]
-        needs = [r.since if r.c else None for r in rows] if sig_c.has_c_returns(op) else []
-        if any(n is None for n in needs):
-            return None
-        return max(needs, default=FIRST_STABLE)  # type: ignore[type-var]
+        return sig_c.returns_need(op, table)
 
     def shim_at(self, q: Query) -> ShimVersion | None:
         """The C shim version this route calls at q.level (the newest shipped by then), or None."""
@@ -42,11 +38,12 @@ class CShimRoute(Route):
         shim = self.shim_at(q)
         if shim is None or not q.at.c_compatible:
             return None
-        kept = self.fit(q, shim.shim.nargs)
+        ret_need = q.plan.per_op(("returns_need", self.name, q.op.name), lambda: self.returns_need(q.op, q.plan.table))
+        kept = q.fit(shim.shim.nargs, ret_need, [self.carries(p.row) for p in q.params[: shim.shim.nargs]])
         if kept is None:
             return None
         return Variant(self, kept, q.level, shim=shim.shim.function, shim_nargs=shim.shim.nargs,
-                       lowering=self.fallback(q, kept))
+                       lowering=q.fallback(kept))
 
     def whose(self, v: Variant) -> str:
         raise NotImplementedError
@@ -62,7 +59,7 @@ class CShimRoute(Route):
         return lines
 
     def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
-        return scalar_body(w, v, plan, shim_call(w, v, plan))
+        return scalar_body(w, v, plan, sig_c.shim_call(w, v, plan))
 
 
 class LibtorchShim(CShimRoute):
@@ -75,46 +72,3 @@ class LibtorchShim(CShimRoute):
 
 
 ROUTE_CLASS = LibtorchShim
-
-
-def shim_call(w: Wrapper, v: Variant, plan: Plan) -> str:
-    """The C shim call of a wrapper form: arguments converted as the table says, returns read back."""
-    kept = {p.name: p for p in w.kept(v)}
-    lines: list[str] = []
-    args: list[str] = []
-    for a in sig_c.c_arguments(w.op)[: v.shim_nargs]:
-        row = plan.table.argument(a.type, w.op.name, a.name)
-        p = kept.get(a.name)
-        if p is None:  # dropped: None is a null pointer; its length / device index is 0
-            args += ["nullptr"] + ["0"] * (len(row.c) - 1)
-            continue
-        if row.prelude:
-            lines.append(row.fill(row.prelude, a.name))
-        args += [row.fill(e, a.name) for e in row.to_c]
-    locals_, addrs, ret = returns_from_c(w, plan)
-    lines += locals_
-    call = f"{v.shim}({', '.join(args + addrs)})"
-    lines.append(f"SHIMGEN_CHECK({call});")
-    if ret:
-        lines.append(ret)
-    return "\n".join(lines)
-
-
-def returns_from_c(w: Wrapper, plan: Plan) -> tuple[list[str], list[str], str]:
-    """(locals declared before the shim call, their &addresses, the return statement)."""
-    op = w.op
-    if op.schema.is_out_fn():
-        return [], [], return_outs(w)
-    if op.schema.name.name.inplace:
-        return [], [], "return self;" if op.schema.returns else ""
-    locals_, addrs, values = [], [], []
-    for i, r in enumerate(op.schema.returns):
-        row = plan.table.ret(r.type, op.name, f"return {i}")
-        locals_.append(row.fill(row.c_local, f"ret{i}"))
-        addrs.append(f"&ret{i}")
-        values.append(row.fill(row.from_c, f"ret{i}"))
-    if not values:
-        return locals_, addrs, ""
-    if len(values) == 1:
-        return locals_, addrs, f"return {values[0]};"
-    return locals_, addrs, f"return std::make_tuple({', '.join(values)});"

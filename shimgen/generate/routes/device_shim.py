@@ -32,12 +32,13 @@ from dataclasses import dataclass, replace
 
 from shimgen.facts import libtorch_device_shims as device_shims
 from shimgen.generate.emit import cpp as emit_cpp
-from shimgen.generate.signatures import c as sig_c, cpp as sig_cpp
+from shimgen.generate.signatures import c as sig_c
 from shimgen.generate.cpp_model import Variant, Wrapper
 from shimgen.base.errors import Refusal
 from shimgen.generate.plan import Plan
-from shimgen.generate.routes import Query
+from shimgen.generate.cpp_model import Query
 from shimgen.generate.routes.aten_shim import CShimRoute
+from shimgen.generate.routes.sibling import scalar_body
 from shimgen.generate.signatures.c import ShimVersion
 from shimgen.generate.templates import render
 from shimgen.facts.versions import FIRST_STABLE
@@ -108,27 +109,38 @@ class DeviceShim(CShimRoute):
         levels = set(plan.releases()) | {sv.since for sv in shims}
         for level in sorted(x for x in levels if x >= FIRST_STABLE):
             at = plan.timeline(w.op)[level]
-            v = CShimRoute.variant_at(self, Query(w.op, ps, plan, level, shims, at, None)) if at.schema else None
+            v = self._form_at(Query(w.op, ps, plan, level, shims, at, None)) if at.schema else None
             is_open = bool(result) and result[-1].end is None
             if v is None:
                 if is_open:
                     result[-1] = replace(result[-1], end=level)
                 continue
-            if is_open and sig_cpp.same_variant(result[-1], v):
+            if is_open and result[-1].same_call(v):
                 continue
             if is_open:
                 result[-1] = replace(result[-1], end=level)
             result.append(v)
         return tuple(result)
 
-    def wrappers(self, plan: Plan) -> list[Wrapper]:
-        """The namespaced wrappers: each default wrapper (same name, parameters, overload set) whose op has a
-        device shim with the table's C signature, with this route's forms."""
+    def _form_at(self, q: Query) -> Variant | None:
+        """The namespaced wrapper's form at q.level: the device shim shipped by then, as a C shim route takes it."""
+        shim = self.shim_at(q)
+        if shim is None or not q.at.c_compatible:
+            return None
+        nargs = shim.shim.nargs
+        kept = q.fit(nargs, sig_c.returns_need(q.op, q.plan.table), [sig_c.carries(p.row) for p in q.params[:nargs]])
+        if kept is None:
+            return None
+        return Variant(self, kept, q.level, shim=shim.shim.function, shim_nargs=nargs, lowering=q.fallback(kept))
+
+    def wrappers(self, plan: Plan, ws: list[Wrapper]) -> list[Wrapper]:
+        """The namespaced wrappers: each default wrapper of `ws` (the plan's: same name, parameters, overload set)
+        whose op has a device shim with the table's C signature, with this route's forms."""
         key = ("device_wrappers", self.device)
         cached = plan.derived.get(key)  # type: ignore[call-overload]
         if cached is None:
             cached = []
-            for w in sig_cpp.wrappers(plan)[0]:
+            for w in ws:
                 if w.op.added:  # generated only as another op's lowering target
                     continue
                 vs = self.forms(w, plan)
@@ -159,9 +171,12 @@ class DeviceShim(CShimRoute):
             lines.append(f"This form, for releases before {v.end}, does not take {names}: aten gets their defaults.")
         return lines
 
-    def files(self, plan: Plan) -> dict[str, str]:
+    def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
+        return scalar_body(w, v, plan, sig_c.shim_call(w, v, plan))
+
+    def files(self, plan: Plan, ws: list[Wrapper]) -> dict[str, str]:
         units = []
-        for w in self.wrappers(plan):
+        for w in self.wrappers(plan, ws):
             for v in w.variants:
                 g_open, g_close = emit_cpp.gate(v)
                 units.append(_Unit(self.doc(w, v), g_open, g_close, emit_cpp.signature(w, v), self.body(w, v, plan)))

@@ -17,7 +17,7 @@ from shimgen.base.errors import Refusal
 from shimgen.generate.cpp_model import Variant, Wrapper
 from shimgen.generate.parse import Op
 from shimgen.generate.plan import Plan
-from shimgen.generate.routes import Query, Route, return_outs
+from shimgen.generate.routes import Query, Route
 from shimgen.generate.table import Row, Table, render_default
 from shimgen.facts.versions import FIRST_STABLE, Version
 
@@ -56,7 +56,7 @@ class Dispatcher(Route):
                 return None
             while kept < cap:
                 p = q.params[kept]
-                n = p.need(self, leaky)
+                n = self.carries(p.row, leaky)
                 if n is None and isinstance(p.arg.type, OptionalType) and not p.is_out:
                     as_none.append(p.name)  # one a later release carries is hidden until then instead
                 elif n is None or n > q.level:
@@ -65,13 +65,15 @@ class Dispatcher(Route):
             if not all(p.none_default for p in q.params[kept:cap]) or any(p.default is None for p in q.params[cap:]):
                 return None
         else:
-            kept = self.fit(q, cap)
+            ret_need = q.plan.per_op(("returns_need", self.name, q.op.name),
+                                     lambda: self.returns_need(q.op, q.plan.table))
+            kept = q.fit(cap, ret_need, [self.carries(p.row, q.plan.world.leaky_str) for p in q.params[:cap]])
         if kept is None:
             return None
         kept_names = {p.name for p in q.params[:kept]}
         if not all(pushable(q.op, q.plan, q.level, a) for a in stack if a.name not in kept_names):
             return None
-        return Variant(self, kept, q.level, stack=stack, lowering=self.fallback(q, kept), none_only=tuple(as_none))
+        return Variant(self, kept, q.level, stack=stack, lowering=q.fallback(kept), none_only=tuple(as_none))
 
     def describe(self, w: Wrapper, v: Variant) -> list[str]:
         return ["Route: the boxed dispatcher."]
@@ -121,7 +123,7 @@ class Dispatcher(Route):
         if op.schema.is_out_fn():  # the stack holds new references to the out tensors: released, the caller's own returned
             released = f", {len(types)}" if types else ""
             lines.append(f"shimgen::detail::dispatch<void, {n}{released}>({args});")
-            lines += [r for r in [return_outs(w)] if r]
+            lines += [r for r in [w.return_outs()] if r]
         elif len(types) > 1:
             values = [f"torch::stable::detail::to<{t}>(stack[{i}])" for i, t in enumerate(types)]
             lines.append(f"auto stack = shimgen::detail::call_dispatcher<{n}>({args});")

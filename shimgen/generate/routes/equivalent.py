@@ -18,7 +18,7 @@ from shimgen.base.errors import Refusal
 from shimgen.generate.parse import Op
 from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query
-from shimgen.generate.routes.aten_shim import CShimRoute, returns_from_c
+from shimgen.generate.routes.aten_shim import CShimRoute
 from shimgen.generate.routes.sibling import scalar_body
 
 
@@ -34,12 +34,12 @@ class Equivalent(CShimRoute):
             shipped = [sv for sv in sig_c.versions(via, q.plan) if sv.upstream and sv.since <= q.level]
         except Refusal:
             return None
-        if not shipped or any((n := p.need(self)) is None or n > q.level for p in q.params):
+        if not shipped or any((n := sig_c.carries(p.row)) is None or n > q.level for p in q.params):
             return None
         sv = shipped[-1]
         if {a.name for a in sig_c.c_arguments(via)[: sv.shim.nargs]} != set(rule["args"]):  # type: ignore[index]
             return None
-        if self.returns_need(q.op, q.plan.table) is None:
+        if sig_c.returns_need(q.op, q.plan.table) is None:
             return None
         return Variant(self, len(q.params), q.level, shim=sv.shim.function, shim_nargs=sv.shim.nargs)
 
@@ -112,7 +112,7 @@ def _call(w: Wrapper, v: Variant, plan: Plan) -> str:
             lines.append(p.row.fill(p.row.prelude, p.name))
         values = [p.row.fill(e, p.name) for e in p.row.to_c]
         args += [f"-{x}" for x in values] if expr.startswith("-") else values
-    locals_, addrs, ret = returns_from_c(w, plan)
+    locals_, addrs, ret = sig_c.returns_from_c(w, plan)
     lines += locals_
     lines.append(f"SHIMGEN_CHECK({v.shim}({', '.join(args + addrs)}));")
     if ret:

@@ -30,7 +30,7 @@ from shimgen.generate.cpp_model import Variant, Wrapper
 from shimgen.base.inputs import package_yaml
 from shimgen.generate.parse import Op
 from shimgen.generate.plan import Plan
-from shimgen.generate.routes import Query, Route, return_outs
+from shimgen.generate.routes import Query, Route
 from shimgen.generate.table import Row, Table
 from shimgen.facts.versions import Version
 
@@ -127,7 +127,7 @@ class LegacyShim(Route):
             lines += call(set())
         lines.append(f'if (err != AOTI_TORCH_SUCCESS) {{\nshimgen::detail::legacy_failed("aten::{op}", "{v.shim}");'
                      "\n}")
-        lines.append("return out;" if rule["form"] == "functional" else return_outs(w))
+        lines.append("return out;" if rule["form"] == "functional" else w.return_outs())
         return "\n".join(x for x in lines if x)
 
 

@@ -14,7 +14,6 @@ from shimgen.generate.cpp_model import Param, Variant, Wrapper
 from shimgen.generate.parse import Op
 from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
-from shimgen.generate.signatures.cpp import target_wrapper
 from shimgen.generate.table import Row, Table
 from shimgen.facts.versions import Version
 
@@ -80,7 +79,7 @@ def lowered_body(w: Wrapper, v: Variant, plan: Plan) -> str:
     comp = scalars.load().compositions.get(w.op.name)
     if comp is not None:
         return _composition_body(w, v, plan, comp, next(p for p in w.kept(v) if p.row.stand_in))
-    target = target_wrapper(v.lowering[0], plan)
+    target = plan.wrapper_of(v.lowering[0])
     assert target is not None
     theirs = {p.name: str(p.arg.type) for p in target.params}
     numbers = [p for p in w.kept(v) if p.row.stand_in and theirs.get(p.name) == p.row.stand_in]
@@ -127,7 +126,7 @@ def _number_pointer(p: Param) -> str:
 
 
 def _composition_body(w: Wrapper, v: Variant, plan: Plan, comp: dict[str, str], number: Param) -> str:
-    create, fill = (target_wrapper(comp[k], plan) for k in ("create", "fill"))
+    create, fill = (plan.wrapper_of(comp[k]) for k in ("create", "fill"))
     assert create is not None and fill is not None
     ours = {p.name for p in w.kept(v)}
     args = []

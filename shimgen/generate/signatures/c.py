@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 
 from torchgen.api.cpp import default_expr
@@ -23,6 +24,10 @@ from shimgen.base.inputs import package_yaml
 from shimgen.generate.parse import Op
 from shimgen.generate.table import Table
 from shimgen.facts.versions import FIRST_STABLE, Version
+
+if TYPE_CHECKING:  # typing only
+    from shimgen.generate import cpp_model
+    from shimgen.generate.table import Row
 
 @functools.cache
 def nullable_returns() -> tuple[str, ...]:
@@ -41,10 +46,10 @@ class CShim:
     ret_assignments: tuple[str, ...]  # "*ret0 = new_tensor_handle(std::move(tmp_result));"
     nargs: int = 0  # how many schema arguments (in C order) it takes; the others get their schema default
     version: int = 1  # N of torchgen's `_vN` names (1: the original name)
+    declaration: str = field(init=False, compare=False)  # `AOTITorchError aoti_torch_aten_add_Tensor(...)`
 
-    @property
-    def declaration(self) -> str:
-        return f"AOTITorchError {self.function}({', '.join(self.params)})"
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "declaration", f"AOTITorchError {self.function}({', '.join(self.params)})")
 
 
 def shim_name(op: Op, version: int = 1) -> str:
@@ -170,3 +175,63 @@ def _versions(op: Op, plan) -> list[ShimVersion]:
             result.append(ShimVersion(shim, at if at is not None else r, at is not None))
         prev = schema
     return result
+
+
+# ---- a wrapper's call through a C shim (the C shim routes: libtorch's, shimgen's overlay, the device shims) ----
+
+
+def carries(row: Row) -> Version | None:
+    """The first release from which a C shim carries a value of `row`'s type; None: never (no C representation)."""
+    return row.since if row.c else None
+
+
+def returns_need(op: Op, table: Table) -> Version | None:
+    """The first release from which the op's C shim hands back its returns; None: never."""
+    rows = [table.ret(r.type, op.name, f"return {i}") for i, r in enumerate(op.schema.returns)]
+    needs = [r.since if r.c else None for r in rows] if has_c_returns(op) else []
+    if any(n is None for n in needs):
+        return None
+    return max(needs, default=FIRST_STABLE)  # type: ignore[type-var]
+
+
+def shim_call(w: cpp_model.Wrapper, v: cpp_model.Variant, plan) -> str:
+    """The C shim call of a wrapper form: arguments converted as the table says, returns read back."""
+    kept = {p.name: p for p in w.kept(v)}
+    lines: list[str] = []
+    args: list[str] = []
+    for a in c_arguments(w.op)[: v.shim_nargs]:
+        row = plan.table.argument(a.type, w.op.name, a.name)
+        p = kept.get(a.name)
+        if p is None:  # dropped: None is a null pointer; its length / device index is 0
+            args += ["nullptr"] + ["0"] * (len(row.c) - 1)
+            continue
+        if row.prelude:
+            lines.append(row.fill(row.prelude, a.name))
+        args += [row.fill(e, a.name) for e in row.to_c]
+    locals_, addrs, ret = returns_from_c(w, plan)
+    lines += locals_
+    call = f"{v.shim}({', '.join(args + addrs)})"
+    lines.append(f"SHIMGEN_CHECK({call});")
+    if ret:
+        lines.append(ret)
+    return "\n".join(lines)
+
+
+def returns_from_c(w: cpp_model.Wrapper, plan) -> tuple[list[str], list[str], str]:
+    """(locals declared before the shim call, their &addresses, the return statement)."""
+    op = w.op
+    if op.schema.is_out_fn():
+        return [], [], w.return_outs()
+    if op.schema.name.name.inplace:
+        return [], [], "return self;" if op.schema.returns else ""
+    locals_, addrs, values = [], [], []
+    for i, r in enumerate(op.schema.returns):
+        row = plan.table.ret(r.type, op.name, f"return {i}")
+        locals_.append(row.fill(row.c_local, f"ret{i}"))
+        addrs.append(f"&ret{i}")
+        values.append(row.fill(row.from_c, f"ret{i}"))
+    if not values:
+        return locals_, addrs, ""
+    if len(values) == 1:
+        return locals_, addrs, f"return {values[0]};"
+    return locals_, addrs, f"return std::make_tuple({', '.join(values)});"

@@ -16,14 +16,14 @@ targeted releases. The rules (docs/design.md "How versions are tagged"):
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from torchgen.model import Argument, OptionalType
 
 from shimgen.facts import history, scalar_facts as scalars
 from shimgen.generate import overloads, routes
 from shimgen.generate.signatures import c as sig_c
-from shimgen.generate.cpp_model import Param, Variant, Wrapper
+from shimgen.generate.cpp_model import Extra, Param, Query, Variant, Wrapper
 from shimgen.base.errors import Refusal, ShimgenError
 from shimgen.generate.parse import Op
 from shimgen.generate.plan import Plan
@@ -139,7 +139,7 @@ def variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[
 
 def _variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[sig_c.ShimVersion], at,
                 lowering: tuple[tuple[str, ...], int] | None) -> Variant | None:
-    query = routes.Query(op, ps, plan, level, shims, at, lowering)
+    query = Query(op, ps, plan, level, shims, at, lowering)
     best: Variant | None = None
     for route in routes.ordered():
         if route.overlay and not plan.world.overlay:
@@ -170,28 +170,23 @@ def _better(v: Variant, best: Variant, overlay_ties_to_libtorch: bool) -> bool:
 
 
 def target_wrapper(name: str, plan: Plan) -> Wrapper | None:
-    """The (uncollided) wrapper of a lowering target, built once per plan."""
-    built = plan.derived.setdefault("lowering_targets", {})
-    if name not in built:  # type: ignore[operator]
-        by_name = plan.derived.get("ops_by_name")
-        if by_name is None:
-            by_name = plan.derived["ops_by_name"] = {o.name: o for o in plan.ops}
-        op = by_name.get(name)  # type: ignore[union-attr]
-        try:
-            if op is None and plan.native is not None:
-                op = plan.native.select([name], plan.table)[0]
-            built[name] = build(op, plan) if op is not None else None  # type: ignore[index]
-        except ShimgenError:
-            built[name] = None  # type: ignore[index]
-    return built[name]  # type: ignore[index]
+    """The (uncollided) wrapper of a lowering target, built once per plan (Plan.wrapper_of)."""
+    plan.index_wrappers(_build_named)
+    return plan.wrapper_of(name)
+
+
+def _build_named(name: str, plan: Plan) -> Wrapper | None:
+    """The wrapper of op `name` as build makes it: the plan's op, or the yaml's (None: neither has a wrapper)."""
+    op = plan.op_named(name)
+    try:
+        return build(op, plan) if op is not None else None
+    except ShimgenError:
+        return None
 
 
 def active(w: Wrapper, level: Version) -> Variant | None:
-    """The wrapper's variant serving `level`."""
-    for v in w.variants:
-        if v.start <= level and (v.end is None or level < v.end):
-            return v
-    return None
+    """The wrapper's variant serving `level` (Wrapper.active, for callers outside generation)."""
+    return w.active(level)
 
 
 def _lowering_at(op: Op, ps: list[Param], plan: Plan, level: Version) -> tuple[tuple[str, ...], int] | None:
@@ -203,7 +198,7 @@ def _lowering_at(op: Op, ps: list[Param], plan: Plan, level: Version) -> tuple[t
     variants = []
     for t in targets:
         w = target_wrapper(t, plan)
-        v = active(w, level) if w is not None else None
+        v = w.active(level) if w is not None else None
         if v is None:
             return None
         variants.append((w, v))
@@ -218,13 +213,13 @@ def _lowering_at(op: Op, ps: list[Param], plan: Plan, level: Version) -> tuple[t
 
 
 def same_variant(a: Variant, b: Variant) -> bool:
-    return (a.route, a.kept, a.shim, a.stack, a.lowering, a.none_only) == (
-        b.route, b.kept, b.shim, b.stack, b.lowering, b.none_only)
+    return a.same_call(b)
 
 
 def variants(op: Op, ps: list[Param], plan: Plan) -> list[Variant]:
     """The variants of the wrapper over the releases, each serving [start, end): consecutive releases that call
     the op the same way share one; a release with no way to call it (absent, incompatible) ends the range."""
+    plan.index_wrappers(_build_named)  # what the routes ask of the wrappers they call (Plan.wrapper_of)
     try:
         shims = sig_c.versions(op, plan)
     except Refusal:
@@ -246,7 +241,7 @@ def variants(op: Op, ps: list[Param], plan: Plan) -> list[Variant]:
             if is_open:
                 result[-1] = replace(result[-1], end=level)
             continue
-        if is_open and same_variant(result[-1], v):
+        if is_open and result[-1].same_call(v):
             continue
         if is_open:
             result[-1] = replace(result[-1], end=level)
@@ -444,21 +439,6 @@ def _with_nullopt_forwarding(w: Wrapper, ws: list[Wrapper], plan: Plan) -> Wrapp
 
 
 # ---- hand-written overloads (ATen's C++-only ones, upstream's helpers) -------------------------------------
-
-
-@dataclass(frozen=True)
-class Extra:
-    """A hand-written overload (data/extra_overloads.yaml) that forwards to a generated wrapper. Where that
-    wrapper is not generated, or not available at a release, it is left out, or deleted (`delete`: the call it
-    exists for must not fall through to another overload, std(t, 0) to std(t, unbiased))."""
-
-    name: str
-    target: Wrapper | None
-    params: tuple[tuple[str, str, str | None], ...]  # (C++ type, name, default)
-    call: tuple[str, ...]  # the arguments it passes to the target
-    target_op: str  # `std.correction`
-    source: str  # `ATen/Functions.h`
-    delete: bool
 
 
 def _declaration(text: str) -> tuple[str, str, str | None]:

@@ -483,16 +483,12 @@ def _sibling_cells(torch, samples, ours, theirs) -> dict:
     tensor_args = [a.name for a in ours.arguments.flat_all if str(a.type) == "Tensor" and a.name not in outs]
     aten = getattr(getattr(torch.ops.aten, spec["name"]), spec["overload"])
     sibling = getattr(getattr(torch.ops.aten, str(theirs.name.name)), theirs.name.overload_name or "default")
-    old = samples.DTYPES, samples.SHAPES
-    samples.DTYPES = (torch.bool, torch.uint8, torch.int32, torch.int64, torch.float16, torch.bfloat16,
-                      torch.float32, torch.float64, torch.complex64)
-    samples.SHAPES = ((2, 3), ())
+    dtypes = (torch.bool, torch.uint8, torch.int32, torch.int64, torch.float16, torch.bfloat16, torch.float32,
+              torch.float64, torch.complex64)
     try:
-        cases = samples.generate(spec)
+        cases = samples.generate(spec, dtypes=dtypes, shapes=((2, 3), ()))
     except Exception as e:  # noqa: BLE001
         return {"cells": 0, "wrong": f"no samples ({type(e).__name__})"}
-    finally:
-        samples.DTYPES, samples.SHAPES = old
     exact = wrong = exact_fit = wrong_fit = exact_ex = wrong_ex = 0
     example = ""
     seen: set = set()

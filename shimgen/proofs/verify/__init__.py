@@ -23,7 +23,7 @@ from dataclasses import replace
 
 from shimgen.generate.emit import c as emit_c, cpp as emit_cpp
 from shimgen.generate import routes
-from shimgen.generate.signatures import cpp as sig_cpp
+from shimgen.generate.signatures import cpp as sig_cpp, stage
 from shimgen.generate import plan as plan_mod
 from shimgen.base.errors import ShimgenError
 from shimgen.generate.parse import NativeYaml
@@ -81,7 +81,7 @@ def names(world: plan_mod.World) -> tuple[str, str]:
 def hidden(plan: plan_mod.Plan, world: plan_mod.World, installed: Version) -> list[dict]:
     """The wrappers the widest build serves at the installed release and `world`'s build does not (a compile-error
     template there: docs/routes.md "Stable means libtorch alone"), each with what it needs and the compile error's
-    reason (emit_cpp.why_hidden). Empty for the widest world."""
+    reason (stage.why_hidden). Empty for the widest world."""
     if world == plan_mod.WORLDS[0]:
         return []
     here_plan = plan.in_world(world)
@@ -94,10 +94,10 @@ def hidden(plan: plan_mod.Plan, world: plan_mod.World, installed: Version) -> li
         mine = here.get(w.op.name)
         if mine is not None and roundtrip.active_variant(mine, installed) is not None:
             continue
-        needs = ("the overlay" if not world.overlay and emit_cpp.active_in(w.op.name, overlay_world, installed)
+        needs = ("the overlay" if not world.overlay and stage.active_in(w.op.name, overlay_world, installed)
                  else "leaky str routes (SHIMGEN_LEAKY_STR)")
         result.append({"op": w.op.name, "wrapper": w.name, "since": str(w.since), "needs": needs,
-                       "reason": emit_cpp.why_hidden(w.op.name, installed, mine, w, here_plan)})
+                       "reason": stage.why_hidden(w.op.name, installed, mine, w, here_plan)})
     return result
 
 

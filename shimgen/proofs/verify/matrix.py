@@ -28,6 +28,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, replace
 
+from shimgen.generate.signatures.stage import resolve
 from shimgen.generate.emit import c as emit_c
 from shimgen.generate import pipeline, routes
 from shimgen.generate.signatures import c as sig_c
@@ -159,7 +160,7 @@ def _stubs(plan: Plan, ops: list, reason: str) -> str:
     """Definitions that only return an error, for shims that did not compile against this runtime."""
     if not ops:
         return ""
-    header = emit_c.declarations(emit_c.emit(replace(plan, ops=ops, notes=[])))
+    header = emit_c.declarations(emit_c.emit(resolve(replace(plan, ops=ops, notes=[]))))
     lines = ["", "// Stubs: these shims do not compile against this runtime's ATen headers (" + reason + ").",
              'extern "C" {']
     for name, params in _DECL_RE.findall(header):

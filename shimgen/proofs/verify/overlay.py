@@ -21,6 +21,7 @@ import os
 import sys
 from dataclasses import replace
 
+from shimgen.generate.signatures.stage import resolve
 from shimgen.generate.emit import c as emit_c
 from shimgen.generate import pipeline
 from shimgen.generate.signatures import c as sig_c, cpp as sig_cpp
@@ -70,7 +71,7 @@ def missing_ops(plan: Plan, torch: Torch) -> tuple[Plan, list[str]]:
 def sources(plan: Plan, built_for: str | None = None) -> dict[str, str]:
     """The overlay's headers and definitions (paths relative to the overlay source folder). `built_for`: the torch
     version being built against; each shim then first checks that the running libtorch is that release."""
-    files = emit_c.emit(plan)
+    files = emit_c.emit(resolve(plan))
     source = files[emit_c.SOURCE]
     if built_for is not None:
         source = guarded(source, built_for)

@@ -231,7 +231,7 @@ def kernels(plan: Plan, installed: Version, target: Version | None = None,
         ws, notes = wrappers(plan)
         skipped = [("?", n) for n in notes]
     else:
-        ws, skipped = routes.get(device).wrappers(plan), []
+        ws, skipped = routes.get(device).wrappers(plan, wrappers(plan)[0]), []
     form = f"{device}:: variant" if device else "variant"
     result = []
     for w in ws:

@@ -530,10 +530,12 @@ def _plan(op: dict, groups: list[tuple[torch.dtype, tuple[int, ...], int, list[d
     return picked
 
 
-def generate(op: dict, functional: Callable | None = None, limit: int = LIMIT, layout: str | None = None) -> list[Sample]:
+def generate(op: dict, functional: Callable | None = None, limit: int = LIMIT, layout: str | None = None,
+             dtypes: tuple | None = None, shapes: tuple[tuple[int, ...], ...] | None = None) -> list[Sample]:
+    """The samples of `op`; `dtypes` and `shapes` (default DTYPES, SHAPES) where the op's override names none."""
     ov = override_for(op)
-    dtypes = [getattr(torch, d) for d in ov["dtypes"]] if "dtypes" in ov else DTYPES
-    shapes = [tuple(s) for s in ov["shapes"]] if "shapes" in ov else SHAPES
+    dtypes = [getattr(torch, d) for d in ov["dtypes"]] if "dtypes" in ov else (dtypes or DTYPES)
+    shapes = [tuple(s) for s in ov["shapes"]] if "shapes" in ov else (shapes or SHAPES)
     groups = []
     seed = 0
     for dtype in dtypes:

@@ -11,11 +11,10 @@ from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.kernels import Kernel, register
 from shimgen.generate.routes.kernels.common import carried_at
-from shimgen.generate.signatures.cpp import target_wrapper
 
 
 def _add_relu_body(w: Wrapper, plan: Plan, rule: dict) -> str:
-    target = target_wrapper(rule["via"], plan)
+    target = plan.wrapper_of(rule["via"])
     assert target is not None
     args = ", ".join(str(a) for a in rule["args"])
     return "\n".join([

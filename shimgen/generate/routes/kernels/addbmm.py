@@ -9,7 +9,6 @@ from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.kernels import Kernel, register
 from shimgen.generate.routes.kernels.common import CARRIED, LISTS_CROSS, proven
-from shimgen.generate.signatures.cpp import active, target_wrapper
 
 
 def _addbmm_at(route: Route, q: Query, rule: dict) -> Variant | None:
@@ -17,8 +16,8 @@ def _addbmm_at(route: Route, q: Query, rule: dict) -> Variant | None:
     takes all of its parameters with libtorch alone at q.level."""
     if q.level < LISTS_CROSS or any(str(p.arg.type) not in CARRIED for p in q.params):
         return None
-    target = target_wrapper(rule["via"], q.plan)
-    tv = active(target, q.level) if target is not None else None
+    target = q.plan.wrapper_of(rule["via"])
+    tv = target.active(q.level) if target is not None else None
     if tv is None or tv.route.overlay or tv.kept < len(target.params):  # type: ignore[union-attr]
         return None
     return Variant(route, len(q.params), q.level, lowering=(rule["via"],))
@@ -26,7 +25,7 @@ def _addbmm_at(route: Route, q: Query, rule: dict) -> Variant | None:
 
 def _addbmm_body(w: Wrapper, plan: Plan, rule: dict) -> str:
     """scalar.h addbmm_prepare, then one addmm_ per batch by `via`'s wrapper (addmm.out) into the result."""
-    target = target_wrapper(rule["via"], plan)
+    target = plan.wrapper_of(rule["via"])
     assert target is not None
     out = next((p.name for p in w.params if p.is_out), None)
     in_place = w.op.name.split(".")[0].endswith("_")

@@ -7,7 +7,6 @@ from __future__ import annotations
 from shimgen.generate.cpp_model import Variant, Wrapper
 from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
-from shimgen.generate.signatures.cpp import active, target_wrapper
 from shimgen.facts.versions import Version
 
 CARRIED = {"Tensor", "Scalar", "bool", "int"}
@@ -25,8 +24,8 @@ def carried_at(route: Route, q: Query, rule: dict) -> Variant | None:
     if any(str(p.arg.type) not in CARRIED or p.is_out for p in q.params):
         return None
     if "via" in rule:  # softshrink: where `via` (sub.Tensor) has a libtorch route
-        target = target_wrapper(rule["via"], q.plan)
-        tv = active(target, q.level) if target is not None else None
+        target = q.plan.wrapper_of(rule["via"])
+        tv = target.active(q.level) if target is not None else None
         if tv is None or tv.route.overlay or tv.kept < 2:
             return None
         if {b for b in rule["args"] if isinstance(b, str)} != {p.name for p in q.params}:
@@ -51,8 +50,8 @@ def calls_at(route: Route, q: Query, rule: dict, passed: dict[str, int]) -> Vari
     if [p.name for p in q.params] != rule["params"]:
         return None
     for role, name in rule["calls"].items():
-        target = target_wrapper(name, q.plan)
-        tv = active(target, q.level) if target is not None else None
+        target = q.plan.wrapper_of(name)
+        tv = target.active(q.level) if target is not None else None
         if tv is None or tv.route.overlay or tv.kept < passed[role]:
             return None
     return Variant(route, len(q.params), q.level, lowering=tuple(rule["calls"].values()))
@@ -62,7 +61,7 @@ def callees(rule: dict, plan: Plan) -> dict[str, str]:
     """role -> the qualified C++ name of the wrapper the row's `calls` give that role (calls_at checked each)."""
     f = {}
     for role, name in rule["calls"].items():
-        target = target_wrapper(name, plan)
+        target = plan.wrapper_of(name)
         assert target is not None
         f[role] = f"torch::stable::{target.name}"
     return f

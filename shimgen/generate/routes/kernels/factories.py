@@ -19,7 +19,6 @@ from shimgen.generate.cpp_model import Variant, Wrapper
 from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.kernels import Kernel, register
-from shimgen.generate.signatures.cpp import active, target_wrapper
 
 
 class Factory(Kernel):
@@ -45,14 +44,14 @@ class Factory(Kernel):
         if "via" not in rule:
             return Variant(route, len(q.params), q.level)
         if self.renames:  # via's parameters are the op's (but `dropped`), renamed
-            target = target_wrapper(rule["via"], q.plan)
+            target = q.plan.wrapper_of(rule["via"])
             theirs = [p.name for p in target.params] if target is not None else []  # type: ignore[union-attr]
             if [self.renames.get(p.name, p.name) for p in q.params if p.name not in self.dropped] != theirs:
                 return None
         vias = (rule["via"], *([rule["views"]] if "views" in rule else []))
         for via in vias:  # fill_diagonal: fill_ and as_strided
-            target = target_wrapper(via, q.plan)
-            tv = active(target, q.level) if target is not None else None
+            target = q.plan.wrapper_of(via)
+            tv = target.active(q.level) if target is not None else None
             if tv is None or tv.route.overlay or tv.kept < len(target.params):  # type: ignore[union-attr]
                 return None
         return Variant(route, len(q.params), q.level, lowering=vias)
@@ -117,7 +116,7 @@ class FullOut(Factory):
         op = w.op.name
         out = next(p.name for p in w.kept(v) if p.is_out)
         # full.out is aten's own two calls (resize_, fill_) on out's device: no device gate
-        target = target_wrapper(rule["via"], plan)
+        target = plan.wrapper_of(rule["via"])
         assert target is not None
         number = next(p.name for p in w.kept(v) if str(p.arg.type) == "Scalar")
         return "\n".join([f'shimgen::detail::check_factory_out_autograd("{op}", {out});',
@@ -138,7 +137,7 @@ class ScalarFull(Factory):
 
     def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         op = w.op.name
-        target = target_wrapper(rule["via"], plan)
+        target = plan.wrapper_of(rule["via"])
         assert target is not None
         number = next(p.name for p in w.kept(v) if str(p.arg.type) == "Scalar")
         given = {"size": "torch::headeronly::IntHeaderOnlyArrayRef()", "fill_value": number, "dtype": "given"}
@@ -166,7 +165,7 @@ class FillDiagonal(Factory):
         """aten's fill_diagonal_: its checks and views (scalar.h fill_diagonal_views), each filled by `via`'s
         wrapper (fill_.Scalar), the views by `views`'s (as_strided): the very dispatcher calls aten's composite
         makes."""
-        fill, view = (target_wrapper(n, plan) for n in (rule["via"], rule["views"]))
+        fill, view = (plan.wrapper_of(n) for n in (rule["via"], rule["views"]))
         assert fill is not None and view is not None
         wrap = "wrap" if "wrap" in {p.name for p in w.kept(v)} else "false"
         number = next(p.name for p in w.kept(v) if str(p.arg.type) == "Scalar")
@@ -194,7 +193,7 @@ class ScatterValueReduce(Factory):
     renames = {"value": "src"}  # via's parameters are the op's, `src` for `value`
 
     def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
-        target = target_wrapper(rule["via"], plan)
+        target = plan.wrapper_of(rule["via"])
         assert target is not None
         args = ", ".join("src" if p.name == "src" else p.name for p in target.params)
         return "\n".join([f'const torch::stable::Tensor src = shimgen::detail::scatter_value_src("{w.op.name}", '
@@ -217,7 +216,7 @@ class IndexAddOne(Factory):
 
     def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         op = w.op.name
-        target = target_wrapper(rule["via"], plan)
+        target = plan.wrapper_of(rule["via"])
         assert target is not None
         names = {p.name for p in w.kept(v)}
         written = "&out" if "out" in names else "&self" if w.op.name.split(".")[0].endswith("_") else "nullptr"

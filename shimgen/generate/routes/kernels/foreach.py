@@ -8,7 +8,6 @@ from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.kernels import Kernel, register
 from shimgen.generate.routes.kernels.common import CARRIED, LISTS, backward_refusal, backward_refusal_doc, proven
-from shimgen.generate.signatures.cpp import active, target_wrapper
 
 
 class Foreach(Kernel):
@@ -17,8 +16,8 @@ class Foreach(Kernel):
 
     def variant_at(self, route: Route, q: Query, rule: dict) -> Variant | None:
         """Every parameter, where `via`'s wrapper takes the ones it is given with libtorch alone at q.level."""
-        target = target_wrapper(rule["via"], q.plan)
-        tv = active(target, q.level) if target is not None else None
+        target = q.plan.wrapper_of(rule["via"])
+        tv = target.active(q.level) if target is not None else None
         if tv is None or tv.route.overlay:
             return None
         theirs = [p.name for p in target.kept(tv)]  # type: ignore[union-attr]
@@ -35,7 +34,7 @@ class Foreach(Kernel):
 
     def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         """aten's checks (a non-empty list, lists of one length), then `via`'s wrapper on each element in order."""
-        target = target_wrapper(rule["via"], plan)
+        target = plan.wrapper_of(rule["via"])
         assert target is not None
         lists = {p.name for p in w.kept(v) if str(p.arg.type).rstrip("?") in LISTS}
         by_via = {va: fa for va, fa in rule["args"].items()}

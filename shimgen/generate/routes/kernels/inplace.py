@@ -15,7 +15,6 @@ from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.kernels import Kernel, register
 from shimgen.generate.routes.kernels.common import (CARRIED, backward_refusal, backward_refusal_doc, cast_refusal,
                                            cast_refusal_doc, proven)
-from shimgen.generate.signatures.cpp import active, target_wrapper
 
 
 class Inplace(Kernel):
@@ -26,8 +25,8 @@ class Inplace(Kernel):
         if any(str(p.arg.type) not in CARRIED or p.is_out for p in q.params):
             return None
         # the functional overload's wrapper, with every parameter and libtorch alone at this release
-        target = target_wrapper(rule["via"], q.plan)
-        tv = active(target, q.level) if target is not None else None
+        target = q.plan.wrapper_of(rule["via"])
+        tv = target.active(q.level) if target is not None else None
         if tv is None or tv.route.overlay or tv.kept < len(target.params):  # type: ignore[union-attr]
             return None
         if [p.name for p in q.params] != [p.name for p in target.params]:  # type: ignore[union-attr]
@@ -46,7 +45,7 @@ class Inplace(Kernel):
                     _inplace_doc(rule)) + cast_refusal_doc(rule, "self")
 
     def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
-        target = target_wrapper(rule["via"], plan)
+        target = plan.wrapper_of(rule["via"])
         assert target is not None
         inputs = ", ".join(f"&{p.name}" for p in w.kept(v) if str(p.arg.type) == "Tensor" and p.name != "self")
         # `saves_self: true`: the functional's backward reads self (mul_, threshold_), which copy_ overwrites

@@ -13,7 +13,6 @@ from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.kernels import Kernel, register
 from shimgen.generate.routes.kernels.common import literal, proven
-from shimgen.generate.signatures.cpp import active, target_wrapper
 
 
 class NumberAsNone(Kernel):
@@ -23,8 +22,8 @@ class NumberAsNone(Kernel):
     def variant_at(self, route: Route, q: Query, rule: dict) -> Variant | None:
         """Every parameter, where `via`'s wrapper takes all of its own with libtorch alone at q.level: the op's
         arguments bound to them (`args`) and the number (`argument`), which `via` gets as None (`none`)."""
-        target = target_wrapper(rule["via"], q.plan)
-        tv = active(target, q.level) if target is not None else None
+        target = q.plan.wrapper_of(rule["via"])
+        tv = target.active(q.level) if target is not None else None
         if tv is None or tv.route.overlay or tv.kept < len(target.params):  # type: ignore[union-attr]
             return None
         operand = rule.get("operand")  # dist: via's operand is `operand`'s wrapper on the op's tensors
@@ -35,8 +34,8 @@ class NumberAsNone(Kernel):
                 p.name for p in target.params}:  # type: ignore[union-attr]
             return None
         if operand:
-            first = target_wrapper(operand["via"], q.plan)
-            fv = active(first, q.level) if first is not None else None
+            first = q.plan.wrapper_of(operand["via"])
+            fv = first.active(q.level) if first is not None else None
             if fv is None or fv.route.overlay or fv.kept < len(operand["args"]):
                 return None
             return Variant(route, len(q.params), q.level, lowering=(rule["via"], operand["via"]))
@@ -52,7 +51,7 @@ class NumberAsNone(Kernel):
         """The number checked to be the rule's value (an integer or a double equal to it) and each `lengths` list
         argument of an allowed length (where `via` raises otherwise), then `via`'s wrapper with None for the
         number."""
-        target = target_wrapper(rule["via"], plan)
+        target = plan.wrapper_of(rule["via"])
         assert target is not None
         a, value, op = rule["argument"], rule["value"], w.op.name
         why = (f"only {a}={value} has a libtorch route (aten::{rule['via']} with {rule['none']} None, which computes "
@@ -71,7 +70,7 @@ class NumberAsNone(Kernel):
                          literal(fixed[p.name]) if p.name in fixed else rule["args"][p.name] for p in target.params)
         operand = rule.get("operand")
         if operand:  # dist: aten computes norm(self - other, p)
-            first = target_wrapper(operand["via"], plan)
+            first = plan.wrapper_of(operand["via"])
             assert first is not None
             lines.append(f"const torch::stable::Tensor {operand['as']} = torch::stable::{first.name}"
                          f"({', '.join(operand['args'])});")

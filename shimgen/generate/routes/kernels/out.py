@@ -18,7 +18,6 @@ from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.kernels import Kernel, register
 from shimgen.generate.routes.kernels.common import cast_refusal, cast_refusal_doc, proven
-from shimgen.generate.signatures.cpp import active, target_wrapper
 
 
 class Out(Kernel):
@@ -30,8 +29,8 @@ class Out(Kernel):
         q.level, and the overload has one Tensor out=."""
         if sum(p.is_out for p in q.params) != 1 or any(str(p.arg.type) != "Tensor" for p in q.params if p.is_out):
             return None
-        target = target_wrapper(rule["via"], q.plan)
-        tv = active(target, q.level) if target is not None else None
+        target = q.plan.wrapper_of(rule["via"])
+        tv = target.active(q.level) if target is not None else None
         if tv is None or tv.route.overlay or tv.kept < len(target.params):  # type: ignore[union-attr]
             return None
         if [p.name for p in q.params if not p.is_out] != [p.name for p in target.params]:  # type: ignore[union-attr]
@@ -60,7 +59,7 @@ class Out(Kernel):
 
     def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         """aten's autograd check, `via`'s wrapper out of place, then aten's out= rules into out."""
-        target = target_wrapper(rule["via"], plan)
+        target = plan.wrapper_of(rule["via"])
         assert target is not None
         out = next(p.name for p in w.kept(v) if p.is_out)
         inputs = [p.name for p in w.kept(v) if str(p.arg.type) == "Tensor" and not p.is_out]

@@ -13,15 +13,14 @@ from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.kernels import Kernel, register
 from shimgen.generate.routes.kernels.common import CARRIED
-from shimgen.generate.signatures.cpp import active, target_wrapper
 
 
 def _rrelu_at(route: Route, q: Query, rule: dict) -> Variant | None:
     """The parameters up to the generator, and the generator where the release's stable headers carry its C++ type
     (the table's `since`; in eval mode aten ignores it), where `via`'s wrapper takes all of its own with libtorch
     alone at q.level."""
-    target = target_wrapper(rule["via"], q.plan)
-    tv = active(target, q.level) if target is not None else None
+    target = q.plan.wrapper_of(rule["via"])
+    tv = target.active(q.level) if target is not None else None
     if tv is None or tv.route.overlay or tv.kept < len(target.params):  # type: ignore[union-attr]
         return None
     kept = 0
@@ -38,7 +37,7 @@ def _rrelu_at(route: Route, q: Query, rule: dict) -> Variant | None:
 
 
 def _rrelu_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
-    target = target_wrapper(rule["via"], plan)
+    target = plan.wrapper_of(rule["via"])
     assert target is not None
     op = w.op.name
     kept = {p.name for p in w.kept(v)}

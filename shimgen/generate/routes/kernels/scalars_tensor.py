@@ -14,7 +14,6 @@ from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.dispatcher import Dispatcher
 from shimgen.generate.routes.kernels import Kernel, register
 from shimgen.generate.routes.kernels.common import proven
-from shimgen.generate.signatures.cpp import active, target_wrapper
 
 
 class ScalarsTensor(Kernel):
@@ -24,8 +23,8 @@ class ScalarsTensor(Kernel):
     def variant_at(self, route: Route, q: Query, rule: dict) -> Variant | None:
         """Every parameter, where `via`'s wrapper takes all of its own with libtorch alone at q.level (its
         Tensor[] through the dispatcher: 2.10 on), each bound to one of the op's (`args`: via's -> the op's)."""
-        target = target_wrapper(rule["via"], q.plan)
-        tv = active(target, q.level) if target is not None else None
+        target = q.plan.wrapper_of(rule["via"])
+        tv = target.active(q.level) if target is not None else None
         if tv is None or tv.route.overlay or tv.kept < len(target.params):  # type: ignore[union-attr]
             return None
         if set(rule["args"]) != {p.name for p in target.params}:  # type: ignore[union-attr]
@@ -51,7 +50,7 @@ class ScalarsTensor(Kernel):
         one-element list: its one result, or self for an in-place `via` (which returns nothing). The dispatcher is
         called here rather than via's wrapper: via's header also holds the _foreach_ op's Scalar overloads, whose
         composition (kernel `foreach`) calls this wrapper."""
-        target = target_wrapper(rule["via"], plan)
+        target = plan.wrapper_of(rule["via"])
         assert target is not None
         op = w.op.name
         kept = w.kept(v)

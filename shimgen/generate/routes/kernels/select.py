@@ -19,7 +19,6 @@ from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.kernels import Kernel, register
 from shimgen.generate.routes.kernels.common import carried_at, proven, select_args
-from shimgen.generate.signatures.cpp import target_wrapper
 
 
 class Select(Kernel):
@@ -51,7 +50,7 @@ class Select(Kernel):
     def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         args = select_args(rule)
         if "via" in rule:  # softshrink: its operands, its two subtractions by `via`'s wrapper (sub.Tensor), the select
-            target = target_wrapper(rule["via"], plan)
+            target = plan.wrapper_of(rule["via"])
             assert target is not None
             sub = f"torch::stable::{target.name}"
             return "\n".join([

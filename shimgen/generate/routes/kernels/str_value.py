@@ -16,7 +16,6 @@ from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.kernels import Kernel, register
 from shimgen.generate.routes.kernels.common import proven
-from shimgen.generate.signatures.cpp import active, target_wrapper
 
 REMEDY = ("target torch 2.14 (TORCH_TARGET_VERSION: its dispatcher carries the str without leaking), define "
           "SHIMGEN_LEAKY_STR at target 2.10-2.13 (their dispatcher carries it, leaking 48 bytes per call), or define "
@@ -47,8 +46,8 @@ class StrValue(Kernel):
         if any(p.row.since is None or p.row.since > q.level for p in q.params):
             return None
         for via in self._vias(rule):
-            target = target_wrapper(via, q.plan)
-            tv = active(target, q.level) if target is not None else None
+            target = q.plan.wrapper_of(via)
+            tv = target.active(q.level) if target is not None else None
             if tv is None or tv.route.overlay or tv.kept < len(rule["args"]):
                 return None
             if {p.name for p in target.params} != set(rule["args"]):  # type: ignore[union-attr]
@@ -76,7 +75,7 @@ class StrValue(Kernel):
         a, op = rule["argument"], w.op.name
 
         def call(via: str) -> str:
-            target = target_wrapper(via, plan)
+            target = plan.wrapper_of(via)
             assert target is not None
             return f"return torch::stable::{target.name}({', '.join(p.name for p in target.params)});"
 

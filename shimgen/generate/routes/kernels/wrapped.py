@@ -13,7 +13,6 @@ from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.kernels import Kernel, register
 from shimgen.generate.routes.kernels.common import proven
-from shimgen.generate.signatures.cpp import active, target_wrapper
 
 
 class ViaNumbers(Kernel):
@@ -22,8 +21,8 @@ class ViaNumbers(Kernel):
     def variant_at(self, route: Route, q: Query, rule: dict) -> Variant | None:
         """The leading parameters `via`'s wrapper takes with libtorch alone at q.level (each op argument bound to
         one of its parameters), every parameter without a default among them."""
-        target = target_wrapper(rule["via"], q.plan)
-        tv = active(target, q.level) if target is not None else None
+        target = q.plan.wrapper_of(rule["via"])
+        tv = target.active(q.level) if target is not None else None
         if tv is None or tv.route.overlay:
             return None
         theirs = {p.name for p in target.kept(tv)}  # type: ignore[union-attr]
@@ -44,7 +43,7 @@ class ViaNumbers(Kernel):
         raise NotImplementedError
 
     def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
-        target = target_wrapper(rule["via"], plan)
+        target = plan.wrapper_of(rule["via"])
         assert target is not None
         kept = w.kept(v)
         numbers = [p.name for p in kept if str(p.arg.type) == "Scalar"]
