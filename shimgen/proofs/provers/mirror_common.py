@@ -1,11 +1,12 @@
-"""What the kernels' prover modules (kernels/<entry module>.py, each beside this file's folder's compositions
-worker) share: run by each runtime's own interpreter, which imports torch but not shimgen. The samples several
-hooks try, scalar.h's number conversions, checks and in-place/out= assignments mirrored step by step (each used by
-more than one family of kernels), and `prover_module`, which loads a kernel's prover module by its path.
+"""What the kernels' prover modules (kernels/<entry module>.py beside this file) share, run like them by each
+runtime's own interpreter, which imports torch but not shimgen: the samples several hooks try, scalar.h's number
+conversions, checks and in-place/out= assignments mirrored step by step (each used by more than one family of
+kernels), and `prover_module`, which loads a prover module by its path (the compositions worker, for the module a
+row's spec names; a prover module, for another's mirror).
 
 Each prover module is paired by file name with its registry entry module (shimgen/generate/routes/kernels/<name>.py,
-whose prover_spec names it) and declares the hooks it offers (`PROVERS`) and, where its hooks look one up by the
-spec's `mirror`, its Python mirrors of scalar.h's selects (`MIRRORS`)."""
+whose entries' prover_spec names its hooks) and declares the hooks it offers (`PROVERS`) and, where its hooks look
+one up by the spec's `mirror`, its Python mirrors of scalar.h's selects (`MIRRORS`)."""
 
 import importlib.util
 import math
