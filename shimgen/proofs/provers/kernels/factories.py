@@ -4,7 +4,7 @@ computes them, range_out by the range kernels' mirror, kernels/ranges.py), `fill
 and `index_add_one`.
 
 Run by each runtime's own interpreter (torch alone): loaded by path by compositions_worker.py, it imports
-only the standard library, torch and the workers' shared modules beside it."""
+only the standard library, torch and the workers' shared modules beside that driver."""
 
 import torch
 

@@ -2,7 +2,7 @@
 and `result_type_numbers` (scalar.h's wrapped_numbers_dtype) of shimgen/generate/routes/kernels/item.py.
 
 Run by each runtime's own interpreter (torch alone): loaded by path by compositions_worker.py, it imports
-only the standard library, torch and the workers' shared modules beside it."""
+only the standard library, torch and the workers' shared modules beside that driver."""
 
 import math
 

@@ -2,7 +2,7 @@
 (LinearAlgebra.cpp) for ord = 2 and -2 as the same calls.
 
 Run by each runtime's own interpreter (torch alone): loaded by path by compositions_worker.py, it imports
-only the standard library, torch and the workers' shared modules beside it."""
+only the standard library, torch and the workers' shared modules beside that driver."""
 
 import math
 

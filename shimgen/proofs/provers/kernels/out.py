@@ -3,7 +3,7 @@
 sorted sequence (`samples`) is tried on arguments that op accepts.
 
 Run by each runtime's own interpreter (torch alone): loaded by path by compositions_worker.py, it imports
-only the standard library, torch and the workers' shared modules beside it."""
+only the standard library, torch and the workers' shared modules beside that driver."""
 
 import torch
 

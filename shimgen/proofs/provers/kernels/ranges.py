@@ -3,7 +3,7 @@ factories as cumsum of [start, step, step, ...], per number (scalar.h's range_se
 range_out calls it too).
 
 Run by each runtime's own interpreter (torch alone): loaded by path by compositions_worker.py, it imports
-only the standard library, torch and the workers' shared modules beside it."""
+only the standard library, torch and the workers' shared modules beside that driver."""
 
 import math
 

@@ -4,7 +4,7 @@ contiguous_result around `via`'s composition (leaky_relu, leaky_relu_ with `back
 leaky_relu_backward).
 
 Run by each runtime's own interpreter (torch alone): loaded by path by compositions_worker.py, it imports
-only the standard library, torch and the workers' shared modules beside it."""
+only the standard library, torch and the workers' shared modules beside that driver."""
 
 import math
 

@@ -3,7 +3,7 @@ sibling's `.Tensor` overload on one-element lists, the number packed in a 1-D te
 scalars_tensor, check_scalars_route).
 
 Run by each runtime's own interpreter (torch alone): loaded by path by compositions_worker.py, it imports
-only the standard library, torch and the workers' shared modules beside it."""
+only the standard library, torch and the workers' shared modules beside that driver."""
 
 import torch
 
