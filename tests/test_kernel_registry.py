@@ -1,8 +1,7 @@
 """The composition kernels' registry (shimgen/generate/routes/kernels): every `kernel` of data/scalar_facts.yaml's
 `kernel_compositions` has one entry and every entry serves a row; the route (shimgen/generate/routes/composition.py) and the
-prover (shimgen/proofs/provers/compositions_worker.py) ask the entry and never compare a kernel's name; each entry's prover
-hook and mirror exist in the worker, which imports no shimgen module (it runs in other runtimes' venvs); a row
-naming an unknown kernel is one clear error."""
+prover (shimgen/proofs/provers/compositions_worker.py and the kernels' prover modules, tests/test_kernel_provers.py)
+ask the entry and never compare a kernel's name; a row naming an unknown kernel is one clear error."""
 
 from __future__ import annotations
 
@@ -88,7 +87,9 @@ def name_comparisons(path: str) -> list[str]:
 
 
 def test_the_route_and_the_prover_compare_no_kernel_name() -> None:
-    for path in (ROUTE, WORKER):
+    provers = os.path.join(ROOT, "shimgen", "proofs", "provers")
+    paths = [os.path.join(provers, "kernels", f"{m}.py") for m in kernels.modules()]
+    for path in (ROUTE, WORKER, os.path.join(provers, "mirror_common.py"), *paths):
         assert name_comparisons(path) == [], path
 
 
@@ -104,26 +105,6 @@ def test_the_check_finds_a_comparison_of_a_kernel_name(tmp_path) -> None:
     assert not any('"out" in s' in f for f in found)
 
 
-def _worker_dict(name: str) -> set[str]:
-    """The function names of the worker's module dict `name` ({f.__name__: f for f in (...)})."""
-    tree = ast.parse(open(WORKER).read())
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
-            return {n.id for n in ast.walk(node.value) if isinstance(n, ast.Name) and n.id not in ("f",)}
-    raise AssertionError(f"no {name} in the worker")
-
-
-def test_every_row_names_a_prover_hook_and_mirror_the_worker_has() -> None:
-    provers, mirrors = _worker_dict("PROVERS"), _worker_dict("MIRRORS")
-    defined = {n.name for n in ast.parse(open(WORKER).read()).body if isinstance(n, ast.FunctionDef)}
-    assert provers <= defined and mirrors <= defined
-    spec = kernel_compositions_spec(rows())
-    for op, s in spec.items():
-        assert s["prover"] in provers, (op, s["prover"])
-        assert s.get("mirror", "threshold_select") in mirrors, (op, s["mirror"])
-    assert {s["prover"] for s in spec.values()} == provers  # every hook proves a row
-
-
 @pytest.mark.slow
 def test_the_worker_proves_rows_on_the_installed_torch() -> None:
     """The worker as prove_kernel_compositions starts it, on rows of hooks that once raised Python errors of their
@@ -136,14 +117,6 @@ def test_the_worker_proves_rows_on_the_installed_torch() -> None:
     report = json.loads(proc.stdout)
     for op in ops:
         assert report[op]["wrong"] == "" and report[op]["both_ok"] > 0, (op, report[op])
-
-
-def test_the_worker_imports_no_shimgen_module() -> None:
-    """It runs in each runtime's venv with torch alone (shimgen/proofs/provers/scalars.py starts it by path)."""
-    tree = ast.parse(open(WORKER).read())
-    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-    imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
-    assert "shimgen" not in imported and "torchgen" not in imported and "yaml" not in imported, imported
 
 
 def test_an_unknown_kernel_is_one_clear_error(monkeypatch) -> None:

@@ -4,7 +4,7 @@ claims for each number kind (ScalarType names)? Reads {op: [{"args": [op's argum
 "cells", "via", "via_args": {via's argument: op's argument}, "no_grad": the rule is taken only where autograd records
 nothing: no gradient compared}]} on stdin, writes {op: [{"both_ok": n, "wrong": example or ""}]}.
 A rule with `kernel` instead of `via` names a scalar.h function (shimgen::detail::<kernel>_select) this script
-mirrors call by call (KERNELS), its `via_args` being that function's arguments in order."""
+mirrors call by call (MIRRORS, found by that name), its `via_args` being that function's arguments in order."""
 
 import itertools
 import json
@@ -63,9 +63,16 @@ def cube_select(x):
     return A.mul.Tensor(A.mul.Tensor(x, x), x)
 
 
-# kernel -> (the function, how it is sampled: "pairs" of operands over every dtype pair and layout, or "cells":
-# one operand per claimed (number kind, dtype) cell, as a `via` rule)
-KERNELS = {"integral_add": (integral_add_select, "pairs"), "cube": (cube_select, "cells")}
+# the mirrors, found by a rule's `kernel` as scalar.h names them (<kernel>_select)
+MIRRORS = {f.__name__: f for f in (integral_add_select, cube_select)}
+# how a mirror is sampled: "pairs" of operands over every dtype pair and layout (these), or one operand per claimed
+# (number kind, dtype) cell, as a `via` rule (the others)
+SAMPLED_IN_PAIRS = {integral_add_select}
+
+
+def mirror(r):
+    """The mirror of the rule's `kernel`."""
+    return MIRRORS[f"{r['kernel']}_select"]
 
 
 def layout_sample(shape, dtype, seed, layout):
@@ -88,7 +95,7 @@ def prove_kernel_rule(f, r):
     """The kernel against aten's op on every pair of the claimed dtypes (mixed ones promote), broadcasting, 0-dim
     and empty shapes, mismatched shapes (aten's error), transposed and channels-last layouts: values, dtype, shape
     and strides, errors with aten's message."""
-    kernel = KERNELS[r["kernel"]][0]
+    kernel = mirror(r)
     dtypes = sorted({DTYPES[d] for cats in r["cells"].values() for d in cats}, key=str)
     number = int(r["value"])
     both_ok, wrong = 0, ""
@@ -115,11 +122,11 @@ def main():
         f = aten(op)
         results = []
         for r in rules:
-            if r.get("kernel") and KERNELS[r["kernel"]][1] == "pairs":
+            if r.get("kernel") and mirror(r) in SAMPLED_IN_PAIRS:
                 results.append(prove_kernel_rule(f, r))
                 continue
             if r.get("kernel"):  # a kernel's arguments in order, named as op's
-                kernel = KERNELS[r["kernel"]][0]
+                kernel = mirror(r)
                 r = dict(r, via_args={f"_{k}": a for k, a in enumerate(r["via_args"])})
 
                 def via(**kw):

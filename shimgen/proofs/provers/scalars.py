@@ -297,7 +297,7 @@ def prove_number_rules(rules: dict[str, list[dict]]) -> dict[str, list[dict]]:
 
 def kernel_compositions_spec(rules: dict[str, dict]) -> dict[str, dict]:
     """What shimgen/proofs/provers/compositions_worker.py reads for each row: the row, the overload's arguments, and its
-    kernel's registry entry's prover_spec (the worker's hook and the facts it reads)."""
+    kernel's registry entry's prover module and prover_spec (the hook and the facts it reads)."""
     texts = history.schemas_of(NativeYaml().text)
     outs = {op: "".join(a.name for a in FunctionSchema.parse(texts[op]).arguments.out[:1]) for op in rules}
     return {op: {"kernel": r["kernel"], "bind": r.get("args", []), "via": r.get("via", ""),
@@ -311,14 +311,17 @@ def kernel_compositions_spec(rules: dict[str, dict]) -> dict[str, dict]:
                  "args": [a.name for a in FunctionSchema.parse(texts[op]).arguments.flat_all],
                  "types": {a.name: str(a.type).replace("?", "") for a in
                            FunctionSchema.parse(texts[op]).arguments.flat_all},
+                 # the hook's module: the entry's prover module unless its spec names another's
+                 "module": kernels.get(r["kernel"], op).prover_module,
                  **kernels.get(r["kernel"], op).prover_spec(r, outs[op])}
             for op, r in rules.items()}
 
 
 def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
     """Each kernel composition (`op` -> kernel, args) with `proven`: the runtimes on which aten's op equals the
-    composition the wrapper computes (shimgen/proofs/provers/compositions_worker.py mirrors scalar.h's
-    shimgen::detail::<kernel>_select step by step; the kernel's registry entry names the worker's hook) on every
+    composition the wrapper computes (shimgen/proofs/provers/compositions_worker.py runs the hook the kernel's
+    registry entry names, in its prover module under shimgen/proofs/provers/kernels, which mirrors scalar.h's
+    shimgen::detail::<kernel>_select step by step) on every
     sample: dtype pairs, broadcasting, 0-dim and empty shapes, inf/nan/-0.0, numbers out of range, errors, float64
     gradients; a rule differing anywhere is proven nowhere."""
     from shimgen.proofs.verify import runtimes  # lazily: only this command runs the runtimes' interpreters

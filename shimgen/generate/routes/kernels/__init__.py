@@ -1,11 +1,12 @@
 """The composition kernels (data/scalar_facts.yaml `kernel_compositions`, route `composition`): one registry entry
 per kernel, named by the rows' `kernel` value. An entry holds what the route and the prover ask of a kernel: where
 a row of it has a variant at a release (`variant_at`), the wrapper's doc lines (`describe`), its C++ body (`body`,
-calling its scalar.h helpers) and what its prover runs (`prover_spec`: the compositions worker's hook and the facts
-it reads). The route and the prover ask the entry; nothing compares a kernel's name.
+calling its scalar.h helpers) and what its prover runs (`prover_spec`: the hook, in the prover module of the same
+name under shimgen/proofs/provers/kernels, and the facts it reads). The route and the prover ask the entry; nothing
+compares a kernel's name.
 
-Adding a kernel is one entry (in a module of this package), its C++ helper in scalar.h, its prover hook and a
-test (docs/kernels.md).
+Adding a kernel is one entry (in a module of this package), its C++ helper in scalar.h, its prover hook (in the
+prover module named as the entry's module) and a test (docs/kernels.md).
 """
 
 from __future__ import annotations
@@ -23,8 +24,9 @@ if TYPE_CHECKING:
 
 
 class Kernel:
-    """One composition kernel. `name` is the rows' `kernel` value; `prover` the compositions worker's hook
-    (shimgen/proofs/provers/compositions_worker.py PROVERS) its rows are proven by."""
+    """One composition kernel. `name` is the rows' `kernel` value; `prover` the hook its rows are proven by, in its
+    prover module (`prover_module`: shimgen/proofs/provers/kernels/<this entry's module>.py, its PROVERS), which
+    the compositions worker loads."""
 
     name = ""
     prover = ""
@@ -41,9 +43,15 @@ class Kernel:
         """The wrapper's C++ body (after autocast's, where the row names one)."""
         raise NotImplementedError
 
+    @property
+    def prover_module(self) -> str:
+        """The entry's prover module, paired with it by file name: the name of the module defining its class."""
+        return type(self).__module__.rpartition(".")[2]
+
     def prover_spec(self, rule: dict, out: str) -> dict:
         """What the compositions worker reads besides the row (`out`: the overload's out= argument, or ""): the hook
-        that proves the row, and the kernel's facts the hook reads."""
+        that proves the row, and the kernel's facts the hook reads (`module`, where it is another prover module's
+        hook than prover_module's)."""
         return {"prover": self.prover}
 
 

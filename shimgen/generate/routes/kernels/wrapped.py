@@ -111,7 +111,8 @@ class ItemNumbers(ViaNumbers):
 
     def prover_spec(self, rule: dict, out: str) -> dict:
         # over an out= overload: the factories' out= prover, with out's checks of `via` (no CPU gate, the meta check)
-        return {"prover": "prove_factory", "factory": "items"} if out else {"prover": self.prover}
+        return ({"module": "factories", "prover": "prove_factory", "factory": "items"} if out else
+                {"prover": self.prover})
 
 
 class AsDouble(ViaNumbers):

@@ -1,0 +1,126 @@
+"""The prover of kernel `str_value` (shimgen/generate/routes/kernels/str_value.py): the op, for each value of its str
+argument, as the overload the row names.
+
+Run by each runtime's own interpreter (torch alone): loaded by path by compositions_worker.py, it imports
+only the standard library, torch and the workers' shared modules beside that driver."""
+
+import torch
+
+from mirror_common import SHAPES, sample
+from worker_common import ATEN_RAISES, Refused, Tally, aten, outcome, run, weights
+
+
+def str_value(s, v):
+    """The generated wrapper (kernels/str_value.py): None -> `none_via`, a value of `calls` -> its overload (refused
+    where autograd records the call and the value is `no_derivative`), a `refused` value refused, any other aten's
+    error for it."""
+    r = s["rule"]
+    mode = v[r["argument"]]
+    args = {a: v[a] for a in r["args"]}
+    if mode is None:
+        return aten(r["none_via"])(**args)
+    if mode in r["calls"]:
+        tensors = [t for t in args.values() if isinstance(t, torch.Tensor)]
+        if mode in r.get("no_derivative", []) and torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
+            raise Refused("autograd")
+        return aten(r["calls"][mode])(**args)
+    if mode in r.get("refused", []):
+        raise Refused("value")
+    raise RuntimeError(r["unknown"].replace("{}", mode) + " " + ATEN_RAISES)
+
+
+STR_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16,
+              torch.int8, torch.uint8, torch.bool, torch.complex64]
+STR_NUMBERS = [0, 1, -1, 2, -3, 0.5, -2.5, 1e300, float("inf"), -float("inf"), float("nan"), True, False, 2**40,
+               1 + 1j]
+
+
+def str_value_grads(fn, scalar_other, grad_mode, nonleaf, which, out=""):
+    """fn's outcome on float64 inputs requiring grad (`which`; non-leaves computed from them where `nonleaf`; an
+    out= tensor of their shape where `out` names one): its result, then the gradients of the leaves (zeros where
+    unused) where the result requires grad, as one flat tensor."""
+    x0 = sample((5, 7), torch.float64, 3).requires_grad_(which in ("self", "both"))
+    y0 = 2.5 if scalar_other else sample((5, 7), torch.float64, 9).requires_grad_(which in ("other", "both"))
+    leaves = [z for z in (x0, y0) if isinstance(z, torch.Tensor) and z.requires_grad]
+    x = x0 * 1 if nonleaf and x0.requires_grad else x0
+    y = y0 * 1 if nonleaf and isinstance(y0, torch.Tensor) and y0.requires_grad else y0
+    extra = {out: torch.empty(5, 7, dtype=torch.float64)} if out else {}
+    with torch.set_grad_enabled(grad_mode):
+        got = outcome(lambda: fn(x, y, extra))
+    if got[0] != "ok" or not got[1].requires_grad:
+        return got if got[0] != "ok" else ("ok", got[1].detach().flatten())
+    res = got[1]
+    grads = run(lambda: torch.autograd.grad((res * weights(res)).sum(), leaves, allow_unused=True))
+    if grads[0] != "ok":
+        return grads
+    return "ok", torch.cat([res.detach().flatten(), *((g if g is not None else torch.zeros_like(z)).flatten()
+                                                      for g, z in zip(grads[1], leaves))])
+
+
+def prove_str_value(op, s):
+    """aten's op against str_value: every str value (None, the row's, "trunc", unknown ones), dtype pairs (integral,
+    floating, bool, complex: type promotion), shapes (broadcasting, 0-dim, empty, not broadcastable), negative
+    operands, zero divisors, inf/nan/-0.0, numbers as `other` (aten's wrapped numbers), out= tensors of several
+    dtypes and shapes (resized, cast, refused); each call on its own copies (in-place ops write self). In grad mode
+    and not, with float64 inputs that require grad (leaves and non-leaves): the results, and the gradients where the
+    result requires grad."""
+    f = aten(op)
+    r = s["rule"]
+    a = r["argument"]
+    t = Tally()
+    scalar_other = s["types"].get("other") == "Scalar"
+    out = s["out"]
+    modes = [None, *r["calls"], *r.get("refused", []), "Floor", "", "bad"]
+    outs = [None] if not out else [(torch.float32, (0,)), (torch.float64, (5, 7)), (torch.int64, (5, 7)),
+                                  (torch.int32, (3,))]
+    for i, d1 in enumerate(STR_DTYPES):
+        for j, d2 in enumerate(STR_DTYPES):
+            others = STR_NUMBERS if scalar_other else [None]
+            for k, (s1, s2) in enumerate(SHAPES + [((2, 3), (4,))]):
+                if scalar_other and (j or k > 3):  # a number: its own list, once per self dtype
+                    continue
+                if out and (i + j + k) % 3:  # out= rows: a third of the pairs, each with every out=
+                    continue
+                x = sample(s1, d1, k + i)
+                for n in others:
+                    y = n if scalar_other else sample(s2, d2, k + j + 7)
+                    for o in outs:
+                        for mode in modes:
+                            def fresh():
+                                v = {"self": x.clone(), "other": y.clone() if isinstance(y, torch.Tensor) else y}
+                                if o is not None:
+                                    v[out] = torch.zeros(o[1], dtype=o[0])
+                                return v
+                            want = run(lambda: f(**fresh(), **{a: mode}))
+                            got = outcome(lambda: str_value(s, dict(fresh(), **{a: mode})))
+                            t.compare(f"{d1} {d2 if not scalar_other else repr(n)} {s1} {s2} {o} {mode!r}", want, got)
+    if not scalar_other:  # a Python number as `other`: aten's wrapped number, on both sides
+        for i, d1 in enumerate(STR_DTYPES):
+            x = sample((5, 7), d1, i)
+            for n in STR_NUMBERS:
+                for o in outs:
+                    for mode in modes:
+                        def fresh():
+                            v = {"self": x.clone(), "other": n}
+                            if o is not None:
+                                v[out] = torch.zeros(o[1], dtype=o[0])
+                            return v
+                        want = run(lambda: f(**fresh(), **{a: mode}))
+                        got = outcome(lambda: str_value(s, dict(fresh(), **{a: mode})))
+                        t.compare(f"{d1} wrapped {n!r} {o} {mode!r}", want, got)
+    for mode in modes:
+        for grad_mode in (True, False):
+            for nonleaf in (False, True):
+                for which in ("self", "other", "both"):
+                    if scalar_other and which != "self":
+                        continue
+                    t.compare(f"autograd {mode!r} grad mode {grad_mode} non-leaf {nonleaf} {which}",
+                              str_value_grads(lambda x, y, e: f(x, y, **e, **{a: mode}), scalar_other, grad_mode,
+                                              nonleaf, which, out),
+                              str_value_grads(lambda x, y, e: str_value(s, {"self": x, "other": y, a: mode, **e}),
+                                              scalar_other, grad_mode, nonleaf, which, out))
+    return t.report()
+
+
+# the hooks a registry entry's prover_spec may name (`prover`)
+PROVERS = {f.__name__: f for f in (prove_str_value,)}
