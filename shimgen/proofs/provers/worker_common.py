@@ -1,4 +1,5 @@
-"""What the provers' workers (equivalents_worker.py, number_rules_worker.py) share: they run under each runtime's
+"""What the provers' workers (equivalents_worker.py, number_rules_worker.py, compositions_worker.py and the kernels'
+prover modules it loads) share: they run under each runtime's
 own interpreter, which can import torch but not shimgen, and import this file from their own folder. An aten
 overload by name, a call's outcome (its result, or the first line of its error), and whether two outcomes are the
 same: for errors, aten's own message (the first line of the route's error contains aten's, as the verify harness
