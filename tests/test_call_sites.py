@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import pytest
 import yaml
 
-from shimgen.generate.signatures.stage import resolve
+from shimgen.generate.signatures import stage
 from shimgen.generate.emit import c as emit_c, cpp as emit_cpp
 from shimgen.generate import plan as plan_mod
 from shimgen.facts import scalar_facts as scalars
@@ -223,7 +223,7 @@ def _corpus_run(tmp_path_factory: pytest.TempPathFactory):
     gen = str(root / "gen")
     names = sorted({_schema_name(c.function) for c in CORPUS})
     p = plan_mod.make(names, additive=True, overlay_ties_to_libtorch=False)  # as `shimgen --ops ...`, ties aside
-    write_atomically(gen, {**emit_c.emit(r := resolve(p)), **emit_cpp.emit(r)})
+    write_atomically(gen, {**emit_c.emit(r := stage.resolve(p)), **emit_cpp.emit(r)})
     ov_plan, _ = overlay.missing_ops(p, TORCH)
     ov_src = str(root / "overlay")
     write_atomically(ov_src, overlay.sources(ov_plan))
