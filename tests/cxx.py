@@ -42,7 +42,9 @@ def syntax_check(source: str, generated: str | None, target: str | None = None,
     if strict:
         flags = [f"-isystem{f[2:]}" if f == f"-I{TORCH.include_dirs[0]}" else f for f in flags] + list(WARNINGS)
     cmd = [cxx or CXX, *flags, *define, "-fsyntax-only", "-x", "c++", "-"]
-    passed = _cache_path(generated, cmd[0], [*cmd, source], ".passed")
+    # the key holds the generated folder's content, not its (temporary) path
+    key = [part.replace(generated, "<generated>") if generated else part for part in cmd]
+    passed = _cache_path(generated, cmd[0], [*key, source], ".passed")
     if passed is not None and os.path.isfile(passed):
         os.utime(passed)
         with open(passed, encoding="utf-8") as f:
