@@ -33,11 +33,11 @@ def main() -> int:
     level = Version.parse(args.target, "--target")
     p = plan_mod.make(sorted(NativeYaml().by_name))
     ws = sig_cpp.wrappers(p)[0]
-    route = {w.op.name: (v.route.name if (v := sig_cpp.active(w, level)) else "hidden") for w in ws}
+    route = {w.op.name: (v.route.name if (v := w.active(level)) else "hidden") for w in ws}
     print(f"whole yaml ({p.release}), target {level}: {len(ws)} wrappers")
     for r, n in sorted(collections.Counter(route.values()).items()):
         print(f"  {r:<15} {n}")
-    dev = {d: {w.op.name for w in routes.get(d).wrappers(p, ws) if sig_cpp.active(w, level)} for d in ("cpu", "cuda")}
+    dev = {d: {w.op.name for w in routes.get(d).wrappers(p, ws) if w.active(level)} for d in ("cpu", "cuda")}
     print(f"device route at {level}: {len(dev['cpu'])} cpu:: and {len(dev['cuda'])} cuda:: wrappers")
     over = sorted(op for op, r in route.items() if r == "generated_shim")
     with_cpu = [op for op in over if op in dev["cpu"]]

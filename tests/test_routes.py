@@ -59,11 +59,11 @@ def test_the_overlay_only_adds_forms():
     for name in names:
         w_wide, w_narrow = by_name(wide, name), by_name(narrow, name)
         for level in wide.releases():
-            v_narrow = sig_cpp.active(w_narrow, level)
+            v_narrow = w_narrow.active(level)
             if v_narrow is None:
                 continue
             served += 1
-            v_wide = sig_cpp.active(w_wide, level)
+            v_wide = w_wide.active(level)
             if v_narrow.none_only:  # std(t, {1}): the dispatcher carries correction only as None; the overlay's
                 assert v_wide.kept >= v_narrow.kept  # shim carries its values too (a superset of the calls)
                 continue
@@ -71,7 +71,7 @@ def test_the_overlay_only_adds_forms():
                                                                     v_narrow.lowering), (name, level)
     assert served >= len(names)
     # and where libtorch has no route, the overlay's shim serves: arange.default at 2.13 is both, the composition
-    assert sig_cpp.active(by_name(wide, "arange.default"), wide.releases()[-1]).route is routes.get("composition")
+    assert by_name(wide, "arange.default").active(wide.releases()[-1]).route is routes.get("composition")
 
 
 def test_c_shim_set_is_a_product_of_the_plan():

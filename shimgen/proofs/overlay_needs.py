@@ -29,10 +29,10 @@ def needs(plan: plan_mod.Plan, level: Version) -> list[tuple[str, str]]:
     here = {w.op.name: w for w in sig_cpp.wrappers(default)[0]}
     result = []
     for w in sig_cpp.wrappers(wide)[0]:
-        if sig_cpp.active(w, level) is None:
+        if w.active(level) is None:
             continue
         mine = here.get(w.op.name)
-        if mine is not None and sig_cpp.active(mine, level) is not None:
+        if mine is not None and mine.active(level) is not None:
             continue
         result.append((w.op.name, stage.why_hidden(w.op.name, level, mine, w, default)))
     return sorted(result)

@@ -264,10 +264,10 @@ def _answer_one(w, target, plain=None) -> Answer:
     """`w` as a build with the overlay sees it; `plain`: the same op's wrapper in a default build (libtorch
     alone), whose form, where it has one at `target`, is the answer."""
     mine = plain.variants if plain is not None else ()
-    v = sig_cpp.active(plain, target) if plain is not None else None
+    v = plain.active(target) if plain is not None else None
     if v is not None:
         return Answer("yes", f"yes ({v.route.name})")
-    v = sig_cpp.active(w, target)
+    v = w.active(target)
     if v is not None:
         if v.route.overlay:
             return Answer("overlay", "overlay (shimgen's C shim)")

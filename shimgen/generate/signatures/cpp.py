@@ -184,11 +184,6 @@ def _build_named(name: str, plan: Plan) -> Wrapper | None:
         return None
 
 
-def active(w: Wrapper, level: Version) -> Variant | None:
-    """The wrapper's variant serving `level` (Wrapper.active, for callers outside generation)."""
-    return w.active(level)
-
-
 def _lowering_at(op: Op, ps: list[Param], plan: Plan, level: Version) -> tuple[tuple[str, ...], int] | None:
     """(targets, how many parameters the lowered call takes) at `level`, or None where the targets cannot serve.
     A sibling takes the parameters it has at `level` (in the same places); a composition takes them all."""
@@ -210,10 +205,6 @@ def _lowering_at(op: Op, ps: list[Param], plan: Plan, level: Version) -> tuple[t
     if any(v.kept < len(w.params) for w, v in variants):
         return None
     return targets, len(ps)
-
-
-def same_variant(a: Variant, b: Variant) -> bool:
-    return a.same_call(b)
 
 
 def variants(op: Op, ps: list[Param], plan: Plan) -> list[Variant]:
