@@ -78,3 +78,11 @@ def test_a_module_runs_as_a_program_only_as_a_worker() -> None:
             elif f.endswith(".py") and _has_main_block(path):
                 found.add(rel)
     assert found == WORKERS
+
+
+def test_a_document_it_cannot_read_is_one_line_exit_2(tmp_path) -> None:
+    missing = tmp_path / "no-such.md"
+    proc = _dev("overlay-needs", "--target", "2.13", "--doc", str(missing))
+    assert proc.returncode == 2
+    assert proc.stderr == f"shimgen: error: --doc {missing}: No such file or directory\n", proc.stderr
+    assert not missing.exists()

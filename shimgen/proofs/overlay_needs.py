@@ -61,16 +61,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--doc", "--readme", dest="doc", help=f"rewrite this file's generated section ({DOC})")
     args = ap.parse_args(argv)
     level = Version.parse(args.target)
+    if args.doc:  # read first: a document it cannot rewrite is refused before the plan is made
+        try:
+            with open(args.doc, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            print(f"shimgen: error: --doc {args.doc}: {e.strerror}", file=sys.stderr)
+            return 2
+        if BEGIN not in text or END not in text:
+            print(f"shimgen: {args.doc} has no {BEGIN} ... {END} section", file=sys.stderr)
+            return 2
     ops = args.ops.split(",") if args.ops else _every_op()
     plan = plan_mod.make(ops, additive=True)
     rows = needs(plan, level)
     what = args.ops or "the whole yaml"
     if args.doc:
-        with open(args.doc, encoding="utf-8") as f:
-            text = f.read()
-        if BEGIN not in text or END not in text:
-            print(f"shimgen: {args.doc} has no {BEGIN} ... {END} section", file=sys.stderr)
-            return 2
         head, rest = text.split(BEGIN, 1)
         tail = rest.split(END, 1)[1]
         with open(args.doc, "w", encoding="utf-8") as f:
