@@ -19,6 +19,10 @@ import pytest
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
 
+# Every C++ compile of the run, in this process and in every subprocess, goes through the run's compiler cache
+# (tests/cxx.py: use_compiler_cache, tests/compile_cache.py), put on PATH before any test module reads the compiler.
+import tests.cxx  # noqa: E402, F401
+
 SLOW_FILES = frozenset({
     # extensions built against the generated headers (tests.cxx)
     "test_addbmm_loop.py", "test_addc_scalars_tensor.py", "test_autocast_rules.py", "test_c_shim_compile.py",

@@ -16,13 +16,54 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 
 from shimgen.proofs.verify import build
 
-TORCH = build.find_torch()
-CXX = build.compiler()
 CACHE_ENTRIES = 400
 _CACHE_DEFAULT = os.path.join(os.path.expanduser("~"), ".cache", "shimgen", "test-builds")
+COMPILERS = ("g++", "c++", "gcc", "cc", "clang++", "clang", "x86_64-linux-gnu-g++", "x86_64-linux-gnu-gcc")
+
+
+def cache_root() -> str | None:
+    """The test build cache's folder; None when it is turned off (SHIMGEN_TEST_BUILD_CACHE empty)."""
+    return os.environ.get("SHIMGEN_TEST_BUILD_CACHE", _CACHE_DEFAULT) or None
+
+
+def use_compiler_cache() -> bool:
+    """Every compile of the run goes through tests/compile_cache.py (objects and passed syntax checks kept by
+    content, in the build cache's `objects` folder): launchers named as the compilers, first on PATH, which every
+    subprocess inherits (--verify, the matrix, the probe, setuptools, CMake, torch.utils.cpp_extension). Returns
+    whether it is on."""
+    root = cache_root()
+    if root is None:
+        return False
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compile_cache.py")
+    launcher = f'#!/bin/sh\nexec "{sys.executable}" -S "{script}" "$(basename "$0")" "$@"\n'
+    # one folder per launcher text (this interpreter and checkout), written whole before it is used
+    bin_dir = os.path.join(root, "bin-" + hashlib.sha256(launcher.encode()).hexdigest()[:16])
+    if not os.path.isdir(bin_dir):
+        stage = f"{bin_dir}.{os.getpid()}"
+        os.makedirs(stage, exist_ok=True)
+        for name in COMPILERS:
+            path = os.path.join(stage, name)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(launcher.replace('"$(basename "$0")"', name))
+            os.chmod(path, 0o755)
+        try:
+            os.rename(stage, bin_dir)
+        except OSError:
+            shutil.rmtree(stage, ignore_errors=True)  # another process made it first
+    if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
+        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
+    os.environ["SHIMGEN_COMPILE_CACHE_BIN"] = bin_dir
+    os.environ["SHIMGEN_COMPILE_CACHE"] = os.path.join(root, "objects")
+    return True
+
+
+COMPILER_CACHE = use_compiler_cache()
+TORCH = build.find_torch()
+CXX = build.compiler()
 
 
 # What an extension built with -Werror asks of every generated header. torch's own headers come in as system
@@ -57,7 +98,6 @@ def syntax_check(source: str, generated: str | None, target: str | None = None,
 
 def build_so(src: str, out: str, generated: str | None, defines: list[str] = (), libs: list[str] = ()) -> None:
     """A stable-ABI extension library from one source file (reused from the cache when its content was built)."""
-    cmd = [CXX, *build.CXX_FLAGS, *TORCH.stable_flags(generated), *[f"-D{d}" for d in defines], src, "-o", out]
     with open(src, "rb") as f:
         source = f.read().decode()
     cached = None if libs else _cache_path(generated, CXX, [*build.CXX_FLAGS, *defines, source], ".so")
@@ -65,11 +105,23 @@ def build_so(src: str, out: str, generated: str | None, defines: list[str] = (),
         shutil.copyfile(cached, out)
         os.utime(cached)  # recently used: kept by the pruning below
         return
-    proc = subprocess.run([*cmd, *libs, *TORCH.link_flags()], capture_output=True, text=True)
+    proc = library([*TORCH.stable_flags(generated), *[f"-D{d}" for d in defines]], src, out,
+                   [*libs, *TORCH.link_flags()])
     assert proc.returncode == 0, proc.stderr[-4000:]
     if cached is not None:
         with open(out, "rb") as f:
             _store(cached, f.read())
+
+
+def library(flags: list[str], source: str, out: str, link: list[str], cxx: str | None = None
+            ) -> subprocess.CompletedProcess:
+    """`source` built into the shared library `out` in build.library's two commands (compile, then link: the
+    compile is what a compiler cache reuses); the process of the command that failed, else of the link."""
+    for cmd in build.library(cxx or CXX, flags, source, out, link):
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            break
+    return proc
 
 
 def _store(path: str, data: bytes) -> None:
@@ -104,8 +156,8 @@ def _compiler_id(cxx: str) -> str:
 def _cache_path(generated: str | None, cxx: str, parts, kind: str) -> str | None:
     """The cache entry of a compile (None: caching is off): keyed by the compiler, the torch release, `parts` (the
     flags and the source) and every file of the generated folder, by its path within the folder and its bytes."""
-    root = os.environ.get("SHIMGEN_TEST_BUILD_CACHE", _CACHE_DEFAULT)
-    if not root:
+    root = cache_root()
+    if root is None:
         return None
     h = hashlib.sha256()
     for part in (cxx, _compiler_id(cxx), TORCH.version, TORCH.root, *parts):

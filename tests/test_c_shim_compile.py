@@ -33,6 +33,7 @@ from shimgen.generate.emit import c as emit_c
 from shimgen.generate import parse, plan
 from shimgen.generate.signatures import stage as signatures
 from shimgen.generate import table as table_mod
+from shimgen.proofs.verify import build
 from tests.cxx import TORCH
 from tests.test_shipped_header import SHIMIFIED_2_13
 
@@ -98,16 +99,15 @@ def built(compiler: str, tmp_path_factory: pytest.TempPathFactory) -> dict[str, 
     overlay = os.path.join(root, "libshimgen_overlay.so")
     ext_obj = os.path.join(root, "shimgen_ctest.o")
     ext = os.path.join(root, "shimgen_ctest.so")
-    overlay_cmd = [
-        compiler, "-O1", "-shared", "-fPIC", "-I", overlay_dir, *ATEN_FLAGS,
-        os.path.join(overlay_dir, emit_c.SOURCE), "-o", overlay, *LINK_TORCH,
-    ]  # fmt: skip
+    overlay_cmd, overlay_link = build.library(compiler, ["-I", overlay_dir, *ATEN_FLAGS],
+                                              os.path.join(overlay_dir, emit_c.SOURCE), overlay, LINK_TORCH)
     ext_cmd = [
         compiler, "-O1", "-c", "-fPIC", *TORCH.stable_flags(header_dir, overlay=True),
         EXT_SOURCE, "-o", ext_obj,
     ]  # fmt: skip
     with concurrent.futures.ThreadPoolExecutor(2) as pool:
         t_overlay, t_ext = pool.map(_run, [overlay_cmd, ext_cmd])
+    t_overlay += _run(overlay_link)
     t_link = _run([compiler, "-shared", ext_obj, "-o", ext, "-L", root, "-lshimgen_overlay", f"-Wl,-rpath,{root}",
                    *LINK_TORCH])  # fmt: skip
     print(f"\nbuilt overlay ({len(OVERLAY_OPS)} shims, ATen headers) in {t_overlay:.1f}s, "

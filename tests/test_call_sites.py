@@ -34,9 +34,9 @@ from shimgen.facts import scalar_facts as scalars
 from shimgen.generate.signatures import cpp as sig_cpp
 from shimgen.generate.pipeline import write as write_atomically
 from shimgen.generate.overloads import resolve
-from shimgen.proofs.verify import build, overlay
+from shimgen.proofs.verify import overlay
 from shimgen.facts.versions import Version
-from tests.cxx import CXX, TORCH
+from tests.cxx import CXX, TORCH, library
 
 HERE = os.path.join(os.path.dirname(__file__), "call_sites")
 TENSORS = ["t", "u", "w", "m", "mb", "tt", "b", "i", "l", "li", "x4", "k4", "bias", "out", "vals", "inds"]
@@ -241,9 +241,7 @@ def _corpus_run(tmp_path_factory: pytest.TempPathFactory):
     objs = {side: str(root / f"{side}_calls.o") for side in sources}
 
     def overlay_build() -> None:
-        cmd = [CXX, *build.CXX_FLAGS, *TORCH.aten_flags(ov_src), os.path.join(ov_src, emit_c.SOURCE), "-o", ov_lib,
-               *TORCH.link_flags()]  # fmt: skip
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = library(TORCH.aten_flags(ov_src), os.path.join(ov_src, emit_c.SOURCE), ov_lib, TORCH.link_flags())
         assert proc.returncode == 0, proc.stderr[-3000:]
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:

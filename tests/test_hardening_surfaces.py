@@ -34,8 +34,10 @@ SMALL_CPP = "#include <ATen/ATen.h>\nat::Tensor f(const at::Tensor& a, const at:
 
 def shimgen(*args: str, cwd=None, preexec_fn=None, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
     # Under a file size limit (preexec_fn) the interpreter writes no bytecode: importlib does not check that a .pyc
-    # was written whole, and one cut at the limit would break every later import of that module.
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"} if preexec_fn else None
+    # was written whole, and one cut at the limit would break every later import of that module. Nor does the
+    # run's compiler cache store anything there (tests/compile_cache.py): its files, cut at the limit, would fail
+    # the compiler probe that `port` runs.
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "SHIMGEN_COMPILE_CACHE": ""} if preexec_fn else None
     return subprocess.run([sys.executable, "-m", "shimgen", *args], stdout=stdout, stderr=subprocess.PIPE, text=True,
                           cwd=cwd, timeout=TIMEOUT, preexec_fn=preexec_fn, env=env)
 

@@ -64,8 +64,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.Compl
     ov_plan, _ = overlay.missing_ops(plan_mod.make(sorted(shimmed)), TORCH)
     ov_src = str(root / "overlay")
     write_atomically(ov_src, overlay.sources(ov_plan))
-    ov = [CXX, *build.CXX_FLAGS, *TORCH.aten_flags(ov_src), os.path.join(ov_src, emit_c.SOURCE), "-o",
-          str(root / overlay.LIBRARY), *TORCH.link_flags()]  # fmt: skip
+    ov, ov_link = build.library(CXX, TORCH.aten_flags(ov_src), os.path.join(ov_src, emit_c.SOURCE),
+                                str(root / overlay.LIBRARY), TORCH.link_flags())
 
     def compile_one(cmd: list[str]) -> None:
         proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -78,6 +78,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, subprocess.Compl
     ]  # fmt: skip
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         list(pool.map(compile_one, cmds))
+    compile_one(ov_link)
     for level, exe in exes.items():
         compile_one([CXX, *SANITIZE, f"{exe}.o", "-o", exe, f"-L{root}", "-lshimgen_overlay", f"-Wl,-rpath,{root}",
                      *TORCH.link_flags()])  # fmt: skip

@@ -10,7 +10,7 @@ import torch
 
 from shimgen.facts import manifest
 from shimgen.generate.pipeline import generate, write as write_atomically
-from tests.cxx import WARNINGS, build_so, syntax_check
+from tests.cxx import WARNINGS, build_so, library, syntax_check
 
 HERE = os.path.dirname(__file__)
 
@@ -111,9 +111,8 @@ def test_plain_run_under_each_release_is_a_drop_in(name: str, tmp_path) -> None:
     for ns, out, extra in [("compat_upstream", None, []),
                            ("compat_generated", gen, ["-DEXPECT_SHIMGEN_OPS_H", *WARNINGS])]:
         so = str(tmp_path / f"lib{ns}.so")
-        cmd = [build.compiler(), *build.CXX_FLAGS, *build.STABLE_FLAGS, f"-DCOMPAT_NS={ns}", *extra,
-               *([f"-I{out}"] if out else []), f"-isystem{inc}", src, "-o", so, *rt.torch.link_flags()]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = library([*build.STABLE_FLAGS, f"-DCOMPAT_NS={ns}", *extra, *([f"-I{out}"] if out else []),
+                        f"-isystem{inc}"], src, so, rt.torch.link_flags())
         assert proc.returncode == 0, f"{name} {ns}: " + "\n".join(
             line for line in proc.stderr.splitlines() if "error" in line)[:4000]
         libs[ns] = so

@@ -197,9 +197,9 @@ def link(calls: list[Call], gen: str, target: str, work: str, extra: tuple[str, 
     with open(src, "w") as f:
         f.write(text)
     torch = build.find_torch()
-    proc = subprocess.run([build.compiler(), *_flags(gen, target, extra), *build.CXX_FLAGS, "-w", src, "-o", lib,
-                           *torch.link_flags()], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    for cmd in build.library(build.compiler(), [*_flags(gen, target, extra), "-w"], src, lib, torch.link_flags()):
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr[-3000:]
     return lib
 
 

@@ -64,9 +64,9 @@ def build_all(probes: list[Probe], targets: list[Version], build_dir: str, banne
         for t in targets:
             out = os.path.join(build_dir, t.macro.lower(), f"lib{p.kind}_{p.op}.so")
             os.makedirs(os.path.dirname(out), exist_ok=True)
-            cmd = [cxx, *vbuild.CXX_FLAGS, *torch.stable_flags(), f"-DTORCH_TARGET_VERSION={t.hex}", src, "-o", out,
-                   *torch.link_flags()]
-            steps[(p.id, t)] = vbuild.Step(f"probe {p.id} at {t}", out, cmd, [text, torch.version, cxx_id])
+            cmd, link = vbuild.library(cxx, [*torch.stable_flags(), f"-DTORCH_TARGET_VERSION={t.hex}"], src, out,
+                                       torch.link_flags())
+            steps[(p.id, t)] = vbuild.Step(f"probe {p.id} at {t}", out, cmd, [text, torch.version, cxx_id], link)
     failed_before = {k: _read_failure(s) for k, s in steps.items()}
     todo = [s for k, s in steps.items() if failed_before[k] is None]
     failed = {id(s) for s in vbuild.run_steps(todo, jobs=jobs, check=False)}

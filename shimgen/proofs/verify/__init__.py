@@ -194,9 +194,10 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
     helper_src = os.path.join(b, "helper", "verify_helper.cpp")
     _write(helper_src, render("verify_helper.cpp.j2", banner=plan.banner))
     helper_lib = os.path.join(b, HELPER_LIBRARY)
-    cmd = [cxx, *build.CXX_FLAGS, "-std=c++17", f"-I{torch.include_dirs[0]}", helper_src, "-o", helper_lib,
-           f"-L{torch.lib_dir}", "-lc10", f"-Wl,-rpath,{torch.lib_dir}"]
-    compile_steps.append(build.Step("runner helper", helper_lib, cmd, [_read(helper_src), torch.version, cxx_id]))
+    cmd, link = build.library(cxx, ["-std=c++17", f"-I{torch.include_dirs[0]}"], helper_src, helper_lib,
+                              [f"-L{torch.lib_dir}", "-lc10", f"-Wl,-rpath,{torch.lib_dir}"])
+    compile_steps.append(build.Step("runner helper", helper_lib, cmd, [_read(helper_src), torch.version, cxx_id],
+                                    link))
 
     native = plan.native or NativeYaml(yaml_path)
     hiding = hidden(wide_plan, world, installed)

@@ -86,14 +86,16 @@ class Step:
     output: str  # path of the product
     command: list[str]
     inputs: list[str]  # texts whose change forces a rebuild (sources, headers they include)
+    link: list[str] = field(default_factory=list)  # run after `command` when it compiles an object (library())
     seconds: float = 0.0
     reused: bool = False
     log: str = field(default="", repr=False)
+    ran: list[str] = field(default_factory=list, repr=False)  # the last command run: the one that failed, if any
 
     @property
     def digest(self) -> str:
         h = hashlib.sha256()
-        for part in [*self.command, *self.inputs]:
+        for part in [*self.command, *self.link, *self.inputs]:
             h.update(part.encode())
             h.update(b"\0")
         return h.hexdigest()
@@ -109,9 +111,21 @@ class Step:
             return f.read().strip() == self.digest
 
 
+def library(cxx: str, flags: list[str], source: str, out: str, link: list[str]) -> tuple[list[str], list[str]]:
+    """The two commands that build the shared library `out` from one source: compile to the object `out`.o, then
+    link it. Split so that a compiler cache (ccache, where the builder has one) can reuse the object: a compile and
+    link in one command is never cached."""
+    obj = out + ".o"
+    return [cxx, *OBJECT_FLAGS, *flags, "-c", source, "-o", obj], [cxx, *CXX_FLAGS, obj, "-o", out, *link]
+
+
 def _run(step: Step) -> None:
     start = time.perf_counter()
-    proc = subprocess.run(step.command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    for cmd in [step.command, step.link] if step.link else [step.command]:
+        step.ran = cmd
+        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if proc.returncode != 0:
+            break
     step.seconds = time.perf_counter() - start
     step.log = proc.stdout
     if proc.returncode == 0:
@@ -140,7 +154,7 @@ def run_steps(steps: list[Step], jobs: int | None = None, check: bool = True) ->
     if failed:
         s = failed[0]
         tail = "\n".join(s.log.strip().splitlines()[-40:])
-        raise BuildError(f"building {s.name} failed:\n$ {' '.join(s.command)}\n{tail}")
+        raise BuildError(f"building {s.name} failed:\n$ {' '.join(s.ran)}\n{tail}")
     return []
 
 

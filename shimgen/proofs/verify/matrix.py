@@ -229,9 +229,9 @@ def build_overlay(plan: Plan, runtime: runtimes.Runtime, needed: list, bdir: str
             if rel == emit_c.HEADER and not text:
                 continue
             _write(os.path.join(root, "src", rel), text)
-        cmd = [cxx, *build.CXX_FLAGS, *runtime.torch.aten_flags(os.path.join(root, "src")), src, "-o", lib,
-               *_link_flags(runtime.torch)]
-        step = build.Step(f"overlay for torch {runtime.name}", lib, cmd, [source, runtime.torch.version, cxx_id])
+        cmd, link = build.library(cxx, runtime.torch.aten_flags(os.path.join(root, "src")), src, lib,
+                                  _link_flags(runtime.torch))
+        step = build.Step(f"overlay for torch {runtime.name}", lib, cmd, [source, runtime.torch.version, cxx_id], link)
         if not build.run_steps([step], jobs=jobs, check=False):
             return Overlay(lib, dropped)
         blamed = _ops_in_errors(step.log, source, src, kept) or {op.name for op in kept}

@@ -152,10 +152,10 @@ def main(argv: list[str] | None = None, overlay_ties_to_libtorch: bool = True) -
             os.makedirs(os.path.dirname(path), exist_ok=True)
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)
-        cmd = [cxx, *build.CXX_FLAGS, *torch.aten_flags(src_root), os.path.join(src_root, emit_c.SOURCE), "-o", lib,
-               *torch.link_flags()]
-        build.run_steps([build.Step("overlay", lib, cmd, [*files.values(), torch.version,
-                                                           build.compiler_id(cxx)])], args.jobs)
+        cmd, link = build.library(cxx, torch.aten_flags(src_root), os.path.join(src_root, emit_c.SOURCE), lib,
+                                  torch.link_flags())
+        build.run_steps([build.Step("overlay", lib, cmd, [*files.values(), torch.version, build.compiler_id(cxx)],
+                                    link)], args.jobs)
     except ShimgenError as e:
         print(f"shimgen: {e.line()}", file=sys.stderr)
         return 2
