@@ -1,8 +1,9 @@
 """The typed Python mirror (DIR/python/torch_stable_ops): black-clean, mypy --strict clean, true to the aten
 schemas, version-guarded, and returning what torch.ops.aten returns.
 
-Each op set is generated once per module (module-scoped fixtures); mypy runs once per set, with its cache in
-pytest's cache folder (.pytest_cache/d/shimgen-mypy), so only the first run pays for analysing torch.
+Each op set is generated once per module (module-scoped fixtures); mypy runs once per set, with its cache in the
+test build cache (tests/cxx.py: `mypy` in ~/.cache/shimgen/test-builds, which a fresh clone reuses too; else
+pytest's cache folder, .pytest_cache/d/shimgen-mypy), so only the first run pays for analysing torch.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from shimgen.generate.signatures.stage import resolve
 from shimgen.generate.emit import py as emit_py
 from shimgen.generate import pipeline, plan
 from shimgen.generate.signatures import cpp as sig_cpp
+from tests import cxx
 
 TYPED_USAGE = Path(__file__).parent / "typed_usage"
 SMALL = ["add", "pad", "amax"]
@@ -85,6 +87,10 @@ def generated(request: pytest.FixtureRequest) -> Generated:
 
 @pytest.fixture(scope="module")
 def mypy_cache(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = cxx.cache_root()
+    if root is not None:
+        os.makedirs(os.path.join(root, "mypy"), exist_ok=True)
+        return Path(root) / "mypy"
     cache = getattr(pytestconfig, "cache", None)
     return cache.mkdir("shimgen-mypy") if cache is not None else tmp_path_factory.mktemp("mypy-cache")
 
