@@ -153,10 +153,19 @@ def prune(folder: str) -> None:
                     pass  # another compile removed it first
 
 
+def log(event: str, args: list[str]) -> None:
+    """With SHIMGEN_COMPILE_CACHE_LOG set, one line per compile: hit, miss, or pass (not cacheable)."""
+    path = os.environ.get("SHIMGEN_COMPILE_CACHE_LOG")
+    if path:
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(f"{event} {os.getcwd()} {' '.join(args)}\n")
+
+
 def compile_cached(name: str, compiler: str, args: list[str], folder: str) -> int:
     spec = parse(args)
     roots = Roots(args)
     if spec is None or not roots.ok:
+        log("pass", args)
         return subprocess.call([compiler, *args])
     cwd = os.getcwd()
     source = os.path.join(cwd, spec["source"])
@@ -178,7 +187,9 @@ def compile_cached(name: str, compiler: str, args: list[str], folder: str) -> in
         if all(file_hash(roots.back(path)) == digest for path, digest in entry["deps"]):
             if restore(os.path.join(folder, entry["result"] + ".result"), spec, roots, cwd):
                 os.utime(manifest_path)
+                log("hit", args)
                 return 0
+    log("miss", args)
     # a miss: compile, with a dependency file of our own unless the command asks for one
     own_depfile = None
     extra = []

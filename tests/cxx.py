@@ -6,8 +6,9 @@ A later build with the same content copies the library instead of compiling it. 
 libraries (`libs`: an overlay in a temporary folder, found through its rpath) are always compiled. syntax_check
 records each check that passed the same way (its key adds the command line: target, defines, compiler, warnings),
 and a later check of the same content passes without compiling; a failed check is never recorded, so its
-diagnostics are always the compiler's of this run. The cache is `$SHIMGEN_TEST_BUILD_CACHE`, else
-`~/.cache/shimgen/test-builds`; `SHIMGEN_TEST_BUILD_CACHE=` (empty) turns it off."""
+diagnostics are always the compiler's of this run. Below both, every compile of the run (any process) goes through
+the compiler cache (use_compiler_cache, tests/compile_cache.py). The cache is `$SHIMGEN_TEST_BUILD_CACHE`, else
+`~/.cache/shimgen/test-builds`; `SHIMGEN_TEST_BUILD_CACHE=` (empty) turns all of it off."""
 
 from __future__ import annotations
 
@@ -83,8 +84,9 @@ def syntax_check(source: str, generated: str | None, target: str | None = None,
     if strict:
         flags = [f"-isystem{f[2:]}" if f == f"-I{TORCH.include_dirs[0]}" else f for f in flags] + list(WARNINGS)
     cmd = [cxx or CXX, *flags, *define, "-fsyntax-only", "-x", "c++", "-"]
-    # the key holds the generated folder's content, not its (temporary) path
-    key = [part.replace(generated, "<generated>") if generated else part for part in cmd]
+    # the key holds the generated folder's content, not its (temporary) path, and the compiler's name and identity
+    # (_cache_path), not the path of its launcher (in a folder named for the checkout: use_compiler_cache)
+    key = [part.replace(generated, "<generated>") if generated else part for part in cmd[1:]]
     passed = _cache_path(generated, cmd[0], [*key, source], ".passed")
     if passed is not None and os.path.isfile(passed):
         os.utime(passed)
@@ -160,7 +162,7 @@ def _cache_path(generated: str | None, cxx: str, parts, kind: str) -> str | None
     if root is None:
         return None
     h = hashlib.sha256()
-    for part in (cxx, _compiler_id(cxx), TORCH.version, TORCH.root, *parts):
+    for part in (os.path.basename(cxx), _compiler_id(cxx), TORCH.version, TORCH.root, *parts):
         h.update(str(part).encode() + b"\0")
     if generated:
         for dirpath, dirs, files in os.walk(generated):
