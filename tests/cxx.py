@@ -40,16 +40,16 @@ def use_compiler_cache() -> bool:
     if root is None:
         return False
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compile_cache.py")
-    launcher = f'#!/bin/sh\nexec "{sys.executable}" -S "{script}" "$(basename "$0")" "$@"\n'
-    # one folder per launcher text (this interpreter and checkout), written whole before it is used
-    bin_dir = os.path.join(root, "bin-" + hashlib.sha256(launcher.encode()).hexdigest()[:16])
+    run = f'exec "{sys.executable}" -S "{script}"'
+    # one folder per interpreter and checkout, written whole before it is used
+    bin_dir = os.path.join(root, "bin-" + hashlib.sha256(run.encode()).hexdigest()[:16])
     if not os.path.isdir(bin_dir):
         stage = f"{bin_dir}.{os.getpid()}"
         os.makedirs(stage, exist_ok=True)
         for name in COMPILERS:
             path = os.path.join(stage, name)
             with open(path, "w", encoding="utf-8") as f:
-                f.write(launcher.replace('"$(basename "$0")"', name))
+                f.write(f'#!/bin/sh\n{run} {name} "$@"\n')
             os.chmod(path, 0o755)
         try:
             os.rename(stage, bin_dir)
@@ -62,7 +62,7 @@ def use_compiler_cache() -> bool:
     return True
 
 
-COMPILER_CACHE = use_compiler_cache()
+use_compiler_cache()
 TORCH = build.find_torch()
 CXX = build.compiler()
 
