@@ -15,7 +15,9 @@ A compile (-c or -fsyntax-only) is looked up in two steps, as ccache's direct mo
 
 Paths differ between runs only in the temporary folders (pytest's /tmp/pytest-of-USER/pytest-N[/popen-gwK]) and the
 checkout: both are written as placeholders wherever the key, the manifest or a stored text holds a path, and put
-back for the compile at hand. A compile that fails is never stored: its diagnostics are always this run's.
+back for the compile at hand. A compile that fails is stored as well, with its exit status and diagnostics (the
+compiler goes on after an ordinary error, so its dependency file lists every header it read), except a fatal
+error (a missing header stops the compiler: no dependency file says where it looked).
 ccache cannot serve here: it hashes paths relative to the working folder, and the temporary folders' names change
 on every run."""
 
@@ -185,10 +187,11 @@ def compile_cached(name: str, compiler: str, args: list[str], folder: str) -> in
         manifest = []
     for entry in manifest:
         if all(file_hash(roots.back(path)) == digest for path, digest in entry["deps"]):
-            if restore(os.path.join(folder, entry["result"] + ".result"), spec, roots, cwd):
+            status = restore(os.path.join(folder, entry["result"] + ".result"), spec, roots, cwd)
+            if status is not None:
                 os.utime(manifest_path)
                 log("hit", args)
-                return 0
+                return status
     log("miss", args)
     # a miss: compile, with a dependency file of our own unless the command asks for one
     own_depfile = None
@@ -200,53 +203,59 @@ def compile_cached(name: str, compiler: str, args: list[str], folder: str) -> in
     proc = subprocess.run([compiler, *args, *extra], stderr=subprocess.PIPE)
     sys.stderr.buffer.write(proc.stderr)
     depfile = own_depfile or os.path.join(cwd, spec["depfile"])
+    failed = proc.returncode != 0
     try:
-        if proc.returncode != 0:
+        if failed and (b"fatal error" in proc.stderr or b"compilation terminated" in proc.stderr):
             return proc.returncode
-        with open(depfile, encoding="utf-8") as f:
-            dep_text = f.read()
+        try:
+            with open(depfile, encoding="utf-8") as f:
+                dep_text = f.read()
+        except OSError:
+            return proc.returncode  # no dependency file (a failure the compiler wrote none for): nothing stored
         deps = []
         for path in deps_of(dep_text):
             absolute = os.path.normpath(os.path.join(cwd, path))
             digest = file_hash(absolute)
             if digest is None:
-                return 0  # a header gone already: nothing stored
+                return proc.returncode  # a header gone already: nothing stored
             deps.append([roots.out(absolute), digest])
         result = hashlib.sha256(key.digest() + json.dumps(deps).encode()).hexdigest()
         os.makedirs(folder, exist_ok=True)
-        if spec["mode"] == "-c":
+        if spec["mode"] == "-c" and not failed:
             with open(os.path.join(cwd, spec["out"]), "rb") as f:
                 write(os.path.join(folder, result + ".o"), f.read())
-        stored = {"stderr": roots.out(proc.stderr.decode(errors="replace")),
+        stored = {"returncode": proc.returncode, "stderr": roots.out(proc.stderr.decode(errors="replace")),
                   "depfile": None if own_depfile else roots.out(dep_text)}
         write(os.path.join(folder, result + ".result"), json.dumps(stored).encode())  # after its object
         manifest = [e for e in manifest if e["result"] != result][-7:] + [{"deps": deps, "result": result}]
         write(manifest_path, json.dumps(manifest).encode())
         prune(folder)
-        return 0
+        return proc.returncode
     finally:
         if own_depfile:
             os.unlink(own_depfile)
 
 
-def restore(path: str, spec: dict, roots: Roots, cwd: str) -> bool:
+def restore(path: str, spec: dict, roots: Roots, cwd: str) -> int | None:
+    """The stored compile put back: its exit status, or None when the entry is gone or incomplete."""
     try:
         with open(path, encoding="utf-8") as f:
             stored = json.load(f)
     except (OSError, ValueError):
-        return False
-    if spec["mode"] == "-c":
+        return None
+    status = stored.get("returncode", 0)
+    if spec["mode"] == "-c" and status == 0:
         try:
             with open(path[: -len(".result")] + ".o", "rb") as f:
                 obj = f.read()
         except OSError:
-            return False
+            return None
         write(os.path.join(cwd, spec["out"]), obj)
     if spec["depfile"] is not None and stored["depfile"] is not None:
         write(os.path.join(cwd, spec["depfile"]), roots.back(stored["depfile"]).encode())
     sys.stderr.write(roots.back(stored["stderr"]))
     os.utime(path)
-    return True
+    return status
 
 
 def main(argv: list[str]) -> int:

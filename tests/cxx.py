@@ -4,16 +4,18 @@ build_so keeps each library it links in a cache keyed by its content: the source
 folder it compiles against (by path within the folder and bytes), the flags, the torch release and the compiler.
 A later build with the same content copies the library instead of compiling it. Libraries linked against other
 libraries (`libs`: an overlay in a temporary folder, found through its rpath) are always compiled. syntax_check
-records each check that passed the same way (its key adds the command line: target, defines, compiler, warnings),
-and a later check of the same content passes without compiling; a failed check is never recorded, so its
-diagnostics are always the compiler's of this run. Below both, every compile of the run (any process) goes through
-the compiler cache (use_compiler_cache, tests/compile_cache.py). The cache is `$SHIMGEN_TEST_BUILD_CACHE`, else
-`~/.cache/shimgen/test-builds`; `SHIMGEN_TEST_BUILD_CACHE=` (empty) turns all of it off."""
+records each check the same way (its key adds the command line: target, defines, compiler, warnings), and a
+later check of the same content gives the same exit status and diagnostics without compiling, naming the generated
+folder at hand; a missing header (a fatal error) is never recorded. Below both, every compile of the run (any
+process) goes through the compiler cache (use_compiler_cache, tests/compile_cache.py). The cache is
+`$SHIMGEN_TEST_BUILD_CACHE`, else `~/.cache/shimgen/test-builds`; `SHIMGEN_TEST_BUILD_CACHE=` (empty) turns all of it
+off."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -32,9 +34,9 @@ def cache_root() -> str | None:
 
 
 def use_compiler_cache() -> bool:
-    """Every compile of the run goes through tests/compile_cache.py (objects and passed syntax checks kept by
-    content, in the build cache's `objects` folder): launchers named as the compilers, first on PATH, which every
-    subprocess inherits (--verify, the matrix, the probe, setuptools, CMake, torch.utils.cpp_extension). Returns
+    """Every compile of the run goes through tests/compile_cache.py (objects and syntax checks, passed or failed,
+    kept by content, in the build cache's `objects` folder): launchers named as the compilers, first on PATH, which
+    every subprocess inherits (--verify, the matrix, the probe, setuptools, CMake, torch.utils.cpp_extension). Returns
     whether it is on."""
     root = cache_root()
     if root is None:
@@ -87,14 +89,19 @@ def syntax_check(source: str, generated: str | None, target: str | None = None,
     # the key holds the generated folder's content, not its (temporary) path, and the compiler's name and identity
     # (_cache_path), not the path of its launcher (in a folder named for the checkout: use_compiler_cache)
     key = [part.replace(generated, "<generated>") if generated else part for part in cmd[1:]]
-    passed = _cache_path(generated, cmd[0], [*key, source], ".passed")
-    if passed is not None and os.path.isfile(passed):
-        os.utime(passed)
-        with open(passed, encoding="utf-8") as f:
-            return subprocess.CompletedProcess(cmd, 0, "", f.read())  # a passing check's warnings (none if strict)
+    # a failing check is kept too, with its exit status: the key names every input (the compiler, torch, the flags,
+    # the source and the generated folder's bytes), so the same diagnostics come back, naming this folder
+    checked = _cache_path(generated, cmd[0], [*key, source], ".checked")
+    if checked is not None and os.path.isfile(checked):
+        os.utime(checked)
+        with open(checked, encoding="utf-8") as f:
+            stored = json.load(f)
+        stderr = stored["stderr"].replace("<generated>", generated) if generated else stored["stderr"]
+        return subprocess.CompletedProcess(cmd, stored["returncode"], "", stderr)
     proc = subprocess.run(cmd, input=source, capture_output=True, text=True)
-    if passed is not None and proc.returncode == 0:
-        _store(passed, proc.stderr.encode())
+    if checked is not None and "fatal error" not in proc.stderr:  # a missing header: not kept
+        stderr = proc.stderr.replace(generated, "<generated>") if generated else proc.stderr
+        _store(checked, json.dumps({"returncode": proc.returncode, "stderr": stderr}).encode())
     return proc
 
 
@@ -126,6 +133,27 @@ def library(flags: list[str], source: str, out: str, link: list[str], cxx: str |
     return proc
 
 
+def kept_text(kind: str, parts: list[str], make, keep: int) -> str:
+    """make(), a text that depends only on `parts` (every input, by content), kept in the build cache's `kind`
+    folder (its `keep` most recently used entries): a later call with the same parts reads it back."""
+    root = cache_root()
+    if root is None:
+        return make()
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode() + b"\0")
+    folder = os.path.join(root, kind)
+    path = os.path.join(folder, h.hexdigest() + ".kept")
+    if os.path.isfile(path):
+        os.utime(path)
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    text = make()
+    _store(path, text.encode())
+    _prune_kind(folder, ".kept", keep)
+    return text
+
+
 def _store(path: str, data: bytes) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
     stage = f"{path}.{os.getpid()}"
@@ -136,8 +164,8 @@ def _store(path: str, data: bytes) -> None:
 
 
 def _prune(folder: str, keep: int = CACHE_ENTRIES) -> None:
-    """Remove all but the `keep` most recently used entries of each kind (libraries, passed checks)."""
-    for kind in (".so", ".passed"):
+    """Remove all but the `keep` most recently used entries of each kind (libraries, syntax checks)."""
+    for kind in (".so", ".checked"):
         _prune_kind(folder, kind, keep)
 
 

@@ -12,6 +12,7 @@ import textwrap
 
 import pytest
 
+from tests.children import quick_exit
 from tests.cxx import load_extension
 
 CALLS = r"""
@@ -107,6 +108,6 @@ def lib(tmp_path_factory) -> str:
 
 
 def test_rules_follow_an_autocast_that_casts_the_op(lib) -> None:
-    proc = subprocess.run([sys.executable, "-c", CHILD, lib], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", quick_exit(CHILD), lib], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip() == "ok", proc.stdout

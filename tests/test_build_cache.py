@@ -1,5 +1,6 @@
-"""tests/cxx.py's content cache: a check that passed is recorded by its content and passes again without the
-compiler; a failed check is never recorded; any change of content (a generated file, a define) is a new key."""
+"""tests/cxx.py's content cache: a syntax check is recorded by its content and gives the same result again without
+the compiler, a failed one its diagnostics naming the folder at hand; a missing header (a fatal error) is never
+recorded; any change of content (a generated file, a define) is a new key."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ def cache(tmp_path, monkeypatch):
 
 
 def _entries(folder) -> list[str]:
-    return sorted(n for n in os.listdir(folder) if n.endswith(".passed")) if folder.exists() else []
+    return sorted(n for n in os.listdir(folder) if n.endswith(".checked")) if folder.exists() else []
 
 
 def _no_compiler(monkeypatch):
@@ -54,10 +55,27 @@ def test_a_passed_check_passes_again_without_the_compiler(cache, tmp_path, monke
     assert len(_entries(cache)) == 3
 
 
-def test_a_failed_check_is_never_recorded(cache, tmp_path) -> None:
+def test_a_failed_check_fails_again_without_the_compiler(cache, tmp_path, monkeypatch) -> None:
+    gen = tmp_path / "gen"
+    gen.mkdir()
+    (gen / "a.h").write_text("inline int a() { return b; }\n")
+    first = cxx.syntax_check('#include "a.h"\n', str(gen))
+    assert first.returncode != 0 and f"{gen}/a.h:1:" in first.stderr
+    assert len(_entries(cache)) == 1
+    moved = tmp_path / "elsewhere"
+    moved.mkdir()
+    (moved / "a.h").write_text((gen / "a.h").read_text())
+    with monkeypatch.context() as m:
+        _no_compiler(m)
+        again = cxx.syntax_check('#include "a.h"\n', str(moved))
+    assert again.returncode == first.returncode
+    assert again.stderr == first.stderr.replace(str(gen), str(moved))  # the diagnostics name this folder
+
+
+def test_a_missing_header_is_never_recorded(cache) -> None:
     for _ in range(2):
-        res = cxx.syntax_check("int f( {\n", None)
-        assert res.returncode != 0 and "error" in res.stderr
+        res = cxx.syntax_check('#include "shimgen_no_such_header.h"\n', None)
+        assert res.returncode != 0 and "fatal error" in res.stderr
     assert _entries(cache) == []
 
 

@@ -1,6 +1,6 @@
 """tests/compile_cache.py, the run's compiler cache: the same content compiled in another run's temporary folder is
-restored without the compiler (object, warnings, dependency file); a changed header compiles again; a failed
-compile is never stored; what it cannot cache runs the compiler untouched."""
+restored without the compiler (object, warnings, dependency file; a failed compile's status and errors); a changed
+header compiles again; a missing header is never stored; what it cannot cache runs the compiler untouched."""
 
 from __future__ import annotations
 
@@ -87,11 +87,26 @@ def test_a_changed_header_compiles_again(runs, env) -> None:
     assert compiles(env) == 2
 
 
-def test_a_failed_compile_is_never_stored(runs, env) -> None:
-    (runs[0] / "unit.cpp").write_text("int answer() { return missing; }\n")
+def test_a_failed_compile_fails_again_without_the_compiler(runs, env) -> None:
+    for folder in runs:
+        (folder / "unit.cpp").write_text('#include "value.h"\nint answer() { return missing + value(); }\n')
+    first = compile_in(runs[0], env)
+    assert first.returncode != 0 and "was not declared" in first.stderr and compiles(env) == 1
+    second = compile_in(runs[1], env)
+    assert compiles(env) == 1, "the compiler ran again"
+    assert second.returncode == first.returncode and not (runs[1] / "unit.o").exists()
+    assert second.stderr == first.stderr.replace(str(runs[0]), str(runs[1]))  # naming this run's file
+    # the header it read changed: compiled again (it now compiles)
+    header = "#pragma once\nconstexpr int missing = 1;\ninline int value() { return 1; }\n"
+    (runs[1] / "include" / "value.h").write_text(header)
+    assert compile_in(runs[1], env).returncode == 0 and compiles(env) == 2
+
+
+def test_a_missing_header_is_never_stored(runs, env) -> None:
+    (runs[0] / "unit.cpp").write_text('#include "absent.h"\nint answer() { return 1; }\n')
     for n in (1, 2):
         proc = compile_in(runs[0], env)
-        assert proc.returncode != 0 and "was not declared" in proc.stderr
+        assert proc.returncode != 0 and "absent.h" in proc.stderr
         assert compiles(env) == n
 
 

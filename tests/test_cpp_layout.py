@@ -14,6 +14,7 @@ import pytest
 from shimgen.generate.emit import cpp_layout, fmt
 from shimgen.generate import pipeline, stamp
 from shimgen.generate.parse import NativeYaml
+from tests.cxx import kept_text
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOLDEN = os.path.join(ROOT, "tests", "golden")
@@ -57,6 +58,16 @@ def _written(raw: dict[str, str], monkeypatch) -> tuple[dict[str, str], int]:
         return formatting.result(), formatting.fallback
 
 
+def _clang_format_kept(text: str) -> str:
+    """fmt.clang_format(text), kept in the test build cache (tests/cxx.py) by the binary, the style and the text:
+    the whole yaml's raw C++ (about 7 MB) takes clang-format 25 s, and is the same until the emitters change."""
+    from importlib import resources
+
+    exe = os.path.realpath(fmt._clang_format())
+    style = resources.files("shimgen").joinpath("data/.clang-format").read_text()
+    return kept_text("clang-format", [exe, str(os.stat(exe).st_size), style, text], lambda: fmt.clang_format(text), 3)
+
+
 def _outputs() -> list[str]:
     return sorted(os.path.join(GOLDEN, d) for d in os.listdir(GOLDEN)) + [os.path.join(ROOT, "generated")]
 
@@ -79,7 +90,7 @@ def test_writer_is_clang_format_on_the_whole_yaml(monkeypatch) -> None:
     written, fallback = _written(raw, monkeypatch)
     paths = sorted(raw)
     # the reference: clang-format over every whole raw file, in one process (files joined by separator comments)
-    reference = dict(zip(paths, fmt._split(fmt.clang_format(fmt._join([raw[p] for p in paths])), len(paths))))
+    reference = dict(zip(paths, fmt._split(_clang_format_kept(fmt._join([raw[p] for p in paths])), len(paths))))
     differ = [p for p in paths if written[p] != reference[p]]
     assert not differ, differ[:10]
     device = {p: t for p, t in raw.items() if p.startswith(("torch/csrc/stable/cpu/", "torch/csrc/stable/cuda/"))}

@@ -13,6 +13,7 @@ import pytest
 from shimgen.generate import pipeline
 from shimgen.facts import releases
 from shimgen.proofs.verify import runtimes
+from tests.children import quick_exit
 from tests.cxx import build_so
 
 EXT = r"""
@@ -63,7 +64,7 @@ def lib_2_10(tmp_path_factory) -> str:
 
 
 def _run(python: str, lib: str) -> list[str]:
-    proc = subprocess.run([python, "-c", RUN, lib], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([python, "-c", quick_exit(RUN), lib], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     return proc.stdout.splitlines()
 

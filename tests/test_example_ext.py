@@ -21,6 +21,7 @@ import zipfile
 import pytest
 
 from shimgen.proofs.verify import runtimes
+from tests.children import quick_exit
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLE = os.path.join(ROOT, "examples", "stable_ops")
@@ -187,7 +188,7 @@ def test_kernels_registered_per_device_key(wheel, tmp_path):
         "has = torch._C._dispatch_has_kernel_for_dispatch_key\n"
         "for op in ('rms_norm_act', 'masked_softmax', 'quantize_int8', 'requantize_int8'):\n"
         "    print(op, *[k for k in ('CPU', 'CUDA', 'CompositeExplicitAutograd') if has('stable_ops::' + op, k)])\n")
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+    proc = subprocess.run([sys.executable, "-c", quick_exit(probe)], capture_output=True, text=True,
                           env={**os.environ, "PYTHONPATH": str(tmp_path)})
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert proc.stdout.splitlines() == ["rms_norm_act CPU CUDA", "masked_softmax CompositeExplicitAutograd",

@@ -28,6 +28,7 @@ from shimgen.base.errors import ShimgenError
 from shimgen.generate.parse import default_yaml_path, detect_release
 from shimgen.facts.versions import Version
 from tests.test_cli_errors import assert_one_line_error, shimgen, snapshot
+from tests.children import quick_exit
 
 FIXTURES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
 YAML_2_12 = os.path.join(FIXTURES, "2.12.0", "native_functions.yaml")
@@ -632,7 +633,7 @@ def test_failing_calls_raise_aten_message_without_paths_or_stderr(tmp_path) -> N
     src.write_text(ERRORS_EXT)
     lib = str(tmp_path / "liberrors.so")
     build_so(str(src), lib, str(out))
-    proc = subprocess.run([sys.executable, "-c", ERRORS_PROBE, lib], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", quick_exit(ERRORS_PROBE), lib], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stderr == ""
     pairs = [ast.literal_eval(line) for line in proc.stdout.splitlines()]

@@ -23,6 +23,7 @@ from shimgen.generate import pipeline, plan as plan_mod, routes
 from shimgen.generate.signatures import c as sig_c, cpp as sig_cpp
 from shimgen.generate.parse import NativeYaml
 from shimgen.facts.versions import Version
+from tests.children import quick_exit
 from tests.cxx import CXX, TORCH, build_so, syntax_check
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -221,7 +222,7 @@ def test_flash_attention_call_reaches_aten_on_this_runtime(tmp_path, target: str
     src.write_text(STACK_EXT)
     lib = str(tmp_path / "ext.so")
     build_so(str(src), lib, str(tmp_path / "gen"), [f"TORCH_TARGET_VERSION={target}"] if target else [])
-    proc = subprocess.run([sys.executable, "-c", RUN_STACK, lib], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", quick_exit(RUN_STACK), lib], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip() == "True", proc.stdout + proc.stderr[-2000:]
 
 

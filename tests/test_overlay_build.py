@@ -15,6 +15,7 @@ import pytest
 
 from shimgen.generate import pipeline
 from shimgen.proofs.verify import runtimes
+from tests.children import quick_exit
 from tests.cxx import build_so
 
 EXT = r"""
@@ -72,7 +73,7 @@ def test_records_the_torch_it_was_built_for(built: dict[str, str]) -> None:
 
 
 def test_opted_in_extension_is_exact_on_its_torch(built: dict[str, str]) -> None:
-    proc = subprocess.run([sys.executable, "-c", RUN, built["ext"]], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", quick_exit(RUN), built["ext"]], capture_output=True, text=True)
     assert proc.stdout.strip() == "exact", proc.stdout + proc.stderr[-2000:]
 
 
@@ -80,7 +81,7 @@ def test_refuses_another_torch(built: dict[str, str]) -> None:
     rts, missing = runtimes.resolve(["2.14.1"])
     if not rts:
         pytest.skip(runtimes.missing_reason(missing))
-    proc = subprocess.run([rts[0].python, "-c", RUN, built["ext"]], capture_output=True, text=True)
+    proc = subprocess.run([rts[0].python, "-c", quick_exit(RUN), built["ext"]], capture_output=True, text=True)
     text = proc.stdout + proc.stderr
     print(text[-600:])
     assert "exact" not in proc.stdout and "wrong" not in proc.stdout

@@ -17,6 +17,7 @@ import subprocess
 import sys
 
 import pytest
+from tests.children import quick_exit
 
 pytest.importorskip("clang.cindex", reason="shimgen port --fix needs libclang (the `port` extra)")
 
@@ -219,7 +220,7 @@ def test_wheel_equals_the_aten_originals(version, wheel, ported, tmp_path):
     unity.write_text("".join(f'#include "{name.replace(".cu", ".cpp")}"\n' for name in SOURCES))
     build = tmp_path / "build"
     build.mkdir()
-    _run([python, "-c", _ORIGINALS, str(build), str(unity)])
+    _run([python, "-c", quick_exit(_ORIGINALS), str(build), str(unity)])
     aten = glob.glob(str(build / "aten_originals*.so"))
     assert len(aten) == 1, aten
     site = tmp_path / "site"

@@ -23,6 +23,7 @@ import torch
 from shimgen.generate import pipeline
 from shimgen.facts import scalar_facts as scalars
 from shimgen.proofs.provers import scalars as scalar_prover
+from tests.children import quick_exit
 from tests.cxx import build_so
 
 OPS = "mul,mul_,div,remainder,pow,bitwise_and,eq,lt,clamp,clamp_,where,fill_,masked_fill,full,lerp,to.dtype"
@@ -225,7 +226,7 @@ def test_the_issues_calls_are_exact_without_the_overlay(ext: str) -> None:
 def test_no_overlay_is_needed(ext: str) -> None:
     """The extension links against libtorch alone and loads in a fresh interpreter."""
     code = f"import torch; torch.ops.load_library({ext!r}); print(torch.ops.scalar_calls.mul.default)"
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-c", quick_exit(code)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-2000:]
 
 

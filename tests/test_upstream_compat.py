@@ -10,6 +10,7 @@ import torch
 
 from shimgen.facts import manifest
 from shimgen.generate.pipeline import generate, write as write_atomically
+from tests.children import quick_exit
 from tests.cxx import WARNINGS, build_so, library, syntax_check
 
 HERE = os.path.dirname(__file__)
@@ -116,7 +117,7 @@ def test_plain_run_under_each_release_is_a_drop_in(name: str, tmp_path) -> None:
         assert proc.returncode == 0, f"{name} {ns}: " + "\n".join(
             line for line in proc.stderr.splitlines() if "error" in line)[:4000]
         libs[ns] = so
-    proc = subprocess.run([rt.python, "-c", _COMPARE, libs["compat_upstream"], libs["compat_generated"]],
+    proc = subprocess.run([rt.python, "-c", quick_exit(_COMPARE), libs["compat_upstream"], libs["compat_generated"]],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     minor = ".".join(name.split(".")[:2])

@@ -20,6 +20,7 @@ import pytest
 
 from shimgen.generate import plan as plan_mod
 from shimgen.proofs.verify import overlay, roundtrip
+from tests.children import quick_exit
 
 # Every route and type class, in few ops (the comment names what each adds).
 REPRESENTATIVE = [
@@ -151,7 +152,7 @@ def test_built_libraries_load_with_torch_ops_load_library(verified: Run) -> None
         assert rt.add.out(x, y, alpha=torch.tensor(1), out=out) is out
         print("loaded")
     """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", quick_exit(code)], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0 and "loaded" in proc.stdout, proc.stderr[-3000:]
 
 

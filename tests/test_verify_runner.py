@@ -361,3 +361,40 @@ def test_a_key_given_twice_in_the_samples_file_is_an_error() -> None:
     samples.overrides.cache_clear()
     data = samples.overrides()
     assert data["convolution_backward"]["shapes"] == [[1, 2, 4, 5], [2, 2, 3, 3]]
+
+
+def test_a_second_runner_starts_only_when_it_pays_for_its_start(tmp_path, monkeypatch) -> None:
+    """One runner starts; a second one when the ops queued, at the time the ops so far took, shared by the runners
+    there are, would take more than twice the first one's start (quick ops never pay for an interpreter)."""
+    from shimgen.proofs.verify.runner_client import Pool, Running, Worker
+
+    spec = {"ops": [{"op": f"x{i}.default"} for i in range(30)]}
+    pool = Pool(str(tmp_path / "spec.json"), spec, str(tmp_path / "runner.log"), 2, "python")
+    monkeypatch.setattr(pool, "_start", lambda: pool.workers.append(Worker(proc=None)))  # no process
+    pool.workers.append(Worker(proc=None, ready=True))
+    pool.startup = 3.0
+    pool._grow()
+    assert len(pool.workers) == 1  # nothing has run yet: no time to go by
+    pool.queue, pool.ops_done, pool.op_seconds = list(range(28)), 2, 0.2  # 28 ops at 0.1 s: 2.8 s left
+    pool._grow()
+    assert len(pool.workers) == 1
+    pool.workers[0].job = Running(2, time.monotonic() - 10)  # an op running for 10 s: ops are slow here
+    pool._grow()
+    assert len(pool.workers) == 2
+    pool.workers[0].job = None
+    pool.op_seconds = 60.0  # however slow: never more than `jobs`
+    pool._grow()
+    assert len(pool.workers) == 2
+
+
+def test_a_worker_ends_with_its_output_written_and_its_status(tmp_path) -> None:
+    """shimgen.base.process.exit_now: flushed output, the status given, no finalization (an atexit hook never
+    runs)."""
+    import subprocess
+    import sys
+
+    code = ("import atexit, sys\nfrom shimgen.base.process import exit_now\n"
+            "atexit.register(lambda: print('finalized'))\nprint('report', end='')\nprint('note', file=sys.stderr)\n"
+            "exit_now(3)\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (3, "report", "note\n")

@@ -4,6 +4,7 @@ original loaded and once with the stable port, each writing its results (torch.s
     python cases.py LIBRARY.so [LIBRARY.so ...] OUT.pt
 """
 
+import os
 import sys
 
 import torch
@@ -75,3 +76,5 @@ def run(libs, path):
 
 if __name__ == "__main__":
     run(sys.argv[1:-1], sys.argv[-1])
+    sys.stdout.flush()
+    os._exit(0)  # no finalization with torch loaded (a second of CPU): tests/children.py

@@ -20,6 +20,8 @@ import tempfile
 import warnings
 from typing import Any
 
+from shimgen.base.process import exit_now
+
 MSG_SIZE = 4096
 _ATEN_ERROR = re.compile(r"Exception in aoti_torch: (.*)")
 
@@ -167,4 +169,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

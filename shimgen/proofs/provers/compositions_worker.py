@@ -20,7 +20,7 @@ import sys
 # beside this script (its folder is on sys.path): the comparison the provers' workers share, the kernels' shared
 # mirrors and the loader of their prover modules
 from mirror_common import prover_module
-from worker_common import ROW, TEXT_DIFFERS
+from worker_common import ROW, TEXT_DIFFERS, exit_now
 
 
 def main():
@@ -35,4 +35,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    exit_now(main())

@@ -11,7 +11,7 @@ import sys
 import torch
 
 # beside this script: the comparison both provers' workers share (the script's folder is on sys.path)
-from worker_common import aten, run, same, weights
+from worker_common import aten, exit_now, run, same, weights
 
 DTYPES = [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.int64, torch.int32, torch.uint8,
           torch.bool, torch.complex64]
@@ -81,4 +81,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    exit_now(main())

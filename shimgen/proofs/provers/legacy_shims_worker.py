@@ -21,7 +21,7 @@ import sys
 
 import torch
 
-from worker_common import ATEN_RAISES, Refused, aten, outcome, run, same
+from worker_common import ATEN_RAISES, Refused, aten, exit_now, outcome, run, same
 
 DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64, torch.int32, torch.uint8,
           torch.complex64, torch.bool]
@@ -177,4 +177,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    exit_now(main())

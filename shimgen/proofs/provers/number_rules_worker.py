@@ -13,7 +13,7 @@ import sys
 import torch
 
 # beside this script: the comparison both provers' workers share (the script's folder is on sys.path)
-from worker_common import aten, run, same, same_error_text, weights
+from worker_common import aten, exit_now, run, same, same_error_text, weights
 
 # ScalarType enumerator -> torch dtype
 DTYPES = {"Bool": torch.bool, "Byte": torch.uint8, "Char": torch.int8, "Short": torch.int16, "Int": torch.int32,
@@ -164,4 +164,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    exit_now(main())

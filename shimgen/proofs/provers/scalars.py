@@ -29,6 +29,7 @@ from shimgen.generate.routes import kernels  # each composition row's prover hoo
 from shimgen.proofs.provers.scalar_model import Model, in_range, kind_of, stands_in_exactly
 from shimgen.facts.scalar_facts import DATA, DTYPES, cell, load
 from shimgen.proofs.verify import samples
+from shimgen.base.process import exit_now
 
 
 
@@ -710,4 +711,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

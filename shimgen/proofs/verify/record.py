@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shimgen.proofs.verify import serial
+from shimgen.base.process import exit_now
 
 FORMAT = 4  # bump when what is recorded or how it is encoded changes
 FORWARD_DTYPES = ("float32", "int64", "bool", "complex64", "float64", "int32", "uint8", "bfloat16")
@@ -553,4 +554,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    exit_now(main(sys.argv[1:]))

@@ -44,6 +44,8 @@ import time
 import warnings
 from typing import Any, Callable
 
+from shimgen.base.process import exit_now
+
 PHASES = ("setup", "aten", "wrapper", "wrapper (aten raised)", "compare", "aten with the boxed values")
 SETUP, ATEN, WRAPPER, WRAPPER_AFTER_ERROR, COMPARE, ATEN_BOXED = range(6)
 REFUSAL_PREFIX = "shimgen: "  # run-time errors generated C++ raises for a limitation start with it
@@ -899,4 +901,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_now(main())

@@ -1,5 +1,7 @@
-"""Drive the samples runners: `jobs` runner processes (python -m shimgen.proofs.verify.runner), one op at a time each,
-results collected per op. A child that crashes or passes a time limit loses one sample: the op goes on from the
+"""Drive the samples runners: up to `jobs` runner processes (python -m shimgen.proofs.verify.runner), one op at a time
+each, results collected per op. One runner starts; another starts while the work left (the ops queued, at the time
+the ops so far took, shared by the runners there are) would take more than twice what the first runner took to
+start (importing torch, loading the libraries: 2-4 s): a few quick ops never pay for a second interpreter. A child that crashes or passes a time limit loses one sample: the op goes on from the
 next one (until its own time limit); where it died (aten, or the wrapper) says whose failure it was. A runner
 process that dies itself is restarted.
 
@@ -78,6 +80,7 @@ class Running:
 @dataclass
 class Worker:
     proc: subprocess.Popen
+    started: float = field(default_factory=time.monotonic)
     sel_key: object = None
     buf: bytes = b""
     job: Running | None = None
@@ -106,6 +109,9 @@ class Pool:
         self.workers: list[Worker] = []
         self.progress = Progress(len(spec["ops"]))
         self.restarts = 0
+        self.startup: float | None = None  # seconds the first runner took to be ready
+        self.op_seconds = 0.0  # time the finished ops took, and how many
+        self.ops_done = 0
         self.log = open(log_path, "w")
 
     # -- processes --
@@ -157,6 +163,8 @@ class Pool:
         kind = ev.get("e")
         if kind == "ready":
             w.ready = True
+            if self.startup is None:
+                self.startup = time.monotonic() - w.started
             self._next(w)
             return
         job = w.job
@@ -197,7 +205,7 @@ class Pool:
         elapsed = time.monotonic() - job.started
         if ev["how"] == "done" and job.check is None:
             r["seconds"] = round(elapsed, 3)
-            self.progress.done += 1
+            self._finished(elapsed)
             self._next(w)
             return
         k, phase = ev["k"], ev["phase"]
@@ -235,8 +243,29 @@ class Pool:
         if k >= 0:
             _add_detail(r["notes"], f"the op's remaining samples were not run (time limit {self.op_limit:g} s)")
         r["seconds"] = round(elapsed, 3)
-        self.progress.done += 1
+        self._finished(elapsed)
         self._next(w)
+
+    def _finished(self, elapsed: float) -> None:
+        self.progress.done += 1
+        self.op_seconds += elapsed
+        self.ops_done += 1
+
+    def _grow(self) -> None:
+        """Start another runner when it pays for its start: when the work left (the ops queued, each taking what
+        the ops finished and running took so far), shared by the runners there are, would take more than twice what
+        the first runner took to start. The run then ends at least half a start sooner; a few quick ops never pay
+        for a second interpreter."""
+        if len(self.workers) >= self.jobs or not self.queue or self.startup is None:
+            return
+        now = time.monotonic()
+        running = [now - w.job.started for w in self.workers if w.job is not None]
+        seen = self.ops_done + len(running)
+        if not seen:
+            return
+        left = len(self.queue) * (self.op_seconds + sum(running)) / seen / len(self.workers)
+        if left > 2 * self.startup:
+            self._start()
 
     def _on_runner_death(self, w: Worker) -> None:
         """The runner process itself died (not a child): report the op it had and start a new runner."""
@@ -255,8 +284,7 @@ class Pool:
 
     def run(self) -> dict[str, dict]:
         try:
-            for _ in range(self.jobs):
-                self._start()
+            self._start()
             while self.workers:
                 for key, _ in self.sel.select(timeout=5):
                     w: Worker = key.data
@@ -282,6 +310,9 @@ class Pool:
                         self.sel.unregister(w.proc.stdout)
                         w.proc.wait()
                         self.workers.remove(w)
+                    elif not w.ready and not self.queue:  # started for work another runner took: never needed
+                        self._stop(w)
+                self._grow()
         finally:
             for w in list(self.workers):
                 self._stop(w)
