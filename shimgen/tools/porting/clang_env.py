@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import subprocess
 import sysconfig
+from importlib import metadata
 
 
 def cindex():
@@ -33,12 +35,19 @@ def builtin_includes() -> tuple[str, ...]:
     return tuple(out)
 
 
+def installed_torch() -> tuple[str, str]:
+    """The installed torch's package folder and version, found without importing it (3 s of CPU that a scan, which
+    only reads its headers, does not need)."""
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.submodule_search_locations:
+        raise ImportError("torch is not installed")
+    return list(spec.submodule_search_locations)[0], metadata.version("torch")
+
+
 def torch_includes(root: str | None = None) -> list[str]:
     """Include folders of a torch (the installed one, or the one whose include folder is `root`)."""
     if root is None:
-        import torch
-
-        root = os.path.join(os.path.dirname(torch.__file__), "include")
+        root = os.path.join(installed_torch()[0], "include")
     return [root, os.path.join(root, "torch", "csrc", "api", "include")]
 
 

@@ -75,9 +75,7 @@ def _cache_dir() -> str:
 
 
 def _overlay_dir(ci) -> str:
-    import torch
-
-    key = hashlib.sha256(repr((sorted(_OVERLAY.items()), _PRELUDE, _CUDA_PRELUDE, torch.__version__,
+    key = hashlib.sha256(repr((sorted(_OVERLAY.items()), _PRELUDE, _CUDA_PRELUDE, clang_env.installed_torch()[1],
                                clang_env.builtin_includes(), ci.__file__)).encode()).hexdigest()[:16]
     root = os.path.join(_cache_dir(), key)
     inc = os.path.join(root, "include")
