@@ -31,9 +31,11 @@ naming the shims, never an extension that fails to load.
 
 from __future__ import annotations
 
+import functools
 import os
 
-from torch.utils import cpp_extension
+from setuptools import Extension
+from setuptools.command.build_ext import build_ext
 
 from shimgen.base.errors import ShimgenError
 from shimgen.tools import cuda_toolkit, project
@@ -64,7 +66,9 @@ def StableExtension(name: str, sources: list[str], *args, target: str | None = N
     [tool.shimgen]'s `target`) becomes -DTORCH_TARGET_VERSION; `cuda=True` compiles its .cu sources with nvcc and
     links the CUDA runtime statically (module docstring). The project's table, `target` and the CUDA toolkit are
     looked up when BuildExtension builds it (its flags are added then), not here: setup.py runs for every command
-    (pip's metadata step too), and a problem there would be a traceback, not setuptools' one `error:` line."""
+    (pip's metadata step too), and a problem there would be a traceback, not setuptools' one `error:` line. Nor is
+    torch imported here (seconds of CPU for `setup.py --name`): what CppExtension adds (torch's include and library
+    folders, its libraries) is added when BuildExtension builds it."""
     extra = kwargs.pop("extra_compile_args", None)
     if isinstance(extra, dict):
         extra = {k: list(v) for k, v in extra.items()}
@@ -72,14 +76,27 @@ def StableExtension(name: str, sources: list[str], *args, target: str | None = N
     else:
         extra = {"cxx": list(extra or [])}
     kwargs["py_limited_api"] = True
-    ext = cpp_extension.CppExtension(name, sources, *args, extra_compile_args=extra, **kwargs)
+    ext = Extension(name, sources, *args, extra_compile_args=extra, language="c++", **kwargs)
     setattr(ext, _MARK, {"target": target, "cuda": cuda})
     return ext
+
+
+def _as_cpp_extension(ext) -> None:
+    """What torch.utils.cpp_extension.CppExtension adds to an extension, added to `ext` (by CppExtension itself)."""
+    from torch.utils import cpp_extension
+
+    made = cpp_extension.CppExtension(ext.name, ext.sources, include_dirs=list(ext.include_dirs),
+                                      library_dirs=list(ext.library_dirs), libraries=list(ext.libraries),
+                                      py_limited_api=True)
+    ext.include_dirs, ext.library_dirs, ext.libraries = made.include_dirs, made.library_dirs, made.libraries
+    ext.language = made.language
 
 
 def _add_stable_flags(ext, found) -> None:
     """Put the stable flags (stable_flags; -DSHIMGEN_OVERLAY where the table opts in) before each compiler's own;
     for a CUDA extension, nvcc's flags too, the toolkit's headers and its static runtime."""
+    from torch.utils import cpp_extension
+
     mark = getattr(ext, _MARK)
     target = mark["target"]
     if target is None:
@@ -112,9 +129,28 @@ def generate_into(folder: str, root: str | None = None) -> list[str]:
     return [os.path.join(folder, rel) for rel in files]
 
 
-class BuildExtension(cpp_extension.BuildExtension):
+class BuildExtension(build_ext):
     """torch's BuildExtension (use as `cmdclass={"build_ext": BuildExtension}`) that first generates the
-    [tool.shimgen] headers into the build tree and puts them first on the stable extensions' include path."""
+    [tool.shimgen] headers into the build tree and puts them first on the stable extensions' include path.
+
+    setup.py imports this class for every command (pip's metadata step, `setup.py --name`), which need no torch:
+    the class defined here is setuptools' build_ext, and the command made when build_ext runs is of its subclass
+    that derives from torch.utils.cpp_extension.BuildExtension too (torch imported then)."""
+
+    def __new__(cls, *args, **kwargs):  # BuildExtension, or a project's subclass of it: made with torch's
+        return super().__new__(cls if issubclass(cls, _StableBuild) else _with_torch(cls))
+
+    @classmethod
+    def with_options(cls, **options):
+        """torch's BuildExtension.with_options (e.g. use_ninja=False)."""
+        from torch.utils import cpp_extension
+
+        made = cls if issubclass(cls, _StableBuild) else _with_torch(cls)
+        return cpp_extension.BuildExtension.with_options.__func__(made, **options)
+
+
+class _StableBuild:
+    """The generation step of BuildExtension, before torch's BuildExtension in the class _with_torch makes."""
 
     def build_extensions(self) -> None:
         try:
@@ -129,6 +165,7 @@ class BuildExtension(cpp_extension.BuildExtension):
         found = _project() if stable else None
         if stable:
             for ext in stable:
+                _as_cpp_extension(ext)
                 _add_stable_flags(ext, found)
             folder = os.path.abspath(os.path.join(self.build_temp, "shimgen"))
             generate_into(folder)
@@ -144,6 +181,16 @@ class BuildExtension(cpp_extension.BuildExtension):
                         "generated_shim route; it would fail to load). Call an overload on a libtorch route "
                         "(shimgen port shows which), or set overlay = true in [tool.shimgen] and link shimgen's "
                         "overlay library (not ABI-stable)")
+
+
+@functools.lru_cache(maxsize=None)
+def _with_torch(base: type) -> type:
+    """`base` (BuildExtension or a project's subclass, whose methods come first), then _StableBuild, then
+    torch.utils.cpp_extension.BuildExtension."""
+    from torch.utils import cpp_extension
+
+    return type(base.__name__, (base, _StableBuild, cpp_extension.BuildExtension),
+                {"__module__": base.__module__, "__doc__": base.__doc__})
 
 
 def shims_libtorch_lacks(library: str) -> list[str]:

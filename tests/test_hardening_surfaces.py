@@ -248,6 +248,21 @@ def test_setuptools_reports_one_line(tmp_path, table: str, needle: str) -> None:
     assert len(errors) == 1 and errors[0].startswith("error: shimgen: ") and needle in errors[0], proc.stderr
 
 
+def test_setup_py_imports_torch_only_to_build(tmp_path) -> None:
+    """pip's metadata step and `setup.py --name` run setup.py without building: shimgen.setuptools imports no torch
+    for them (seconds of CPU each); build_ext's command is torch's BuildExtension (below it, shimgen's)."""
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'small'\nversion = '0'\n")
+    (tmp_path / "setup.py").write_text(SETUP)
+    code = ("import runpy, sys\nsys.argv = ['setup.py', '--name']\nrunpy.run_path('setup.py')\n"
+            "print('torch' in sys.modules)\nfrom setuptools import Distribution\n"
+            "from shimgen.setuptools import BuildExtension\n"
+            "from torch.utils.cpp_extension import BuildExtension as Torch\n"
+            "print(isinstance(BuildExtension(Distribution()), Torch))\n")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["small", "False", "True"], proc.stdout
+
+
 # ---- 4. release numbers: one check, only releases the data knows ------------------------------------------------
 
 
