@@ -15,12 +15,14 @@ build time from the project's [tool.shimgen] table (shimgen.tools.project).
 `-DTORCH_STABLE_ONLY` and `-DTORCH_TARGET_VERSION` from the table's `target` (or the `target=` argument). With
 `cuda=True` its `.cu` sources compile with nvcc (shimgen.tools.cuda_toolkit finds the toolkit; -gencode flags from
 TORCH_CUDA_ARCH_LIST or 8.0;9.0+PTX) and the CUDA runtime links statically, never libc10_cuda, libtorch_cuda or
-libcudart.so: the one library loads on CPU builds of torch and on CUDA builds of any CUDA release. `BuildExtension` is torch's, and before compiling it generates the
-table's ops into the build tree (`<build_temp>/shimgen`: never into the source tree, nothing cached elsewhere)
-and puts that folder first on each stable extension's include path, so the generated `torch/csrc/stable/ops.h`
-shadows the installed torch's. The generation is shimgen's own (`shimgen.generate.pipeline.generate`), in process, from
-the installed torch's native_functions.yaml: no network. Build without isolation (`pip wheel --no-build-isolation
-.`) so the extension compiles against the torch installed in the environment.
+libcudart.so: the one library loads on CPU builds of torch and on CUDA builds of any CUDA release. `BuildExtension`
+is torch's, and before compiling it generates the table's ops into the build tree (`<build_temp>/shimgen`: never
+into the source tree, nothing cached elsewhere) and puts that folder first on each stable extension's include path,
+so the generated `torch/csrc/stable/ops.h` shadows the installed torch's. Both become torch's when build_ext runs:
+setup.py's other commands (pip's metadata step, `setup.py --name`) import no torch. The generation is shimgen's own
+(`shimgen.generate.pipeline.generate`), in process, from the installed torch's native_functions.yaml: no network.
+Build without isolation (`pip wheel --no-build-isolation .`) so the extension compiles against the torch installed
+in the environment.
 
 A wrapper with no libtorch route at the target is a compile error naming the op, the reason and the remedy
 unless the table says `overlay = true`, which adds `-DSHIMGEN_OVERLAY` (the author then links shimgen's overlay
@@ -82,9 +84,14 @@ def StableExtension(name: str, sources: list[str], *args, target: str | None = N
 
 
 def _as_cpp_extension(ext) -> None:
-    """What torch.utils.cpp_extension.CppExtension adds to an extension, added to `ext` (by CppExtension itself)."""
+    """What torch.utils.cpp_extension.CppExtension adds to an extension, added to `ext` (by CppExtension itself),
+    once (a second build in the same process finds it done)."""
     from torch.utils import cpp_extension
 
+    mark = getattr(ext, _MARK)
+    if mark.get("cpp"):
+        return
+    mark["cpp"] = True
     made = cpp_extension.CppExtension(ext.name, ext.sources, include_dirs=list(ext.include_dirs),
                                       library_dirs=list(ext.library_dirs), libraries=list(ext.libraries),
                                       py_limited_api=True)
