@@ -222,7 +222,8 @@ def test_flash_attention_call_reaches_aten_on_this_runtime(tmp_path, target: str
     src.write_text(STACK_EXT)
     lib = str(tmp_path / "ext.so")
     build_so(str(src), lib, str(tmp_path / "gen"), [f"TORCH_TARGET_VERSION={target}"] if target else [])
-    proc = subprocess.run([sys.executable, "-c", quick_exit(RUN_STACK), lib], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", quick_exit(RUN_STACK), lib], capture_output=True, text=True,
+                          timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip() == "True", proc.stdout + proc.stderr[-2000:]
 
 

@@ -1,9 +1,9 @@
 """Drive the samples runners: up to `jobs` runner processes (python -m shimgen.proofs.verify.runner), one op at a time
 each, results collected per op. One runner starts; another starts while the work left (the ops queued, at the time
 the ops so far took, shared by the runners there are) would take more than twice what the first runner took to
-start (importing torch, loading the libraries: 2-4 s): a few quick ops never pay for a second interpreter. A child that crashes or passes a time limit loses one sample: the op goes on from the
-next one (until its own time limit); where it died (aten, or the wrapper) says whose failure it was. A runner
-process that dies itself is restarted.
+start (importing torch, loading the libraries: 2-4 s): a few quick ops never pay for a second interpreter. A child
+that crashes or passes a time limit loses one sample: the op goes on from the next one (until its own time limit);
+where it died (aten, or the wrapper) says whose failure it was. A runner process that dies itself is restarted.
 
 Per op the result is a dict:
   counts      {"exact": n, "refused": n, "wrong": n, "error": n, "aten-fails": n}
