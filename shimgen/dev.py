@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "overlay-needs": ("shimgen.proofs.overlay_needs",
                       "the wrappers that need shimgen's overlay at a target; --doc rewrites docs/routes.md's list"),
     "overlay-build": ("shimgen.proofs.verify.overlay", "build libshimgen_overlay.so for the installed torch"),
+    "markers": ("shimgen.proofs.libtorch_markers",
+                "derive data/releases.yaml's libtorch_markers (each release's first C function) and check the exports"),
     "derive-members": ("shimgen.tools.porting.derive_members",
                        "derive data/stable_tensor_members.json from the runtimes' stable headers"),
 }

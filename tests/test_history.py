@@ -139,9 +139,24 @@ def test_ops_new_in_2_12_are_hidden_before(drifted: str, target: str | None, vis
 def test_removed_op_hidden_from_its_removal(drifted: str, target: str, visible: bool) -> None:
     source = ("#include <torch/csrc/stable/ops.h>\n"
               "torch::stable::Tensor f(const torch::stable::Tensor& t) { return torch::stable::cholesky(t); }\n")
-    assert (syntax_check(source, drifted, target).returncode == 0) == visible
+    res = syntax_check(source, drifted, target)
+    assert (res.returncode == 0) == visible
+    if not visible:
+        assert "cholesky" in res.stderr, res.stderr[-2000:]
     text = open(os.path.join(drifted, emit_cpp.op_header("cholesky"))).read()
     assert "Removed in PyTorch 2.14: an extension using it fails on libtorch >= 2.14." in text
+
+
+def test_a_target_newer_than_the_headers_is_one_error_naming_both(drifted: str) -> None:
+    """TORCH_TARGET_VERSION 2.14 against the installed 2.13 headers: the prelude's #error names both releases (the
+    build would otherwise claim a release its headers cannot declare); the headers' own release compiles."""
+    source = "#include <torch/csrc/stable/ops.h>\nint f() { return 0; }\n"
+    res = syntax_check(source, drifted, "0x020e000000000000")
+    assert res.returncode != 0
+    errors = [line for line in res.stderr.splitlines() if "error:" in line]
+    assert len(errors) == 1 and "shimgen: TORCH_TARGET_VERSION is 2.14, newer than the torch 2.13 headers" in \
+        errors[0], res.stderr[-2000:]
+    assert syntax_check(source, drifted, "0x020d000000000000").returncode == 0
 
 
 def test_removed_op_generation_note(tmp_path) -> None:

@@ -21,6 +21,9 @@ class Releases:
     installed: str  # X.Y.Z
     headers_floor: Version
     error_text_since: Version
+    # (release, the C function its libtorch is the first to export), oldest first: how a wrapper learns at run time
+    # which release it runs on (shimgen::detail::running_release)
+    libtorch_markers: tuple[tuple[Version, str], ...] = ()
 
 
 @functools.cache
@@ -32,6 +35,8 @@ def load() -> Releases:
         installed=str(raw["installed"]),
         headers_floor=Version.parse(raw["headers_floor"], "headers_floor in data/releases.yaml"),
         error_text_since=Version.parse(raw["error_text_since"], "error_text_since in data/releases.yaml"),
+        libtorch_markers=tuple(sorted((Version.parse(str(r), f"libtorch_markers {r} in {DATA}"), str(fn))
+                                      for r, fn in (raw.get("libtorch_markers") or {}).items())),
     )
 
 

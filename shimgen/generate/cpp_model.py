@@ -56,11 +56,17 @@ class Variant:
     # dispatcher route: optional parameters it carries only as None (a type no release's dispatcher carries,
     # Scalar?): a call passing a value raises a `shimgen:` error
     none_only: tuple[str, ...] = ()
+    # dispatcher route: the `str` parameters (or pushed defaults) whose conversion leaks on the libtorch releases
+    # before `guard_from` (the table's leak_free), in a build that did not accept the leak (World.leaky_str): the
+    # form asks the running libtorch for its release once per process and raises a `shimgen:` error before it
+    guard: tuple[str, ...] = ()
+    guard_from: Version | None = None
 
     def same_call(self, other: Variant) -> bool:
         """Does `other` call aten the same way (so that neighbouring releases share one range)?"""
-        return (self.route, self.kept, self.shim, self.stack, self.lowering, self.none_only) == (
-            other.route, other.kept, other.shim, other.stack, other.lowering, other.none_only)
+        return (self.route, self.kept, self.shim, self.stack, self.lowering, self.none_only, self.guard,
+                self.guard_from) == (other.route, other.kept, other.shim, other.stack, other.lowering,
+                                     other.none_only, other.guard, other.guard_from)
 
 
 @dataclass(frozen=True)

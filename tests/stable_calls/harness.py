@@ -36,7 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 INPUTS = ["x", "y", "i", "j", "m", "b", "img", "w", "q", "tgt"]
 # The runtimes each target runs on: its own release and the newest one at hand (an extension targeting L runs on
 # every later libtorch).
-RUNS = {"2.13": ["2.13.0", "2.14.1"], "2.10": ["2.10.0"]}
+RUNS = {"2.13": ["2.13.0", "2.14.1"], "2.10": ["2.10.0", "2.14.1"]}
 
 
 @dataclass(frozen=True)

@@ -452,7 +452,12 @@ def emit(r: Resolved) -> dict[str, str]:
     versions |= {sv.since for sv in r.shims}  # the per-op headers' C shim declarations are gated too
     files = {HEADER: render("ops.h.j2", banner=plan.banner, names=names,
                             skipped=[*sorted(plan.notes), *notes], helper_names=set(names))}
-    files[PRELUDE_HEADER] = render("ops_prelude.h.j2", banner=plan.banner, macros=macro_definitions(versions))
+    markers = [(r.major * 100 + r.minor, fn) for r, fn in releases.load().libtorch_markers]
+    floor = releases.load().headers_floor
+    known = [r for r in releases.known() if r >= floor]
+    newer_targets = [(h, t) for h in known for t in known if t > h]  # (headers, target) a build may not pair
+    files[PRELUDE_HEADER] = render("ops_prelude.h.j2", banner=plan.banner, macros=macro_definitions(versions),
+                                   markers=markers, newer_targets=newer_targets)
     sections = kernel_sections.load()
     used: set[str] = set()  # the kernel sections the per-op headers include
     for name in names:

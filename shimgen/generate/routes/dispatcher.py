@@ -41,7 +41,13 @@ class Dispatcher(Route):
     def variant_at(self, q: Query, none_only: bool = False) -> Variant | None:
         """`none_only`: also take the optional parameters of a type no release's dispatcher carries (Scalar?),
         pushed as None; a call passing a value raises (sig_cpp asks so where no route takes every parameter:
-        std(t, {1}) is std.correction with correction=None)."""
+        std(t, {1}) is std.correction with correction=None).
+
+        A type whose conversion leaks on the releases before its `leak_free` (str: libtorch 2.10-2.13) is carried
+        from the release that converts it at all, in every build: where the build did not accept the leak
+        (World.leaky_str) and a pushed value leaks at q.level, the form is guarded (Variant.guard): it raises on a
+        running libtorch that would leak, and a route carrying as many parameters without a guard wins the tie
+        (signatures.cpp._better)."""
         if not q.at.stack_compatible:
             return None
         assert q.at.schema is not None
@@ -50,13 +56,12 @@ class Dispatcher(Route):
         as_none: list[str] = []
         if none_only:
             kept = 0
-            leaky = q.plan.world.leaky_str
             ret_need = self.returns_need(q.op, q.plan.table)
             if ret_need is None or ret_need > q.level:
                 return None
             while kept < cap:
                 p = q.params[kept]
-                n = self.carries(p.row, leaky)
+                n = self.carries(p.row, True)
                 if n is None and isinstance(p.arg.type, OptionalType) and not p.is_out:
                     as_none.append(p.name)  # one a later release carries is hidden until then instead
                 elif n is None or n > q.level:
@@ -67,13 +72,15 @@ class Dispatcher(Route):
         else:
             ret_need = q.plan.per_op(("returns_need", self.name, q.op.name),
                                      lambda: self.returns_need(q.op, q.plan.table))
-            kept = q.fit(cap, ret_need, [self.carries(p.row, q.plan.world.leaky_str) for p in q.params[:cap]])
+            kept = q.fit(cap, ret_need, [self.carries(p.row, True) for p in q.params[:cap]])
         if kept is None:
             return None
         kept_names = {p.name for p in q.params[:kept]}
         if not all(pushable(q.op, q.plan, q.level, a) for a in stack if a.name not in kept_names):
             return None
-        return Variant(self, kept, q.level, stack=stack, lowering=q.fallback(kept), none_only=tuple(as_none))
+        guard, guard_from = _guard(q, stack, kept_names, set(as_none))
+        return Variant(self, kept, q.level, stack=stack, lowering=q.fallback(kept), none_only=tuple(as_none),
+                       guard=guard, guard_from=guard_from)
 
     def describe(self, w: Wrapper, v: Variant) -> list[str]:
         return ["Route: the boxed dispatcher."]
@@ -88,11 +95,18 @@ class Dispatcher(Route):
             names = ", ".join(f"`{n}`" for n in v.none_only)
             lines.append(f"It carries {names} only as None (no libtorch route carries a value here): a call passing "
                          "a value raises a shimgen: error; SHIMGEN_OVERLAY gives a route that carries it.")
+        if v.guard:
+            names = ", ".join(f"`{n}`" for n in v.guard)
+            lines.append(f"Before libtorch {v.guard_from} the dispatcher leaks 48 bytes per call converting {names} "
+                         f"(a str): on such a runtime the call raises a shimgen: error naming it (the running "
+                         f"release is asked once per process), unless the extension defines SHIMGEN_LEAKY_STR to "
+                         f"accept the leak.")
+            return lines
         leaky = [p for p in w.kept(v) if p.row.leaks_before and v.start < p.row.leaks_before]
         if leaky:
             lines.append(f"On libtorch 2.10-2.13 the dispatcher leaks 48 bytes per call converting "
-                         f"{', '.join('`' + p.name + '`' for p in leaky)} (a str; fixed in 2.14): this route is "
-                         "taken only where the extension defines SHIMGEN_LEAKY_STR.")
+                         f"{', '.join('`' + p.name + '`' for p in leaky)} (a str; fixed in 2.14): the extension "
+                         "defines SHIMGEN_LEAKY_STR to accept that leak.")
         return lines
 
     def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
@@ -100,6 +114,13 @@ class Dispatcher(Route):
         kept = {p.name: p for p in w.kept(v)}
         items = []
         lines = []
+        for name in v.guard:  # before any other check: on a runtime that would leak, nothing else matters
+            assert v.guard_from is not None
+            p = kept.get(name)
+            # an optional str the caller leaves None crosses as None, which nothing converts
+            present = f"{name}.has_value()" if p is not None and isinstance(p.arg.type, OptionalType) else "true"
+            lines.append(f'shimgen::detail::require_leak_free_str("{op.name}", "{name}", '
+                         f'{v.guard_from.major * 100 + v.guard_from.minor}, {present});')
         for name in v.none_only:  # carried only as None (Variant.none_only)
             why = (f"libtorch's boxed dispatcher carries this {kept[name].arg.type} only as None and no other "
                    "libtorch route carries the op: define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for "
@@ -207,8 +228,28 @@ def pushable(op: Op, plan: Plan, level: Version, a: Argument) -> bool:
         render_default(a.default, row, plan.table)
     except Refusal:
         return False
-    since = row.dispatcher_from(plan.world.leaky_str)
+    since = row.dispatcher_from(True)  # a leaking conversion is guarded (Variant.guard), never silent
     return since is not None and since <= level
+
+
+def _guard(q: Query, stack: tuple[Argument, ...], kept: set[str], as_none: set[str]
+           ) -> tuple[tuple[str, ...], Version | None]:
+    """(the names whose pushed value leaks at q.level, the first release converting them all without leaking), in
+    a build that did not accept the leak; ((), None) otherwise. A kept parameter leaks unless carried only as None;
+    a default pushed for the caller leaks unless it is None."""
+    if q.plan.world.leaky_str:
+        return (), None
+    names: list[str] = []
+    since: Version | None = None
+    for a in stack:
+        if a.name in as_none or (a.name not in kept and (a.default is None or a.default == "None")):
+            continue
+        row = q.plan.table.argument(a.type, q.op.name, a.name)
+        leaks = row.leaks_before
+        if leaks is not None and leaks > q.level:
+            names.append(a.name)
+            since = leaks if since is None else max(since, leaks)
+    return tuple(names), since
 
 
 def stack_default(op: Op, plan: Plan, a: Argument) -> str:

@@ -161,9 +161,14 @@ def _better(v: Variant, best: Variant, overlay_ties_to_libtorch: bool) -> bool:
     overlay only adds forms: defining SHIMGEN_OVERLAY never moves a call libtorch alone serves to another route
     (whose refusals differ: the overlay's shim carries a Scalar as a double and refuses arange(10), which libtorch's
     composition serves). With `overlay_ties_to_libtorch` False (Plan's field) the overlay's shim, earlier in
-    routes.yaml than the compositions, wins ties."""
-    return v.kept > best.kept or (overlay_ties_to_libtorch and v.kept == best.kept and best.route.overlay
-                                  and not v.route.overlay)
+    routes.yaml than the compositions, wins ties. Before both, a form that raises on some runtimes it targets (a
+    guarded `str` on the dispatcher, Variant.guard) loses a tie to one that computes on all of them: div's str
+    composition, or the overlay's C shim in a build that links it."""
+    if v.kept != best.kept:
+        return v.kept > best.kept
+    if bool(v.guard) != bool(best.guard):
+        return not v.guard
+    return overlay_ties_to_libtorch and best.route.overlay and not v.route.overlay
 
 
 # ---- Scalars: lowering to a Tensor sibling or a composition (shimgen/facts/scalar_facts.py) -----------------

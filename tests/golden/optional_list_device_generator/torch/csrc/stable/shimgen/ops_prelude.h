@@ -18,6 +18,10 @@
 #include <utility>
 #include <vector>
 
+#if !defined(_WIN32)
+#include <dlfcn.h>
+#endif
+
 #include <torch/csrc/inductor/aoti_torch/c/shim.h>
 #include <torch/csrc/stable/c/shim.h>
 #include <torch/csrc/stable/device.h>
@@ -33,6 +37,78 @@
 // gated on 2.13, so older stable headers compile the rest.
 #if __has_include(<torch/csrc/stable/generator.h>)
 #include <torch/csrc/stable/generator.h>
+#endif
+
+// TORCH_TARGET_VERSION newer than the torch headers this build compiles
+// against: the build would claim a release those headers cannot declare, and
+// its binary would load on torches older than its target. Refused here,
+// naming both.
+#if defined(TORCH_TARGET_VERSION) && \
+    (TORCH_TARGET_VERSION >> 48) > (TORCH_ABI_VERSION >> 48)
+#if (TORCH_ABI_VERSION >> 48) == 0x020a && \
+    (TORCH_TARGET_VERSION >> 48) == 0x020b
+#error \
+    "shimgen: TORCH_TARGET_VERSION is 2.11, newer than the torch 2.10 headers this build compiles against: build against torch >= 2.11 or target <= 2.10"
+#elif (TORCH_ABI_VERSION >> 48) == 0x020a && \
+    (TORCH_TARGET_VERSION >> 48) == 0x020c
+#error \
+    "shimgen: TORCH_TARGET_VERSION is 2.12, newer than the torch 2.10 headers this build compiles against: build against torch >= 2.12 or target <= 2.10"
+#elif (TORCH_ABI_VERSION >> 48) == 0x020a && \
+    (TORCH_TARGET_VERSION >> 48) == 0x020d
+#error \
+    "shimgen: TORCH_TARGET_VERSION is 2.13, newer than the torch 2.10 headers this build compiles against: build against torch >= 2.13 or target <= 2.10"
+#elif (TORCH_ABI_VERSION >> 48) == 0x020a && \
+    (TORCH_TARGET_VERSION >> 48) == 0x020e
+#error \
+    "shimgen: TORCH_TARGET_VERSION is 2.14, newer than the torch 2.10 headers this build compiles against: build against torch >= 2.14 or target <= 2.10"
+#elif (TORCH_ABI_VERSION >> 48) == 0x020a && \
+    (TORCH_TARGET_VERSION >> 48) == 0x020f
+#error \
+    "shimgen: TORCH_TARGET_VERSION is 2.15, newer than the torch 2.10 headers this build compiles against: build against torch >= 2.15 or target <= 2.10"
+#elif (TORCH_ABI_VERSION >> 48) == 0x020b && \
+    (TORCH_TARGET_VERSION >> 48) == 0x020c
+#error \
+    "shimgen: TORCH_TARGET_VERSION is 2.12, newer than the torch 2.11 headers this build compiles against: build against torch >= 2.12 or target <= 2.11"
+#elif (TORCH_ABI_VERSION >> 48) == 0x020b && \
+    (TORCH_TARGET_VERSION >> 48) == 0x020d
+#error \
+    "shimgen: TORCH_TARGET_VERSION is 2.13, newer than the torch 2.11 headers this build compiles against: build against torch >= 2.13 or target <= 2.11"
+#elif (TORCH_ABI_VERSION >> 48) == 0x020b && \
+    (TORCH_TARGET_VERSION >> 48) == 0x020e
+#error \
+    "shimgen: TORCH_TARGET_VERSION is 2.14, newer than the torch 2.11 headers this build compiles against: build against torch >= 2.14 or target <= 2.11"
+#elif (TORCH_ABI_VERSION >> 48) == 0x020b && \
+    (TORCH_TARGET_VERSION >> 48) == 0x020f
+#error \
+    "shimgen: TORCH_TARGET_VERSION is 2.15, newer than the torch 2.11 headers this build compiles against: build against torch >= 2.15 or target <= 2.11"
+#elif (TORCH_ABI_VERSION >> 48) == 0x020c && \
+    (TORCH_TARGET_VERSION >> 48) == 0x020d
+#error \
+    "shimgen: TORCH_TARGET_VERSION is 2.13, newer than the torch 2.12 headers this build compiles against: build against torch >= 2.13 or target <= 2.12"
+#elif (TORCH_ABI_VERSION >> 48) == 0x020c && \
+    (TORCH_TARGET_VERSION >> 48) == 0x020e
+#error \
+    "shimgen: TORCH_TARGET_VERSION is 2.14, newer than the torch 2.12 headers this build compiles against: build against torch >= 2.14 or target <= 2.12"
+#elif (TORCH_ABI_VERSION >> 48) == 0x020c && \
+    (TORCH_TARGET_VERSION >> 48) == 0x020f
+#error \
+    "shimgen: TORCH_TARGET_VERSION is 2.15, newer than the torch 2.12 headers this build compiles against: build against torch >= 2.15 or target <= 2.12"
+#elif (TORCH_ABI_VERSION >> 48) == 0x020d && \
+    (TORCH_TARGET_VERSION >> 48) == 0x020e
+#error \
+    "shimgen: TORCH_TARGET_VERSION is 2.14, newer than the torch 2.13 headers this build compiles against: build against torch >= 2.14 or target <= 2.13"
+#elif (TORCH_ABI_VERSION >> 48) == 0x020d && \
+    (TORCH_TARGET_VERSION >> 48) == 0x020f
+#error \
+    "shimgen: TORCH_TARGET_VERSION is 2.15, newer than the torch 2.13 headers this build compiles against: build against torch >= 2.15 or target <= 2.13"
+#elif (TORCH_ABI_VERSION >> 48) == 0x020e && \
+    (TORCH_TARGET_VERSION >> 48) == 0x020f
+#error \
+    "shimgen: TORCH_TARGET_VERSION is 2.15, newer than the torch 2.14 headers this build compiles against: build against torch >= 2.15 or target <= 2.14"
+#else
+#error \
+    "shimgen: TORCH_TARGET_VERSION is newer than the torch headers this build compiles against (torch/headeronly/version.h): build against a torch at least as new as the target, or lower the target"
+#endif
 #endif
 
 #ifndef TORCH_VERSION_2_10_0
@@ -100,6 +176,67 @@ inline constexpr bool hidden = false;
 /// -Wunused-parameter where a compiler warns in a template never instantiated.
 template <typename... T>
 inline void unused(const T&...) {}
+
+/// The stable-ABI release of the libtorch this process runs on, as
+/// MAJOR * 100 + MINOR (214 for 2.14; 0 where it cannot tell): the newest
+/// release whose first C function (data/releases.yaml libtorch_markers) the
+/// running libtorch exports. Asked once per process with dlsym, so nothing
+/// links against a function an older libtorch lacks.
+inline int running_release() {
+  static const int release = [] {
+    int found = 0;
+#if !defined(_WIN32)
+    if (dlsym(RTLD_DEFAULT, "torch_call_dispatcher") != nullptr) {
+      found = 210;
+    }
+    if (dlsym(RTLD_DEFAULT, "torch_dtype_float8_e8m0fnu") != nullptr) {
+      found = 211;
+    }
+    if (dlsym(RTLD_DEFAULT, "torch_tag_core") != nullptr) {
+      found = 212;
+    }
+    if (dlsym(RTLD_DEFAULT, "torch_library_set_python_module") != nullptr) {
+      found = 213;
+    }
+    if (dlsym(RTLD_DEFAULT, "torch_has_storage") != nullptr) {
+      found = 214;
+    }
+#endif
+    return found;
+  }();
+  return release;
+}
+
+/// A `str` crossing libtorch's boxed dispatcher: where the running libtorch
+/// converts it leaking (before `leak_free`, as MAJOR * 100 + MINOR), raises
+/// an error naming the running release, the leak and the remedies, so that
+/// nothing leaks per call in a build that did not define SHIMGEN_LEAKY_STR.
+/// `present`: whether the call carries a string (an optional one left None
+/// converts nothing).
+inline void require_leak_free_str(
+    const char* op,
+    const char* arg,
+    int leak_free,
+    bool present) {
+  const int running = running_release();
+  if (!present || running >= leak_free) {
+    return;
+  }
+  const std::string fixed =
+      std::to_string(leak_free / 100) + "." + std::to_string(leak_free % 100);
+  std::string why = "the running libtorch (";
+  why += running > 0
+      ? std::to_string(running / 100) + "." + std::to_string(running % 100)
+      : std::string("a release it cannot name");
+  why += ") leaks 48 bytes per call converting its str `";
+  why += arg;
+  why += "` on the boxed dispatcher (fixed in libtorch " + fixed;
+  why += "): run on torch >= " + fixed + ", or define SHIMGEN_LEAKY_STR to ";
+  why += "accept the leak, or define SHIMGEN_OVERLAY and link ";
+  why += "libshimgen_overlay (rebuilt for each torch release) where it has ";
+  why += "a C shim for this op";
+  fail(op, why.c_str());
+}
 } // namespace shimgen::detail
 
 HIDDEN_NAMESPACE_BEGIN(torch, stable)
