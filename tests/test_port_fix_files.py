@@ -39,7 +39,7 @@ def run_port(*args: str, cwd, hook: str = "", preexec_fn=None, env: dict | None 
             f"sys.argv = ['shimgen', 'port', *{list(args)!r}]\n"
             "from shimgen.tools.cli import main\nmain()\n")
     full_env = {**os.environ, **(env or {}), "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    if preexec_fn is not None:  # under a file size limit: no bytecode, no compiler cache (tests/test_hardening_surfaces)
+    if preexec_fn is not None:  # a file size limit: no bytecode, no compiler cache (as test_hardening_surfaces)
         full_env.update(PYTHONDONTWRITEBYTECODE="1", SHIMGEN_COMPILE_CACHE="")
     return subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT,
                           preexec_fn=preexec_fn, env=full_env)
