@@ -67,9 +67,27 @@ def code() -> bytes:
     return h.digest()
 
 
+def fits(size: int) -> bool:
+    """Can this process write a file of `size` bytes under its file size limit (`ulimit -f`)? Past it a write
+    fails with EFBIG, or SIGXFSZ kills the process where that signal is not ignored: a cache write that would
+    not fit is not tried."""
+    try:
+        import resource
+    except ImportError:
+        return True
+    try:
+        soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    except (OSError, ValueError):
+        return True
+    return soft == resource.RLIM_INFINITY or size <= soft
+
+
 def write_atomically(path: str, data: bytes) -> None:
-    """data at path via a temporary file in the same folder and a rename; silently nothing if that fails."""
+    """data at path via a temporary file in the same folder and a rename; silently nothing if that fails (or
+    would: more than the file size limit allows)."""
     folder = os.path.dirname(path)
+    if not fits(len(data)):
+        return
     try:
         os.makedirs(folder, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)

@@ -44,7 +44,7 @@ import stat
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from shimgen.base.errors import ShimgenError
 from shimgen.base.inputs import file_kind, read_text
@@ -128,6 +128,41 @@ def _signals_blocked() -> Iterator[None]:
         yield
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+@contextlib.contextmanager
+def signals_polled() -> Iterator[Callable[[], None]]:
+    """Hold SIGINT/SIGTERM as a flag for a block that runs foreign code calling back into Python (libclang's
+    cursor visitors, through ctypes): ctypes prints an exception raised in a callback and drops it, so an interrupt
+    handled there would be lost (a traceback, and the run going on). Here the handler only records the signal; the
+    block calls the `check` it is given at safe points (between libclang calls), which acts on it as the handler in
+    place before would have (SIGINT: KeyboardInterrupt; SIGTERM under the CLI: Interrupted); so does the end of
+    the block. An ignored signal stays ignored."""
+    received: list[int] = []
+    previous: dict[int, object] = {}
+
+    def check() -> None:
+        while received:
+            signum = received.pop(0)
+            handler = previous.get(signum)
+            if callable(handler):
+                handler(signum, None)
+            elif handler == signal.SIG_DFL:
+                raise Interrupted(signum)
+
+    try:
+        for s in _SIGNALS:
+            if signal.getsignal(s) not in (signal.SIG_IGN, None):
+                previous[s] = signal.signal(s, lambda signum, frame: received.append(signum))
+    except ValueError:  # not the main thread: signals are not ours to handle
+        yield lambda: None
+        return
+    try:
+        yield check
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    check()
 
 
 # ---- lock ------------------------------------------------------------------------------------------------------
@@ -307,18 +342,22 @@ def _shown_path(path: str) -> str:
     return path if rel == ".." or rel.startswith(".." + os.sep) else rel
 
 
-def _stage(out: str, rel: str, text: str, umask: int, staged: dict[str, str], token: str) -> None:
+def _stage(out: str, rel: str, text: str | bytes, umask: int, staged: dict[str, str], token: str,
+           keep: os.stat_result | None = None) -> None:
     """Write `text` to a new staging file beside rel's destination, recorded in `staged` the moment it exists (an
     interrupt from then on removes it with the others: tests/test_hardening.py's interrupt trials). Its name is
     `.shimgen-stage-<token>-<name>`, the token random per run, created exclusively (O_EXCL) with an ordinary
     file's mode: one open per file, where mkstemp drew a random name per file and needed a chmod after it. A
-    name already taken (never, but for a clash of tokens) falls back to mkstemp."""
+    name already taken (never, but for a clash of tokens) falls back to mkstemp. `keep`: the stat of the file this
+    one replaces (a source `shimgen port --fix` rewrites), whose permission bits (and owner, where the process may
+    set it) the staging file takes before any byte is written."""
     path = os.path.join(out, rel)
     folder, name = os.path.split(path)
     with _signals_blocked():
         try:
             tmp = os.path.join(folder, f"{STAGE_PREFIX}{token}-{name}")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                         0o600 if keep is not None else 0o666)
             mode = None  # the umask applies, as to any new file
         except FileExistsError:
             fd, tmp = tempfile.mkstemp(prefix=STAGE_PREFIX, suffix="-" + name, dir=folder)
@@ -326,9 +365,14 @@ def _stage(out: str, rel: str, text: str, umask: int, staged: dict[str, str], to
         staged[rel] = tmp
     try:
         try:
+            if keep is not None:
+                if (keep.st_uid, keep.st_gid) != (os.getuid(), os.getgid()):
+                    with contextlib.suppress(OSError):  # only root (or a member of the group) may
+                        os.fchown(fd, keep.st_uid, keep.st_gid)
+                mode = stat.S_IMODE(keep.st_mode)
             if mode is not None:
                 os.fchmod(fd, mode)
-            data = memoryview(text.encode("utf-8"))
+            data = memoryview(text.encode("utf-8") if isinstance(text, str) else text)
             while data:  # one write(2) for a whole file, unless the kernel takes less
                 data = data[os.write(fd, data):]
         finally:
@@ -606,42 +650,105 @@ def check_destinations(files: list[tuple[str, str]]) -> None:
             raise ShimgenError(f"cannot write {label}: {os.strerror(errno.ENOTDIR)}")
 
 
-def write_files(files: list[tuple[str, str, str]], before_switch=None) -> None:
-    """Write a few standalone files ((path, label naming it in errors such as `--json r.json`, text)) as the output
-    folder's files are written: each staged beside its destination and made durable, then `before_switch()`
-    (raising there aborts), then all renamed into place. An error or an interrupt before the renames leaves every
-    destination as it was and no staging file; a destination that is a link is written through (its target
-    replaced); one that is not a regular file (a folder, a FIFO, a device) is refused."""
+def write_files(files: list[tuple], before_switch=None) -> None:
+    """Write a few standalone files as the output folder's files are written, as one transaction. Each entry is
+    (path, label naming it in errors such as `--json r.json`, text) for a report, or (path, label, bytes, original)
+    for a file rewritten in place (`shimgen port --fix`): `original` is the bytes read from it, and the file keeps
+    its permission bits (and owner where the process may set it).
+
+    Every file is staged beside its destination and made durable; a rewritten file whose bytes are no longer
+    `original` (edited since it was read) refuses the whole run, naming it; then `before_switch()` (raising there
+    aborts); then, after a last check of the rewritten files, all are renamed into place with SIGINT and SIGTERM
+    held (they take effect after the last rename). An error or an interrupt before the renames leaves every
+    destination as it was and no staging file; a rename that fails midway (never seen: each is within a folder the
+    run has just written to) puts the rewritten files already renamed back to their original bytes. A destination
+    that is a link is written through (its target replaced, the link kept); one that is not a regular file (a
+    folder, a FIFO, a device) is refused."""
     umask = os.umask(0)
     os.umask(umask)
     token = os.urandom(4).hex()
     staged: dict[str, str] = {}  # destination -> staging path
     labels: dict[str, str] = {}
+    originals: dict[str, bytes] = {}  # destination -> the bytes it must still hold (rewrites only)
     label = ""
-    check_destinations([(path, label) for path, label, _ in files])
+    check_destinations([(entry[0], entry[1]) for entry in files])
     try:
         try:
-            for path, label, text in files:
+            for path, label, text, *rest in files:
                 dest = os.path.realpath(path) if os.path.islink(path) else os.path.abspath(path)
                 labels[dest] = label
+                keep = None
+                if rest and rest[0] is not None:
+                    originals[dest] = rest[0]
+                    keep = os.stat(dest)
                 mine: dict[str, str] = {}
                 try:
-                    _stage(os.path.dirname(dest), os.path.basename(dest), text, umask, mine, token)
+                    _stage(os.path.dirname(dest), os.path.basename(dest), text, umask, mine, token, keep)
                 finally:
                     staged.update({dest: tmp for tmp in mine.values()})
             for dest, tmp in staged.items():
                 label = labels[dest]
                 _fsync_all([tmp])
+            _check_unchanged(originals, labels)
             if before_switch is not None:
                 before_switch()
+            done: list[str] = []
             with _deferred_signals():
-                for dest, tmp in list(staged.items()):
-                    label = labels[dest]
-                    os.replace(tmp, dest)
-                    del staged[dest]
+                _check_unchanged(originals, labels)
+                try:
+                    for dest, tmp in list(staged.items()):
+                        label = labels[dest]
+                        os.replace(tmp, dest)
+                        del staged[dest]
+                        done.append(dest)
+                except BaseException:
+                    _put_back([d for d in done if d in originals], originals, umask, token)
+                    raise
             for folder in sorted({os.path.dirname(d) for d in labels}):
                 _fsync_dir(folder)
         except OSError as e:
-            raise ShimgenError(f"cannot write {label}: {e.strerror or e}") from None
+            raise ShimgenError(f"cannot write {label}: {e.strerror or e}" + ("; no file was changed" if originals
+                                                                             else "")) from None
     finally:
         _remove(list(staged.values()), [])
+
+
+def _check_unchanged(originals: dict[str, bytes], labels: dict[str, str]) -> None:
+    """Refuse the run if a file to be rewritten no longer holds the bytes it was read with (an editor saved it, a
+    checkout changed it): its edit would be lost."""
+    for dest, data in originals.items():
+        try:
+            now = read_bytes_exactly(dest, len(data))
+        except OSError as e:
+            raise ShimgenError(f"{labels[dest]}: cannot read it again before rewriting it ({e.strerror or e}); "
+                               "no file was changed") from None
+        if now != data:
+            raise ShimgenError(f"{labels[dest]} changed since it was read; no file was changed (run again to "
+                               "rewrite the new contents)")
+
+
+def read_bytes_exactly(path: str, size: int) -> bytes | None:
+    """The file's bytes if it holds `size` of them (one more is read: a longer file differs), else None."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        chunks, left = [], size + 1
+        while left > 0 and (chunk := os.read(fd, left)):
+            chunks.append(chunk)
+            left -= len(chunk)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    return data if len(data) == size else None
+
+
+def _put_back(dests: list[str], originals: dict[str, bytes], umask: int, token: str) -> None:
+    """Best effort after a failed switch: each rewritten file already renamed gets its original bytes again."""
+    for dest in dests:
+        mine: dict[str, str] = {}
+        with contextlib.suppress(OSError):
+            try:
+                _stage(os.path.dirname(dest), os.path.basename(dest), originals[dest], umask, mine, "back-" + token,
+                       os.stat(dest))
+                os.replace(mine.pop(os.path.basename(dest)), dest)
+            finally:
+                _remove(list(mine.values()), [])

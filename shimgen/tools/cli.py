@@ -333,11 +333,12 @@ def main(argv: list[str] | None = None) -> int:
                 _err([f"shimgen: error: input nested too deeply ({e})"])
                 status = 2
             except OSError as e:  # --help to a full stdout, or an OS failure no step anticipated: one line
-                if out is None and as_program:
+                named = getattr(e, "filename", None)
+                if out is None and named is None and as_program:
                     silence_stdout()
-                where = "standard output" if out is None else (getattr(e, "filename", None) or "")
-                _err([f"shimgen: error: cannot write to {where}: {e.strerror or e}" if out is None else
-                      f"shimgen: error: {where}{': ' if where else ''}{e.strerror or e}"])
+                where = "standard output" if out is None and named is None else (named or "")
+                _err([f"shimgen: error: cannot write to {where}: {e.strerror or e}" if where == "standard output"
+                      else f"shimgen: error: {where}{': ' if where else ''}{e.strerror or e}"])
                 status = 2
     except KeyboardInterrupt as e:  # arrived while reporting the outcome, or before the handlers were in place
         status = _interrupted(e, out)

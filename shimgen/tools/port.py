@@ -446,15 +446,19 @@ def main(argv: list[str]) -> int:
     if args.json:
         reports.append((args.json, f"--json {args.json}", json.dumps(data, indent=1) + "\n"))
     if args.fix:
-        lines = _fix(scanned, rows, args.diff)
-    # staged, the report printed, then renamed: an error anywhere (a full disk, a closed stdout) leaves both as
-    # they were
+        lines, rewrites = _fix(scanned, rows, args.diff)
+        reports += rewrites
+    # one transaction: the reports and the rewritten sources staged, the report printed, then all renamed; an error
+    # anywhere (a full disk, a closed stdout, a source edited since it was read) or an interrupt leaves every file as
+    # it was
     output.write_files(reports, before_switch=lambda: write_lines(lines))
     return 0
 
 
-def _fix(scanned, rows, diff: bool) -> list[str]:
-    """Rewrite each file (or print the diff) and return the checklist."""
+def _fix(scanned, rows, diff: bool) -> tuple[list[str], list[tuple[str, str, bytes, bytes]]]:
+    """The checklist (with the diff, or the files rewritten), and the rewrites to write: (path, label, new bytes,
+    bytes read). A rewrite changes only what its edits change: a byte-order mark stays, and the lines it adds end
+    as the file's lines do (CRLF or LF)."""
     import difflib
 
     # a cycle: shimgen.tools.porting imports this module
@@ -462,12 +466,14 @@ def _fix(scanned, rows, diff: bool) -> list[str]:
 
     out: list[str] = []
     checklist: list[str] = []
+    rewrites: list[tuple[str, str, bytes, bytes]] = []
+    seen: dict[str, bytes] = {}  # the file a path names (through links) -> its rewrite
     for f in scanned:
         mine = [r for r in rows if r.site.file == f.path]
         if f.parser != "libclang":
             checklist.append(f"{os.path.basename(f.path)}: not rewritten ({f.why}): the report lists its calls")
             continue
-        res = fix_mod.fix(f.text, mine)
+        res = fix_mod.fix(f.text, mine, fix_mod.newline_of(f.data))
         checklist += res.checklist
         if res.text == f.text:
             continue
@@ -475,11 +481,14 @@ def _fix(scanned, rows, diff: bool) -> list[str]:
             out += [line.rstrip("\n") for line in difflib.unified_diff(
                 f.text.splitlines(True), res.text.splitlines(True), f"a/{os.path.basename(f.path)}",
                 f"b/{os.path.basename(f.path)}")]
-        else:
-            tmp = f.path + ".shimgen-fix"
-            with open(tmp, "w", encoding="utf-8") as fh:
-                fh.write(res.text)
-            os.replace(tmp, f.path)
-            out.append(f"{f.path}: rewritten")
+            continue
+        bom = b"\xef\xbb\xbf" if f.data.startswith(b"\xef\xbb\xbf") else b""
+        new = bom + res.text.encode("utf-8")
+        real = os.path.realpath(f.path)
+        if real in seen:  # the same file named twice (a folder and a file in it, a link): written once
+            continue
+        seen[real] = new
+        rewrites.append((f.path, f.path, new, f.data))
+        out.append(f"{f.path}: rewritten")
     out += ["", f"## Checklist: {len(checklist)} constructs need a person", "", *(f"- [ ] {c}" for c in checklist)]
-    return out
+    return out, rewrites

@@ -6,7 +6,7 @@ import os
 from dataclasses import dataclass, field
 
 from shimgen.base.errors import ShimgenError
-from shimgen.base.inputs import read_text
+from shimgen.base.inputs import decode, read_bytes
 from shimgen.tools.porting import clang_scan, rows as rows_mod, rules
 from shimgen.tools.porting.clang_scan import Site
 
@@ -19,13 +19,15 @@ class Scanned:
     parser: str = "libclang"
     why: str = ""  # why libclang could not parse it
     ts: object = None  # the tree-sitter scan (shimgen.tools.port.Source), where it fell back
+    data: bytes = b""  # the file's bytes as read (text is their UTF-8 decoding, a byte-order mark dropped)
 
 
 def scan_file(path: str, parser: str = "auto", defines: tuple[str, ...] = ()) -> Scanned:
-    text = read_text(path, path)
+    data = read_bytes(path, path)
+    text = decode(data, path)
     if parser in ("auto", "libclang"):
         try:
-            return Scanned(path, text, clang_scan.scan(path, text, defines))
+            return Scanned(path, text, clang_scan.scan(path, text, defines), data=data)
         except clang_scan.Unparsed as e:
             if parser == "libclang":
                 raise ShimgenError(f"{path}: {e}") from None
@@ -43,7 +45,7 @@ def scan_file(path: str, parser: str = "auto", defines: tuple[str, ...] = ()) ->
         else:
             sites.append(Site(path, c.line, "method" if c.method else "call", c.name, c.text, nargs=c.nargs,
                               numbers=c.numbers))
-    return Scanned(path, text, sites, "tree-sitter", why, src)
+    return Scanned(path, text, sites, "tree-sitter", why, src, data)
 
 
 def answer(scanned: list[Scanned], targets, yaml_path: str | None = None):

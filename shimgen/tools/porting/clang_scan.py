@@ -8,11 +8,17 @@ and the pieces the fixer needs (the object's and the arguments' byte ranges)."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
+import json
 import os
 import re
+import subprocess
+import sys
 from dataclasses import dataclass, field
 
+from shimgen.base import cache, output
 from shimgen.tools.porting import clang_env, rules
 
 ATEN_NAMESPACES = ("at", "torch", "c10")
@@ -74,29 +80,50 @@ def _cache_dir() -> str:
     return os.path.join(base, "shimgen", "port")
 
 
-def _overlay_dir(ci) -> str:
-    key = hashlib.sha256(repr((sorted(_OVERLAY.items()), _PRELUDE, _CUDA_PRELUDE, clang_env.installed_torch()[1],
-                               clang_env.builtin_includes(), ci.__file__)).encode()).hexdigest()[:16]
-    root = os.path.join(_cache_dir(), key)
-    inc = os.path.join(root, "include")
-    if not os.path.exists(os.path.join(root, "ready")):
-        for rel, text in _OVERLAY.items():
-            path = os.path.join(inc, rel)
+def _overlay_key(ci) -> str:
+    return hashlib.sha256(repr((sorted(_OVERLAY.items()), _PRELUDE, _CUDA_PRELUDE, clang_env.installed_torch()[1],
+                                clang_env.builtin_includes(), ci.__file__)).encode()).hexdigest()[:16]
+
+
+def _overlay_files(root: str) -> dict[str, str]:
+    """The stand-in headers and the preludes, by the path each has under root."""
+    files = {os.path.join(root, "include", rel): text for rel, text in _OVERLAY.items()}
+    files[os.path.join(root, "prelude.h")] = _PRELUDE
+    files[os.path.join(root, "cuda_prelude.h")] = _CUDA_PRELUDE
+    return files
+
+
+def _overlay_dir(ci) -> tuple[str, bool]:
+    """The cache folder of the stand-in headers and preludes, and whether they are on disk there. A cache that cannot
+    be written (a read-only folder, a full disk, the file size limit) costs only speed: the files are then handed to
+    libclang from memory (`unsaved`), and no precompiled prelude is made."""
+    root = os.path.join(_cache_dir(), _overlay_key(ci))
+    if os.path.exists(os.path.join(root, "ready")):
+        return root, True
+    try:
+        for path, text in _overlay_files(root).items():
             os.makedirs(os.path.dirname(path), exist_ok=True)
             _write_whole(path, text)
-        _write_whole(os.path.join(root, "prelude.h"), _PRELUDE)
-        _write_whole(os.path.join(root, "cuda_prelude.h"), _CUDA_PRELUDE)
         _write_whole(os.path.join(root, "ready"), "")
-    return root
+    except OSError:
+        return root, False
+    return root, True
 
 
 def _write_whole(path: str, text: str) -> None:
     """text at path through a rename: a concurrent scan (parallel test workers) reading the folder sees the old
-    file or the new one, never a truncated one."""
+    file or the new one, never a truncated one; a write that fails leaves nothing behind."""
+    if not cache.fits(len(text.encode("utf-8"))):
+        raise OSError(errno.EFBIG, os.strerror(errno.EFBIG), path)
     tmp = f"{path}.{os.getpid()}"
-    with open(tmp, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _cuda_include() -> list[str]:
@@ -110,49 +137,109 @@ def _includes(root: str) -> list[str]:
     return [os.path.join(root, "include"), *clang_env.torch_includes()]
 
 
-def _pch(ci, root: str) -> str | None:
-    """The prelude's precompiled AST (built once per torch and libclang: minutes; then seconds per file)."""
+# What the prelude's precompiled AST takes on disk (59 MB with torch 2.13), with a margin: below this much room (the
+# file size limit, `ulimit -f`, or the free space) none is made.
+PCH_ROOM = 256 * 1024 * 1024
+
+# Run in a child process: libclang writes the PCH itself, and a write that fails there (a full disk, the file size
+# limit) aborts its process ("IO failure on output stream") or, by SIGXFSZ, kills it. Only the child is lost.
+_PCH_CHILD = """
+import json, sys
+prelude, out, args, where = json.loads(sys.argv[1])
+sys.path.insert(0, where)  # the clang package the parent uses
+from clang import cindex as ci
+tu = ci.Index.create().parse(prelude, args=args, options=ci.TranslationUnit.PARSE_INCOMPLETE)
+if any(d.severity >= ci.Diagnostic.Fatal for d in tu.diagnostics):
+    sys.exit(3)
+tu.save(out)
+"""
+
+
+def _room_for_pch(root: str) -> bool:
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if soft != resource.RLIM_INFINITY and soft < PCH_ROOM:
+            return False
+    except (ImportError, OSError, ValueError):
+        pass
+    try:
+        st = os.statvfs(root)
+    except OSError:
+        return False
+    return st.f_bavail * st.f_frsize >= PCH_ROOM
+
+
+def _pch(ci, root: str, check=lambda: None) -> str | None:
+    """The prelude's precompiled AST (built once per torch and libclang: minutes; then seconds per file), or None
+    where it cannot be made (no room for it, or its build failed): the file is then parsed without it. Built and
+    saved by a child process (_PCH_CHILD); `check` is polled meanwhile, so an interrupt ends the child too."""
     pch = os.path.join(root, "prelude.pch")
     if os.path.exists(pch):
         return pch
-    tmp = f"{pch}.{os.getpid()}"
-    try:
-        tu = ci.Index.create().parse(os.path.join(root, "prelude.h"),
-                                     args=clang_env.args(_includes(root), header=True),
-                                     options=ci.TranslationUnit.PARSE_INCOMPLETE)
-        if any(d.severity >= ci.Diagnostic.Fatal for d in tu.diagnostics):
-            return None
-        tu.save(tmp)
-        os.replace(tmp, pch)
-    except Exception:  # a PCH is an optimisation: parse without it
+    if not _room_for_pch(root):
         return None
+    tmp = f"{pch}.{os.getpid()}"
+    job = json.dumps([os.path.join(root, "prelude.h"), tmp, clang_env.args(_includes(root), header=True),
+                      os.path.dirname(os.path.dirname(os.path.abspath(ci.__file__)))])
+    try:
+        try:
+            child = subprocess.Popen([sys.executable, "-c", _PCH_CHILD, job], stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        except OSError:
+            return None
+        try:
+            while True:
+                try:
+                    code = child.wait(timeout=0.05)
+                    break
+                except subprocess.TimeoutExpired:
+                    check()
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        if code != 0 or not os.path.isfile(tmp) or os.path.getsize(tmp) == 0:
+            return None
+        os.replace(tmp, pch)
+    except OSError:
+        return None
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
     return pch
 
 
-def parse(path: str, text: str, defines: tuple[str, ...] = ()):
+def parse(path: str, text: str, defines: tuple[str, ...] = (), check=lambda: None):
     ci = clang_env.cindex()
     if ci is None:
         raise Unparsed("libclang is not installed (pip install 'shimgen[port]')")
     try:
-        root = _overlay_dir(ci)
+        root, on_disk = _overlay_dir(ci)
     except ImportError:
         raise Unparsed("torch is not installed: its headers resolve the types") from None
     cuda = path.endswith(CUDA_SUFFIXES)
     extra: list[str] = [f"-D{d}" for d in defines]
     includes = _includes(root)
-    pch = _pch(ci, root)
+    pch = _pch(ci, root, check) if on_disk else None
     if pch:
         extra = ["-include-pch", pch, *extra]
+    else:
+        extra = ["-include", os.path.join(root, "prelude.h"), *extra]
     if cuda:
         text = _blank_launches(text)
         extra += ["-include", os.path.join(root, "cuda_prelude.h")]
         includes += _cuda_include()
     args = clang_env.args(includes, extra=tuple(extra))
+    unsaved = [(path, text)] + ([] if on_disk else list(_overlay_files(root).items()))
+    check()
     try:
-        tu = ci.Index.create().parse(path, args=args, unsaved_files=[(path, text)],
+        tu = ci.Index.create().parse(path, args=args, unsaved_files=unsaved,
                                      options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
     except ci.TranslationUnitLoadError as e:
         raise Unparsed(f"libclang could not parse it ({e})") from None
+    check()
     fatal = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Fatal]
     if fatal:
         raise Unparsed(f"libclang: {fatal[0].spelling}")
@@ -186,9 +273,10 @@ def _hidden(ns) -> bool:
 
 
 class Scanner:
-    def __init__(self, path: str, text: str, defines: tuple[str, ...] = ()) -> None:
+    def __init__(self, path: str, text: str, defines: tuple[str, ...] = (), check=lambda: None) -> None:
         self.path = path
-        self.ci, self.tu, self.text = parse(path, text, defines)
+        self.check = check  # acts on an interrupt received meanwhile (output.signals_polled)
+        self.ci, self.tu, self.text = parse(path, text, defines, check)
         self.data = self.text.encode("utf-8")
         self.sites: list[Site] = []
         self._seen: set = set()
@@ -235,6 +323,7 @@ class Scanner:
     def run(self) -> list[Site]:
         K = self.ci.CursorKind
         for top in self.tu.cursor.get_children():
+            self.check()
             if not self.mine(top):
                 continue
             if top.kind == K.MACRO_INSTANTIATION:
@@ -246,6 +335,7 @@ class Scanner:
             if top.kind == K.MACRO_DEFINITION:
                 continue
             for c in top.walk_preorder():
+                self.check()
                 if not self.mine(c):
                     continue
                 if c.kind == K.CALL_EXPR:
@@ -480,4 +570,7 @@ class Scanner:
 
 
 def scan(path: str, text: str, defines: tuple[str, ...] = ()) -> list[Site]:
-    return Scanner(path, text, defines).run()
+    """The constructs of one file. SIGINT and SIGTERM are polled meanwhile rather than raised where they land: one
+    landing in a libclang visitor callback would be printed and dropped by ctypes (output.signals_polled)."""
+    with output.signals_polled() as check:
+        return Scanner(path, text, defines, check).run()

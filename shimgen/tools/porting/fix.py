@@ -76,8 +76,9 @@ def _qualified_start(data: bytes, start: int) -> int:
 
 
 class Fixer:
-    def __init__(self, data: bytes, rows: list[Row]) -> None:
+    def __init__(self, data: bytes, rows: list[Row], newline: str = "\n") -> None:
         self.data = data
+        self.newline = newline.encode()  # the file's line ending: the text an edit adds ends its lines with it
         self.rows = rows
         self.edits: list[Edit] = []
         self.checklist: list[str] = []
@@ -270,7 +271,7 @@ class Fixer:
             out.append(self.data[pos:e.start])
             for p in e.parts:
                 if isinstance(p, str):
-                    out.append(p.encode("utf-8"))
+                    out.append(p.encode("utf-8").replace(b"\n", self.newline))
                 elif isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], str):  # ("*", range)
                     out.append(b"*" + self._render(p[1][0], p[1][1], e))
                 else:
@@ -280,7 +281,14 @@ class Fixer:
         return b"".join(out)
 
 
-def fix(text: str, rows: list[Row]) -> Result:
-    f = Fixer(text.encode("utf-8"), rows)
+def newline_of(data: bytes) -> str:
+    """The line ending a file's lines mostly end with: "\r\n" (CRLF) or "\n"."""
+    crlf = data.count(b"\r\n")
+    return "\r\n" if crlf and 2 * crlf >= data.count(b"\n") else "\n"
+
+
+def fix(text: str, rows: list[Row], newline: str = "\n") -> Result:
+    """The rewrite of `text` (a file whose lines end with `newline`: the lines an edit adds end so too)."""
+    f = Fixer(text.encode("utf-8"), rows, newline)
     f.plan()
     return Result(f.render(), f.checklist, len(f.covered))
