@@ -123,6 +123,7 @@ def _add_stable_flags(ext, found) -> None:
         nvcc = ext.extra_compile_args.setdefault("nvcc", [])
         if not any("arch" in f for f in nvcc):  # torch's own default asks the GPUs of this machine
             nvcc.extend(cuda_toolkit.arch_flags())
+        cuda_toolkit.check_nvcc(cpp_extension.CUDA_HOME)  # one line here, not torch's traceback when it asks
         ext.include_dirs = [*ext.include_dirs, os.path.join(root, "include")]
         ext.extra_link_args = [*ext.extra_link_args, cuda_toolkit.static_cudart(root), "-ldl", "-lrt", "-lpthread"]
     ext.extra_compile_args = {k: [*flags, *(f for f in v if f not in flags)] for k, v in ext.extra_compile_args.items()}
