@@ -9,9 +9,9 @@ runs). CUDA-only libtorch entry points (the current CUDA stream) are looked up a
 The toolkit: `$CUDA_HOME` / `$CUDA_PATH`, the one `nvcc` on PATH belongs to, `/usr/local/cuda`, `/usr/local/cuda-*`
 (newest first), or the PyPI packages (`pip install nvidia-cuda-nvcc nvidia-cuda-crt nvidia-cuda-runtime nvidia-nvvm
 nvidia-cuda-cccl`: `site-packages/nvidia/cu13`); the first folder with `bin/nvcc`, `include/cuda_runtime.h` and
-`libcudart_static.a`. A `$CUDA_HOME` (or `$CUDA_PATH`) that names no folder is an error, never a silent switch to
-another toolkit; so are an nvcc that does not run (`check_nvcc`) and a TORCH_CUDA_ARCH_LIST entry that is no
-architecture (`arch_flags`), each one line naming the culprit.
+`libcudart_static.a`. To build (`require`), a `$CUDA_HOME` (or `$CUDA_PATH`) that names no folder is an error,
+never a silent switch to another toolkit; so are an nvcc that does not run (`check_nvcc`) and a
+TORCH_CUDA_ARCH_LIST entry that is no architecture (`arch_flags`), each one line naming the culprit.
 """
 
 from __future__ import annotations
@@ -72,14 +72,26 @@ def _candidates() -> list[str]:
 
 
 def find() -> Optional[str]:
-    """The CUDA toolkit's root folder, or None. A $CUDA_HOME or $CUDA_PATH naming no folder is an error (the
-    person meant a toolkit; another one found elsewhere would be a silent surprise)."""
+    """The CUDA toolkit's root folder, or None."""
+    return next((os.path.abspath(p) for p in _candidates() if is_toolkit(p)), None)
+
+
+def require() -> str:
+    """The toolkit to compile with (`find`), else a ShimgenError saying what is missing. A $CUDA_HOME or
+    $CUDA_PATH naming no folder is an error too: the person meant a toolkit, and another one found elsewhere
+    would be a silent surprise."""
     for var in ("CUDA_HOME", "CUDA_PATH"):
         value = os.environ.get(var)
         if value and not os.path.isdir(value):
             raise ShimgenError(f"{var}={value}: no such folder (it names the CUDA toolkit to compile with: point it "
-                               f"at one, with bin/nvcc, or unset it)")
-    return next((os.path.abspath(p) for p in _candidates() if is_toolkit(p)), None)
+                               "at one, with bin/nvcc, or unset it)")
+    root = find()
+    if root is None:
+        raise ShimgenError(
+            "no CUDA toolkit (bin/nvcc, include/cuda_runtime.h, libcudart_static.a) in $CUDA_HOME, beside the "
+            "nvcc on PATH or in /usr/local/cuda*; install one (pip install nvidia-cuda-nvcc nvidia-cuda-crt "
+            "nvidia-cuda-runtime nvidia-nvvm nvidia-cuda-cccl) or set CUDA_HOME")
+    return root
 
 
 def check_nvcc(root: str) -> None:
