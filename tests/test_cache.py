@@ -51,6 +51,12 @@ def test_a_home_that_is_not_a_folder_means_no_cache(monkeypatch, home: str) -> N
         else:
             monkeypatch.setenv("XDG_CACHE_HOME", xdg)
         assert cache.directory() is None, (home, xdg)
+    from shimgen.tools.porting import clang_scan  # `shimgen port`'s headers: a folder of the run, removed after
+
+    folder = clang_scan._cache_dir()
+    assert os.path.isabs(folder) and not folder.startswith("/.cache") and os.path.isdir(folder)
+    clang_scan.discard_temporary()
+    assert not os.path.exists(folder)
     monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere/cache")  # an absolute XDG_CACHE_HOME still applies
     assert cache.directory() == "/somewhere/cache/shimgen/derived"
     monkeypatch.delenv("XDG_CACHE_HOME")

@@ -37,13 +37,19 @@ def directory() -> str | None:
     explicit = os.environ.get("SHIMGEN_CACHE_DIR")
     if explicit is not None:
         return explicit or None
+    base = user_cache_home()
+    return os.path.join(base, "shimgen", "derived") if base else None
+
+
+def user_cache_home() -> str | None:
+    """The user's cache folder by the XDG base directory rules: $XDG_CACHE_HOME when absolute (unset, empty or
+    relative: ignored), else $HOME/.cache; None when HOME is empty or relative (it names no folder: never /.cache
+    or a folder under the working directory)."""
     base = os.environ.get("XDG_CACHE_HOME", "")
-    if not os.path.isabs(base):  # unset, empty or relative: ignored, as the XDG base directory rules say
-        home = os.environ["HOME"] if "HOME" in os.environ else os.path.expanduser("~")
-        if not os.path.isabs(home):  # HOME="" (or relative) names no folder: no cache, never one at /.cache
-            return None
-        base = os.path.join(home, ".cache")
-    return os.path.join(base, "shimgen", "derived")
+    if os.path.isabs(base):
+        return base
+    home = os.environ["HOME"] if "HOME" in os.environ else os.path.expanduser("~")
+    return os.path.join(home, ".cache") if os.path.isabs(home) else None
 
 
 def _digest(parts: list[bytes]) -> str:
