@@ -112,17 +112,13 @@ def _add_stable_flags(ext, found) -> None:
     if found.overlay:  # the overlay routes exist only in builds that opt in (compile errors otherwise)
         flags.append("-DSHIMGEN_OVERLAY")
     if mark["cuda"]:
-        root = cuda_toolkit.find()
-        if root is None:
-            raise ShimgenError(
-                "no CUDA toolkit (bin/nvcc, include/cuda_runtime.h, libcudart_static.a) in $CUDA_HOME, beside the "
-                "nvcc on PATH or in /usr/local/cuda*; install one (pip install nvidia-cuda-nvcc nvidia-cuda-crt "
-                "nvidia-cuda-runtime nvidia-nvvm nvidia-cuda-cccl) or set CUDA_HOME")
+        root = cuda_toolkit.require()
         if not cuda_toolkit.is_toolkit(cpp_extension.CUDA_HOME):  # torch runs $CUDA_HOME/bin/nvcc on .cu files
             cpp_extension.CUDA_HOME = root
         nvcc = ext.extra_compile_args.setdefault("nvcc", [])
         if not any("arch" in f for f in nvcc):  # torch's own default asks the GPUs of this machine
             nvcc.extend(cuda_toolkit.arch_flags())
+        cuda_toolkit.check_nvcc(cpp_extension.CUDA_HOME)  # one line here, not torch's traceback when it asks
         ext.include_dirs = [*ext.include_dirs, os.path.join(root, "include")]
         ext.extra_link_args = [*ext.extra_link_args, cuda_toolkit.static_cudart(root), "-ldl", "-lrt", "-lpthread"]
     ext.extra_compile_args = {k: [*flags, *(f for f in v if f not in flags)] for k, v in ext.extra_compile_args.items()}

@@ -6,6 +6,8 @@ import importlib.util
 import os
 import shutil
 
+import pytest
+
 from shimgen.base import cache
 from shimgen.facts import history, scalar_facts as scalars
 from shimgen.generate import table
@@ -35,6 +37,31 @@ def test_caching_off_and_unwritable(tmp_path, monkeypatch) -> None:
     blocked.write_text("")
     monkeypatch.setenv("SHIMGEN_CACHE_DIR", str(blocked / "sub"))  # cannot be created: no cache, same value
     assert cache.derived("x", [b""], lambda: 6) == 6
+
+
+@pytest.mark.parametrize("home", ["", "relative/home"])
+def test_a_home_that_is_not_a_folder_means_no_cache(monkeypatch, home: str) -> None:
+    """HOME empty (or relative) names no folder: no cache, never one at /.cache or under the working directory
+    (XDG: a relative $XDG_CACHE_HOME is ignored too)."""
+    monkeypatch.delenv("SHIMGEN_CACHE_DIR", raising=False)
+    monkeypatch.setenv("HOME", home)
+    for xdg in (None, "", "relative/cache"):
+        if xdg is None:
+            monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+        else:
+            monkeypatch.setenv("XDG_CACHE_HOME", xdg)
+        assert cache.directory() is None, (home, xdg)
+    from shimgen.tools.porting import clang_scan  # `shimgen port`'s headers: a folder of the run, removed after
+
+    folder = clang_scan._cache_dir()
+    assert os.path.isabs(folder) and not folder.startswith("/.cache") and os.path.isdir(folder)
+    clang_scan.discard_temporary()
+    assert not os.path.exists(folder)
+    monkeypatch.setenv("XDG_CACHE_HOME", "/somewhere/cache")  # an absolute XDG_CACHE_HOME still applies
+    assert cache.directory() == "/somewhere/cache/shimgen/derived"
+    monkeypatch.delenv("XDG_CACHE_HOME")
+    monkeypatch.setenv("HOME", "/home/someone")
+    assert cache.directory() == "/home/someone/.cache/shimgen/derived"
 
 
 def test_cached_package_data_equals_the_parsed_data(tmp_path, monkeypatch) -> None:

@@ -191,6 +191,27 @@ def test_unwritable_output_writes_nothing(tmp_path) -> None:
     assert snapshot(out) == before  # the stamp was staged first, and removed again: no partial output
 
 
+@pytest.mark.parametrize("cxx, needle", [
+    ("/nonexistent/g++", "CXX=/nonexistent/g++: no such compiler"),
+    ("no-such-compiler-here", "CXX=no-such-compiler-here: no such compiler"),
+    ("broken", "does not run"),  # a script that exits 1
+])
+def test_verify_with_a_compiler_that_cannot_run_writes_nothing(tmp_path, cxx: str, needle: str) -> None:
+    """The compiler is checked (found, and answering --version) before anything is written: neither the output
+    folder nor the build folder appears."""
+    work = tmp_path / "work"
+    work.mkdir()
+    if cxx == "broken":
+        script = tmp_path / "broken-cxx"
+        script.write_text("#!/bin/sh\necho 'broken: cannot find its own libraries' >&2\nexit 1\n")
+        script.chmod(0o755)
+        cxx = str(script)
+    proc = shimgen("--ops", "add", "--only", "--out", "v", "--verify", cwd=work, env={"CXX": cxx})
+    line = assert_one_line_error(proc, needle)
+    assert cxx in line
+    assert os.listdir(work) == []
+
+
 # --- determinism and --check ---------------------------------------------------------------------------------------
 
 

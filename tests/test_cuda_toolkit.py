@@ -4,9 +4,13 @@ and nvcc's -gencode flags."""
 from __future__ import annotations
 
 import os
+import re
+import subprocess
+import sys
 
 import pytest
 
+from shimgen.base.errors import ShimgenError
 from shimgen.tools import cuda_toolkit
 
 
@@ -65,3 +69,58 @@ def test_default_archs_are_ampere_and_hopper_with_ptx(monkeypatch) -> None:
     monkeypatch.delenv("TORCH_CUDA_ARCH_LIST", raising=False)
     assert cuda_toolkit.arch_flags()[-1] == "-gencode=arch=compute_90,code=compute_90"
     assert "-gencode=arch=compute_80,code=sm_80" in cuda_toolkit.arch_flags()
+
+
+@pytest.mark.parametrize("spec, bad", [("garbage", "garbage"), ("8.0;Ampere", "Ampere"), ("9", "9"),
+                                       ("9.0+ptx", "9.0+ptx"), ("8.0,9.0", "8.0,9.0")])
+def test_an_arch_list_entry_that_is_no_architecture_is_an_error(spec, bad, monkeypatch) -> None:
+    monkeypatch.setenv("TORCH_CUDA_ARCH_LIST", spec)
+    with pytest.raises(ShimgenError, match=re.escape(f"TORCH_CUDA_ARCH_LIST={spec}: {bad!r} is not")):
+        cuda_toolkit.arch_flags()
+    assert cuda_toolkit.arch_flags("9.0a;10.0f") == ["-gencode=arch=compute_90a,code=sm_90a",
+                                                     "-gencode=arch=compute_100f,code=sm_100f"]
+
+
+SETUP = ("from setuptools import setup\nfrom shimgen.setuptools import BuildExtension, StableExtension\n"
+         "setup(name='small', version='0', ext_modules=[StableExtension('small_ext', ['small.cu'], cuda=True)],\n"
+         "      cmdclass={'build_ext': BuildExtension})\n")
+NVCC_WORKS = 'echo "$@" >> "$0.log"\necho "Cuda compilation tools, release 12.8, V12.8.93"\n'
+
+
+@pytest.mark.parametrize("case", ["nvcc fails", "CUDA_HOME missing", "arch list garbage"])
+def test_a_broken_cuda_setup_is_setuptools_one_error_line(tmp_path, case: str) -> None:
+    """StableExtension(cuda=True) built with a toolkit whose nvcc fails, a CUDA_HOME that names no folder, or a
+    TORCH_CUDA_ARCH_LIST nvcc would not take: setuptools' one `error: shimgen: ...` line naming the culprit, no
+    traceback, and nvcc never given the bad entry."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text("[project]\nname = 'small'\nversion = '0'\n\n"
+                                            "[tool.shimgen]\nops = ['add']\ntarget = '2.10'\n")
+    (project / "setup.py").write_text(SETUP)
+    (project / "small.cu").write_text("int f() { return 1; }\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("CUDA_HOME", "CUDA_PATH", "TORCH_CUDA_ARCH_LIST")}
+    home = tmp_path / "cuda"
+    _toolkit(home)
+    nvcc = home / "bin" / "nvcc"
+    nvcc.write_text("#!/bin/sh\n" + NVCC_WORKS)
+    nvcc.chmod(0o755)
+    env["CUDA_HOME"] = str(home)
+    if case == "nvcc fails":
+        nvcc.write_text("#!/bin/sh\necho 'nvcc fatal   : cannot open libnvvm.so' >&2\nexit 1\n")
+        needles = [str(nvcc), "exit status 1", "cannot open libnvvm.so"]
+    elif case == "CUDA_HOME missing":
+        env["CUDA_HOME"] = str(tmp_path / "no-such-cuda")
+        needles = [f"CUDA_HOME={tmp_path / 'no-such-cuda'}", "no such folder"]
+    else:
+        env["TORCH_CUDA_ARCH_LIST"] = "8.0;garbage"
+        needles = ["TORCH_CUDA_ARCH_LIST=8.0;garbage", "'garbage'"]
+    proc = subprocess.run([sys.executable, "setup.py", "-q", "build_ext"], cwd=project, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0].startswith("error: shimgen: "), proc.stderr[-3000:]
+    for needle in needles:
+        assert needle in errors[0], (needle, errors[0])
+    log = home / "bin" / "nvcc.log"
+    assert not log.exists() or "garbage" not in log.read_text()

@@ -33,18 +33,20 @@ def test_verify_on_a_missing_gpu_is_one_line_and_writes_nothing(tmp_path) -> Non
     line = _one_line_exit_2(["-m", "shimgen", "--ops", "abs", "--out", "gen", "--verify", "--device", "cuda"],
                             str(tmp_path))
     assert line.startswith(f"shimgen: error: --device cuda: torch {torch.__version__} sees 0 CUDA device(s)"), line
-    assert not (tmp_path / "gen").exists()
+    assert os.listdir(tmp_path) == []  # neither the output folder nor the build folder (.shimgen-build)
 
 
 @pytest.mark.parametrize("args, said", [
     (["--verify", "--device", "tpu"], "--device tpu: expected cpu, cuda or cuda:N"),
     (["--verify", "--device", "cuda:one"], "--device cuda:one: expected cpu, cuda or cuda:N"),
+    (["--verify", "--device", ""], "--device is empty: expected cpu, cuda or cuda:N"),
+    (["--verify", "--device", " "], "--device is empty: expected cpu, cuda or cuda:N"),
     (["--device", "cuda"], "--device needs --verify"),
 ])
 def test_device_usage_errors(tmp_path, args, said) -> None:
     line = _one_line_exit_2(["-m", "shimgen", "--ops", "abs", "--out", "gen", *args], str(tmp_path))
     assert said in line, line
-    assert not (tmp_path / "gen").exists()
+    assert os.listdir(tmp_path) == []  # neither the output folder nor the build folder (.shimgen-build)
 
 
 @no_gpu

@@ -3,12 +3,14 @@ output), never a traceback, never a clobbered output folder; the output folder i
 SIGTERM, SIGKILL and a concurrent writer; input is read bounded and as UTF-8 whatever the locale.
 
 Everything runs `python -m shimgen` in subprocesses, as a user would, on small fixtures written here. The
-interrupt tests widen the write windows with the SHIMGEN_TEST_SLOW_WRITE hook (shimgen/base/output.py).
+interrupt tests start shimgen through tests/launch/shimgen, whose --slow-write widens the write windows
+(shimgen.base.output, patched in that process: the product reads no test hook).
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import io
 import os
 import random
@@ -22,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from shimgen.tools import cli
+from shimgen.base import output
 from shimgen.generate.emit import c as emit_c, cpp as emit_cpp, py as emit_py
 from shimgen.generate import pipeline
 from shimgen.base.errors import ShimgenError
@@ -402,7 +405,8 @@ def test_odd_but_valid_schemas_compile(tmp_path) -> None:
 # ---- the output folder is one transaction -------------------------------------------------------------------------
 
 OLD_OPS, NEW_OPS = "add,pad", "amax,sum,cat,sort"
-SLOW = {"SHIMGEN_TEST_SLOW_WRITE": "0.03"}  # per staged file and per rename: each window ~0.2 s
+SLOW = 0.03  # seconds per staged file and per rename: each window ~0.2 s
+LAUNCHER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "launch", "shimgen")
 
 
 @pytest.fixture(scope="module")
@@ -432,10 +436,10 @@ def _restore(folder, files: dict[str, bytes]) -> None:
             f.write(data)
 
 
-def _start(ops: str, out, extra_env: dict | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "shimgen", "--ops", ops, "--only", "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **SLOW, **(extra_env or {})})
+def _start(ops: str, out, slow: float = SLOW) -> subprocess.Popen:
+    """`shimgen --ops OPS --only --out OUT`, each staged file and each rename of the switch `slow` seconds late."""
+    return subprocess.Popen([sys.executable, LAUNCHER, "--slow-write", str(slow), "--ops", ops, "--only", "--out",
+                             str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def _wait_for(predicate, timeout: float = 30.0) -> bool:
@@ -513,7 +517,7 @@ def test_sigkill_during_the_switch_is_completed_by_the_next_run(tmp_path, old_ne
     old, new = old_new
     out = tmp_path / "o"
     _restore(out, old)
-    proc = _start(NEW_OPS, out, {"SHIMGEN_TEST_SLOW_WRITE": "0.15"})
+    proc = _start(NEW_OPS, out, slow=0.15)
     assert _wait_for(lambda: (out / ".shimgen-commit").exists())
     time.sleep(0.3)  # a couple of renames into the switch
     proc.kill()
@@ -550,7 +554,7 @@ def test_stale_staging_is_reported_and_removed(tmp_path, old_new) -> None:
 def test_two_writers_serialize(tmp_path, old_new) -> None:
     """Two runs into one folder at once (three races side by side): both succeed, one complete set remains."""
     old, new = old_new
-    races = {trial: [_start(ops, tmp_path / f"race{trial}", {"SHIMGEN_TEST_SLOW_WRITE": "0.06"})
+    races = {trial: [_start(ops, tmp_path / f"race{trial}", slow=0.06)
                      for ops in (OLD_OPS, NEW_OPS)] for trial in range(3)}  # fmt: skip
     waited = 0
     for trial, procs in races.items():
@@ -561,6 +565,41 @@ def test_two_writers_serialize(tmp_path, old_new) -> None:
     assert waited >= 1  # the runs did overlap, and one waited for the other
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "-1", "soon"])
+def test_a_lock_timeout_that_is_no_number_of_seconds_is_one_line(tmp_path, value: str) -> None:
+    """SHIMGEN_LOCK_TIMEOUT is a finite number of seconds, 0 or more: `nan` or `inf` would wait forever for a
+    folder another run holds, `-1` would give up at once. One line, exit 2, nothing written."""
+    out = tmp_path / "o"
+    out.mkdir()
+    fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # as a shimgen run writing this folder holds it
+        proc = subprocess.run([sys.executable, "-m", "shimgen", "--ops", "add", "--only", "--out", str(out)],
+                              capture_output=True, text=True, env={**os.environ, "SHIMGEN_LOCK_TIMEOUT": value},
+                              timeout=60)  # an endless wait fails the test here
+    finally:
+        os.close(fd)
+    assert_one_line_error(proc, f"SHIMGEN_LOCK_TIMEOUT={value}", "seconds")
+    assert os.listdir(out) == []
+
+
+def test_the_product_reads_no_test_hook(tmp_path) -> None:
+    """No environment variable meant for tests steers shimgen: its modules read no SHIMGEN_TEST_* (the tests widen
+    windows by patching in their own process, tests/launch/shimgen), so a leftover or hostile setting is
+    inert."""
+    proc = shimgen("--ops", "add", "--only", "--out", str(tmp_path / "o"), env={"SHIMGEN_TEST_SLOW_WRITE": "1e309"})
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    package = os.path.dirname(os.path.dirname(os.path.abspath(output.__file__)))
+    readers = []
+    for root, _, names in os.walk(package):
+        for name in names:
+            if name.endswith(".py"):
+                with open(os.path.join(root, name), encoding="utf-8") as f:
+                    if "SHIMGEN_TEST_" in f.read():
+                        readers.append(os.path.relpath(os.path.join(root, name), package))
+    assert readers == []
+
+
 def test_late_ctrl_c_prints_no_traceback(tmp_path, old_new) -> None:
     """Ctrl-C as the run ends (after it listed its files): done or interrupted, complete output, no traceback."""
     old, new = old_new
@@ -568,7 +607,7 @@ def test_late_ctrl_c_prints_no_traceback(tmp_path, old_new) -> None:
     def trial(i: int) -> None:
         out = tmp_path / f"late{i}"
         _restore(out, old)
-        proc = _start(NEW_OPS, out, {"SHIMGEN_TEST_SLOW_WRITE": "0"})
+        proc = _start(NEW_OPS, out, slow=0)
         for _ in range(len(new)):
             proc.stdout.readline()
         time.sleep(0.02 * i)

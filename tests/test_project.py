@@ -73,6 +73,7 @@ def test_command_line_wins_and_other_folders_are_not_the_project(tmp_path):
     ('out = ""', "`out` must be a folder name"),
     ('ops = ["softmaxx"]', "softmaxx"),
     ("ops = [", "malformed TOML"),
+    ('ops = ["softmax"]\ntarget = "2.10"\nsince = "2.14"', '`since` 2.14 is above `target` 2.10'),
 ])
 def test_bad_table_is_one_line(tmp_path, table, message):
     root = project(tmp_path, table)

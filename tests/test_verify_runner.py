@@ -127,6 +127,17 @@ def test_the_samples_move_to_the_spec_device_on_both_sides(tmp_path, device) -> 
             assert "aten raised RuntimeError('on_meta: x is on cpu')" in failure, failure
 
 
+def test_the_runner_imports_this_shimgen_whatever_the_working_directory(tmp_path, monkeypatch) -> None:
+    """`shimgen --verify` run from a folder holding another `shimgen` package (a checkout, a project of that name):
+    the samples runner imports the shimgen that started it, never the working directory's."""
+    decoy = tmp_path / "cwd" / "shimgen"
+    decoy.mkdir(parents=True)
+    (decoy / "__init__.py").write_text("raise ImportError('the working directory\\'s shimgen was imported')\n")
+    monkeypatch.chdir(decoy.parent)
+    results, _ = _run(tmp_path, [ON_META], _calls("on_meta.default", [{"x": torch.arange(3.0)}]))
+    assert results["on_meta.default"]["samples"] >= 1, results  # the runner ran (it died at its imports before)
+
+
 def test_device_move_keeps_structure_and_leaves() -> None:
     from shimgen.proofs.verify import devices
 
@@ -136,10 +147,9 @@ def test_device_move_keeps_structure_and_leaves() -> None:
     assert moved["a"][0].is_meta and moved["a"][0].is_leaf and moved["a"][0].requires_grad
     assert moved["a"][1][1] == 3
     assert devices.parse(None) == "cpu" and devices.parse("cuda:1") == "cuda:1"
-    for bad in ("tpu", "cuda:x", "cpu:0", ""):
-        if bad:
-            with pytest.raises(ShimgenError, match="expected cpu, cuda or cuda:N"):
-                devices.parse(bad)
+    for bad in ("tpu", "cuda:x", "cpu:0", "", " "):
+        with pytest.raises(ShimgenError, match="expected cpu, cuda or cuda:N"):
+            devices.parse(bad)
 
 
 @pytest.mark.slow  # waits out the runner's time limits

@@ -8,7 +8,8 @@ are written to a temporary name and renamed into place (os.replace), so concurre
 or a complete entry; an unreadable, unwritable or corrupt cache is the same as no cache.
 
 Where: $SHIMGEN_CACHE_DIR, else $XDG_CACHE_HOME/shimgen/derived, else ~/.cache/shimgen/derived.
-SHIMGEN_CACHE_DIR= (empty) turns caching off.
+SHIMGEN_CACHE_DIR= (empty) turns caching off; so does a HOME that is empty or relative when no absolute
+$XDG_CACHE_HOME applies (a relative XDG_CACHE_HOME is ignored, as the XDG base directory rules say).
 
 Every code or data change makes new keys, so old entries are never read again: after each write the folder is
 kept under $SHIMGEN_CACHE_MAX_MB (default 256) by deleting the least recently used entries (a read refreshes an
@@ -36,8 +37,19 @@ def directory() -> str | None:
     explicit = os.environ.get("SHIMGEN_CACHE_DIR")
     if explicit is not None:
         return explicit or None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "shimgen", "derived")
+    base = user_cache_home()
+    return os.path.join(base, "shimgen", "derived") if base else None
+
+
+def user_cache_home() -> str | None:
+    """The user's cache folder by the XDG base directory rules: $XDG_CACHE_HOME when absolute (unset, empty or
+    relative: ignored), else $HOME/.cache; None when HOME is empty or relative (it names no folder: never /.cache
+    or a folder under the working directory)."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(base):
+        return base
+    home = os.environ["HOME"] if "HOME" in os.environ else os.path.expanduser("~")
+    return os.path.join(home, ".cache") if os.path.isabs(home) else None
 
 
 def _digest(parts: list[bytes]) -> str:

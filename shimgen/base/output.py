@@ -4,8 +4,8 @@ A run writes DIR like this (`write`):
 
 1. lock: an advisory `flock` on DIR itself (no lock file), exclusive for a writer, shared for a reader
    (`--check`, `--verify`). A second writer waits for the first (saying so once on stderr) and then writes its
-   own complete set: concurrent runs serialize. After SHIMGEN_LOCK_TIMEOUT seconds (default 600) it gives up
-   with one line and writes nothing.
+   own complete set: concurrent runs serialize. After SHIMGEN_LOCK_TIMEOUT seconds (default 600; a finite
+   number, 0 or more, else an error before anything is written) it gives up with one line and writes nothing.
 2. recover: a journal (`DIR/.shimgen-commit`) left by a run killed during its switch (SIGKILL, power loss) is
    rolled forward, completing that run's set; staging files of killed runs (`.shimgen-stage-*`, and the
    `.shimgen-XXXXXXXX` temporaries of shimgen <= 0.1) are removed.
@@ -37,6 +37,7 @@ import errno
 import fcntl
 import functools
 import json
+import math
 import os
 import re
 import signal
@@ -169,15 +170,24 @@ def signals_polled() -> Iterator[Callable[[], None]]:
 
 
 def _lock_timeout() -> float:
+    """SHIMGEN_LOCK_TIMEOUT: seconds to wait for a folder another run holds (default 600); a value that is not a
+    finite number of seconds, 0 or more (`nan` or `inf` would wait forever), is an error."""
+    text = os.environ.get("SHIMGEN_LOCK_TIMEOUT", "600")
     try:
-        return float(os.environ.get("SHIMGEN_LOCK_TIMEOUT", "600"))
+        seconds = float(text)
     except ValueError:
-        return 600.0
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise ShimgenError(f"SHIMGEN_LOCK_TIMEOUT={text}: expected a number of seconds, 0 or more (how long to wait "
+                           "for a folder another shimgen run holds; default 600)")
+    return seconds
 
 
 @contextlib.contextmanager
-def locked(folder: str, exclusive: bool) -> Iterator[None]:
-    """An advisory lock on the folder (which must exist): exclusive for writers, shared for readers."""
+def locked(folder: str, exclusive: bool, timeout: float | None = None) -> Iterator[None]:
+    """An advisory lock on the folder (which must exist): exclusive for writers, shared for readers. `timeout`:
+    seconds to wait for it (default: SHIMGEN_LOCK_TIMEOUT's, checked before anything is done)."""
+    timeout = _lock_timeout() if timeout is None else timeout
     try:
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     except OSError as e:
@@ -195,10 +205,10 @@ def locked(folder: str, exclusive: bool) -> Iterator[None]:
                           file=sys.stderr)
                     break
             if deadline is None:
-                deadline = time.monotonic() + _lock_timeout()
+                deadline = time.monotonic() + timeout
                 print(f"shimgen: note: waiting for another shimgen run using {folder}", file=sys.stderr)
             elif time.monotonic() > deadline:
-                raise ShimgenError(f"{folder} is locked by another shimgen run (waited {_lock_timeout():.0f} s)")
+                raise ShimgenError(f"{folder} is locked by another shimgen run (waited {timeout:.0f} s)")
             time.sleep(0.02)
         yield
     finally:
@@ -501,20 +511,12 @@ class _Durability:
         self.fds.clear()
 
 
-def _test_delay() -> float:
-    """Test hook (tests/test_hardening.py): seconds to sleep before staging each file and before each rename of
-    the switch, widening the windows the interrupt and race tests aim at. 0 (no sleep) unless set."""
-    try:
-        return max(0.0, float(os.environ.get("SHIMGEN_TEST_SLOW_WRITE", "0")))
-    except ValueError:
-        return 0.0
-
-
 def write(out: str, files: dict[str, str], before_switch=None, owned: tuple[str, ...] = ()) -> list[str]:
     """Write `files` (path relative to out -> text) into out as one transaction; return the paths written.
     `before_switch(paths)` runs once everything is staged, just before the switch: raising there aborts it.
     `owned`: folders (relative to out, ending in "/") whose every `.h` file is the tool's: one this run does not
     write (a per-op header of an op no longer selected) is removed in the same switch."""
+    timeout = _lock_timeout()  # a bad SHIMGEN_LOCK_TIMEOUT is an error before out is created
     umask = os.umask(0)
     os.umask(umask)
     rels = list(files)
@@ -522,7 +524,6 @@ def write(out: str, files: dict[str, str], before_switch=None, owned: tuple[str,
     inner: list[str] = []  # folders created inside out
     staged: dict[str, str] = {}  # rel -> staging path
     committed: list[bool] = []  # set at the commit point: from then on the journal completes the switch
-    delay = _test_delay()
     token = os.urandom(4).hex()  # this run's staging names (_stage)
     durability = _Durability()
     try:
@@ -530,7 +531,7 @@ def write(out: str, files: dict[str, str], before_switch=None, owned: tuple[str,
             _makedirs(out, outer)
         except OSError as e:
             raise ShimgenError(f"cannot write {out}: {e.strerror}") from None
-        with locked(out, exclusive=True):
+        with locked(out, exclusive=True, timeout=timeout):
             try:
                 recover(out, rels)
                 made: dict[str, bool] = {}  # folder -> created by this run (under the lock: empty but for it)
@@ -545,8 +546,6 @@ def write(out: str, files: dict[str, str], before_switch=None, owned: tuple[str,
                     # In a folder this run created, nothing is there to check (a stat or three a file).
                     if not fresh and os.path.isdir(path) and not os.path.islink(path):  # a rename would fail
                         raise ShimgenError(f"cannot write {path}: it is a directory")
-                    if delay:
-                        time.sleep(delay)
                     if not fresh and _unchanged(path, files[rel]):  # already what this run writes: no stage
                         continue
                     durability.before_staging_in(folder)
@@ -597,7 +596,6 @@ def unwritten(out: str, owned: tuple[str, ...], rels: set[str]) -> list[str]:
 
 def _switch(out: str, staged: dict[str, str], committed: list[bool], removals: list[str]) -> None:
     moves = [(os.path.relpath(tmp, out).replace(os.sep, "/"), rel) for rel, tmp in staged.items()]
-    delay = _test_delay()
     with _deferred_signals():
         fd, tmp = tempfile.mkstemp(prefix=STAGE_PREFIX, suffix="-commit", dir=out)
         try:
@@ -613,8 +611,6 @@ def _switch(out: str, staged: dict[str, str], committed: list[bool], removals: l
             raise
         _fsync_dir(out)
         for staged_rel, rel in moves:
-            if delay:
-                time.sleep(delay)
             os.replace(os.path.join(out, staged_rel), os.path.join(out, rel))
         for rel in removals:
             with contextlib.suppress(FileNotFoundError):

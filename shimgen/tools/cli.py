@@ -162,21 +162,24 @@ def _err(lines: list[str]) -> None:
 
 
 def _verify_setup(out: str, build_dir: str | None) -> str:
-    """Everything --verify needs that can be checked before the output is written: the build folder, torch's
-    headers, a compiler. Returns the build folder."""
+    """Everything --verify needs that can be checked before the output is written: torch's headers, a compiler
+    that runs, a build folder that can be written (created later, by the build: a run refused before it writes
+    creates none). Returns the build folder."""
     from shimgen.proofs.verify import build  # start-up (see the top)
 
+    build.find_torch()
+    build.compiler_id(build.compiler())  # found, and answering --version
     build_dir = build_dir or os.path.join(os.path.dirname(os.path.abspath(out)), ".shimgen-build")
     if os.path.lexists(build_dir) and not os.path.isdir(build_dir):
         raise ShimgenError(f"--build-dir {build_dir} is not a directory")
-    try:
-        os.makedirs(build_dir, exist_ok=True)
-    except OSError as e:
-        raise ShimgenError(f"cannot create --build-dir {build_dir}: {e.strerror}") from None
-    if not os.access(build_dir, os.W_OK | os.X_OK):
-        raise ShimgenError(f"--build-dir {build_dir} is not writable")
-    build.find_torch()
-    build.compiler()
+    existing = os.path.abspath(build_dir)
+    while not os.path.isdir(existing):  # the folder, or the nearest one above it that exists
+        if os.path.lexists(existing):
+            raise ShimgenError(f"cannot create --build-dir {build_dir}: {existing} is not a directory")
+        existing = os.path.dirname(existing)
+    if not os.access(existing, os.W_OK | os.X_OK):
+        what = "is not writable" if existing == os.path.abspath(build_dir) else f"cannot be created in {existing}"
+        raise ShimgenError(f"--build-dir {build_dir} {what}")
     return build_dir
 
 
@@ -254,13 +257,13 @@ def _run(args: argparse.Namespace) -> int:
     from shimgen.generate.plan import WORLDS, world_named  # start-up (see the top)
 
     world = world_named(args.world) if args.world is not None else WORLDS[0]
-    build_dir = _verify_setup(args.out, args.build_dir) if args.verify else None
     device = "cpu"
-    if build_dir is not None and args.device is not None:
+    if args.verify and args.device is not None:
         from shimgen.proofs.verify import devices  # start-up (see the top)
 
         device = devices.parse(args.device)
         devices.require(device)  # before anything is written: no GPU here is one line, exit 2
+    build_dir = _verify_setup(args.out, args.build_dir) if args.verify else None
     samples = None
     if build_dir is not None:  # OpInfo's samples are recorded (or read from the cache) while shimgen generates
         from shimgen.proofs.verify import Samples  # start-up (see the top)

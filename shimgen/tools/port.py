@@ -28,6 +28,7 @@ import argparse
 import json
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 
 from shimgen.base.errors import ShimgenError
@@ -397,6 +398,15 @@ def toml_table(ops: list[str], target) -> str:
 
 
 def main(argv: list[str]) -> int:
+    try:
+        return _main(argv)
+    finally:
+        scan = sys.modules.get("shimgen.tools.porting.clang_scan")
+        if scan is not None:
+            scan.discard_temporary()
+
+
+def _main(argv: list[str]) -> int:
     ap = Parser(prog="shimgen port", description="Which ATen constructs of C++/CUDA sources the stable "
                 "surface covers, per site and target release; --fix rewrites the mechanical ones.")
     ap.add_argument("sources", nargs="+", metavar="SRC", help="C++/CUDA files, or folders to search")

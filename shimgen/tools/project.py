@@ -6,7 +6,7 @@
     target = "2.10"                            # the oldest torch release the extension runs on
     out = "build/shimgen"                      # relative to pyproject.toml's folder (default: generated)
     only = false                               # as --only
-    since = "2.13"                             # as --since (rarely needed)
+    since = "2.10"                             # as --since (rarely needed; never above `target`)
     yaml = "path/to/native_functions.yaml"     # as --yaml (default: the installed torch's)
     overlay = false                            # true: the extension links shimgen's overlay library itself
 
@@ -131,7 +131,11 @@ def load(path: str) -> Project | None:
     if since is not None:
         if not isinstance(since, str):
             raise bad("since", f"must be a quoted release such as \"2.13\", not {since!r}")
-        releases.parse(since, f"`since` in {where}")
+        since_release = releases.parse(since, f"`since` in {where}")
+        if target is not None and since_release > target:
+            raise ShimgenError(f"{where}: `since` {since} is above `target` {target}: the ops it tags would need "
+                               f"torch {since}, newer than the oldest release the extension runs on (lower `since` "
+                               "or raise `target`)")
     native = table.get("yaml")
     if native is not None and not (isinstance(native, str) and native):
         raise bad("yaml", "must be a path")

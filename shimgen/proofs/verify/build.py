@@ -64,18 +64,30 @@ def find_torch() -> Torch:
 
 
 def compiler() -> str:
-    cxx = os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")
+    """The C++ compiler: $CXX (a path, or a command on PATH), else g++ or c++ on PATH."""
+    cxx = os.environ.get("CXX")
+    if cxx:
+        if shutil.which(cxx) is None:
+            raise ShimgenError(f"CXX={cxx}: no such compiler (not an executable file, nor a command on PATH)")
+        return cxx
+    cxx = shutil.which("g++") or shutil.which("c++")
     if not cxx:
         raise ShimgenError("--verify needs a C++ compiler (g++); none found (set CXX)")
     return cxx
 
 
 def compiler_id(cxx: str) -> str:
-    """`cxx --version`: part of every build hash, so a compiler upgrade rebuilds."""
+    """`cxx --version`: part of every build hash, so a compiler upgrade rebuilds. A compiler that cannot run it
+    is an error (one line naming the compiler and what it said)."""
     try:
-        return subprocess.run([cxx, "--version"], capture_output=True, text=True).stdout
+        proc = subprocess.run([cxx, "--version"], capture_output=True, text=True)
     except OSError as e:
         raise ShimgenError(f"cannot run the C++ compiler {cxx}: {e.strerror}") from None
+    if proc.returncode != 0:
+        said = (proc.stderr.strip() or proc.stdout.strip() or "no output").splitlines()[-1]
+        raise ShimgenError(f"the C++ compiler {cxx} does not run: `{cxx} --version` ended with exit status "
+                           f"{proc.returncode}: {said}")
+    return proc.stdout
 
 
 @dataclass

@@ -14,8 +14,11 @@ DEFAULT = "cpu"
 
 
 def parse(value: str | None) -> str:
-    """The device named by --device: cpu, cuda or cuda:N; anything else is a usage error."""
-    text = (value or DEFAULT).strip()
+    """The device named by --device (None: not given, cpu): cpu, cuda or cuda:N; anything else, an empty value
+    included, is a usage error."""
+    text = DEFAULT if value is None else value.strip()
+    if not text:
+        raise ShimgenError("--device is empty: expected cpu, cuda or cuda:N")
     kind, _, index = text.partition(":")
     if kind == "cpu" and not index or kind == "cuda" and (not index or index.isdigit()):
         return text

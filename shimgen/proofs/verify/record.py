@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from shimgen.proofs.verify import serial
-from shimgen.base.process import exit_now
+from shimgen.base.process import exit_now, module_command
 
 FORMAT = 4  # bump when what is recorded or how it is encoded changes
 FORWARD_DTYPES = ("float32", "int64", "bool", "complex64", "float64", "int32", "uint8", "bfloat16")
@@ -515,7 +515,8 @@ def _run_worker(python: str, out: str, scope: list[str] | None, part: int, parts
                 log: Any) -> str | None:
     """Run one worker to its end; None when it finished, else the OpInfo it stalled or crashed in (or
     `unavailable: ...`)."""
-    cmd = [python, "-m", "shimgen.proofs.verify.record", out, str(part), str(parts), ",".join(scope or []), ",".join(skip)]
+    cmd = module_command(python, "shimgen.proofs.verify.record", out, str(part), str(parts), ",".join(scope or []),
+                         ",".join(skip))
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log or subprocess.DEVNULL, text=True)
     assert proc.stdout is not None
     current = None

@@ -24,6 +24,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
+from shimgen.base.process import module_command
+
 LOG_TAIL = 15  # lines of the runner's stderr kept with a runner failure
 MAX_DETAILS = 5  # messages kept per op and kind
 OUTCOMES = ("exact", "refused", "wrong", "error", "aten-fails", "unreached", "nondeterministic")
@@ -117,7 +119,7 @@ class Pool:
     # -- processes --
 
     def _start(self) -> Worker:
-        proc = subprocess.Popen([self.python, "-m", "shimgen.proofs.verify.runner", self.spec_path],
+        proc = subprocess.Popen(module_command(self.python, "shimgen.proofs.verify.runner", self.spec_path),
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
                                 env={**os.environ, "PYTHONUNBUFFERED": "1"})
         w = Worker(proc)

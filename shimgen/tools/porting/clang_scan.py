@@ -14,8 +14,10 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 
 from shimgen.base import cache, output
@@ -76,8 +78,23 @@ class Unparsed(Exception):
 
 
 def _cache_dir() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
-    return os.path.join(base, "shimgen", "port")
+    """$XDG_CACHE_HOME/shimgen/port or ~/.cache/shimgen/port (shimgen.base.cache.user_cache_home); with no cache
+    folder (HOME empty), a temporary folder of this run, removed when port ends (`discard_temporary`)."""
+    base = cache.user_cache_home()
+    if base is not None:
+        return os.path.join(base, "shimgen", "port")
+    if not _TEMPORARY:
+        _TEMPORARY.append(tempfile.mkdtemp(prefix="shimgen-port-"))
+    return _TEMPORARY[0]
+
+
+_TEMPORARY: list[str] = []  # the temporary folder _cache_dir made, if any
+
+
+def discard_temporary() -> None:
+    """Remove the temporary folder _cache_dir made in place of a cache, if it made one."""
+    while _TEMPORARY:
+        shutil.rmtree(_TEMPORARY.pop(), ignore_errors=True)
 
 
 def _overlay_key(ci) -> str:
