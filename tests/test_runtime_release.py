@@ -66,8 +66,11 @@ def test_the_recorded_markers_are_each_runtimes_headers_and_exports(name: str) -
     if rt is None:
         pytest.skip(runtimes.missing_reason([name]))
     recorded = list(releases.load().libtorch_markers)
-    with open(os.path.join(rt.torch.root, libtorch_markers.SHIM_H), encoding="utf-8") as f:
-        derived = libtorch_markers.derive(f.read())
+    path = os.path.join(rt.torch.root, libtorch_markers.SHIM_H)
+    derived = []  # 2.9's headers have no shim.h of release blocks
+    if os.path.exists(path):
+        with open(path, encoding="utf-8") as f:
+            derived = libtorch_markers.derive(f.read())
     assert derived == [m for m in recorded if m[0] <= rt.release], (derived, recorded)
     assert libtorch_markers.check(recorded, rt.release, libtorch_markers.exports(rt.torch.root)) == []
 
@@ -94,7 +97,7 @@ def test_an_extension_built_at_2_10_names_the_release_it_runs_on(tmp_path) -> No
     lib = str(tmp_path / "release.so")
     build_so(str(tmp_path / "release.cpp"), lib, str(tmp_path / "gen"), ["TORCH_TARGET_VERSION=0x020a000000000000"])
     newest = releases.load().libtorch_markers[-1][0]
-    for rt in rts:
+    for rt in [r for r in rts if r.release.minor >= 10]:  # older than the target: refused to load, by design
         code = quick_exit("import sys, torch\ntorch.ops.load_library(sys.argv[1])\n"
                           "print(torch.ops.running_release.release(torch.zeros(1)))")
         proc = subprocess.run([rt.python, "-c", code, lib], capture_output=True, text=True)

@@ -1,7 +1,7 @@
 """Kernel `conv_padding` (conv1d.padding, conv2d.padding, conv3d.padding): aten's CompositeImplicitAutograd
 conv<N>d with a padding string (Convolution.cpp: batchify, _convolution_mode, convolution_same) as the same
 dispatching calls in the same order, each by its wrapper (the row's `calls`, by role): `batch` (unsqueeze: an
-unbatched input), `pad` (pad with mode "constant": the zeros aten adds to the input's end where "same" is not
+unbatched input), `padded` (pad with mode "constant": the zeros aten adds to the input's end where "same" is not
 symmetric, aten's constant_pad_nd), `conv` (aten::convolution with the padding aten computes: none for "valid",
 dilation * (kernel - 1) split for "same") and `unbatch` (squeeze.dim). aten's checks and paddings are scalar.h's
 conv_padding_plan; the row's `spatial` is N. No `str` crosses the ABI (the string is compared in C++), so the call
@@ -17,7 +17,7 @@ from shimgen.generate.routes.kernels import Kernel, register
 from shimgen.generate.routes.kernels.common import callees, calls_at, proven
 
 # role -> how many leading parameters the body passes that role's wrapper
-CONV_PADDING_PASSED = {"conv": 9, "pad": 4, "batch": 2, "unbatch": 2}
+CONV_PADDING_PASSED = {"conv": 9, "padded": 4, "batch": 2, "unbatch": 2}
 
 
 class ConvPadding(Kernel):
@@ -35,7 +35,7 @@ class ConvPadding(Kernel):
             "weight, stride, padding, dilation, groups);",
             f"torch::stable::Tensor batched = plan.batched ? input : {f['batch']}(input, 0);",
             "if (!plan.pad.empty()) {",
-            f'batched = {f["pad"]}(batched, plan.pad, "constant", std::nullopt);',
+            f'batched = {f["padded"]}(batched, plan.pad, "constant", std::nullopt);',
             "}",
             f"torch::stable::Tensor output = {f['conv']}(batched, weight, bias, stride, plan.padding, dilation, "
             "false, plan.output_padding, groups);",

@@ -201,6 +201,9 @@ inline int running_release() {
     if (dlsym(RTLD_DEFAULT, "torch_has_storage") != nullptr) {
       found = 214;
     }
+    if (dlsym(RTLD_DEFAULT, "torch_is_tensor_pyobject") != nullptr) {
+      found = 215;
+    }
 #endif
     return found;
   }();
