@@ -97,7 +97,11 @@ def doc(w: Wrapper, v: Variant, form: Form, end: tuple[Version, str] | None) -> 
     lines = [f"Stable wrapper of aten::{w.op.schema}", ""]
     lines.append(f"Minimum compatible version: PyTorch {w.since}.")
     lines.append(f"Build time minimum version: PyTorch {build_time_minimum(w, v)}.")
-    if v.start != w.since:
+    before = next((u for u in w.variants if u.end == v.start), None)
+    if before is not None and before.guard and before.kept == v.kept and not v.guard:
+        lines.append(f"This form serves targets from {v.start}, whose runtimes all carry its str without leaking: "
+                     "it never raises for it.")
+    elif v.start != w.since:
         every = ", with every argument," if v.kept == len(w.params) else ""
         lines.append(f"This form{every} needs PyTorch {v.start}.")
     lines += form.route_lines
