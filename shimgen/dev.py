@@ -26,6 +26,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
                      "derive data/device_shims.json from libtorch's device C shim headers"),
     "overlay-needs": ("shimgen.proofs.overlay_needs",
                       "the wrappers that need shimgen's overlay at a target; --doc rewrites docs/routes.md's list"),
+    "real-use": ("shimgen.proofs.real_use",
+                 "count each aten op's call sites in real extensions and models; --write records data/real_use.json"),
     "overlay-build": ("shimgen.proofs.verify.overlay", "build libshimgen_overlay.so for the installed torch"),
     "markers": ("shimgen.proofs.libtorch_markers",
                 "derive data/releases.yaml's libtorch_markers (each release's first C function) and check the exports"),
