@@ -153,7 +153,7 @@ def strip_cpp(text: str) -> str:
 
 _CPP_NS_RE = re.compile(r"(?<![\w:])(?:::)?(at|torch)::([A-Za-z_]\w*)\s*\(")
 _CPP_F_RE = re.compile(r"(?<![\w:])(?:::)?(?:torch::nn::functional|F)::([A-Za-z_]\w*)\s*\(")
-_CPP_METHOD_RE = re.compile(r"(?:\.|->)\s*([A-Za-z_]\w*)\s*(?:<[\w\s:,*&]*>\s*)?\(\s*(\))?")
+_CPP_METHOD_RE = re.compile(r"(?:\.|->)\s*(?:template\s+)?([A-Za-z_]\w*)\s*(?:<[\w\s:,*&]*>\s*)?\(\s*(\))?")
 
 
 def count_cpp(text: str, names: OpNames) -> Counter:
@@ -355,6 +355,7 @@ def derive(mirrors: str, names: OpNames | None = None) -> dict:
             row["cpp"] += cpp[name]
             row["python"] += py[name]
             row["repos"] += 1
+    repos.sort(key=lambda r: r["repo"])
     dates = [r["date"] for r in repos if r["date"]]
     return {
         "about": "call sites per aten op name in the repositories' sources (cpp: C++/CUDA, python: .py; repos: how "
