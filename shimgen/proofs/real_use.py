@@ -46,6 +46,11 @@ import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
+from torchgen.model import Variant
+
+from shimgen.base.inputs import package_text
+from shimgen.generate.parse import NativeYaml
+
 DATA = "data/real_use.json"
 HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(HERE, "data", "real_use.json")
@@ -77,10 +82,6 @@ class OpNames:
 @functools.lru_cache(maxsize=None)
 def op_names(yaml_path: str | None = None) -> OpNames:
     """The installed torch's (or `yaml_path`'s) op names, read through shimgen's native_functions.yaml index."""
-    from torchgen.model import Variant
-
-    from shimgen.generate.parse import NativeYaml
-
     native = NativeYaml(yaml_path)
     names = frozenset(native.by_name)
     ops = native.select(sorted(native.by_name), None, [])
@@ -390,8 +391,6 @@ def dumps(data: dict) -> str:
 @functools.lru_cache(maxsize=None)
 def load() -> dict:
     """shimgen's data/real_use.json."""
-    from shimgen.base.inputs import package_text
-
     return json.loads(package_text(DATA))
 
 
