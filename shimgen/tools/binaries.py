@@ -124,11 +124,12 @@ def _wheel(path: str, into: str) -> list[Binary]:
     """The shared objects of a wheel, each checked and copied under `into`."""
     try:
         with zipfile.ZipFile(path) as z:
-            members = sorted(i for i in z.infolist() if not i.is_dir() and is_shared_object_name(i.filename))
+            members = sorted((i for i in z.infolist() if not i.is_dir() and is_shared_object_name(i.filename)),
+                             key=lambda i: i.filename)
             if not members:
                 raise ShimgenError(f"{path}: a wheel with no shared object (*.so) in it")
             found = []
-            for i, info in enumerate(sorted(members, key=lambda m: m.filename)):
+            for i, info in enumerate(members):
                 dest = os.path.join(into, str(i), os.path.basename(info.filename))
                 os.makedirs(os.path.dirname(dest), exist_ok=True)
                 with z.open(info) as src, open(dest, "wb") as out:
