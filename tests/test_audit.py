@@ -327,3 +327,18 @@ def test_the_verdict_is_what_loading_does(tmp_path, name: str) -> None:
         assert proc.stdout.startswith("loaded" if predicted else "failed"), (so, name, predicted, proc.stdout)
         if not predicted:
             assert FIRST_OF_2_14 in proc.stdout
+
+
+def test_a_cuda_function_is_judged_where_its_library_was_measured(tmp_path) -> None:
+    """libtorch_cuda.so is measured only on CUDA wheels: a release without it is named, not taken as a drop."""
+    cuda = DATA.groups["libtorch_cuda"]
+    if not cuda.symbols:
+        pytest.skip("the recorded exports hold no libtorch_cuda.so")
+    fn = min(s for s, rs in cuda.symbols.items() if rs == frozenset(cuda.releases))
+    so = compile_so(tmp_path, "cuda", [fn])
+    data = json.loads(shimgen("audit", so, "--json", "--target", "2.9").stdout)["binaries"][0]
+    unmeasured = [r for r in DATA.releases if r not in cuda.releases]
+    assert data["ok"] and data["loads_on"] == [str(r) for r in DATA.releases]
+    assert data["unmeasured"] == [{"release": str(r), "libraries": ["libtorch_cuda.so"]} for r in unmeasured]
+    if unmeasured:
+        assert data["verdict"].endswith(f"libtorch_cuda.so of {', '.join(map(str, unmeasured))} not measured")

@@ -76,7 +76,7 @@ def limited_api() -> dict[str, str] | None:
     """name -> the Python release that added it to the stable ABI (abi3info, abi3audit's data); None when it is
     not installed."""
     try:
-        from abi3info import DATAS, FUNCTIONS
+        from abi3info import DATAS, FUNCTIONS  # type: ignore[import-untyped]
     except ImportError:
         return None
     return {s.name: str(v.added) for table in (FUNCTIONS, DATAS) for s, v in table.items()}
@@ -281,6 +281,7 @@ def as_json(reports: list[Report], recorded: tuple[Version, ...]) -> dict:
 
 
 def _target(text_value: str | None, recorded: tuple[Version, ...]) -> Version | None:
+    target: Version | None
     if text_value is not None:
         target = releases.parse(text_value, "--target")
     else:

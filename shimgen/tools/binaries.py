@@ -74,8 +74,7 @@ def check_elf(head: bytes, what: str) -> None:
         raise ShimgenError(f"{what}: not an ELF shared object (it does not start with the ELF magic bytes)")
     if len(head) < 18:
         raise ShimgenError(f"{what}: a truncated ELF file ({len(head)} bytes)")
-    order = "little" if head[5] == 1 else "big"
-    e_type = int.from_bytes(head[16:18], order)
+    e_type = int.from_bytes(head[16:18], "little" if head[5] == 1 else "big")
     if e_type != _ET_DYN:
         kind = {1: "a relocatable object (.o)", 2: "an executable", 4: "a core dump"}.get(e_type, f"ELF type {e_type}")
         raise ShimgenError(f"{what}: {kind}, not a shared object")
