@@ -31,6 +31,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "overlay-build": ("shimgen.proofs.verify.overlay", "build libshimgen_overlay.so for the installed torch"),
     "markers": ("shimgen.proofs.libtorch_markers",
                 "derive data/releases.yaml's libtorch_markers (each release's first C function) and check the exports"),
+    "exports": ("shimgen.proofs.libtorch_exports",
+                "measure the stable C functions each runtime's libtorch exports; --write records data/libtorch_exports.json"),
     "derive-members": ("shimgen.tools.porting.derive_members",
                        "derive data/stable_tensor_members.json from the runtimes' stable headers"),
 }

@@ -30,7 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Generate PyTorch stable-ABI C shims, torch::stable C++ wrappers and typed Python stubs "
         "from native_functions.yaml. Without --ops, the project's [tool.shimgen] table (pyproject.toml) applies.",
         epilog="shimgen port SRC...: which ATen calls of existing C++/CUDA sources the stable surface covers "
-        "(shimgen port --help).",
+        "(shimgen port --help). shimgen audit PATH...: which torch releases built extensions (.so, wheels) load on "
+        "(shimgen audit --help).",
     )
     p.add_argument("--ops", metavar="LIST", help="comma-separated ops: name (every overload), name.overload, "
                    "name.default, generated in addition to the manifest's op set (upstream's surface). "
@@ -314,6 +315,10 @@ def main(argv: list[str] | None = None) -> int:
                     from shimgen.tools import port  # start-up: tree-sitter and the model load only for `port`
 
                     status = port.main(argv_list[1:])
+                elif argv_list[:1] == ["audit"]:  # `shimgen audit PATH...`: built binaries (shimgen.tools.audit)
+                    from shimgen.tools import audit  # start-up: only `audit` reads the export data
+
+                    status = audit.main(argv_list[1:])
                 else:
                     args = build_parser().parse_args(argv_list)
                     if as_program and not args.verify:
