@@ -154,7 +154,7 @@ def test_a_target_newer_than_the_headers_is_one_error_naming_both(drifted: str) 
     res = syntax_check(source, drifted, "0x020e000000000000")
     assert res.returncode != 0
     errors = [line for line in res.stderr.splitlines() if "error:" in line]
-    assert len(errors) == 1 and "shimgen: TORCH_TARGET_VERSION is 2.14, newer than the torch 2.13 headers" in \
+    assert len(errors) == 1 and "shimgen: TORCH_TARGET_VERSION 2.14 is newer than the torch 2.13 headers" in \
         errors[0], res.stderr[-2000:]
     assert syntax_check(source, drifted, "0x020d000000000000").returncode == 0
 

@@ -99,8 +99,7 @@ def doc(w: Wrapper, v: Variant, form: Form, end: tuple[Version, str] | None) -> 
     lines.append(f"Build time minimum version: PyTorch {build_time_minimum(w, v)}.")
     before = next((u for u in w.variants if u.end == v.start), None)
     if before is not None and before.guard and before.kept == v.kept and not v.guard:
-        lines.append(f"This form serves targets from {v.start}, whose runtimes all carry its str without leaking: "
-                     "it never raises for it.")
+        lines.append(f"From target {v.start} no runtime leaks its str: this form never raises for it.")
     elif v.start != w.since:
         every = ", with every argument," if v.kept == len(w.params) else ""
         lines.append(f"This form{every} needs PyTorch {v.start}.")
@@ -459,7 +458,8 @@ def emit(r: Resolved) -> dict[str, str]:
     markers = [(r.major * 100 + r.minor, fn) for r, fn in releases.load().libtorch_markers]
     floor = releases.load().headers_floor
     known = [r for r in releases.known() if r >= floor]
-    newer_targets = [(h, t) for h in known for t in known if t > h]  # (headers, target) a build may not pair
+    # per headers' release, the targets a build may not pair with them (newer ones)
+    newer_targets = [(h, [t for t in known if t > h]) for h in known if any(t > h for t in known)]
     files[PRELUDE_HEADER] = render("ops_prelude.h.j2", banner=plan.banner, macros=macro_definitions(versions),
                                    markers=markers, newer_targets=newer_targets)
     sections = kernel_sections.load()

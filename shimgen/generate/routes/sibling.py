@@ -28,7 +28,10 @@ class Sibling(Route):
         return None
 
     def variant_at(self, q: Query) -> Variant | None:
-        if q.lowering is None:
+        """None where the op has a proven kernel composition (data/scalar_facts.yaml kernel_compositions): the row
+        exists because it computes calls the sibling's proven cells refuse (pow_.Scalar as pow.Tensor_Scalar, then
+        copy_: an in-place form carrying its functional's proofs), so the composition route serves it."""
+        if q.lowering is None or q.op.name in scalars.load().kernel_compositions:
             return None
         return Variant(self, q.lowering[1], q.level, lowering=q.lowering[0])
 

@@ -42,72 +42,63 @@
 // TORCH_TARGET_VERSION newer than the torch headers this build compiles
 // against: the build would claim a release those headers cannot declare, and
 // its binary would load on torches older than its target. Refused here,
-// naming both.
-#if defined(TORCH_TARGET_VERSION) && \
-    (TORCH_TARGET_VERSION >> 48) > (TORCH_ABI_VERSION >> 48)
-#if (TORCH_ABI_VERSION >> 48) == 0x020a && \
-    (TORCH_TARGET_VERSION >> 48) == 0x020b
-#error \
-    "shimgen: TORCH_TARGET_VERSION is 2.11, newer than the torch 2.10 headers this build compiles against: build against torch >= 2.11 or target <= 2.10"
-#elif (TORCH_ABI_VERSION >> 48) == 0x020a && \
-    (TORCH_TARGET_VERSION >> 48) == 0x020c
-#error \
-    "shimgen: TORCH_TARGET_VERSION is 2.12, newer than the torch 2.10 headers this build compiles against: build against torch >= 2.12 or target <= 2.10"
-#elif (TORCH_ABI_VERSION >> 48) == 0x020a && \
-    (TORCH_TARGET_VERSION >> 48) == 0x020d
-#error \
-    "shimgen: TORCH_TARGET_VERSION is 2.13, newer than the torch 2.10 headers this build compiles against: build against torch >= 2.13 or target <= 2.10"
-#elif (TORCH_ABI_VERSION >> 48) == 0x020a && \
-    (TORCH_TARGET_VERSION >> 48) == 0x020e
-#error \
-    "shimgen: TORCH_TARGET_VERSION is 2.14, newer than the torch 2.10 headers this build compiles against: build against torch >= 2.14 or target <= 2.10"
-#elif (TORCH_ABI_VERSION >> 48) == 0x020a && \
-    (TORCH_TARGET_VERSION >> 48) == 0x020f
-#error \
-    "shimgen: TORCH_TARGET_VERSION is 2.15, newer than the torch 2.10 headers this build compiles against: build against torch >= 2.15 or target <= 2.10"
-#elif (TORCH_ABI_VERSION >> 48) == 0x020b && \
-    (TORCH_TARGET_VERSION >> 48) == 0x020c
-#error \
-    "shimgen: TORCH_TARGET_VERSION is 2.12, newer than the torch 2.11 headers this build compiles against: build against torch >= 2.12 or target <= 2.11"
-#elif (TORCH_ABI_VERSION >> 48) == 0x020b && \
-    (TORCH_TARGET_VERSION >> 48) == 0x020d
-#error \
-    "shimgen: TORCH_TARGET_VERSION is 2.13, newer than the torch 2.11 headers this build compiles against: build against torch >= 2.13 or target <= 2.11"
-#elif (TORCH_ABI_VERSION >> 48) == 0x020b && \
-    (TORCH_TARGET_VERSION >> 48) == 0x020e
-#error \
-    "shimgen: TORCH_TARGET_VERSION is 2.14, newer than the torch 2.11 headers this build compiles against: build against torch >= 2.14 or target <= 2.11"
-#elif (TORCH_ABI_VERSION >> 48) == 0x020b && \
-    (TORCH_TARGET_VERSION >> 48) == 0x020f
-#error \
-    "shimgen: TORCH_TARGET_VERSION is 2.15, newer than the torch 2.11 headers this build compiles against: build against torch >= 2.15 or target <= 2.11"
-#elif (TORCH_ABI_VERSION >> 48) == 0x020c && \
-    (TORCH_TARGET_VERSION >> 48) == 0x020d
-#error \
-    "shimgen: TORCH_TARGET_VERSION is 2.13, newer than the torch 2.12 headers this build compiles against: build against torch >= 2.13 or target <= 2.12"
-#elif (TORCH_ABI_VERSION >> 48) == 0x020c && \
-    (TORCH_TARGET_VERSION >> 48) == 0x020e
-#error \
-    "shimgen: TORCH_TARGET_VERSION is 2.14, newer than the torch 2.12 headers this build compiles against: build against torch >= 2.14 or target <= 2.12"
-#elif (TORCH_ABI_VERSION >> 48) == 0x020c && \
-    (TORCH_TARGET_VERSION >> 48) == 0x020f
-#error \
-    "shimgen: TORCH_TARGET_VERSION is 2.15, newer than the torch 2.12 headers this build compiles against: build against torch >= 2.15 or target <= 2.12"
-#elif (TORCH_ABI_VERSION >> 48) == 0x020d && \
-    (TORCH_TARGET_VERSION >> 48) == 0x020e
-#error \
-    "shimgen: TORCH_TARGET_VERSION is 2.14, newer than the torch 2.13 headers this build compiles against: build against torch >= 2.14 or target <= 2.13"
-#elif (TORCH_ABI_VERSION >> 48) == 0x020d && \
-    (TORCH_TARGET_VERSION >> 48) == 0x020f
-#error \
-    "shimgen: TORCH_TARGET_VERSION is 2.15, newer than the torch 2.13 headers this build compiles against: build against torch >= 2.15 or target <= 2.13"
-#elif (TORCH_ABI_VERSION >> 48) == 0x020e && \
-    (TORCH_TARGET_VERSION >> 48) == 0x020f
-#error \
-    "shimgen: TORCH_TARGET_VERSION is 2.15, newer than the torch 2.14 headers this build compiles against: build against torch >= 2.15 or target <= 2.14"
+// naming both: build against a torch at least as new as the target, or lower
+// the target.
+#if defined(TORCH_TARGET_VERSION)
+#if (TORCH_TARGET_VERSION >> 48) > (TORCH_ABI_VERSION >> 48)
+#if (TORCH_ABI_VERSION >> 48) == 0x020a
+#if (TORCH_TARGET_VERSION >> 48) == 0x020b
+#error "shimgen: TORCH_TARGET_VERSION 2.11 is newer than the torch 2.10 headers"
+#elif (TORCH_TARGET_VERSION >> 48) == 0x020c
+#error "shimgen: TORCH_TARGET_VERSION 2.12 is newer than the torch 2.10 headers"
+#elif (TORCH_TARGET_VERSION >> 48) == 0x020d
+#error "shimgen: TORCH_TARGET_VERSION 2.13 is newer than the torch 2.10 headers"
+#elif (TORCH_TARGET_VERSION >> 48) == 0x020e
+#error "shimgen: TORCH_TARGET_VERSION 2.14 is newer than the torch 2.10 headers"
+#elif (TORCH_TARGET_VERSION >> 48) == 0x020f
+#error "shimgen: TORCH_TARGET_VERSION 2.15 is newer than the torch 2.10 headers"
 #else
-#error \
-    "shimgen: TORCH_TARGET_VERSION is newer than the torch headers this build compiles against (torch/headeronly/version.h): build against a torch at least as new as the target, or lower the target"
+#error "shimgen: TORCH_TARGET_VERSION is newer than the torch 2.10 headers"
+#endif
+#elif (TORCH_ABI_VERSION >> 48) == 0x020b
+#if (TORCH_TARGET_VERSION >> 48) == 0x020c
+#error "shimgen: TORCH_TARGET_VERSION 2.12 is newer than the torch 2.11 headers"
+#elif (TORCH_TARGET_VERSION >> 48) == 0x020d
+#error "shimgen: TORCH_TARGET_VERSION 2.13 is newer than the torch 2.11 headers"
+#elif (TORCH_TARGET_VERSION >> 48) == 0x020e
+#error "shimgen: TORCH_TARGET_VERSION 2.14 is newer than the torch 2.11 headers"
+#elif (TORCH_TARGET_VERSION >> 48) == 0x020f
+#error "shimgen: TORCH_TARGET_VERSION 2.15 is newer than the torch 2.11 headers"
+#else
+#error "shimgen: TORCH_TARGET_VERSION is newer than the torch 2.11 headers"
+#endif
+#elif (TORCH_ABI_VERSION >> 48) == 0x020c
+#if (TORCH_TARGET_VERSION >> 48) == 0x020d
+#error "shimgen: TORCH_TARGET_VERSION 2.13 is newer than the torch 2.12 headers"
+#elif (TORCH_TARGET_VERSION >> 48) == 0x020e
+#error "shimgen: TORCH_TARGET_VERSION 2.14 is newer than the torch 2.12 headers"
+#elif (TORCH_TARGET_VERSION >> 48) == 0x020f
+#error "shimgen: TORCH_TARGET_VERSION 2.15 is newer than the torch 2.12 headers"
+#else
+#error "shimgen: TORCH_TARGET_VERSION is newer than the torch 2.12 headers"
+#endif
+#elif (TORCH_ABI_VERSION >> 48) == 0x020d
+#if (TORCH_TARGET_VERSION >> 48) == 0x020e
+#error "shimgen: TORCH_TARGET_VERSION 2.14 is newer than the torch 2.13 headers"
+#elif (TORCH_TARGET_VERSION >> 48) == 0x020f
+#error "shimgen: TORCH_TARGET_VERSION 2.15 is newer than the torch 2.13 headers"
+#else
+#error "shimgen: TORCH_TARGET_VERSION is newer than the torch 2.13 headers"
+#endif
+#elif (TORCH_ABI_VERSION >> 48) == 0x020e
+#if (TORCH_TARGET_VERSION >> 48) == 0x020f
+#error "shimgen: TORCH_TARGET_VERSION 2.15 is newer than the torch 2.14 headers"
+#else
+#error "shimgen: TORCH_TARGET_VERSION is newer than the torch 2.14 headers"
+#endif
+#else
+#error "shimgen: TORCH_TARGET_VERSION is newer than these torch headers"
+#endif
 #endif
 #endif
 
@@ -180,34 +171,44 @@ inline void unused(const T&...) {}
 /// The stable-ABI release of the libtorch this process runs on, as
 /// MAJOR * 100 + MINOR (214 for 2.14; 0 where it cannot tell): the newest
 /// release whose first C function (data/releases.yaml libtorch_markers) the
-/// running libtorch exports. Asked once per process with dlsym, so nothing
-/// links against a function an older libtorch lacks.
-inline int running_release() {
-  static const int release = [] {
-    int found = 0;
+/// running libtorch exports, looked up with dlsym, so nothing links against a
+/// function an older libtorch lacks. running_release() asks once per process.
+inline int find_running_release() {
+  int found = 0;
 #if !defined(_WIN32)
-    if (dlsym(RTLD_DEFAULT, "torch_call_dispatcher") != nullptr) {
-      found = 210;
-    }
-    if (dlsym(RTLD_DEFAULT, "torch_dtype_float8_e8m0fnu") != nullptr) {
-      found = 211;
-    }
-    if (dlsym(RTLD_DEFAULT, "torch_tag_core") != nullptr) {
-      found = 212;
-    }
-    if (dlsym(RTLD_DEFAULT, "torch_library_set_python_module") != nullptr) {
-      found = 213;
-    }
-    if (dlsym(RTLD_DEFAULT, "torch_has_storage") != nullptr) {
-      found = 214;
-    }
-    if (dlsym(RTLD_DEFAULT, "torch_is_tensor_pyobject") != nullptr) {
-      found = 215;
-    }
+  if (dlsym(RTLD_DEFAULT, "torch_call_dispatcher") != nullptr) {
+    found = 210;
+  }
+  if (dlsym(RTLD_DEFAULT, "torch_dtype_float8_e8m0fnu") != nullptr) {
+    found = 211;
+  }
+  if (dlsym(RTLD_DEFAULT, "torch_tag_core") != nullptr) {
+    found = 212;
+  }
+  if (dlsym(RTLD_DEFAULT, "torch_library_set_python_module") != nullptr) {
+    found = 213;
+  }
+  if (dlsym(RTLD_DEFAULT, "torch_has_storage") != nullptr) {
+    found = 214;
+  }
+  if (dlsym(RTLD_DEFAULT, "torch_is_tensor_pyobject") != nullptr) {
+    found = 215;
+  }
 #endif
-    return found;
-  }();
+  return found;
+}
+
+inline int running_release() {
+  static const int release = find_running_release();
   return release;
+}
+
+/// MAJOR.MINOR of a release numbered MAJOR * 100 + MINOR.
+inline std::string release_text(int release) {
+  std::string text = std::to_string(release / 100);
+  text += ".";
+  text += std::to_string(release % 100);
+  return text;
 }
 
 /// A `str` crossing libtorch's boxed dispatcher: where the running libtorch
@@ -225,19 +226,21 @@ inline void require_leak_free_str(
   if (!present || running >= leak_free) {
     return;
   }
-  const std::string fixed =
-      std::to_string(leak_free / 100) + "." + std::to_string(leak_free % 100);
   std::string why = "the running libtorch (";
-  why += running > 0
-      ? std::to_string(running / 100) + "." + std::to_string(running % 100)
-      : std::string("a release it cannot name");
+  if (running > 0) {
+    why += release_text(running);
+  } else {
+    why += "a release it cannot name";
+  }
   why += ") leaks 48 bytes per call converting its str `";
   why += arg;
-  why += "` on the boxed dispatcher (fixed in libtorch " + fixed;
-  why += "): run on torch >= " + fixed + ", or define SHIMGEN_LEAKY_STR to ";
-  why += "accept the leak, or define SHIMGEN_OVERLAY and link ";
-  why += "libshimgen_overlay (rebuilt for each torch release) where it has ";
-  why += "a C shim for this op";
+  why += "` on the boxed dispatcher (fixed in libtorch ";
+  why += release_text(leak_free);
+  why += "): run on torch >= ";
+  why += release_text(leak_free);
+  why += ", or define SHIMGEN_LEAKY_STR to accept the leak, or define ";
+  why += "SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch ";
+  why += "release) where it has a C shim for this op";
   fail(op, why.c_str());
 }
 } // namespace shimgen::detail
