@@ -91,3 +91,25 @@ def test_the_recorder_records_only_the_ops_asked_for_and_keeps_them(monkeypatch,
     assert both.calls == amax.calls
     assert record.record(version, jobs=1, ops=["amax"]).calls == {k: v for k, v in both.calls.items()
                                                                     if k.startswith("amax")}
+
+
+def test_a_cached_corpus_is_merged_without_recording(monkeypatch, tmp_path) -> None:
+    """Every chunk an ask needs is there: nothing is recorded (no worker starts), the ask's file is written, and
+    an ask that took every entry (an op no entry is about) writes the whole corpus's file too."""
+    from shimgen.proofs.verify import serial
+
+    monkeypatch.setenv("SHIMGEN_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(record, "_run_worker", lambda *a: pytest.fail("a worker started"))
+    folder = record.chunk_dir("0.0.0")
+    os.makedirs(folder)
+    with open(os.path.join(folder, record.INDEX), "wb") as f:
+        f.write(serial.dumps({"format": record.FORMAT, "entries": INDEX}))
+    for key, chunk in CHUNKS.items():
+        with open(record.chunk_path(folder, key), "wb") as f:
+            f.write(serial.dumps({"entry": key, **chunk}))
+    got = record.record("0.0.0", ops=["pad"])
+    assert got.cached and got.recorded == [] and got.calls == record.merge(INDEX, CHUNKS, ["pad"])
+    assert record.load(record.cache_path("0.0.0", ["pad"])).calls == got.calls
+    assert record.load(record.cache_path("0.0.0")) is None  # pad's entries are not the whole corpus
+    record.record("0.0.0", ops=["zeros"])
+    assert record.load(record.cache_path("0.0.0")).calls == record.merge(INDEX, CHUNKS, None)

@@ -616,6 +616,10 @@ def _record(torch_version: str, folder: str, path: str, python: str, jobs: int, 
     if all(isinstance(c, dict) for c in chunks.values()):  # every entry there (recorded, or failed for good)
         _write(path, serial.dumps({"format": FORMAT, "torch": torch_version, "ops": ops, "calls": calls,
                                    "note": note, "seconds": seconds}))
+        if ops is not None and len(keys) == len(index):  # it took every entry: the whole corpus's file too
+            _write(cache_path(torch_version), serial.dumps({"format": FORMAT, "torch": torch_version, "ops": None,
+                                                            "calls": merge(index, chunks, None), "note": note,
+                                                            "seconds": seconds}))
         return Recording(calls, path, note, seconds, cached=not recorded, recorded=recorded)
     missing = [k for k, c in chunks.items() if not isinstance(c, dict)]
     note = "; ".join([*notes, f"OpInfo entries not recorded (a worker died): {', '.join(missing)}"])
