@@ -298,12 +298,12 @@ def test_opinfo_samples_are_recorded_cached_and_replayed(verified: Run, tmp_path
     _need_opinfo()
     monkeypatch.setenv("SHIMGEN_CACHE_DIR", str(tmp_path / "cache"))
     version = build.find_torch().version
-    rec = record.record(version, jobs=1, scope=["add", "sum"])
+    rec = record.record(version, jobs=1, ops=["add", "sum"])
     assert rec.note is None and not rec.cached
     assert {"add.Tensor", "sum.dim_IntList"} <= set(rec.calls), sorted(rec.calls)
     assert all(c["source"].startswith("OpInfo ") for c in rec.calls["add.Tensor"])
     assert rec.path.startswith(str(tmp_path / "cache")) and os.path.isfile(rec.path)
-    assert record.record(version, jobs=1, scope=["add", "sum"]).cached
+    assert record.record(version, jobs=1, ops=["add", "sum"]).cached
 
     with open(os.path.join(verified.build, "verify_ops.json")) as f:
         spec = json.load(f)

@@ -266,11 +266,11 @@ def _run(args: argparse.Namespace) -> int:
         devices.require(device)  # before anything is written: no GPU here is one line, exit 2
     build_dir = _verify_setup(args.out, args.build_dir) if args.verify else None
     samples = None
-    if build_dir is not None:  # OpInfo's samples are recorded (or read from the cache) while shimgen generates
-        from shimgen.proofs.verify import Samples  # start-up (see the top)
-
-        samples = Samples(args.jobs)
     files, p = pipeline.generate(ops, yaml_path, since, args.out, only)
+    if build_dir is not None:  # the plan's ops' OpInfo samples are recorded (or read from the cache) while it builds
+        from shimgen.proofs.verify import Samples, op_names  # start-up (see the top)
+
+        samples = Samples(args.jobs, op_names(p))
     _err([f"shimgen: note: {n}" for n in pipeline.notes(p)])
     if args.check:
         hint = "shimgen" + (f" --ops {','.join(ops)}" if ops else "") + (" --only" if only else "")

@@ -221,27 +221,30 @@ def prepare(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | No
 
 
 class Samples:
-    """OpInfo's recorded calls, made (or read from the cache) in a background thread while shimgen generates and
-    compiles. $SHIMGEN_VERIFY_OPINFO: `off` (shimgen's own samples only), or a comma list of OpInfo names to
-    record just those (tests); default: all of op_db."""
+    """OpInfo's recorded calls for the ops verified, made (or read from the cache) in a background thread while
+    shimgen compiles; recording says so on stderr. $SHIMGEN_VERIFY_OPINFO: `off` (shimgen's own samples only),
+    `all` (record every op of the corpus), or a comma list of op names to record instead of `ops`."""
 
-    def __init__(self, jobs: int = 2) -> None:
-        setting = os.environ.get("SHIMGEN_VERIFY_OPINFO", "all").strip()
+    def __init__(self, jobs: int = 2, ops: list[str] | None = None) -> None:
+        setting = os.environ.get("SHIMGEN_VERIFY_OPINFO", "").strip()
         self.recording: record.Recording | None = None
         self.error: str | None = None
         self._thread: threading.Thread | None = None
         if setting == "off":
             self.recording = record.Recording({}, None, "OpInfo samples off ($SHIMGEN_VERIFY_OPINFO=off)")
             return
-        scope = None if setting in ("", "all") else [s.strip() for s in setting.split(",") if s.strip()]
+        if setting == "all":
+            ops = None
+        elif setting:
+            ops = [s.strip() for s in setting.split(",") if s.strip()]
         self.torch_version = build.find_torch().version
-        self._thread = threading.Thread(target=self._record, args=(scope, jobs), daemon=True)
+        self._thread = threading.Thread(target=self._record, args=(ops, jobs), daemon=True)
         self._thread.start()
 
-    def _record(self, scope: list[str] | None, jobs: int) -> None:
+    def _record(self, ops: list[str] | None, jobs: int) -> None:
         try:
             with open(os.devnull, "w") as log:
-                self.recording = record.record(self.torch_version, jobs=jobs, scope=scope, log=log)
+                self.recording = record.record(self.torch_version, jobs=jobs, ops=ops, log=log, progress=sys.stderr)
         except Exception as e:  # noqa: BLE001 - any failure: verify goes on with shimgen's own samples
             self.recording = record.Recording({}, None, f"recording OpInfo samples failed: {type(e).__name__}: {e}")
 
@@ -252,13 +255,18 @@ class Samples:
         return self.recording
 
 
+def op_names(plan: plan_mod.Plan) -> list[str]:
+    """The ops (`add`, `add_`) whose overloads a plan holds: what --verify records OpInfo samples for."""
+    return sorted({op.name.rpartition(".")[0] for op in plan.ops})
+
+
 def run(out: str, build_dir: str, ops: list[str] | None, yaml_path: str | None, since: str | None,
         plan: plan_mod.Plan | None = None, jobs: int = 2, report_path: str | None = None,
         samples: Samples | None = None, world: plan_mod.World = plan_mod.WORLDS[0], device: str = "cpu") -> int:
     """`device`: where the samples run (shimgen.proofs.verify.devices); a device route's table (torch::stable::cpu::)
     runs only on its own device's samples."""
     t_start = time.perf_counter()
-    samples = samples or Samples(jobs)
+    samples = samples or Samples(jobs, op_names(plan) if plan is not None else ops)
     _, suffix = names(world)
     try:
         compile_steps, link_steps, spec, notes = prepare(out, build_dir, ops, yaml_path, since, plan, world)

@@ -10,21 +10,36 @@ Each call is stored as argument name -> value (serial.encode), taken before the 
 as the caller passed it), with the OpInfo, dtype and pass it came from. An overload keeps a few calls of distinct
 shapes, dtypes and argument sets (QUOTA).
 
-The recording runs in worker processes (`python -m shimgen.proofs.verify.record ...`, a slice of op_db each) that append
-one chunk per OpInfo to their part file, so a worker that hangs or crashes loses one OpInfo: it is restarted after
-it. The merged result is cached as CACHE_DIR/opinfo-<torch version>-<format>.pkl (CACHE_DIR: $SHIMGEN_CACHE_DIR, or
-$XDG_CACHE_HOME/shimgen, or ~/.cache/shimgen). OpInfo is test-only code inside torch (importing it needs the
-`expecttest` package): when it cannot be imported, record() says why and --verify uses shimgen's own samples.
+The corpus is a list of entries (an OpInfo, its variants, a ModuleInfo, common_nn's tests, the JIT's nn.functional
+calls), each recorded on its own (fresh recorder state, seed 0) into one chunk file, so that what an entry records
+never depends on what else was recorded. An op's samples come from the entries about it (an OpInfo named after it or
+after an alias: `add`, `nn.functional.pad` for `pad`, `amax` and `masked.amax` for `amax`, with their variants),
+or, for an op no entry is about, from every entry; each overload keeps the first KEPT calls, entry by entry in
+corpus order (merge). So `--verify --ops add,pad,amax` records the few entries those ops need, not the corpus.
+
+Where: CACHE_DIR/opinfo-<torch version>-<format>/ (CACHE_DIR: $SHIMGEN_CACHE_DIR, or $XDG_CACHE_HOME/shimgen, or
+~/.cache/shimgen) holds entries.pkl (the corpus's entries in order, with the op names each is about) and one
+`.chunk` per recorded entry, each written whole and renamed into place; a lock file lets one process record at a
+time (another waits, then reads). The merged calls of one request are kept beside it as
+opinfo-<torch version>-<format>-ops-<digest>.pkl (opinfo-<torch version>-<format>.pkl for the whole corpus),
+written only when every entry the request needs has its chunk: a request with an entry missing (a worker died)
+gets its calls in a file of its own run, never read back as a cache entry. The recording runs in worker processes
+(`python -m shimgen.proofs.verify.record ...`, every jobs-th needed entry each); an entry that hangs or crashes
+is kept as failed (left out, said in the note), and its worker restarted after it. OpInfo is test-only code
+inside torch (importing it needs the `expecttest` package): when it cannot be imported, record() says why and
+--verify uses shimgen's own samples.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import os
 import subprocess
 import sys
 import time
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,12 +47,14 @@ from typing import Any
 from shimgen.proofs.verify import serial
 from shimgen.base.process import exit_now, module_command
 
-FORMAT = 4  # bump when what is recorded or how it is encoded changes
+FORMAT = 5  # bump when what is recorded, how it is encoded or how entries are merged changes
 FORWARD_DTYPES = ("float32", "int64", "bool", "complex64", "float64", "int32", "uint8", "bfloat16")
 BACKWARD_DTYPE = "float64"
 SAMPLES_PER_DTYPE = 12  # OpInfo sample inputs run per (OpInfo, dtype): the first ones cover most overloads
-QUOTA = 8  # recorded calls kept per overload ...
+QUOTA = 16  # recorded calls kept per overload and entry ...
 QUOTA_PER_DTYPE = 3  # ... and per dtype of its first tensor argument
+KEPT = 16  # calls an overload keeps from its entries (merge)
+INDEX = "entries.pkl"
 STALL_SECONDS = 120  # a worker silent this long (one OpInfo hanging) is killed and restarted after that OpInfo
 
 
@@ -48,10 +65,16 @@ def cache_dir() -> str:
     return os.path.join(base, "shimgen")
 
 
-def cache_path(torch_version: str, scope: list[str] | None = None) -> str:
+def chunk_dir(torch_version: str) -> str:
+    """The folder of this torch version's corpus index and recorded entries."""
+    return os.path.join(cache_dir(), f"opinfo-{torch_version}-{FORMAT}")
+
+
+def cache_path(torch_version: str, ops: list[str] | None = None) -> str:
+    """The merged calls of `ops` (op stems; None: the whole corpus, what `matrix --recorded auto` reads)."""
     name = f"opinfo-{torch_version}-{FORMAT}"
-    if scope is not None:  # a partial recording (tests): its own file
-        name += "-" + "_".join(sorted(scope))[:80]
+    if ops is not None:
+        name += "-ops-" + hashlib.sha256(",".join(sorted({stem(o) for o in ops})).encode()).hexdigest()[:16]
     return os.path.join(cache_dir(), name + ".pkl")
 
 
@@ -352,8 +375,84 @@ def _run_module(info: Any, rec: Recorder, mode_cls: Any) -> None:
             _watch(rec, mode_cls, source, lambda m=module, f=f: m(*f.args, **f.kwargs), grad, direct=not grad)
 
 
-def work(out_path: str, names: list[str] | None, part: int, parts: int, skip: set[str]) -> int:
-    """Record op_db[part::parts] (only `names` when given; not `skip`), appending one chunk per OpInfo."""
+# ---- the corpus entries, and which belong to an op ---------------------------------------------------------
+
+
+def stem(name: str) -> str:
+    """An op or OpInfo name without the in-place suffix: `add_` and `add` share their samples (`__and__` stays)."""
+    return name[:-1] if name.endswith("_") and not name.endswith("__") else name
+
+
+def _entry_names(info: Any) -> list[str]:
+    """The op names an OpInfo is about: its name (`nn.functional.pad`), that name with underscores
+    (`linalg_det`) and its last part (`pad`), its aten_name, and the same for each alias (`det`); in-place
+    suffixes stripped (stem)."""
+    names = [info.name, getattr(info, "aten_name", None), getattr(info, "decomp_aten_name", None)]
+    names += [a.name for a in getattr(info, "aliases", ()) or ()]
+    out = set()
+    for n in filter(None, names):
+        out |= {stem(n), stem(n.replace(".", "_")), stem(n.rpartition(".")[2])}
+    return sorted(out)
+
+
+def select(index: list[tuple[str, list[str]]], ops: list[str] | None) -> dict[str, list[str]]:
+    """op stem -> the corpus entries its samples come from, in corpus order: the entries about it (an OpInfo of
+    that name or alias, and its variants), or, for an op no entry is about, every entry. ops=None: one item
+    `*`, every entry."""
+    every = [key for key, _ in index]
+    if ops is None:
+        return {"*": every}
+    chosen = {}
+    for s in sorted({stem(op) for op in ops}):
+        chosen[s] = [key for key, names in index if s in names] or every
+    return chosen
+
+
+def _corpus(op_db: Any) -> list[tuple[Any, Any, str, list[str]]]:
+    """Every entry of the corpus, in order: (info, how to run it, key, the op names it is about)."""
+    entries = []
+    for info in op_db:
+        key = info.name + (f".{info.variant_test_name}" if info.variant_test_name else "")
+        entries.append((info, _run_opinfo, key, _entry_names(info)))
+    entries += [(i, _run_opinfo_variants, "variants of " + key, names) for i, _, key, names in list(entries)]
+    try:
+        from torch.testing._internal.common_modules import module_db
+
+        entries += [(m, _run_module, "module " + m.name, []) for m in module_db]
+    except Exception:  # noqa: BLE001 - OpInfo alone still records most of the surface
+        pass
+    # common_nn's module/criterion tests and the JIT's nn.functional calls: no info object, one entry each
+    entries += [(None, lambda _i, r, m: _run_nn_tests(r, m), "common_nn tests", []),
+                (None, lambda _i, r, m: _run_nn_functional(r, m), "nn.functional tests", [])]
+    return entries
+
+
+def chunk_path(folder: str, key: str) -> str:
+    safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in key)[:100]
+    return os.path.join(folder, f"{safe}-{zlib.crc32(key.encode()):08x}.chunk")
+
+
+def _write(path: str, data: bytes) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, path)
+
+
+def _read(path: str) -> Any:
+    try:
+        with open(path, "rb") as f:
+            return serial.loads(f.read())
+    except (OSError, Exception):  # noqa: BLE001 - a missing, partial or foreign file is not there
+        return None
+
+
+# ---- inside a worker --------------------------------------------------------------------------------------------
+
+
+def work(folder: str, ops: list[str] | None, part: int, parts: int) -> int:
+    """Record this worker's share (every parts-th) of the entries `ops` need that have no chunk in `folder` yet,
+    one chunk file per entry; write the corpus index (entries.pkl) when it is missing."""
     try:
         import torch
         from torch.testing._internal.common_methods_invocations import op_db
@@ -373,47 +472,26 @@ def work(out_path: str, names: list[str] | None, part: int, parts: int, skip: se
             rec.add(func, args, kwargs)
             return func(*args, **kwargs)
 
+    entries = _corpus(op_db)
+    index = [(key, names) for _, _, key, names in entries]
+    index_path = os.path.join(folder, INDEX)
+    if _read(index_path) is None:
+        _write(index_path, serial.dumps({"format": FORMAT, "entries": index}))
+    wanted = {key for keys in select(index, ops).values() for key in keys}
+    mine = [e for e in entries if e[2] in wanted][part::parts]
     _install_composite_recorders(rec)
-    entries = [(i, _run_opinfo, i.name + (f".{i.variant_test_name}" if i.variant_test_name else ""))
-               for i in op_db if names is None or i.name in names]
-    entries += [(i, _run_opinfo_variants, "variants of " + key) for i, _, key in list(entries)]
-    if names is None:  # the whole recording also runs the nn modules' inputs (common_modules.module_db)
-        try:
-            from torch.testing._internal.common_modules import module_db
-
-            entries += [(m, _run_module, "module " + m.name) for m in module_db]
-        except Exception:  # noqa: BLE001 - OpInfo alone still records most of the surface
-            pass
-        # common_nn's module/criterion tests and the JIT's nn.functional calls: no info object, one entry each
-        entries += [(None, lambda _i, r, m: _run_nn_tests(r, m), "common_nn tests"),
-                    (None, lambda _i, r, m: _run_nn_functional(r, m), "nn.functional tests")]
-    with open(out_path, "ab") as out:
-        for info, run, key in entries[part::parts]:
-            if key in skip:
-                continue
-            print(f"start {key}", flush=True)
-            rec.calls = {}
-            run(info, rec, Mode)
-            blob = serial.dumps({"opinfo": key, "calls": rec.calls})
-            out.write(len(blob).to_bytes(8, "little") + blob)
-            out.flush()
-            print(f"done {key}", flush=True)
+    for info, run, key, _ in mine:
+        path = chunk_path(folder, key)
+        if os.path.exists(path):
+            continue
+        print(f"start {key}", flush=True)
+        rec.calls, rec.sigs = {}, {}  # each entry on its own: its chunk is the same whatever ran before it
+        torch.manual_seed(0)
+        run(info, rec, Mode)
+        _write(path, serial.dumps({"entry": key, "calls": rec.calls}))
+        print(f"done {key}", flush=True)
     print("end", flush=True)
     return 0
-
-
-def read_chunks(path: str) -> list[dict]:
-    chunks = []
-    with open(path, "rb") as f:
-        data = f.read()
-    i = 0
-    while i + 8 <= len(data):
-        n = int.from_bytes(data[i: i + 8], "little")
-        if i + 8 + n > len(data):
-            break  # a chunk cut short by a killed worker
-        chunks.append(serial.loads(data[i + 8: i + 8 + n]))
-        i += 8 + n
-    return chunks
 
 
 # ---- the driver ---------------------------------------------------------------------------------------------
@@ -422,101 +500,140 @@ def read_chunks(path: str) -> list[dict]:
 @dataclass
 class Recording:
     calls: dict[str, list[dict]]  # overload (`add.Tensor`, `amax.default`) -> recorded calls
-    path: str | None  # the cache file
+    path: str | None  # the file the calls are in (what the samples runner reads)
     note: str | None  # why OpInfo samples are missing or partial
     seconds: float = 0.0
-    cached: bool = False
+    cached: bool = False  # nothing was recorded for it
+    recorded: list[str] = field(default_factory=list)  # the corpus entries this call recorded
 
 
-def _merge(chunks: list[dict], into: dict[str, list[dict]]) -> None:
-    for chunk in chunks:
-        for key, calls in chunk["calls"].items():
-            kept = into.setdefault(key, [])
-            room = 2 * QUOTA - len(kept)  # several OpInfos reach one overload: keep a few from each
-            kept.extend(calls[: max(room, 0)])
+def merge(index: list[tuple[str, list[str]]], chunks: dict[str, dict], ops: list[str] | None) -> dict[str, list[dict]]:
+    """The calls of each overload: for each op (stem), its entries' calls of its own overloads (`add.*`,
+    `add_.*`), entry by entry in corpus order, up to KEPT per overload (ops=None: every overload, from every
+    entry). What an op gets never depends on what else was asked or is cached."""
+    calls: dict[str, list[dict]] = {}
+    for s, keys in select(index, ops).items():
+        family = None if s == "*" else {s, s + "_"}
+        for key in keys:
+            for overload, found in (chunks.get(key) or {}).get("calls", {}).items():
+                if family is not None and overload.rpartition(".")[0] not in family:
+                    continue
+                kept = calls.setdefault(overload, [])
+                kept.extend(found[: max(KEPT - len(kept), 0)])
+    return {k: v for k, v in calls.items() if v}
 
 
 def load(path: str) -> Recording | None:
-    try:
-        with open(path, "rb") as f:
-            data = serial.loads(f.read())
-    except (OSError, Exception):  # noqa: BLE001 - a missing, partial or foreign file is re-recorded
-        return None
+    data = _read(path)
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         return None
     return Recording(data["calls"], path, data.get("note"), data.get("seconds", 0.0), cached=True)
 
 
-def record(torch_version: str, python: str = sys.executable, jobs: int = 2, scope: list[str] | None = None,
-           log: Any = None) -> Recording:
-    """The recording for this torch version: from the cache, else made now (and cached)."""
-    path = cache_path(torch_version, scope)
+def _label(ops: list[str] | None) -> str:
+    if ops is None:
+        return "the whole corpus"
+    shown = ", ".join(ops[:8]) + (f", ... ({len(ops) - 8} more)" if len(ops) > 8 else "")
+    return f"{len(ops)} op{'s' if len(ops) != 1 else ''} ({shown})"
+
+
+def record(torch_version: str, python: str = sys.executable, jobs: int = 2, ops: list[str] | None = None,
+           log: Any = None, progress: Any = None) -> Recording:
+    """The recorded calls of `ops` (op names, `add`, `pad`; None: every op of the corpus) for this torch version:
+    each corpus entry they need is recorded once (in `jobs` workers) and kept; a later call records only the
+    entries it lacks. `progress`: a stream told when recording starts and ends (nothing when all is cached)."""
+    ops = None if ops is None else sorted({stem(op) for op in ops})
+    path = cache_path(torch_version, ops)
     cached = load(path)
     if cached is not None:
         return cached
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    # one recorder per file: a concurrent run (parallel test workers) waits for it and reads what it recorded
-    # instead of deleting its part files
-    with open(f"{path}.lock", "a") as lock:
+    folder = chunk_dir(torch_version)
+    os.makedirs(folder, exist_ok=True)
+    # one recorder per folder: a concurrent run (parallel test workers) waits for it and reads what it recorded
+    with open(os.path.join(folder, "lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         cached = load(path)
-        return cached if cached is not None else _record(torch_version, path, python, jobs, scope, log)
+        return cached if cached is not None else _record(torch_version, folder, path, python, jobs, ops, log,
+                                                         progress)
 
 
-def _record(torch_version: str, path: str, python: str, jobs: int, scope: list[str] | None, log: Any) -> Recording:
+def _missing(folder: str, ops: list[str] | None) -> tuple[list | None, list[str] | None]:
+    """(the corpus index, the ops some of whose entries have no chunk yet); (None, ops) before the index exists."""
+    data = _read(os.path.join(folder, INDEX))
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        return None, ops
+    index = [(key, names) for key, names in data["entries"]]
+    lacking = [s for s, keys in select(index, ops).items()
+               if any(not os.path.exists(chunk_path(folder, k)) for k in keys)]
+    return index, (None if ops is None and lacking else lacking)
+
+
+def _record(torch_version: str, folder: str, path: str, python: str, jobs: int, ops: list[str] | None, log: Any,
+            progress: Any) -> Recording:
     t0 = time.perf_counter()
-    parts = [f"{path}.part{i}" for i in range(jobs)]
-    for p in parts:
-        if os.path.exists(p):
-            os.unlink(p)
+    index, lacking = _missing(folder, ops)
     notes: list[str] = []
-    skipped: list[str] = []
-    unavailable: list[str] = []
+    recorded: list[str] = []
+    if index is None or lacking is None or lacking:
+        if progress is not None:
+            print(f"shimgen: recording OpInfo samples for {_label(lacking)}...", file=progress, flush=True)
+        unavailable: list[str] = []
 
-    def drive(i: int) -> None:
-        skip: set[str] = set()
-        while True:
-            stopped_in = _run_worker(python, parts[i], scope, i, jobs, skip, log)
-            if stopped_in is None:
-                return
-            if stopped_in.startswith("unavailable"):
-                unavailable.append(stopped_in)
-                return
-            skipped.append(stopped_in)
-            if stopped_in == "?":  # died outside any OpInfo: do not retry
-                return
-            skip.add(stopped_in)
+        def drive(i: int) -> None:
+            while True:
+                stopped_in = _run_worker(python, folder, lacking, i, jobs, log, recorded)
+                if stopped_in is None:
+                    return
+                if stopped_in.startswith("unavailable"):
+                    unavailable.append(stopped_in)
+                    return
+                if stopped_in == "?":  # died outside any entry: do not retry
+                    return
+                # an entry that hung or crashed is kept as such (not retried), the worker restarted after it
+                _write(chunk_path(folder, stopped_in), serial.dumps({"entry": stopped_in, "calls": {},
+                                                                      "failed": True}))
 
-    with ThreadPoolExecutor(max_workers=jobs) as pool:
-        list(pool.map(drive, range(jobs)))
-    if unavailable:
-        return Recording({}, None, f"OpInfo samples {unavailable[0]}; using shimgen's own samples only",
-                         time.perf_counter() - t0)
-    calls: dict[str, list[dict]] = {}
-    for p in parts:
-        if os.path.exists(p):
-            _merge(read_chunks(p), calls)
-    if skipped:
-        notes.append(f"OpInfo entries that hung or crashed while recording (left out): {', '.join(skipped)}")
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            list(pool.map(drive, range(jobs)))
+        if unavailable:
+            return Recording({}, None, f"OpInfo samples {unavailable[0]}; using shimgen's own samples only",
+                             time.perf_counter() - t0)
+        index, _ = _missing(folder, ops)
+        if index is None:
+            return Recording({}, None, "recording OpInfo samples failed: no corpus index was written",
+                             time.perf_counter() - t0, recorded=recorded)
+    keys = sorted({k for ks in select(index, ops).values() for k in ks})
+    chunks = {k: _read(chunk_path(folder, k)) for k in keys}
+    failed = [k for k in keys if not isinstance(chunks[k], dict) or chunks[k].get("failed")]
+    if failed:
+        notes.append(f"OpInfo entries that hung or crashed while recording (left out): {', '.join(failed)}")
+    calls = merge(index, {k: c for k, c in chunks.items() if isinstance(c, dict)}, ops)
     seconds = time.perf_counter() - t0
     note = "; ".join(notes) or None
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(serial.dumps({"format": FORMAT, "torch": torch_version, "calls": calls, "note": note,
-                              "seconds": seconds}))
-    os.replace(tmp, path)
-    for p in parts:
-        if os.path.exists(p):
-            os.unlink(p)
-    return Recording(calls, path, note, seconds)
+    if recorded and progress is not None:
+        print(f"shimgen: recorded OpInfo samples for {_label(ops)} in {seconds:.0f}s "
+              f"({len(recorded)} corpus entries)", file=progress, flush=True)
+    if all(isinstance(c, dict) for c in chunks.values()):  # every entry there (recorded, or failed for good)
+        _write(path, serial.dumps({"format": FORMAT, "torch": torch_version, "ops": ops, "calls": calls,
+                                   "note": note, "seconds": seconds}))
+        if ops is not None and len(keys) == len(index):  # it took every entry: the whole corpus's file too
+            _write(cache_path(torch_version), serial.dumps({"format": FORMAT, "torch": torch_version, "ops": None,
+                                                            "calls": merge(index, chunks, None), "note": note,
+                                                            "seconds": seconds}))
+        return Recording(calls, path, note, seconds, cached=not recorded, recorded=recorded)
+    missing = [k for k, c in chunks.items() if not isinstance(c, dict)]
+    note = "; ".join([*notes, f"OpInfo entries not recorded (a worker died): {', '.join(missing)}"])
+    partial = os.path.join(folder, f"partial-{os.getpid()}.pkl")  # this run's only: never read as a cache entry
+    _write(partial, serial.dumps({"format": FORMAT, "torch": torch_version, "ops": ops, "calls": calls}))
+    return Recording(calls, partial, note, seconds, recorded=recorded)
 
 
-def _run_worker(python: str, out: str, scope: list[str] | None, part: int, parts: int, skip: set[str],
-                log: Any) -> str | None:
-    """Run one worker to its end; None when it finished, else the OpInfo it stalled or crashed in (or
-    `unavailable: ...`)."""
-    cmd = module_command(python, "shimgen.proofs.verify.record", out, str(part), str(parts), ",".join(scope or []),
-                         ",".join(skip))
+def _run_worker(python: str, folder: str, ops: list[str] | None, part: int, parts: int, log: Any,
+                recorded: list[str]) -> str | None:
+    """Run one worker to its end; None when it finished, else the entry it stalled or crashed in (or
+    `unavailable: ...`). The entries it recorded are appended to `recorded`."""
+    cmd = module_command(python, "shimgen.proofs.verify.record", folder, str(part), str(parts),
+                         "*" if ops is None else ",".join(ops))
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=log or subprocess.DEVNULL, text=True)
     assert proc.stdout is not None
     current = None
@@ -539,6 +656,7 @@ def _run_worker(python: str, out: str, scope: list[str] | None, part: int, parts
             if line.startswith("start "):
                 current = line[len("start "):]
             elif line.startswith("done "):
+                recorded.append(line[len("done "):])
                 current = None
             elif line.startswith("unavailable"):
                 proc.wait()
@@ -550,8 +668,8 @@ def _run_worker(python: str, out: str, scope: list[str] | None, part: int, parts
 
 
 def main(argv: list[str]) -> int:
-    out, part, parts, names, skip = argv
-    return work(out, names.split(",") if names else None, int(part), int(parts), set(filter(None, skip.split(","))))
+    folder, part, parts, ops = argv
+    return work(folder, None if ops == "*" else [o for o in ops.split(",") if o], int(part), int(parts))
 
 
 if __name__ == "__main__":
