@@ -55,7 +55,8 @@ inline ConvPadding conv_padding_plan(
   }
   plan.batched = input.dim() == unbatched + 1;
   if (input.dim() != unbatched && !plan.batched) {
-    std::string why = "Expected " + std::to_string(unbatched) + "D (unbatched) or ";
+    std::string why = "Expected ";
+    why += std::to_string(unbatched) + "D (unbatched) or ";
     why += std::to_string(unbatched + 1) + "D (batched) input to " + func;
     why += ", but got input of size: " + list_text(sizes) + " (aten raises)";
     fail(op, why.c_str());
@@ -93,7 +94,8 @@ inline ConvPadding conv_padding_plan(
     weight_sizes.push_back(weight.size(i));
   }
   if (k != static_cast<int64_t>(sizes.size())) {
-    std::string why = "Expected " + std::to_string(k) + "-dimensional input for ";
+    std::string why = "Expected ";
+    why += std::to_string(k) + "-dimensional input for ";
     why += std::to_string(k) + "-dimensional weight" + list_text(weight_sizes);
     why += ", but got " + std::to_string(sizes.size());
     why += "-dimensional input of size " + list_text(sizes);
@@ -129,7 +131,8 @@ inline ConvPadding conv_padding_plan(
       symmetric = false;
     }
     const int64_t delta = right - left;
-    const size_t at = 2 * (n - 1 - i); // constant_pad_nd: last dimension first
+    // constant_pad_nd's list names the last dimension first
+    const size_t at = 2 * (n - 1 - i);
     if (delta > 0) {
       plan.pad[at + 1] = delta;
     } else {
