@@ -15,11 +15,10 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import subprocess
 import sys
 
 from shimgen.base.errors import ShimgenError
-from shimgen.facts import releases
+from shimgen.facts import libtorch_exports, releases
 from shimgen.facts.versions import Version
 from shimgen.proofs.verify import runtimes
 
@@ -65,16 +64,9 @@ def derive(shim_h: str) -> list[tuple[Version, str]]:
 
 
 def exports(torch_root: str) -> set[str]:
-    """The C functions a torch install's libtorch exports (`nm -D --defined-only` of its libtorch_cpu and
-    libtorch)."""
-    names: set[str] = set()
-    for lib in ("libtorch_cpu.so", "libtorch.so"):
-        path = os.path.join(torch_root, "lib", lib)
-        if not os.path.exists(path):
-            continue
-        out = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True, check=True).stdout
-        names |= {line.split()[-1] for line in out.splitlines() if line.strip()}
-    return names
+    """The stable C functions a torch install's libtorch (libtorch_cpu and libtorch) exports, as
+    `python -m shimgen.dev exports` measures them."""
+    return libtorch_exports.measure(os.path.join(torch_root, "lib")).get("libtorch", set())
 
 
 def check(markers: list[tuple[Version, str]], release: Version, exported: set[str]) -> list[str]:
