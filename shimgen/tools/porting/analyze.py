@@ -7,8 +7,9 @@ from dataclasses import dataclass, field
 
 from shimgen.base.errors import ShimgenError
 from shimgen.base.inputs import decode, read_bytes
-from shimgen.tools.porting import clang_scan, rows as rows_mod, rules
+from shimgen.tools.porting import calls, clang_scan, rows as rows_mod, rules
 from shimgen.tools.porting.clang_scan import Site
+from shimgen.tools.porting.surface import Surface
 
 
 @dataclass
@@ -18,7 +19,7 @@ class Scanned:
     sites: list[Site] = field(default_factory=list)
     parser: str = "libclang"
     why: str = ""  # why libclang could not parse it
-    ts: object = None  # the tree-sitter scan (shimgen.tools.port.Source), where it fell back
+    ts: object = None  # the tree-sitter scan (shimgen.tools.porting.calls.Source), where it fell back
     data: bytes = b""  # the file's bytes as read (text is their UTF-8 decoding, a byte-order mark dropped)
 
 
@@ -34,9 +35,7 @@ def scan_file(path: str, parser: str = "auto", defines: tuple[str, ...] = ()) ->
             why = str(e)
     else:
         why = "--parser tree-sitter"
-    from shimgen.tools import port  # a cycle: port's main imports this module
-
-    src = port.scan(path)
+    src = calls.scan(path)
     sites = []
     members = rules.members()
     for c in src.calls:
@@ -49,8 +48,6 @@ def scan_file(path: str, parser: str = "auto", defines: tuple[str, ...] = ()) ->
 
 
 def answer(scanned: list[Scanned], targets, yaml_path: str | None = None):
-    from shimgen.tools.port import Surface  # a cycle: port's main imports this module
-
     sites = [s for f in scanned for s in f.sites]
     surface = Surface(rows_mod.names_needed(sites), yaml_path)
     out = rows_mod.answer(sites, surface, targets)

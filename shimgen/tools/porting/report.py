@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import re
 
-from shimgen.tools import port
 from shimgen.tools.porting import rules
 from shimgen.tools.porting.rows import STATUSES, Row
+from shimgen.tools.porting.surface import CAVEATS
 
 _CAVEATS = (
-    *port.CAVEATS,
+    *CAVEATS,
     ("hazard", "compiles after a naive port and computes something else: write the replacement"),
 )
 

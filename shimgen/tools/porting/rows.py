@@ -1,7 +1,7 @@
 """Each construct of the scan, answered: its stable replacement and its availability at each target.
 
 Calls of aten ops (functions, Tensor methods, the op behind each Tensor operator) are answered by
-shimgen.tools.port.Surface, the same answer the generated ops.h gives; everything else by the rules
+shimgen.tools.porting.surface.Surface, the same answer the generated ops.h gives; everything else by the rules
 (data/port_rules.yaml) and torch::stable::Tensor's members per release (data/stable_tensor_members.json)."""
 
 from __future__ import annotations
@@ -10,7 +10,9 @@ import os
 from dataclasses import dataclass, field
 
 from shimgen.tools.porting import rules
+from shimgen.tools.porting.calls import Call
 from shimgen.tools.porting.clang_scan import Site
+from shimgen.tools.porting.surface import Answer
 from shimgen.facts.versions import Version
 
 # statuses, as the summary counts them
@@ -73,8 +75,6 @@ def _operator_ops(s: Site) -> tuple[str, ...]:
 
 
 def _op_cell(surface, name: str, method: bool, nargs: int, numbers: tuple[int, ...], target: Version, site: Site):
-    from shimgen.tools.port import Answer, Call  # a cycle: port's main imports this module
-
     if name not in surface.names:
         return Answer("no", f"no: {name} is not an aten op"), []
     call = Call(site.file, site.line, name, name, method, nargs, numbers)
