@@ -1,6 +1,7 @@
 """Generation and compile time side by side, in one run (not a test).
 
     python benchmarks/bench_generate.py [--runs 3] [--op add] [--identical] [--instructions]
+    python benchmarks/bench_generate.py --against REV [--runs 7]
 
 Prints:
 - wall time of `shimgen --ops <every op name of the installed yaml>` (a fresh process, imports included, output
@@ -18,6 +19,11 @@ about a minute): unlike time, the count does not depend on the machine's load (t
 within 0.1%), so it can tell a 2% change apart on a busy machine.
 --identical also generates the whole yaml through the formatters (black over the whole module, clang-format over
 each C++ file alone) and compares every file byte for byte with the fast path (about two minutes here).
+--against REV instead times this tree's generation side by side with commit REV's (a `git worktree` of it in a
+temporary folder, removed after): the whole yaml and `--ops add,pad,amax`, each tree with its own warm cache, a
+fresh output folder each run, the two trees' runs alternating (--runs pairs, after one untimed warm-up run each),
+the same op list for both; it prints each tree's best and median wall and CPU seconds and the ratios this/REV
+(best and median; <= 1.0: no slower than REV).
 Goals (docs/performance.md): whole yaml <= 3 s, add,pad,amax <= 0.3 s, (c) <= 1.1x (a), (b) <= 2x (a).
 """
 
@@ -43,12 +49,14 @@ def all_op_names() -> list[str]:
     return list(dict.fromkeys(op.split(".")[0] for op in NativeYaml(None).all_op_names()))
 
 
-def shimgen_wall(ops: list[str], out: str, cache_dir: str, fresh: bool = True) -> tuple[float, float]:
+def shimgen_wall(ops: list[str], out: str, cache_dir: str, fresh: bool = True, root: str = ROOT
+                 ) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the process and its children) of one `shimgen --ops ...` into a fresh out
-    (fresh=False: into out as the previous run left it, every file already holding its bytes)."""
+    (fresh=False: into out as the previous run left it, every file already holding its bytes); `root`: the tree
+    whose shimgen runs."""
     if fresh:
         shutil.rmtree(out, ignore_errors=True)
-    env = dict(os.environ, PYTHONPATH=ROOT, SHIMGEN_CACHE_DIR=cache_dir)
+    env = dict(os.environ, PYTHONPATH=root, SHIMGEN_CACHE_DIR=cache_dir)
     env.pop("PYTHONDONTWRITEBYTECODE", None)  # as on CI and a user's machine (see main)
     before = os.times()
     start = time.perf_counter()
@@ -131,6 +139,45 @@ def identical(ops: list[str]) -> None:
         print(f"  differs: {p}")
 
 
+def against(rev: str, runs: int, names: list[str]) -> None:
+    """This tree's generation time side by side with commit `rev`'s, alternating, in one run (see --against)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ref = os.path.join(tmp, "ref")
+        subprocess.run(["git", "-C", ROOT, "worktree", "add", "--detach", "--quiet", ref, rev], check=True)
+        try:
+            head = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"], capture_output=True,
+                                  text=True).stdout.strip()
+            dirty = subprocess.run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"],
+                                   capture_output=True, text=True).stdout.strip()
+            this = f"this tree ({head}{', modified' if dirty else ''})"
+            print(f"{this} against {rev}: --runs {runs} alternating pairs after one warm-up run each; "
+                  "best and median wall seconds (CPU seconds of the process)")
+            trees = (("this", ROOT), ("ref", ref))
+            small = ["add", "pad", "amax"]
+            for label, ops in ((f"--ops <all {len(names)} op names>", names), ("--ops add,pad,amax", small)):
+                times: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in trees}
+                for name, root in trees:  # warm-up: each tree's cache filled, its bytecode written
+                    shimgen_wall(ops, os.path.join(tmp, "out"), os.path.join(tmp, f"cache-{name}"), root=root)
+                for k in range(runs):
+                    for name, root in trees if k % 2 == 0 else trees[::-1]:
+                        times[name].append(shimgen_wall(ops, os.path.join(tmp, "out"),
+                                                        os.path.join(tmp, f"cache-{name}"), root=root))
+                stats = {}
+                for name, _ in trees:
+                    walls, cpus = [w for w, _ in times[name]], [c for _, c in times[name]]
+                    stats[name] = (min(walls), statistics.median(walls), min(cpus), statistics.median(cpus))
+                a, b = stats["this"], stats["ref"]
+                print(f"shimgen {label}:")
+                print(f"    this tree: wall {a[0]:.3f} s best, {a[1]:.3f} s median; CPU {a[2]:.3f} s best, "
+                      f"{a[3]:.3f} s median")
+                print(f"    {rev}: wall {b[0]:.3f} s best, {b[1]:.3f} s median; CPU {b[2]:.3f} s best, "
+                      f"{b[3]:.3f} s median")
+                print(f"    ratio this/{rev}: wall {a[0] / b[0]:.3f} best, {a[1] / b[1]:.3f} median; "
+                      f"CPU {a[2] / b[2]:.3f} best, {a[3] / b[3]:.3f} median")
+        finally:
+            subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", ref], check=False)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=3)
@@ -138,8 +185,15 @@ def main() -> int:
     parser.add_argument("--identical", action="store_true")
     parser.add_argument("--instructions", action="store_true",
                         help="also count the compiler's instructions for (a)-(c) under valgrind (load-independent)")
+    parser.add_argument("--against", metavar="REV", help="time this tree's generation side by side with commit "
+                        "REV's instead (see above)")
     args = parser.parse_args()
     names = all_op_names()
+    if args.against:
+        print("load average at start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+        against(args.against, args.runs, names)
+        print("load average at end: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+        return 0
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):
         # Set in some development environments: with it, every run would compile shimgen's modules from source (0.1 s of a
         # small run), which no user's run does (pip compiles a regular install's bytecode when it installs it;
