@@ -261,3 +261,91 @@ def test_routes_and_emitters_do_not_import_the_signature_stage() -> None:
             if name.startswith(stage) or name in ("shimgen.generate.signatures", "shimgen.generate.signatures.*"):
                 bad.append(f"{module}:{line}: {name}")
     assert not bad, bad
+
+
+def _named_modules(path: str, module: str, known: set[str]) -> set[str]:
+    """The shimgen modules a file names in an import, wherever the import stands: at the top, under
+    `if TYPE_CHECKING:` or inside a function (each is an edge of the import graph). `from a.b import c` names
+    a.b.c where that is a module, else a.b; a package's own __init__ is not implied by importing its modules."""
+    tree = ast.parse(open(path, encoding="utf-8").read())
+    package = module if path.endswith("__init__.py") else module.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - (node.level - 1)] + ([base] if base else []))
+            found |= {f"{base}.{a.name}" if f"{base}.{a.name}" in known else base for a in node.names}
+    return {m for m in found if m in known and m != module}
+
+
+def import_graph() -> dict[str, set[str]]:
+    """shimgen.X -> the shimgen modules it imports (_named_modules), over every module of shimgen/."""
+    paths = {}
+    for dirpath, dirs, files in os.walk(PKG):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for f in files:
+            if f.endswith(".py"):
+                rel = os.path.relpath(os.path.join(dirpath, f), ROOT)[:-3].replace(os.sep, ".")
+                paths[rel.removesuffix(".__init__")] = os.path.join(dirpath, f)
+    return {m: _named_modules(p, m, set(paths)) for m, p in paths.items()}
+
+
+def import_circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm): each is a circle of
+    modules that import one another, directly or through the others."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                circles.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return circles
+
+
+def test_import_circles_are_found(tmp_path) -> None:
+    """The circle finder sees a circle through a type-only import and one through a function-local import."""
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": {"f"}, "f": {"e"}, "g": set()}
+    assert import_circles(graph) == [["a", "b", "c"], ["e", "f"]]
+    known = {"shimgen.x", "shimgen.y", "shimgen.y.z"}
+    source = ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from shimgen.y import z\n"
+              "def f():\n    from shimgen import x\n    import shimgen.y\n")
+    path = tmp_path / "w.py"
+    path.write_text(source, encoding="utf-8")
+    assert _named_modules(str(path), "shimgen.w", known) == {"shimgen.x", "shimgen.y", "shimgen.y.z"}
+
+
+def test_no_import_circles() -> None:
+    """No two modules of shimgen/ import each other, directly or around a circle, counting every import: those
+    under `if TYPE_CHECKING:` and those inside a function too. A type two layers share lives in the lower one
+    (the porting model in shimgen.tools.porting, under the `port` command; the values handed down in
+    generate/cpp_model.py, under the routes that build them and above the plan)."""
+    circles = import_circles(import_graph())
+    assert not circles, "\n".join(" <-> ".join(c) for c in circles)

@@ -19,6 +19,7 @@ from torchgen.gen import parse_native_yaml
 from torchgen.model import BaseTy, BaseType, FunctionSchema, NativeFunction, Variant
 
 from shimgen.generate import parse
+from shimgen.generate.cpp_model import CShim
 from shimgen.generate.signatures import c as sig_c
 from shimgen.generate import table as table_mod
 from shimgen.base.errors import Refusal
@@ -44,7 +45,7 @@ class Outcome:
     shimgen_refused: dict[str, str] = field(default_factory=dict)  # op -> shimgen's one-line reason
     shimgen_only: dict[str, str] = field(default_factory=dict)  # op -> shimgen's declaration
     # per op torchgen can declare: (NativeFunction, shimgen CShim, torchgen definition built with shimgen's call)
-    pairs: dict[str, tuple[NativeFunction, sig_c.CShim, str]] = field(default_factory=dict)
+    pairs: dict[str, tuple[NativeFunction, CShim, str]] = field(default_factory=dict)
     schemas: dict[str, FunctionSchema] = field(default_factory=dict)  # every op, as torchgen parsed it
 
 
@@ -73,7 +74,7 @@ def outcome() -> Outcome:
         for f in functions:
             name = _op_name(f)
             out.schemas[name] = f.func
-            shim: sig_c.CShim | None = None
+            shim: CShim | None = None
             try:
                 [op] = native.select([name], table)
                 shim = sig_c.build(op, table)

@@ -1,26 +1,53 @@
 """The typed model of a torch::stable wrapper: its parameters (`Param`), the forms it takes over the releases
-(`Variant`, each calling aten through one route, shimgen.generate.routes) and the wrapper itself (`Wrapper`); and
-what the signature stage decides for the emitters (`Resolved`: per build world a `Surface`, each variant's `Form`).
+(`Variant`, each calling aten through one route) and the wrapper itself (`Wrapper`); the interface every route
+implements (`Route`, the routes themselves are shimgen.generate.routes) and what a route is asked (`Query`); a C
+shim's signature and the releases that carry it (`CShim`, `ShimVersion`, computed by signatures/c.py); and what the
+signature stage decides for the emitters (`Resolved`: per build world a `Surface`, each variant's `Form`).
 
 sig_cpp computes the wrappers, the routes build variants, signatures.stage.resolve decides everything the emitters
-need once, and the emitters only lay it out; this module holds only the shapes, so the routes can build on it
-without importing the rules that choose between them."""
+need once, and the emitters only lay it out; this module holds only the shapes, so the routes and the signature
+rules can build on it without importing the rules that choose between them. It names nothing above the plan (the
+data it is computed from): the routes and signature modules import it, never the other way round."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from torchgen.model import Argument
 
 from shimgen.generate.parse import Op
-from shimgen.generate.table import Row
+from shimgen.generate.table import Row, Table
 from shimgen.facts.versions import Version
 
-if TYPE_CHECKING:  # typing only: the routes build on this module
+if TYPE_CHECKING:  # typing only: the plan is the data the model is computed from, below it
     from shimgen.generate.plan import Plan, Release, World
-    from shimgen.generate.routes import Route
-    from shimgen.generate.signatures.c import ShimVersion
+
+
+# ---- a C shim's signature (signatures/c.py computes them) -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CShim:
+    op: Op
+    function: str  # aoti_torch_aten_add_Tensor (aoti_torch_aten_<name>_v<N> for a later version)
+    params: tuple[str, ...]  # "AtenTensorHandle self", ... , "AtenTensorHandle* ret0"
+    aten_args: tuple[str, ...]  # expressions rebuilding the ATen arguments
+    backend_call: str  # at::add
+    ret_assignments: tuple[str, ...]  # "*ret0 = new_tensor_handle(std::move(tmp_result));"
+    nargs: int = 0  # how many schema arguments (in C order) it takes; the others get their schema default
+    version: int = 1  # N of torchgen's `_vN` names (1: the original name)
+    declaration: str = field(init=False, compare=False)  # `AOTITorchError aoti_torch_aten_add_Tensor(...)`
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "declaration", f"AOTITorchError {self.function}({', '.join(self.params)})")
+
+
+@dataclass(frozen=True)
+class ShimVersion:
+    shim: CShim
+    since: Version  # the first release whose libtorch (upstream) or overlay (shimgen's) carries it
+    upstream: bool  # libtorch ships it (manifest); otherwise shimgen generates it
 
 
 @dataclass(frozen=True)
@@ -135,6 +162,77 @@ class Query:
     def fallback(self, kept: int) -> tuple[str, ...]:
         """Where a form taking `kept` parameters lowers the numbers its callee would change (or nowhere)."""
         return self.lowering[0] if self.lowering is not None and self.lowering[1] >= kept else ()
+
+
+@dataclass(frozen=True, eq=False)
+class Route:
+    """The interface every route implements (shimgen.generate.routes' docstring: what each method answers, how to
+    add a route). Instances are made once, from data/routes.yaml, and compared by identity."""
+
+    name: str
+    rank: int
+    cost: str
+    overlay: bool  # needs shimgen's overlay library besides libtorch
+    calls_c_shim = False  # a call through it goes to a C shim the plan generates
+    boxed = False  # a call through it goes through libtorch's boxed dispatcher, which converts the returns itself
+    lowers = False  # a call through it calls another overload (whose own checks word aten's errors otherwise)
+    exact_integral_defaults = False  # its C shim rebuilds an integral schema default exactly (table aten_default)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"Route({self.name})"
+
+    def __format__(self, spec: str) -> str:
+        return format(self.name, spec)
+
+    # ---- what it can carry --------------------------------------------------------------------------------
+
+    def carries(self, row: Row, leaky: bool = False) -> Version | None:
+        """The first release from which this route carries a value of `row`'s type; None: never. `leaky`: the
+        extension accepts a conversion that leaks (plan.World.leaky_str)."""
+        raise NotImplementedError
+
+    def returns_need(self, op: Op, table: Table) -> Version | None:
+        """The first release from which this route hands back the op's returns; None: never."""
+        raise NotImplementedError
+
+    def variant_at(self, q: Query) -> Variant | None:
+        """The form this route gives the wrapper at q.level, or None."""
+        raise NotImplementedError
+
+    # ---- how a call through it is emitted -----------------------------------------------------------------
+
+    def describe(self, w: Wrapper, v: Variant) -> list[str]:
+        """The "Route: ..." line(s) of the wrapper's comment."""
+        raise NotImplementedError
+
+    def later_notes(self, w: Wrapper, v: Variant) -> list[str]:
+        """Comment lines after the note on dropped arguments (none by default)."""
+        return []
+
+    def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
+        """The C++ statements of the wrapper form."""
+        raise NotImplementedError
+
+    # ---- a surface of its own, besides the default wrappers (none by default) -----------------------------
+    # A route whose calls must be asked for by name (the device route: torch::stable::cpu::, like at::cpu::)
+    # offers no form to the default wrappers and emits its own headers instead.
+
+    @property
+    def owned(self) -> tuple[str, ...]:
+        """Output folders (ending in "/") whose .h files only this route writes."""
+        return ()
+
+    def wrappers(self, plan: Plan, ws: list[Wrapper]) -> list[Wrapper]:
+        """The wrappers of the route's own surface (its namespace), made from the plan's wrappers `ws`
+        (signatures.stage.wrappers)."""
+        return []
+
+    def files(self, plan: Plan, ws: list[Wrapper]) -> dict[str, str]:
+        """The files of the route's own surface: output-relative path -> text."""
+        return {}
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, TypeVar
+from typing import Any, TypeVar
 
 from torchgen.model import Argument, FunctionSchema
 
@@ -18,9 +18,6 @@ from shimgen.facts import upstream_surface
 from shimgen.base.errors import ShimgenError
 from shimgen.generate.parse import CACHED_PARSE_MIN, NativeYaml, Op
 from shimgen.facts.versions import FIRST_STABLE, Version
-
-if TYPE_CHECKING:  # typing only: the model is built on the plan
-    from shimgen.generate.cpp_model import Wrapper
 
 T = TypeVar("T")
 
@@ -111,15 +108,18 @@ class Plan:
             self.derived[key] = cached  # type: ignore[index]
         return cached  # type: ignore[return-value]
 
-    def index_wrappers(self, build: Callable[[str, Plan], Wrapper | None]) -> None:
+    def index_wrappers(self, build: Callable[[str, Plan], Any]) -> None:
         """Called by the signature stage before it asks any route: `build(name, plan)` makes the (uncollided)
-        wrapper of op `name`, which wrapper_of hands out."""
+        wrapper of op `name` (a shimgen.generate.cpp_model.Wrapper, or None), which wrapper_of hands out. The plan
+        is the data the wrappers are computed from, below the model: it keeps what the stage builds, once per
+        op, without naming the model's types."""
         self.derived.setdefault("build", build)
 
-    def wrapper_of(self, name: str) -> Wrapper | None:
-        """The (uncollided) wrapper of op `name` in this plan's world, None where it has none: what a route or a
-        composition kernel asks of the wrappers it calls (a lowering target, a composition's ops), built once per
-        plan. The plan hands it down, so that neither asks the signature stage again."""
+    def wrapper_of(self, name: str) -> Any:
+        """The (uncollided) wrapper of op `name` in this plan's world (a cpp_model.Wrapper), None where it has
+        none: what a route or a composition kernel asks of the wrappers it calls (a lowering target, a
+        composition's ops), built once per plan. The plan hands it down, so that neither asks the signature stage
+        again."""
         built = self.derived.get("wrappers_of")
         if built is None:
             built = self.derived["wrappers_of"] = {}

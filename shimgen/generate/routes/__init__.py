@@ -31,6 +31,9 @@ for an optional parameter taken as None), signatures/stage.py (`resolve`) asks t
 once (and the boxed route for what a hidden form lacks) and hands it to the emitters, verify asks `overlay`. The
 name is what reports and JSON records carry. A route asks nothing of the signature stage: what it needs of the
 wrappers it calls comes with the values handed to it (the query, `Plan.wrapper_of`, `Wrapper.active`).
+
+The interface itself (`Route`, with `Query`) lives in shimgen.generate.cpp_model beside the values a route builds
+(a `Variant` names its route); this package is the routes and their registry (data/routes.yaml).
 """
 
 from __future__ import annotations
@@ -38,91 +41,13 @@ from __future__ import annotations
 import functools
 import importlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from shimgen.base.errors import ShimgenError
 from shimgen.base.inputs import package_yaml
-from shimgen.facts.versions import Version
-from shimgen.generate.cpp_model import Query
-
-if TYPE_CHECKING:  # typing only
-    from shimgen.generate.cpp_model import Variant, Wrapper
-    from shimgen.generate.parse import Op
-    from shimgen.generate.plan import Plan
-    from shimgen.generate.table import Row, Table
+from shimgen.generate.cpp_model import Query, Route
 
 __all__ = ["Query", "Route", "boxed", "get", "ordered"]
 
-
-@dataclass(frozen=True, eq=False)
-class Route:
-    """The interface every route implements (see the module docstring). Instances are made once, from
-    data/routes.yaml, and compared by identity."""
-
-    name: str
-    rank: int
-    cost: str
-    overlay: bool  # needs shimgen's overlay library besides libtorch
-    calls_c_shim = False  # a call through it goes to a C shim the plan generates
-    boxed = False  # a call through it goes through libtorch's boxed dispatcher, which converts the returns itself
-    lowers = False  # a call through it calls another overload (whose own checks word aten's errors otherwise)
-    exact_integral_defaults = False  # its C shim rebuilds an integral schema default exactly (table aten_default)
-
-    def __str__(self) -> str:
-        return self.name
-
-    def __repr__(self) -> str:
-        return f"Route({self.name})"
-
-    def __format__(self, spec: str) -> str:
-        return format(self.name, spec)
-
-    # ---- what it can carry --------------------------------------------------------------------------------
-
-    def carries(self, row: Row, leaky: bool = False) -> Version | None:
-        """The first release from which this route carries a value of `row`'s type; None: never. `leaky`: the
-        extension accepts a conversion that leaks (plan.World.leaky_str)."""
-        raise NotImplementedError
-
-    def returns_need(self, op: Op, table: Table) -> Version | None:
-        """The first release from which this route hands back the op's returns; None: never."""
-        raise NotImplementedError
-
-    def variant_at(self, q: Query) -> Variant | None:
-        """The form this route gives the wrapper at q.level, or None."""
-        raise NotImplementedError
-
-    # ---- how a call through it is emitted -----------------------------------------------------------------
-
-    def describe(self, w: Wrapper, v: Variant) -> list[str]:
-        """The "Route: ..." line(s) of the wrapper's comment."""
-        raise NotImplementedError
-
-    def later_notes(self, w: Wrapper, v: Variant) -> list[str]:
-        """Comment lines after the note on dropped arguments (none by default)."""
-        return []
-
-    def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
-        """The C++ statements of the wrapper form."""
-        raise NotImplementedError
-
-    # ---- a surface of its own, besides the default wrappers (none by default) -----------------------------
-    # A route whose calls must be asked for by name (the device route: torch::stable::cpu::, like at::cpu::)
-    # offers no form to the default wrappers and emits its own headers instead.
-
-    @property
-    def owned(self) -> tuple[str, ...]:
-        """Output folders (ending in "/") whose .h files only this route writes."""
-        return ()
-
-    def wrappers(self, plan: Plan, ws: list[Wrapper]) -> list[Wrapper]:
-        """The wrappers of the route's own surface (its namespace), made from the plan's wrappers `ws`
-        (signatures.stage.wrappers)."""
-        return []
-
-    def files(self, plan: Plan, ws: list[Wrapper]) -> dict[str, str]:
-        """The files of the route's own surface: output-relative path -> text."""
-        return {}
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from shimgen.generate.parse import Op
 from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.sibling import scalar_body
-from shimgen.generate.signatures.c import ShimVersion
+from shimgen.generate.cpp_model import ShimVersion
 from shimgen.generate.table import Row, Table
 from shimgen.facts.versions import Version
 

@@ -39,7 +39,7 @@ from shimgen.generate.plan import Plan
 from shimgen.generate.cpp_model import Query
 from shimgen.generate.routes.aten_shim import CShimRoute
 from shimgen.generate.routes.sibling import scalar_body
-from shimgen.generate.signatures.c import ShimVersion
+from shimgen.generate.cpp_model import ShimVersion
 from shimgen.generate.templates import render
 from shimgen.facts.versions import FIRST_STABLE
 

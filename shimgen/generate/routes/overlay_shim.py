@@ -10,7 +10,7 @@ from __future__ import annotations
 from shimgen.generate.cpp_model import Variant
 from shimgen.generate.routes import Query
 from shimgen.generate.routes.aten_shim import CShimRoute
-from shimgen.generate.signatures.c import ShimVersion
+from shimgen.generate.cpp_model import ShimVersion
 
 
 class OverlayShim(CShimRoute):

@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
 
 from torchgen.api.cpp import default_expr
 from torchgen.api.types import DispatcherSignature
@@ -21,35 +18,18 @@ from torchgen.model import FunctionSchema, Variant
 from shimgen.facts import history
 from shimgen.base.errors import Refusal, ShimgenError
 from shimgen.base.inputs import package_yaml
+from shimgen.generate import cpp_model
+from shimgen.generate.cpp_model import CShim, ShimVersion
 from shimgen.generate.parse import Op
-from shimgen.generate.table import Table
+from shimgen.generate.table import Row, Table
 from shimgen.facts.versions import FIRST_STABLE, Version
 
-if TYPE_CHECKING:  # typing only
-    from shimgen.generate import cpp_model
-    from shimgen.generate.table import Row
 
 @functools.cache
 def nullable_returns() -> tuple[str, ...]:
     """Ops whose C shim may be called with null return pointers (data/c_shim.yaml: torchgen's list)."""
     raw = package_yaml("data/c_shim.yaml")
     return tuple(raw["nullable_returns"])
-
-
-@dataclass(frozen=True)
-class CShim:
-    op: Op
-    function: str  # aoti_torch_aten_add_Tensor (aoti_torch_aten_<name>_v<N> for a later version)
-    params: tuple[str, ...]  # "AtenTensorHandle self", ... , "AtenTensorHandle* ret0"
-    aten_args: tuple[str, ...]  # expressions rebuilding the ATen arguments
-    backend_call: str  # at::add
-    ret_assignments: tuple[str, ...]  # "*ret0 = new_tensor_handle(std::move(tmp_result));"
-    nargs: int = 0  # how many schema arguments (in C order) it takes; the others get their schema default
-    version: int = 1  # N of torchgen's `_vN` names (1: the original name)
-    declaration: str = field(init=False, compare=False)  # `AOTITorchError aoti_torch_aten_add_Tensor(...)`
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "declaration", f"AOTITorchError {self.function}({', '.join(self.params)})")
 
 
 def shim_name(op: Op, version: int = 1) -> str:
@@ -123,13 +103,6 @@ def backend_call(op: Op) -> str:
 
 
 # ---- versions (torchgen's `_vN` C shims) --------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ShimVersion:
-    shim: CShim
-    since: Version  # the first release whose libtorch (upstream) or overlay (shimgen's) carries it
-    upstream: bool  # libtorch ships it (manifest); otherwise shimgen generates it
 
 
 def versions(op: Op, plan) -> list[ShimVersion]:

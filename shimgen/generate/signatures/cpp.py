@@ -23,7 +23,7 @@ from torchgen.model import Argument, OptionalType
 from shimgen.facts import history, scalar_facts as scalars
 from shimgen.generate import overloads, routes
 from shimgen.generate.signatures import c as sig_c
-from shimgen.generate.cpp_model import Extra, Param, Query, Variant, Wrapper
+from shimgen.generate.cpp_model import Extra, Param, Query, ShimVersion, Variant, Wrapper
 from shimgen.base.errors import Refusal, ShimgenError
 from shimgen.generate.parse import Op
 from shimgen.generate.plan import Plan
@@ -105,7 +105,7 @@ def return_type(op: Op, table: Table) -> str:
 # ---- routes and variants -----------------------------------------------------------------------------------
 
 
-def variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[sig_c.ShimVersion]) -> Variant | None:
+def variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[ShimVersion]) -> Variant | None:
     """What an extension targeting release `level` calls for `op`, or None if it can call nothing (hidden there).
 
     The op must exist in `level` with a schema compatible with the yaml's (plan.schema_at); the wrapper then
@@ -137,7 +137,7 @@ def variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[
     return best
 
 
-def _variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[sig_c.ShimVersion], at,
+def _variant_at(op: Op, ps: list[Param], plan: Plan, level: Version, shims: list[ShimVersion], at,
                 lowering: tuple[tuple[str, ...], int] | None) -> Variant | None:
     query = Query(op, ps, plan, level, shims, at, lowering)
     best: Variant | None = None

@@ -13,7 +13,7 @@ from __future__ import annotations
 from shimgen.facts import scalar_facts as scalars
 from shimgen.facts.versions import FIRST_STABLE, Version
 from shimgen.generate import routes
-from shimgen.generate.cpp_model import Form, Resolved, Surface, Variant, Wrapper
+from shimgen.generate.cpp_model import Form, Resolved, ShimVersion, Surface, Variant, Wrapper
 from shimgen.generate.signatures import c as sig_c
 from shimgen.base.errors import Refusal
 from shimgen.generate.parse import Op
@@ -23,7 +23,7 @@ from shimgen.generate.signatures.cpp import extras, gone, target_wrapper, wrappe
 __all__ = ["active_in", "c_shims", "hidden_ranges", "resolve", "why_hidden", "wrappers"]
 
 
-def c_shims(plan: Plan) -> tuple[list[sig_c.ShimVersion], list[str]]:
+def c_shims(plan: Plan) -> tuple[list[ShimVersion], list[str]]:
     """The C shims of the plan's ops in the order torchgen writes them (by shim name; an op's `_vN` versions
     newest first, then its original), and the refusals."""
     cached = plan.derived.get("c_shims")
@@ -32,8 +32,8 @@ def c_shims(plan: Plan) -> tuple[list[sig_c.ShimVersion], list[str]]:
     return cached  # type: ignore[return-value]
 
 
-def _c_shims(plan: Plan) -> tuple[list[sig_c.ShimVersion], list[str]]:
-    built: list[list[sig_c.ShimVersion]] = []
+def _c_shims(plan: Plan) -> tuple[list[ShimVersion], list[str]]:
+    built: list[list[ShimVersion]] = []
     skipped: list[str] = []
     for op in plan.ops:
         if op.added and not _calls_a_shim(op, plan):
