@@ -1,7 +1,7 @@
 """Generation and compile time side by side, in one run (not a test).
 
     python benchmarks/bench_generate.py [--runs 3] [--op add] [--identical] [--instructions]
-    python benchmarks/bench_generate.py --against REV [--runs 7]
+    python benchmarks/bench_generate.py --against REV [--runs 7] [--instructions]
 
 Prints:
 - wall time of `shimgen --ops <every op name of the installed yaml>` (a fresh process, imports included, output
@@ -23,7 +23,8 @@ each C++ file alone) and compares every file byte for byte with the fast path (a
 temporary folder, removed after): the whole yaml and `--ops add,pad,amax`, each tree with its own warm cache, a
 fresh output folder each run, the two trees' runs alternating (--runs pairs, after one untimed warm-up run each),
 the same op list for both; it prints each tree's best and median wall and CPU seconds and the ratios this/REV
-(best and median; <= 1.0: no slower than REV).
+(best and median; <= 1.0: no slower than REV); with --instructions also the instructions of one run of each
+tree under valgrind (a few minutes for the whole yaml) and their ratio, which the machine's load does not move.
 Goals (docs/performance.md): whole yaml <= 3 s, add,pad,amax <= 0.3 s, (c) <= 1.1x (a), (b) <= 2x (a).
 """
 
@@ -139,7 +140,21 @@ def identical(ops: list[str]) -> None:
         print(f"  differs: {p}")
 
 
-def against(rev: str, runs: int, names: list[str]) -> None:
+def shimgen_instructions(ops: list[str], out: str, cache_dir: str, root: str) -> int:
+    """Instructions one `shimgen --ops ...` (the Python process) executes into a fresh out, by valgrind: unlike
+    time, the count does not follow the machine's load."""
+    shutil.rmtree(out, ignore_errors=True)
+    env = dict(os.environ, PYTHONPATH=root, SHIMGEN_CACHE_DIR=cache_dir)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    proc = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
+                           sys.executable, "-m", "shimgen", "--ops", ",".join(ops), "--out", out],
+                          capture_output=True, text=True, env=env)
+    if proc.returncode != 0:
+        sys.exit(f"valgrind shimgen failed: {proc.stderr[-2000:]}")
+    return sum(int(n.replace(",", "")) for n in re.findall(r"I\s+refs:\s+([\d,]+)", proc.stderr))
+
+
+def against(rev: str, runs: int, names: list[str], instructions: bool = False) -> None:
     """This tree's generation time side by side with commit `rev`'s, alternating, in one run (see --against)."""
     with tempfile.TemporaryDirectory() as tmp:
         ref = os.path.join(tmp, "ref")
@@ -174,6 +189,12 @@ def against(rev: str, runs: int, names: list[str]) -> None:
                       f"{b[3]:.3f} s median")
                 print(f"    ratio this/{rev}: wall {a[0] / b[0]:.3f} best, {a[1] / b[1]:.3f} median; "
                       f"CPU {a[2] / b[2]:.3f} best, {a[3] / b[3]:.3f} median")
+                if instructions:
+                    counts = {name: shimgen_instructions(ops, os.path.join(tmp, "out"),
+                                                         os.path.join(tmp, f"cache-{name}"), root)
+                              for name, root in trees}
+                    print(f"    instructions (valgrind): this tree {counts['this'] / 1e6:.0f} M, {rev} "
+                          f"{counts['ref'] / 1e6:.0f} M; ratio this/{rev} {counts['this'] / counts['ref']:.3f}")
         finally:
             subprocess.run(["git", "-C", ROOT, "worktree", "remove", "--force", ref], check=False)
 
@@ -184,14 +205,15 @@ def main() -> int:
     parser.add_argument("--op", default="add", help="the per-op header compiled in (c)")
     parser.add_argument("--identical", action="store_true")
     parser.add_argument("--instructions", action="store_true",
-                        help="also count the compiler's instructions for (a)-(c) under valgrind (load-independent)")
+                        help="also count the compiler's instructions for (a)-(c) under valgrind (load-independent); "
+                        "with --against, shimgen's own")
     parser.add_argument("--against", metavar="REV", help="time this tree's generation side by side with commit "
                         "REV's instead (see above)")
     args = parser.parse_args()
     names = all_op_names()
     if args.against:
         print("load average at start: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
-        against(args.against, args.runs, names)
+        against(args.against, args.runs, names, args.instructions)
         print("load average at end: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
         return 0
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):

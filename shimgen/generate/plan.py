@@ -96,7 +96,13 @@ class Plan:
 
     def in_world(self, world: World, ops: list[Op] | None = None) -> Plan:
         """This plan as an extension built in `world` sees it (the release facts it has computed are shared);
-        `ops`: only those ops (a plan of its own: the world's full plan stays what in_world(world) returns)."""
+        `ops`: only those ops (a plan of its own: the world's full plan stays what in_world(world) returns). A plan
+        made so asks the plan it was made from: one plan per world and op set, whichever world asks (the
+        default build's message naming the overlay build's form reads the overlay plan resolve computed)."""
+        origin = self.derived.get("origin")
+        if origin is not None:  # made by in_world: its origin's memo holds every world's plan, each made once
+            root, subset = origin  # type: ignore[misc]
+            return root.in_world(world, subset if ops is None else ops)
         if world == self.world and ops is None:
             return self
         key = ("world", world) if ops is None else ("world", world, tuple(op.name for op in ops))
@@ -105,6 +111,7 @@ class Plan:
             cached = replace(self, world=world) if ops is None else replace(self, world=world, ops=ops)
             self._per_op()  # one memo for every world (created before the copy, so that they share it)
             cached.derived.update({k: v for k, v in self.derived.items() if k in ("releases", "per_op", "build")})
+            cached.derived["origin"] = (self, ops)
             self.derived[key] = cached  # type: ignore[index]
         return cached  # type: ignore[return-value]
 
