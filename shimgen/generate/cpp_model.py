@@ -12,6 +12,7 @@ data it is computed from): the routes and signature modules import it, never the
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 from torchgen.model import Argument
@@ -62,6 +63,11 @@ class Param:
     @property
     def name(self) -> str:
         return self.arg.name
+
+    @cached_property  # asked for every form of every world: torchgen rebuilds the text on every str()
+    def type_text(self) -> str:
+        """The schema type as written: `Tensor`, `int[1]?`."""
+        return str(self.arg.type)
 
     @property
     def none_default(self) -> bool:

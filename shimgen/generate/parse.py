@@ -104,6 +104,16 @@ class Op:
         """The schema as aten has it (argument names as written): for talking to aten by name (Python kwargs)."""
         return self.aten or self.f.func
 
+    @cached_property  # every emitter's comment quotes it: torchgen rebuilds the text on every str()
+    def schema_text(self) -> str:
+        """str(self.schema): `add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor`."""
+        return str(self.schema)
+
+    @cached_property
+    def aten_schema_text(self) -> str:
+        """str(self.aten_schema), the schema as aten has it."""
+        return str(self.aten_schema)
+
     @cached_property  # asked for often (indexes, lookups): computed once
     def name(self) -> str:
         """`add.Tensor`, or `empty_like.default` for the unnamed overload."""

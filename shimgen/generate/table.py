@@ -132,7 +132,12 @@ class Table:
 
     @staticmethod
     def _lookup(section: dict[str, Row], typ: Type | str, op: str, arg: str) -> Row:
-        text = str(typ)
+        named = _TEXT.get(id(typ))  # torchgen rebuilds a type's text on every str(): asked ~60,000 times
+        if named is not None and named[0] is typ:
+            text = named[1]
+        else:
+            text = str(typ)
+            _TEXT[id(typ)] = (typ, text)
         found = _FOUND.get((id(section), text))  # a whole yaml asks ~60,000 times for ~100 types
         if found is not None and found[0] is section:
             if isinstance(found[1], str):
@@ -168,6 +173,9 @@ class Table:
 # _lookup's answers: (id(section), type text) -> (that section, its row or the refusal's reason). The section is
 # held, so its id is never another's; a table's sections are not changed once loaded.
 _FOUND: dict[tuple[int, str], tuple[dict[str, Row], Row | str]] = {}
+# _lookup's type texts: id(type) -> (that type, its str()). The type is held, so its id is never another's; torchgen's
+# types are frozen.
+_TEXT: dict[int, tuple[Type | str, str]] = {}
 
 
 def refusal_base(type_text: str) -> str:

@@ -41,7 +41,7 @@ def emit(r: Resolved) -> dict[str, str]:
         s = sv.shim
         decls.append(
             _Decl(
-                schema=f"aten::{s.op.schema}",
+                schema=f"aten::{s.op.schema_text}",
                 since=str(sv.since),
                 upstream=sv.upstream,
                 declaration=s.declaration,

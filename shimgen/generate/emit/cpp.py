@@ -94,7 +94,7 @@ def signature(w: Wrapper, v: Variant) -> str:
 
 def doc(w: Wrapper, v: Variant, form: Form, end: tuple[Version, str] | None) -> list[str]:
     """The wrapper form's comment; `end`: (release, what happened) where a later release cannot call it."""
-    lines = [f"Stable wrapper of aten::{w.op.schema}", ""]
+    lines = [f"Stable wrapper of aten::{w.op.schema_text}", ""]
     lines.append(f"Minimum compatible version: PyTorch {w.since}.")
     lines.append(f"Build time minimum version: PyTorch {build_time_minimum(w, v)}.")
     before = next((u for u in w.variants if u.end == v.start), None)
@@ -142,7 +142,7 @@ def render_wrapper(w: Wrapper, v: Variant, form: Form, end: tuple[Version, str] 
 def _number_rules(w: Wrapper, v: Variant, form: Form) -> list[tuple[dict, str]]:
     """(rule, the statement taking it) for each number rule the form takes (Form.rules)."""
     result = []
-    operands = [p.name for p in w.kept(v) if str(p.arg.type) == "Tensor" and not p.is_out]
+    operands = [p.name for p in w.kept(v) if p.type_text == "Tensor" and not p.is_out]
     for rule, target, tv in form.rules:
         a, value = rule["argument"], rule["value"]
         tensors = ", ".join(f"&{t}" for t in operands)
@@ -198,7 +198,7 @@ def autocast_first(w: Wrapper, v: Variant, probe: str | None) -> list[str]:
     if probe is None:
         return []
     op, _, overload = probe.partition(".")
-    operands = [p.name for p in w.kept(v) if str(p.arg.type) == "Tensor" and not p.is_out]
+    operands = [p.name for p in w.kept(v) if p.type_text == "Tensor" and not p.is_out]
     args = ", ".join(f"shimgen::detail::autocast_cast({p.name}, autocast)" if p.name in operands else p.name
                      for p in w.kept(v))
     return [f'const auto autocast = shimgen::detail::autocast_dtype("aten::{op}", "{overload}", {operands[0]});',

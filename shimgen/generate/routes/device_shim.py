@@ -155,7 +155,7 @@ class DeviceShim(CShimRoute):
         return f"libtorch's {self.device} C shim {v.shim} ({LIBRARIES[self.device]}), which calls at::{self.device}::"
 
     def doc(self, w: Wrapper, v: Variant) -> list[str]:
-        lines = [f"{self.device.upper()} kernel of aten::{w.op.schema}", ""]
+        lines = [f"{self.device.upper()} kernel of aten::{w.op.schema_text}", ""]
         lines.append(f"Minimum compatible version: PyTorch {w.since}.")
         if v.start != w.since:
             lines.append(f"This form needs PyTorch {v.start}.")

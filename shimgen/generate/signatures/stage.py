@@ -108,7 +108,7 @@ def _number_rules(w: Wrapper, v: Variant, plan: Plan) -> list[tuple[dict, Wrappe
     releases in this build (a rule naming a scalar.h kernel has no target)."""
     result: list[tuple[dict, Wrapper | None, Variant | None]] = []
     kept = {p.name for p in w.kept(v)}
-    operands = [p.name for p in w.kept(v) if str(p.arg.type) == "Tensor" and not p.is_out]
+    operands = [p.name for p in w.kept(v) if p.type_text == "Tensor" and not p.is_out]
     for rule in scalars.load().number_rules.get(w.op.name, []):
         if rule["argument"] not in kept or not operands:
             continue
