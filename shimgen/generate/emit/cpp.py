@@ -141,7 +141,9 @@ def render_wrapper(w: Wrapper, v: Variant, form: Form, end: tuple[Version, str] 
 
 def _number_rules(w: Wrapper, v: Variant, form: Form) -> list[tuple[dict, str]]:
     """(rule, the statement taking it) for each number rule the form takes (Form.rules)."""
-    result = []
+    result: list[tuple[dict, str]] = []
+    if not form.rules:  # most forms take none
+        return result
     operands = [p.name for p in w.kept(v) if p.type_text == "Tensor" and not p.is_out]
     for rule, target, tv in form.rules:
         a, value = rule["argument"], rule["value"]

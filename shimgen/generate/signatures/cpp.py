@@ -269,11 +269,21 @@ def gone_notes(plan: Plan) -> list[str]:
 
 
 def build(op: Op, plan: Plan) -> Wrapper:
+    # The world without the overlay takes the overlay world's wrapper (same leaky_str) where none of its forms takes
+    # an overlay route and the op lowers its numbers nowhere: variant_at then answers every release of it as the
+    # overlay world did (the routes it drops won nowhere), so its variants would be the same, rebuilt.
+    built = plan.per_op(("built",), dict)
+    key = (op.name, plan.world.leaky_str)
+    if plan.share_across_worlds and not plan.world.overlay and not scalars.targets(op.name):
+        wide = built.get((True, *key))
+        if wide is not None and wide.op is op and not any(v.route.overlay for v in wide.variants):
+            return wide
     ps = plan.per_op(("params", op.name), lambda: params(op, plan.table))
     vs = variants(op, ps, plan)
     if not vs:
         raise Refusal("no route can call this op from an extension (no C shim, no dispatcher conversion)", op.name)
-    return Wrapper(op, cpp_name(op), tuple(ps), return_type(op, plan.table), tuple(vs))
+    w = built[(plan.world.overlay, *key)] = Wrapper(op, cpp_name(op), tuple(ps), return_type(op, plan.table), tuple(vs))
+    return w
 
 
 # ---- overload sets -----------------------------------------------------------------------------------------
@@ -394,7 +404,10 @@ def wrappers(plan: Plan) -> tuple[list[Wrapper], list[str]]:
             w = replace(w, name=f"{w.name}_{w.op.overload or 'default'}")
         named.setdefault(w.name, []).append(len(final))
         final.append(w)
-    final = [_with_nullopt_forwarding(w, final, plan) for w in final]
+    same_name: dict[str, list[Wrapper]] = {}
+    for w in final:
+        same_name.setdefault(w.name, []).append(w)
+    final = [_with_nullopt_forwarding(w, same_name[w.name], plan) for w in final]
     plan.derived["wrappers"] = (final, notes)
     return final, notes
 
@@ -421,7 +434,7 @@ def _with_nullopt_forwarding(w: Wrapper, ws: list[Wrapper], plan: Plan) -> Wrapp
     does not (sum.default's `dtype` takes the std::nullopt as well). A wrapper of upstream's surface (the
     manifest) whose optional parameter ties that way with another overload gets an overload taking
     `std::nullopt_t` there, an exact match, so code written against upstream's header keeps compiling and
-    keeps its meaning whatever else is selected."""
+    keeps its meaning whatever else is selected. `ws`: the wrappers named as `w` (itself among them)."""
     if w.op.name not in plan.manifest.entries:
         return w
     conv = overloads.load()

@@ -107,9 +107,12 @@ def _number_rules(w: Wrapper, v: Variant, plan: Plan) -> list[tuple[dict, Wrappe
     wrapper's form: the number is among the form's parameters and the rule's target wrapper serves the form's
     releases in this build (a rule naming a scalar.h kernel has no target)."""
     result: list[tuple[dict, Wrapper | None, Variant | None]] = []
+    rules = scalars.load().number_rules.get(w.op.name)
+    if not rules:  # most ops have none
+        return result
     kept = {p.name for p in w.kept(v)}
     operands = [p.name for p in w.kept(v) if p.type_text == "Tensor" and not p.is_out]
-    for rule in scalars.load().number_rules.get(w.op.name, []):
+    for rule in rules:
         if rule["argument"] not in kept or not operands:
             continue
         if "kernel" in rule:
