@@ -50,11 +50,12 @@ def all_op_names() -> list[str]:
     return list(dict.fromkeys(op.split(".")[0] for op in NativeYaml(None).all_op_names()))
 
 
-def shimgen_wall(ops: list[str], out: str, cache_dir: str, fresh: bool = True, root: str = ROOT
-                 ) -> tuple[float, float]:
+def shimgen_wall(ops: list[str], out: str, cache_dir: str, fresh: bool = True, root: str = ROOT,
+                 cwd: str | None = None) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the process and its children) of one `shimgen --ops ...` into a fresh out
     (fresh=False: into out as the previous run left it, every file already holding its bytes); `root`: the tree
-    whose shimgen runs."""
+    whose shimgen runs, `cwd` the folder it runs in (`python -m` imports from there first: not a tree's root when
+    comparing trees)."""
     if fresh:
         shutil.rmtree(out, ignore_errors=True)
     env = dict(os.environ, PYTHONPATH=root, SHIMGEN_CACHE_DIR=cache_dir)
@@ -62,7 +63,7 @@ def shimgen_wall(ops: list[str], out: str, cache_dir: str, fresh: bool = True, r
     before = os.times()
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "shimgen", "--ops", ",".join(ops), "--out", out],
-                          capture_output=True, text=True, env=env)
+                          capture_output=True, text=True, env=env, cwd=cwd)
     elapsed = time.perf_counter() - start
     after = os.times()
     if proc.returncode != 0:
@@ -140,15 +141,15 @@ def identical(ops: list[str]) -> None:
         print(f"  differs: {p}")
 
 
-def shimgen_instructions(ops: list[str], out: str, cache_dir: str, root: str) -> int:
+def shimgen_instructions(ops: list[str], out: str, cache_dir: str, root: str, cwd: str) -> int:
     """Instructions one `shimgen --ops ...` (the Python process) executes into a fresh out, by valgrind: unlike
-    time, the count does not follow the machine's load."""
+    time, the count does not follow the machine's load. `root` and `cwd` as for shimgen_wall."""
     shutil.rmtree(out, ignore_errors=True)
     env = dict(os.environ, PYTHONPATH=root, SHIMGEN_CACHE_DIR=cache_dir)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     proc = subprocess.run(["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null",
                            sys.executable, "-m", "shimgen", "--ops", ",".join(ops), "--out", out],
-                          capture_output=True, text=True, env=env)
+                          capture_output=True, text=True, env=env, cwd=cwd)
     if proc.returncode != 0:
         sys.exit(f"valgrind shimgen failed: {proc.stderr[-2000:]}")
     return sum(int(n.replace(",", "")) for n in re.findall(r"I\s+refs:\s+([\d,]+)", proc.stderr))
@@ -168,15 +169,20 @@ def against(rev: str, runs: int, names: list[str], instructions: bool = False) -
             print(f"{this} against {rev}: --runs {runs} alternating pairs after one warm-up run each; "
                   "best and median wall seconds (CPU seconds of the process)")
             trees = (("this", ROOT), ("ref", ref))
+            for name, root in trees:  # each tree's runs import its own shimgen (not the working folder's)
+                where = subprocess.run([sys.executable, "-c", "import shimgen; print(shimgen.__file__)"], cwd=tmp,
+                                       env=dict(os.environ, PYTHONPATH=root), capture_output=True, text=True)
+                if not where.stdout.strip().startswith(os.path.join(root, "shimgen")):
+                    sys.exit(f"{name}: shimgen imports from {where.stdout.strip() or where.stderr[-500:]}, not {root}")
             small = ["add", "pad", "amax"]
             for label, ops in ((f"--ops <all {len(names)} op names>", names), ("--ops add,pad,amax", small)):
                 times: dict[str, list[tuple[float, float]]] = {name: [] for name, _ in trees}
                 for name, root in trees:  # warm-up: each tree's cache filled, its bytecode written
-                    shimgen_wall(ops, os.path.join(tmp, "out"), os.path.join(tmp, f"cache-{name}"), root=root)
+                    shimgen_wall(ops, os.path.join(tmp, "out"), os.path.join(tmp, f"cache-{name}"), root=root, cwd=tmp)
                 for k in range(runs):
                     for name, root in trees if k % 2 == 0 else trees[::-1]:
                         times[name].append(shimgen_wall(ops, os.path.join(tmp, "out"),
-                                                        os.path.join(tmp, f"cache-{name}"), root=root))
+                                                        os.path.join(tmp, f"cache-{name}"), root=root, cwd=tmp))
                 stats = {}
                 for name, _ in trees:
                     walls, cpus = [w for w, _ in times[name]], [c for _, c in times[name]]
@@ -191,7 +197,7 @@ def against(rev: str, runs: int, names: list[str], instructions: bool = False) -
                       f"CPU {a[2] / b[2]:.3f} best, {a[3] / b[3]:.3f} median")
                 if instructions:
                     counts = {name: shimgen_instructions(ops, os.path.join(tmp, "out"),
-                                                         os.path.join(tmp, f"cache-{name}"), root)
+                                                         os.path.join(tmp, f"cache-{name}"), root, tmp)
                               for name, root in trees}
                     print(f"    instructions (valgrind): this tree {counts['this'] / 1e6:.0f} M, {rev} "
                           f"{counts['ref'] / 1e6:.0f} M; ratio this/{rev} {counts['this'] / counts['ref']:.3f}")

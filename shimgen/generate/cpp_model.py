@@ -6,8 +6,9 @@ signature stage decides for the emitters (`Resolved`: per build world a `Surface
 
 sig_cpp computes the wrappers, the routes build variants, signatures.stage.resolve decides everything the emitters
 need once, and the emitters only lay it out; this module holds only the shapes, so the routes and the signature
-rules can build on it without importing the rules that choose between them. It names nothing above the plan (the
-data it is computed from): the routes and signature modules import it, never the other way round."""
+rules can build on it without importing the rules that choose between them. It names no later stage, only the
+plan (the data it is computed from, for types) and what the plan is built on: the routes and the signature modules
+import it, never the other way round."""
 
 from __future__ import annotations
 
