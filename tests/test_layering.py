@@ -349,3 +349,17 @@ def test_no_import_circles() -> None:
     generate/cpp_model.py, under the routes that build them and above the plan)."""
     circles = import_circles(import_graph())
     assert not circles, "\n".join(" <-> ".join(c) for c in circles)
+
+
+def test_the_cache_key_covers_every_module_that_derives_a_cached_value() -> None:
+    """shimgen.base.cache keys its values by the source of the stack's modules only (cache.STACK): so only they
+    derive a cached value (`derived`, `Memo`) or read the digest (`code`); a proof or a tool asks none."""
+    from shimgen.base import cache
+
+    assert cache.STACK == tuple(LAYERS)
+    outside = [m for layer in LAST for m in _modules(layer)] + sorted(ENTRY)
+    found = []
+    for m in outside:
+        text = open(_path(m), encoding="utf-8").read()
+        found += [f"shimgen/{m}: {use}" for use in ("cache.derived(", "cache.Memo(", "cache.code(") if use in text]
+    assert not found, found

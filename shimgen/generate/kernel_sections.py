@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
 
+from shimgen.base import cache
 from shimgen.base.errors import ShimgenError
 from shimgen.base.inputs import package_text
 
@@ -208,7 +209,10 @@ def _core(template: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def load() -> Split:
+    """The package's split (`split`), from shimgen's cache when its texts are those it was made from."""
     index = package_text(INDEX)  # first: an install without the folder fails here, naming the file
     folder = resources.files("shimgen").joinpath(KERNELS)
     files = sorted(f.name for f in folder.iterdir() if f.name.endswith(".h"))
-    return split(package_text(TEMPLATE), {f: package_text(f"{KERNELS}{f}") for f in files}, index)
+    core, kernels = package_text(TEMPLATE), {f: package_text(f"{KERNELS}{f}") for f in files}
+    parts = [index.encode(), core.encode(), *(f"{f}\0{text}".encode() for f, text in kernels.items())]
+    return cache.derived("kernel-sections", parts, lambda: split(core, kernels, index))
