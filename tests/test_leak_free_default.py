@@ -193,7 +193,9 @@ def test_one_target_2_10_binary_is_atens_from_2_14_and_refuses_before(library: s
             assert ["aten.gelu.default", [], ["approximate=tanh"]] in res["seen"] or \
                 ["aten.gelu.default", ["tanh"], []] in res["seen"], (rt.name, res["seen"])
         else:
-            assert sorted(res["errors"]) == ["einsum", "gelu", "gelu_tanh"], (rt.name, res["errors"])
+            # einsum computes (kernel einsum: the equation parsed in C++); gelu only on a contiguous CPU tensor
+            # outside autograd (kernel gelu_addmm), so its gradient loop raises
+            assert sorted(res["errors"]) == ["gelu", "gelu_tanh"], (rt.name, res["errors"])
             for name, text in res["errors"].items():
                 arg = "equation" if name == "einsum" else "approximate"
                 assert text.startswith(f"shimgen: {name.split('_')[0]}.default: the running libtorch "
