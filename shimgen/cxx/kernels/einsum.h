@@ -5,14 +5,31 @@
 // for a repeated label, unsqueeze and permute to align the operands, sum of
 // the dimensions only one operand has, then per pair permute, reshape, bmm,
 // view and permute, or mul where nothing is summed), so no `str` crosses the
-// ABI: the equation is parsed here, with aten's checks in its words. `Calls`
-// holds the wrappers (static functions: permute, reshape, bmm, view, sum, mul,
-// diagonal, movedim, unsqueeze), written by the generated body.
+// ABI: the equation is parsed here, with aten's checks in its words. The calls
+// name the wrappers unqualified on T (torch::stable::Tensor): argument-
+// dependent lookup finds them where the wrapper instantiates the template,
+// after the per-op header has included them (the row's `calls`).
 
-/// aten's einsum error: its text with "(aten raises)", as a shimgen: error.
+using IntList = torch::headeronly::IntHeaderOnlyArrayRef;
+
+/// aten's einsum error, its text with "(aten raises)", as a shimgen: error.
 template <typename = void>
 [[noreturn]] inline void einsum_fail(const std::string& text) {
   fail("einsum.default", (text + " (aten raises)").c_str());
+}
+
+/// einsum_fail of the parts' text (numbers written as aten writes them).
+template <typename Part, typename... Rest>
+inline void einsum_fail(
+    std::string text,
+    const Part& part,
+    const Rest&... rest) {
+  if constexpr (std::is_integral_v<Part> && !std::is_same_v<Part, char>) {
+    text += std::to_string(part);
+  } else {
+    text += part;
+  }
+  einsum_fail(text, rest...);
 }
 
 /// A label [A-Za-z] as aten numbers it: A-Z 0-25, a-z 26-51.
@@ -37,16 +54,16 @@ inline bool einsum_letter(char c) {
 
 /// sumproduct_pair(left, right, sum_dims, keepdim true): (left * right)
 /// summed over sum_dims, by permute, reshape, bmm, view and permute.
-template <typename Calls>
-inline torch::stable::Tensor einsum_pair(
-    torch::stable::Tensor left,
-    torch::stable::Tensor right,
+template <typename T>
+inline T einsum_pair(
+    T left,
+    T right,
     const std::vector<int64_t>& sum_dims) {
   if (left.dim() != right.dim()) {
     einsum_fail("number of dimensions must match");
   }
   if (sum_dims.empty()) {
-    return Calls::mul(left, right);
+    return mul(left, right);
   }
   const int64_t dim = left.dim();
   std::vector<bool> summed(static_cast<size_t>(dim), false);
@@ -70,9 +87,9 @@ inline torch::stable::Tensor einsum_pair(
         }
         sum_size *= left.size(i);
       } else if (sl) {
-        left = Calls::sum(left, {i}, true);
+        left = sum(left, IntList(i), true);
       } else if (sr) {
-        right = Calls::sum(right, {i}, true);
+        right = sum(right, IntList(i), true);
       }
     } else if (sl && sr) {
       if (left.size(i) != right.size(i)) {
@@ -113,19 +130,24 @@ inline torch::stable::Tensor einsum_pair(
   }
   std::vector<int64_t> operm(out_size.size(), -1);
   int64_t at = 0;
-  const std::initializer_list<const std::vector<int64_t>*> groups = {
-      &lro, &lo, &sum_dims, &ro};
-  for (const std::vector<int64_t>* group : groups) {
-    for (int64_t d : *group) {
-      operm[static_cast<size_t>(d)] = at++;
-    }
+  for (int64_t d : lro) {
+    operm[static_cast<size_t>(d)] = at++;
   }
-  left = Calls::reshape(
-      Calls::permute(left, lperm), {lro_size, lo_size, sum_size});
-  right = Calls::reshape(
-      Calls::permute(right, rperm), {lro_size, sum_size, ro_size});
-  torch::stable::Tensor result = Calls::bmm(left, right);
-  return Calls::permute(Calls::view(result, out_size), operm);
+  for (int64_t d : lo) {
+    operm[static_cast<size_t>(d)] = at++;
+  }
+  for (int64_t d : sum_dims) {
+    operm[static_cast<size_t>(d)] = at++;
+  }
+  for (int64_t d : ro) {
+    operm[static_cast<size_t>(d)] = at++;
+  }
+  const std::vector<int64_t> lshape{lro_size, lo_size, sum_size};
+  const std::vector<int64_t> rshape{lro_size, sum_size, ro_size};
+  left = reshape(permute(left, lperm), lshape);
+  right = reshape(permute(right, rperm), rshape);
+  T result = bmm(left, right);
+  return permute(view(result, out_size), operm);
 }
 
 /// The labels of each operand (einsum_subscript; 52 for an ellipsis), parsed
@@ -146,14 +168,16 @@ inline std::vector<std::vector<int>> einsum_operand_labels(
     if (c == '.') {
       if (ell_in_input) {
         einsum_fail(
-            "einsum(): found '.' for operand " + std::to_string(curr) +
+            "einsum(): found '.' for operand ",
+            curr,
             " for which an ellipsis was already found");
       }
-      const bool whole =
-          i + 2 < lhs.size() && lhs[i + 1] == '.' && lhs[i + 2] == '.';
+      const bool room = i + 2 < lhs.size();
+      const bool whole = room && lhs[i + 1] == '.' && lhs[i + 2] == '.';
       if (!whole) {
         einsum_fail(
-            "einsum(): found '.' for operand " + std::to_string(curr) +
+            "einsum(): found '.' for operand ",
+            curr,
             " that is not part of any ellipsis");
       }
       i += 2;
@@ -163,14 +187,15 @@ inline std::vector<std::vector<int>> einsum_operand_labels(
       ++curr;
       if (curr >= num_ops) {
         einsum_fail(
-            "einsum(): fewer operands were provided than specified in the "
+            "einsum(): fewer operands were provided than specified in the ",
             "equation");
       }
       ell_in_input = false;
     } else {
       if (!einsum_letter(c)) {
         einsum_fail(
-            "einsum(): invalid subscript given at index " + std::to_string(i) +
+            "einsum(): invalid subscript given at index ",
+            i,
             " in the equation string, subscripts must be in [a-zA-Z]");
       }
       labels[curr].push_back(einsum_subscript(c));
@@ -183,12 +208,12 @@ inline std::vector<std::vector<int>> einsum_operand_labels(
   return labels;
 }
 
-/// aten::einsum(equation, operands, path), by Calls' wrappers.
-template <typename Calls>
-inline torch::stable::Tensor einsum_compute(
+/// aten::einsum(equation, operands, path), by the wrappers of its calls.
+template <typename T>
+inline T einsum_compute(
     std::string_view equation,
-    const std::vector<torch::stable::Tensor>& operands,
-    const std::optional<std::vector<int64_t>>& path) {
+    torch::headeronly::HeaderOnlyArrayRef<T> operands,
+    const std::optional<IntList>& path) {
   const int total = 52;
   const int ellipsis = 52;
   if (operands.empty()) {
@@ -199,10 +224,11 @@ inline torch::stable::Tensor einsum_compute(
     const size_t path_size = num_ops == 1 ? 1 : (num_ops - 1) * 2;
     if (path->size() != path_size) {
       einsum_fail(
-          "einsum(): expected contraction path given in path parameter to "
-          "have size " +
-          std::to_string(path_size) + " but got " +
-          std::to_string(path->size()));
+          "einsum(): expected contraction path given in path parameter ",
+          "to have size ",
+          path_size,
+          " but got ",
+          path->size());
     }
   }
   const size_t arrow = equation.find("->");
@@ -219,19 +245,25 @@ inline torch::stable::Tensor einsum_compute(
       if (label == ellipsis) {
         --nlabels;
         has_ellipsis = true;
-        ell_num_dim = ndims - nlabels > ell_num_dim ? ndims - nlabels : ell_num_dim;
+        if (ndims - nlabels > ell_num_dim) {
+          ell_num_dim = ndims - nlabels;
+        }
       } else {
         ++label_count[static_cast<size_t>(label)];
       }
     }
     if (has_ellipsis ? nlabels > ndims : nlabels != ndims) {
-      std::string text = "einsum(): the number of subscripts in the equation (";
-      text += std::to_string(nlabels);
-      text += has_ellipsis ? ") is more than the number of dimensions ("
-                           : ") does not match the number of dimensions (";
-      text += std::to_string(ndims) + ") for operand " + std::to_string(i);
-      text += has_ellipsis ? "" : " and no ellipsis was given";
-      einsum_fail(text);
+      const char* compared = has_ellipsis ? ") is more than" : ") does not match";
+      const char* given = has_ellipsis ? "" : " and no ellipsis was given";
+      einsum_fail(
+          "einsum(): the number of subscripts in the equation (",
+          nlabels,
+          compared,
+          " the number of dimensions (",
+          ndims,
+          ") for operand ",
+          i,
+          given);
     }
   }
   std::vector<int64_t> label_perm_index(total, -1);
@@ -256,14 +288,14 @@ inline torch::stable::Tensor einsum_compute(
       if (c == '.') {
         if (ell_in_output) {
           einsum_fail(
-              "einsum(): found '.' for output but an ellipsis (...) was "
+              "einsum(): found '.' for output but an ellipsis (...) was ",
               "already found");
         }
-        const bool whole =
-            i + 2 < rhs.size() && rhs[i + 1] == '.' && rhs[i + 2] == '.';
+        const bool room = i + 2 < rhs.size();
+        const bool whole = room && rhs[i + 1] == '.' && rhs[i + 2] == '.';
         if (!whole) {
           einsum_fail(
-              "einsum(): found '.' for output that is not part of any "
+              "einsum(): found '.' for output that is not part of any ",
               "ellipsis (...)");
         }
         i += 2;
@@ -274,18 +306,18 @@ inline torch::stable::Tensor einsum_compute(
       }
       if (!einsum_letter(c)) {
         einsum_fail(
-            "einsum(): invalid subscript given at index " +
-            std::to_string(lhs.size() + 2 + i) +
+            "einsum(): invalid subscript given at index ",
+            lhs.size() + 2 + i,
             " in the equation string, subscripts must be in [a-zA-Z]");
       }
       const size_t index = static_cast<size_t>(einsum_subscript(c));
       if (label_count[index] <= 0 || label_perm_index[index] != -1) {
-        std::string text = "einsum(): output subscript ";
-        text += c;
-        text += label_perm_index[index] > -1
-            ? " appears more than once in the output"
-            : " does not appear in the equation for any input operand";
-        einsum_fail(text);
+        std::string why = " does not appear in the equation for any input";
+        why += " operand";
+        if (label_perm_index[index] > -1) {
+          why = " appears more than once in the output";
+        }
+        einsum_fail("einsum(): output subscript ", c, why);
       }
       label_perm_index[index] = perm_index++;
     }
@@ -304,26 +336,30 @@ inline torch::stable::Tensor einsum_compute(
   std::vector<int64_t> label_size(total, 1);
   std::vector<int64_t> ell_sizes(static_cast<size_t>(ell_num_dim), 1);
   std::vector<uint64_t> dim_counts(static_cast<size_t>(perm_index), 0);
-  std::vector<torch::stable::Tensor> ops;
+  std::vector<T> ops;
   for (size_t i = 0; i < num_ops; ++i) {
-    torch::stable::Tensor op = operands[i];
+    T op = operands[i];
     std::vector<int64_t> permutation(static_cast<size_t>(perm_index), -1);
     int64_t dim = 0;
     for (int s : op_labels[i]) {
       if (s == ellipsis) {
-        const int64_t ndim = operands[i].dim() -
-            (static_cast<int64_t>(op_labels[i].size()) - 1);
+        const int64_t named = static_cast<int64_t>(op_labels[i].size()) - 1;
+        const int64_t ndim = operands[i].dim() - named;
         for (int64_t j = ell_num_dim - ndim; j < ell_num_dim; ++j) {
           const size_t e = static_cast<size_t>(j);
           if (op.size(dim) != 1) {
             if (ell_sizes[e] != 1 && ell_sizes[e] != op.size(dim)) {
               einsum_fail(
-                  "einsum(): dimension " + std::to_string(dim) +
-                  " covered by ellipsis in operand " + std::to_string(i) +
-                  "has size " + std::to_string(op.size(dim)) +
-                  " which does not broadcast with previously seen ellipsis "
-                  "with size " +
-                  std::to_string(ell_sizes[e]) + " for the respective dimension");
+                  "einsum(): dimension ",
+                  dim,
+                  " covered by ellipsis in operand ",
+                  i,
+                  "has size ",
+                  op.size(dim),
+                  " which does not broadcast with previously seen ellipsis ",
+                  "with size ",
+                  ell_sizes[e],
+                  " for the respective dimension");
             }
             ell_sizes[e] = op.size(dim);
             ++dim_counts[static_cast<size_t>(ell_index + j)];
@@ -332,18 +368,21 @@ inline torch::stable::Tensor einsum_compute(
         }
         continue;
       }
-      const size_t at = static_cast<size_t>(label_perm_index[static_cast<size_t>(s)]);
+      const int64_t index = label_perm_index[static_cast<size_t>(s)];
+      const size_t at = static_cast<size_t>(index);
       if (permutation[at] == -1) {
         const size_t l = static_cast<size_t>(s);
         if (op.size(dim) != 1) {
           if (label_size[l] != 1 && label_size[l] != op.size(dim)) {
-            std::string text = "einsum(): subscript ";
-            text += einsum_label(s);
-            text += " has size " + std::to_string(op.size(dim)) +
-                " for operand " + std::to_string(i) +
-                " which does not broadcast with previously seen size " +
-                std::to_string(label_size[l]);
-            einsum_fail(text);
+            einsum_fail(
+                "einsum(): subscript ",
+                einsum_label(s),
+                " has size ",
+                op.size(dim),
+                " for operand ",
+                i,
+                " which does not broadcast with previously seen size ",
+                label_size[l]);
           }
           label_size[l] = op.size(dim);
           ++dim_counts[at];
@@ -352,23 +391,27 @@ inline torch::stable::Tensor einsum_compute(
       } else {
         const int64_t prev_dim = permutation[at];
         if (op.size(dim) != op.size(prev_dim)) {
-          std::string text = "einsum(): subscript ";
-          text += einsum_label(s);
-          text += " is repeated for operand " + std::to_string(i) +
-              " but the sizes don't match, " + std::to_string(op.size(dim)) +
-              " != " + std::to_string(op.size(prev_dim));
-          einsum_fail(text);
+          einsum_fail(
+              "einsum(): subscript ",
+              einsum_label(s),
+              " is repeated for operand ",
+              i,
+              " but the sizes don't match, ",
+              op.size(dim),
+              " != ",
+              op.size(prev_dim));
         }
-        op = Calls::movedim(Calls::diagonal(op, 0, prev_dim, dim), -1, prev_dim);
+        op = diagonal(op, 0, prev_dim, dim);
+        op = movedim(op, -1, prev_dim);
       }
     }
     for (int64_t& val : permutation) {
       if (val == -1) {
-        op = Calls::unsqueeze(op, dim);
+        op = unsqueeze(op, dim);
         val = dim++;
       }
     }
-    ops.push_back(Calls::permute(op, permutation));
+    ops.push_back(permute(op, permutation));
   }
   size_t step = 0;
   while (ops.size() > 1) {
@@ -381,15 +424,14 @@ inline torch::stable::Tensor einsum_compute(
         std::swap(i, j);
       }
       if (i == j || i < 0 || j >= static_cast<int64_t>(ops.size())) {
+        const char* itself = ") cannot contract an operand with itself";
+        const char* outside = ") operand index is out of bounds";
         einsum_fail(
-            "einsum(): invalid contraction (" + std::to_string(i) + ", " +
-            std::to_string(j) +
-            (i == j ? ") cannot contract an operand with itself"
-                    : ") operand index is out of bounds"));
+            "einsum(): invalid contraction (", i, ", ", j, i == j ? itself : outside);
       }
     }
-    torch::stable::Tensor a = ops[static_cast<size_t>(i)];
-    torch::stable::Tensor b = ops[static_cast<size_t>(j)];
+    T a = ops[static_cast<size_t>(i)];
+    T b = ops[static_cast<size_t>(j)];
     ops.erase(ops.begin() + j);
     ops.erase(ops.begin() + i);
     std::vector<int64_t> sum_dims;
@@ -413,12 +455,12 @@ inline torch::stable::Tensor einsum_compute(
       }
     }
     if (!a_dims_to_sum.empty()) {
-      a = Calls::sum(a, a_dims_to_sum, true);
+      a = sum(a, IntList(a_dims_to_sum), true);
     }
     if (!b_dims_to_sum.empty()) {
-      b = Calls::sum(b, b_dims_to_sum, true);
+      b = sum(b, IntList(b_dims_to_sum), true);
     }
-    torch::stable::Tensor pair = einsum_pair<Calls>(a, b, sum_dims);
+    T pair = einsum_pair(a, b, sum_dims);
     if (path.has_value()) {
       ops.push_back(pair);
     } else {
@@ -429,13 +471,13 @@ inline torch::stable::Tensor einsum_compute(
     if (num_ops > 1) {
       const auto sizes = ops[0].sizes();
       std::vector<int64_t> kept(sizes.begin(), sizes.begin() + out_num_dim);
-      return Calls::view(ops[0], kept);
+      return view(ops[0], kept);
     }
     std::vector<int64_t> sum_dims;
     for (int64_t d = out_num_dim; d < perm_index; ++d) {
       sum_dims.push_back(d);
     }
-    return Calls::sum(ops[0], sum_dims, false);
+    return sum(ops[0], IntList(sum_dims), false);
   }
   return ops[0];
 }

@@ -15,7 +15,8 @@
 
 /// aoti_torch_cpu__addmm_activation, as libtorch's c_shim_cpu.h declares it
 /// (a function with C linkage: the one declaration names it in every scope).
-extern "C" AOTITorchError aoti_torch_cpu__addmm_activation(
+extern "C" {
+AOTI_TORCH_EXPORT AOTITorchError aoti_torch_cpu__addmm_activation(
     AtenTensorHandle self,
     AtenTensorHandle mat1,
     AtenTensorHandle mat2,
@@ -23,6 +24,7 @@ extern "C" AOTITorchError aoti_torch_cpu__addmm_activation(
     double alpha,
     int32_t use_gelu,
     AtenTensorHandle* ret0);
+} // extern "C"
 
 /// Does gelu_addmm compute this call as aten::gelu does? On a running
 /// libtorch before 2.14 (from 2.14 the dispatcher carries the op itself
