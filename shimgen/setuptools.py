@@ -28,7 +28,10 @@ A wrapper with no libtorch route at the target is a compile error naming the op,
 unless the table says `overlay = true`, which adds `-DSHIMGEN_OVERLAY` (the author then links shimgen's overlay
 library, rebuilt for each torch release). As a safety net, after linking each stable extension is checked for
 `aoti_torch_*` symbols the installed libtorch does not export: without `overlay = true` that is a build error
-naming the shims, never an extension that fails to load.
+naming the shims, never an extension that fails to load. Then each is audited (shimgen.tools.link_audit: `shimgen
+audit` against the target): a library that would not load on every release from its target to the newest stops
+the build with one line naming the function and the release it needs. `audit = false` in the table or
+SHIMGEN_AUDIT=0 in the environment skips it; an `overlay = true` build (not ABI-stable) is not audited.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from setuptools import Extension
 from setuptools.command.build_ext import build_ext
 
 from shimgen.base.errors import ShimgenError
-from shimgen.tools import cuda_toolkit, project
+from shimgen.tools import cuda_toolkit, link_audit, project
 from shimgen.generate import pipeline
 from shimgen.facts import releases
 from shimgen.proofs.verify import build
@@ -166,6 +169,7 @@ class _StableBuild:
     def _build_stable(self) -> None:
         stable = [e for e in self.extensions if getattr(e, _MARK, False)]
         found = _project() if stable else None
+        audit = bool(stable) and not found.overlay and link_audit.enabled(found.audit)  # SHIMGEN_AUDIT read first
         if stable:
             for ext in stable:
                 _as_cpp_extension(ext)
@@ -184,6 +188,19 @@ class _StableBuild:
                         "generated_shim route; it would fail to load). Call an overload on a libtorch route "
                         "(shimgen port shows which), or set overlay = true in [tool.shimgen] and link shimgen's "
                         "overlay library (not ABI-stable)")
+        if audit:
+            for ext in stable:
+                self._audit(ext, found)
+
+    def _audit(self, ext, found) -> None:
+        """shimgen audit of the linked library against its target: one line in the build log, or the build stops
+        with one line naming what blocks which release (shimgen.tools.link_audit)."""
+        target = getattr(ext, _MARK)["target"]
+        target = releases.parse(target, "target") if target else found.target
+        outcome = link_audit.check(self.get_ext_fullpath(ext.name), target)
+        if not outcome.ok:
+            raise ShimgenError(link_audit.failure(outcome, "setuptools"))
+        self.announce(f"shimgen audit: {outcome.line}", level=2)  # INFO
 
 
 @functools.lru_cache(maxsize=None)

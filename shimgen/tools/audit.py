@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 
 from shimgen.base.errors import ShimgenError
@@ -302,7 +303,12 @@ def main(argv: list[str]) -> int:
                     "(default: [tool.shimgen]'s target, else the oldest release each loads on)")
     ap.add_argument("--json", action="store_true", help="print the report as JSON (docs/audit.md)")
     ap.add_argument("--symbols", action="store_true", help="list every symbol of each binary with its releases")
+    ap.add_argument("--after-link", action="store_true", help="as the CMake package runs it after linking: one "
+                    "line per binary, the target from --target only; skipped when SHIMGEN_AUDIT=0 "
+                    "(shimgen.tools.link_audit)")
     args = ap.parse_args(argv)
+    if args.after_link:
+        return _after_link(args)
     exports = libtorch_exports.load()
     target = _target(args.target, exports.releases)
     with binaries.opened(args.paths) as found:
@@ -312,3 +318,24 @@ def main(argv: list[str]) -> int:
     else:
         write_lines(text(reports, args.symbols))
     return 0 if all(r.ok for r in reports) else 1
+
+
+def _after_link(args) -> int:
+    """--after-link: the verdict of each binary on one line (stdout), a failure on stderr naming the opt-out;
+    exit status 1 when one fails."""
+    from shimgen.tools import link_audit
+
+    if args.json or args.symbols:
+        raise ShimgenError("--after-link prints one line per binary: drop --json and --symbols")
+    if not link_audit.enabled():
+        return 0
+    target = releases.parse(args.target, "--target") if args.target is not None else None
+    status = 0
+    for path in args.paths:
+        outcome = link_audit.check(path, target)
+        if outcome.ok:
+            write_lines([f"shimgen audit: {outcome.line}"])
+        else:
+            sys.stderr.write(f"shimgen: {link_audit.failure(outcome, 'cmake')}\n")
+            status = 1
+    return status
