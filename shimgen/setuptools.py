@@ -37,6 +37,7 @@ SHIMGEN_AUDIT=0 in the environment skips it; an `overlay = true` build (not ABI-
 from __future__ import annotations
 
 import functools
+import logging
 import os
 
 from setuptools import Extension
@@ -200,7 +201,7 @@ class _StableBuild:
         outcome = link_audit.check(self.get_ext_fullpath(ext.name), target)
         if not outcome.ok:
             raise ShimgenError(link_audit.failure(outcome, "setuptools"))
-        self.announce(f"shimgen audit: {outcome.line}", level=2)  # INFO
+        self.announce(f"shimgen audit: {outcome.line}", level=logging.INFO)
 
 
 @functools.lru_cache(maxsize=None)
