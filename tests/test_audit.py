@@ -194,8 +194,8 @@ def test_json_is_deterministic_and_documented(tmp_path) -> None:
     data = json.loads(runs[0].stdout)
     assert set(data) == {"format", "releases", "ok", "binaries"} and data["format"] == audit.JSON_FORMAT
     b = data["binaries"][0]
-    assert set(b) == {"path", "member", "target", "ok", "verdict", "loads_on", "problems", "unmeasured", "stable",
-                      "cxx", "python", "python_checked", "other", "versions"}
+    assert set(b) == {"path", "member", "target", "ok", "verdict", "loads_on", "problems", "unmeasured",
+                      "variant_libraries", "stable", "cxx", "python", "python_checked", "other", "versions"}
     assert b["loads_on"] == [str(r) for r in DATA.releases if r >= Version(2, 14)]
     assert {s["name"]: (s["first"], s["last"]) for s in b["stable"]} == {
         FIRST_OF_2_10: ("2.10", str(NEWEST)), FIRST_OF_2_14: ("2.14", str(NEWEST))}
@@ -272,6 +272,26 @@ def test_bad_inputs_are_one_line_exit_2(tmp_path) -> None:
     os.mkfifo(fifo)
     empty = tmp_path / "empty"
     empty.mkdir()
+    empty_file = tmp_path / "empty.so"
+    empty_file.write_bytes(b"")
+    elf_header_cut = tmp_path / "short.so"
+    elf_header_cut.write_bytes(open(so, "rb").read()[:10])
+    text_member = tmp_path / "text.whl"
+    with zipfile.ZipFile(text_member, "w") as z:
+        z.writestr("pkg/_C.so", "not a binary\n")
+    bad_crc = bytearray(wheel.read_bytes())  # stored, not deflated: flip a byte of the library inside
+    bad_crc[bad_crc.index(b"\x7fELF") + 100] ^= 0xFF
+    corrupt_member = tmp_path / "crc.whl"
+    corrupt_member.write_bytes(bytes(bad_crc))
+    docs = tmp_path / "docs"  # a folder of files, none of them a binary
+    docs.mkdir()
+    (docs / "README.md").write_text("notes\n")
+    (docs / "mod.py").write_text("x = 1\n")
+    fifo_in_folder = tmp_path / "pipes"
+    fifo_in_folder.mkdir()
+    os.mkfifo(fifo_in_folder / "ext.so")
+    fifo_wheel = tmp_path / "pipe.whl"
+    os.mkfifo(fifo_wheel)
     obj = tmp_path / "obj.o"
     subprocess.run([CC, "-c", "-fPIC", "-o", str(obj), "-x", "c", "-"], input=b"int f(void){return 0;}\n", check=True)
     cases = [
@@ -283,10 +303,21 @@ def test_bad_inputs_are_one_line_exit_2(tmp_path) -> None:
         (empty, "a folder with no shared object"),
         (tmp_path / "missing.so", "no such file or folder"),
         (obj, "a relocatable object (.o), not a shared object"),
+        (empty_file, "an empty file, not a shared object"),
+        (elf_header_cut, "a truncated ELF file (10 bytes)"),
+        (text_member, "!pkg/_C.so: not an ELF shared object"),
+        (corrupt_member, "a corrupt or truncated wheel (Bad CRC-32"),
+        (docs, "a folder with no shared object (*.so) or wheel (*.whl) in it"),
+        (fifo_wheel, "it is a FIFO, not a shared object or a wheel"),
     ]
     for path, reason in cases:
         line = assert_one_line_error(shimgen("audit", str(path)), str(path), reason)
         assert line.count(str(path)) == 1, line
+    # a FIFO found in a folder is named by its own path
+    assert_one_line_error(shimgen("audit", str(fifo_in_folder)), f"{fifo_in_folder / 'ext.so'}: it is a FIFO")
+    # the build integrations' form (--after-link): the same one line, exit 2
+    for path, reason in cases[:3]:
+        assert_one_line_error(shimgen("audit", "--after-link", str(path)), str(path), reason)
     # a good binary named with a bad one: nothing is reported for either
     assert_one_line_error(shimgen("audit", so, str(text)), "not an ELF")
     assert_one_line_error(shimgen("audit", so, "--target", "2.7"), "--target", "2.9")
@@ -339,6 +370,8 @@ def test_a_cuda_function_is_judged_where_its_library_was_measured(tmp_path) -> N
     data = json.loads(shimgen("audit", so, "--json", "--target", "2.9").stdout)["binaries"][0]
     unmeasured = [r for r in DATA.releases if r not in cuda.releases]
     assert data["ok"] and data["loads_on"] == [str(r) for r in DATA.releases]
+    assert data["variant_libraries"] == ["libtorch_cuda.so"]
+    assert "; CUDA builds of torch only (libtorch_cuda.so)" in data["verdict"], data["verdict"]
     assert data["unmeasured"] == [{"release": str(r), "libraries": ["libtorch_cuda.so"]} for r in unmeasured]
     if unmeasured:
         assert data["verdict"].endswith(f"libtorch_cuda.so of {', '.join(map(str, unmeasured))} not measured")

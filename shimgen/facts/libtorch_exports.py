@@ -34,6 +34,10 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "libtorch": ("libtorch_cpu.so", "libtorch.so"),
     "libtorch_cuda": ("libtorch_cuda.so",),
 }
+# group -> the builds of a release whose wheels have its libraries (a group not named: every build has them)
+ONLY_IN: dict[str, str] = {
+    "libtorch_cuda": "CUDA builds of torch",
+}
 
 
 @dataclass(frozen=True)

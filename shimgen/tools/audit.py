@@ -63,6 +63,7 @@ class Report:
     versions: dict[str, str] = field(default_factory=dict)  # GLIBC -> 2.14
     loads_on: list[Version] = field(default_factory=list)
     unmeasured: list[tuple[Version, str]] = field(default_factory=list)  # (release, group) taken on trust
+    variant_groups: list[str] = field(default_factory=list)  # groups only some builds of a release have (ONLY_IN)
     problems: list[str] = field(default_factory=list)
     verdict: str = ""
     limited_api_known: bool = False
@@ -177,6 +178,7 @@ def judge(rep: Report, recorded: tuple[Version, ...]) -> None:
     rep.problems = problems
     rep.unmeasured = sorted({(r, u.group) for u in required for r in rep.loads_on
                              if u.group is not None and u.status(r) is None})
+    rep.variant_groups = sorted({u.group for u in required if u.group in libtorch_exports.ONLY_IN})
     if problems:
         rep.verdict = "; ".join(problems)
         return
@@ -188,6 +190,8 @@ def judge(rep: Report, recorded: tuple[Version, ...]) -> None:
     rep.verdict = f"loads on torch {lo}-{newest}" if lo != newest else f"loads on torch {newest}"
     if rep.target:
         rep.verdict += f" (target {rep.target})"
+    for g in rep.variant_groups:  # e.g. libtorch_cuda.so: a CPU build of the same release refuses the binary
+        rep.verdict += f"; {libtorch_exports.ONLY_IN[g]} only ({'+'.join(libtorch_exports.GROUPS[g])})"
     if rep.unmeasured:
         by_group: dict[str, list[Version]] = {}
         for r, g in rep.unmeasured:
@@ -263,6 +267,7 @@ def as_json(reports: list[Report], recorded: tuple[Version, ...]) -> dict:
             "problems": rep.problems,
             "unmeasured": [{"release": str(r), "libraries": list(libtorch_exports.GROUPS[g])}
                            for r, g in rep.unmeasured],
+            "variant_libraries": [lib for g in rep.variant_groups for lib in libtorch_exports.GROUPS[g]],
             "stable": [{"name": u.name, "weak": u.weak,
                         "first": str(min(u.releases)) if u.releases else None,
                         "last": str(max(u.releases)) if u.releases else None,

@@ -70,6 +70,8 @@ def _head(path: str, n: int = 64) -> bytes:
 
 def check_elf(head: bytes, what: str) -> None:
     """A shared object's first bytes: ELF, and of type ET_DYN (a relocatable .o or an executable is refused)."""
+    if not head:
+        raise ShimgenError(f"{what}: an empty file, not a shared object")
     if not head.startswith(_ELF_MAGIC):
         raise ShimgenError(f"{what}: not an ELF shared object (it does not start with the ELF magic bytes)")
     if len(head) < 18:
