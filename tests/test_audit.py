@@ -37,8 +37,10 @@ def shimgen(*args: str, cwd: str | os.PathLike | None = None) -> subprocess.Comp
     return subprocess.run([sys.executable, "-m", "shimgen", *args], capture_output=True, text=True, cwd=cwd, env=env)
 
 
-def compile_so(folder, name: str, functions: list[str], cxx: str = "", link_torch: bool = False) -> str:
-    """A shared object calling each C function of `functions` (declared `int f(void)`), plus C++ `cxx` code."""
+def compile_so(folder, name: str, functions: list[str], cxx: str = "", link_torch: bool = True) -> str:
+    """A shared object calling each C function of `functions` (declared `int f(void)`), plus C++ `cxx` code;
+    `link_torch`: naming libtorch.so and libtorch_cpu.so as needed, as every extension does (the installed torch's:
+    the loader then resolves the functions in the running torch's libtorch)."""
     src = os.path.join(folder, name + (".cpp" if cxx else ".c"))
     decl = 'extern "C" ' if cxx else "extern "
     body = "".join(f"{decl}int {f}(void);\n" for f in functions)
@@ -51,9 +53,9 @@ def compile_so(folder, name: str, functions: list[str], cxx: str = "", link_torc
     if cxx:
         cmd[1:1] = ["-x", "c++"]
         cmd.append("-lstdc++")
-    if link_torch:  # as an extension links: the loader then resolves the functions in the running torch's libtorch
+    if link_torch:  # kept as needed even where no function is the installed libtorch's (a newer release's)
         lib = os.path.join(runtimes.find_torch().root, "lib")
-        cmd += [f"-L{lib}", "-ltorch_cpu"]
+        cmd += [f"-L{lib}", "-Wl,--no-as-needed", "-ltorch", "-ltorch_cpu"]
     subprocess.run(cmd, check=True, capture_output=True)
     return out
 
@@ -155,13 +157,42 @@ def test_a_cpp_extension_is_outside_the_stable_abi(tmp_path) -> None:
     proc = shimgen("audit", so, "--target", "2.10", "--symbols")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     first = proc.stdout.splitlines()[0]
-    assert first == (f"{so}: loads only on the torch it was built with: 2 C++ symbols outside the stable ABI "
+    assert first == (f"{so}: sure to load only on the torch it was built with: 2 C++ symbols outside the stable ABI "
                      "(at::relu_, c10::detail::torchCheckFail)"), first
     assert "    at::relu_(at::Tensor&)" in proc.stdout.splitlines()
     data = json.loads(shimgen("audit", so, "--json").stdout)
     assert {c["name"] for c in data["binaries"][0]["cxx"]} == {"_ZN2at5relu_ERNS_6TensorE",
                                                                "_ZN3c106detail14torchCheckFailEPKcS2_jS2_"}
     assert data["binaries"][0]["loads_on"] == []
+
+
+def test_a_library_that_links_no_libtorch_loads_on_none(tmp_path) -> None:
+    """The loader resolves a library's symbols in the libraries it names as needed (and theirs), not in torch._C's
+    (loaded RTLD_LOCAL): a stable function it cannot reach blocks every release (the runtimes agree: below)."""
+    so = compile_so(tmp_path, "unlinked", [FIRST_OF_2_10], link_torch=False)
+    proc = shimgen("audit", so, "--json")
+    data = json.loads(proc.stdout)["binaries"][0]
+    assert proc.returncode == 1 and data["loads_on"] == [] and not data["ok"], data
+    assert data["verdict"] == (f"loads on no torch: it calls {FIRST_OF_2_10} but links none of libtorch_cpu.so, "
+                               "libtorch.so (its DT_NEEDED), where the loader would find them"), data["verdict"]
+    linked = json.loads(shimgen("audit", compile_so(tmp_path, "linked", [FIRST_OF_2_10]), "--json").stdout)
+    assert {"libtorch.so", "libtorch_cpu.so"} <= set(linked["binaries"][0]["needed"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", releases.load().runtimes)
+def test_libtorch_so_reaches_each_group(name: str) -> None:
+    """REACHED_THROUGH's libtorch.so: it names libtorch_cpu.so as needed, and libtorch_cuda.so in a CUDA build."""
+    rt = runtimes.find(name)
+    _runtimes_found()
+    if rt is None:
+        pytest.skip(runtimes.missing_reason([name]))
+    lib = os.path.join(rt.torch.root, "lib")
+    needed = set(binaries.needed_libraries(binaries.Binary("libtorch.so", None, os.path.join(lib, "libtorch.so"))))
+    for group, libraries in libtorch_exports.GROUPS.items():
+        if os.path.exists(os.path.join(lib, libraries[0])):
+            assert "libtorch.so" in libtorch_exports.REACHED_THROUGH[group]
+            assert libraries[0] in needed | {"libtorch.so"}, (group, sorted(needed))
 
 
 def test_a_wheel_is_audited_by_its_shared_objects(tmp_path) -> None:
@@ -195,7 +226,7 @@ def test_json_is_deterministic_and_documented(tmp_path) -> None:
     assert set(data) == {"format", "releases", "ok", "binaries"} and data["format"] == audit.JSON_FORMAT
     b = data["binaries"][0]
     assert set(b) == {"path", "member", "target", "ok", "verdict", "loads_on", "problems", "unmeasured",
-                      "variant_libraries", "stable", "cxx", "python", "python_checked", "other", "versions"}
+                      "variant_libraries", "stable", "cxx", "python", "python_checked", "other", "versions", "needed"}
     assert b["loads_on"] == [str(r) for r in DATA.releases if r >= Version(2, 14)]
     assert {s["name"]: (s["first"], s["last"]) for s in b["stable"]} == {
         FIRST_OF_2_10: ("2.10", str(NEWEST)), FIRST_OF_2_14: ("2.14", str(NEWEST))}
@@ -349,15 +380,16 @@ def test_the_verdict_is_what_loading_does(tmp_path, name: str) -> None:
             pytest.fail(runtimes.missing_reason([name]))
         pytest.skip(runtimes.missing_reason([name]))
     release = Version.parse(name)
-    for so in (compile_so(tmp_path, "ok", [FIRST_OF_2_10], link_torch=True),
-               compile_so(tmp_path, "new", [FIRST_OF_2_10, FIRST_OF_2_14], link_torch=True)):
+    for so in (compile_so(tmp_path, "ok", [FIRST_OF_2_10]),
+               compile_so(tmp_path, "new", [FIRST_OF_2_10, FIRST_OF_2_14]),
+               compile_so(tmp_path, "unlinked", [FIRST_OF_2_10], link_torch=False)):
         data = json.loads(shimgen("audit", so, "--json").stdout)["binaries"][0]
         predicted = str(release) in data["loads_on"]
         proc = subprocess.run([rt.python, "-c", LOAD, so], capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert proc.stdout.startswith("loaded" if predicted else "failed"), (so, name, predicted, proc.stdout)
         if not predicted:
-            assert FIRST_OF_2_14 in proc.stdout
+            assert "undefined symbol" in proc.stdout and (FIRST_OF_2_14 in proc.stdout or "unlinked" in so)
 
 
 def test_a_cuda_function_is_judged_where_its_library_was_measured(tmp_path) -> None:

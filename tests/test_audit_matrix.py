@@ -1,7 +1,7 @@
-"""`shimgen audit` against what happens: eight binaries built the ways extensions are built, each audited and each
-loaded (RTLD_NOW, after `import torch`; then one of its ops called on CPU tensors where it has one that runs there)
-under torch 2.10.0, 2.13.0 (the installed CPU wheel), 2.14.1 and 2.15.0. For every binary and runtime, the audit's
-verdict for that release is what happened.
+"""`shimgen audit` against what happens: nine binaries built the ways extensions are built, each audited and each
+loaded (RTLD_NOW, after `import torch`; then one of its ops called on CPU tensors) under torch 2.10.0, 2.13.0 (the
+installed CPU wheel), 2.14.1 and 2.15.0. For every binary and runtime, the audit's verdict for that release is what
+happened.
 
     example      examples/stable_ops's wheel (pip wheel; its CUDA kernels too where a toolkit is found)
     quickstart   examples/quickstart's wheel
@@ -11,16 +11,20 @@ verdict for that release is what happened.
                  a target newer than the headers with an #error)
     new-shim     a library at target 2.10 calling torch_has_storage, first exported by libtorch 2.14 (built
                  without the audit after linking, which would stop it)
-    cuda         a .cu file (nvcc, StableExtension(cuda=True): the CUDA runtime linked statically) calling
-                 aoti_torch_get_current_cuda_stream, which only libtorch_cuda.so exports
+    cuda         a .cu file (nvcc, StableExtension(cuda=True): the CUDA runtime linked statically, no libtorch_cuda)
+                 calling aoti_torch_get_current_cuda_stream, which only libtorch_cuda.so exports
+    cuda-linked  a C++ library calling the same function that links libtorch_cuda.so (a CUDA runtime's)
     abi3-python  an abi3 wheel whose module calls PyUnicode_AsUTF8, outside Python's limited API
 
-What is predicted for a runtime: its release is in the binary's `loads_on` (a binary with libtorch C++ symbols:
-the release it was built with, the installed one), and a binary needing libtorch_cuda.so loads only on a runtime
-that has it (the CUDA wheels; the installed 2.13.0 is a CPU wheel). Without a CUDA toolkit the cuda binary is left
-out (named in the skip); in CI (CI=true) a missing runtime or toolkit fails.
+What is predicted for a runtime: its release is in the binary's `loads_on`, and the libraries only some builds have
+(`variant_libraries`: libtorch_cuda.so) are in that runtime's wheel. A binary with libtorch C++ symbols is promised
+to load on the release it was built with (the installed one) and nothing elsewhere: there it loads exactly when
+that torch still exports each of its C++ symbols (measured here with nm), which the test checks too. A refusal must
+be the loader's (`undefined symbol`, `cannot open shared object file`). Without a CUDA toolkit, or without a
+runtime that has libtorch_cuda.so, a cuda binary is left out (named in the skip); in CI (CI=true) a missing runtime,
+toolkit or binary fails.
 
-    python -m tests.test_audit_matrix        # builds everything and prints the table
+    python -m tests.test_audit_matrix        # builds everything and prints the table (docs/audit.md)
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ class Binary:
     load: str  # the library torch.ops.load_library loads, or the folder holding `module`
     module: str | None  # imported (the folder first on sys.path) instead of load_library
     call: str  # a Python expression run after loading, true when the op computed what aten computes ("": none)
+    build_error: str = ""  # the build's `error:` line where the audit after linking stopped it (then built without)
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -259,9 +264,61 @@ def build_cuda(tmp: str) -> Binary:
     folder = _setup_project(os.path.join(tmp, "cuda"), table("cuda-scale", '["contiguous", "empty_like", "copy_"]'),
                             STABLE_SETUP.format(ext="StableExtension('cuda_scale', ['scale.cu'], cuda=True)"),
                             {"scale.cu": CUDA_SOURCE})
-    so = _inplace(folder, "cuda_scale*.so", MAX_JOBS="2")
+    stopped = subprocess.run([sys.executable, "setup.py", "-q", "build_ext", "--inplace"], cwd=folder,
+                             capture_output=True, text=True, timeout=TIMEOUT, env=_env(MAX_JOBS="2"))
+    errors = [line for line in stopped.stderr.splitlines() if line.startswith("error:")]
+    assert stopped.returncode != 0 and len(errors) == 1, stopped.stderr[-3000:]
+    so = _inplace(folder, "cuda_scale*.so", **{link_audit.ENV: "0"})  # linked already: the audit is what it skips
     return Binary("cuda", so, "2.10", so, None,
-                  "torch.equal(torch.ops.cuda_scale.scale(torch.tensor([1.0, -2.0]), 3.0), torch.tensor([3.0, -6.0]))")
+                  "torch.equal(torch.ops.cuda_scale.scale(torch.tensor([1.0, -2.0]), 3.0), torch.tensor([3.0, -6.0]))",
+                  errors[0])
+
+
+CUDA_LINKED = """#include <torch/csrc/stable/library.h>
+#include <torch/csrc/stable/ops.h>
+#include <torch/csrc/stable/tensor.h>
+
+// exported by libtorch_cuda.so only, which this library links (as torch's CUDAExtension does)
+extern "C" AOTITorchError aoti_torch_get_current_cuda_stream(int32_t device_index, void** ret_stream);
+
+torch::stable::Tensor stream_or_copy(const torch::stable::Tensor& x) {
+  if (x.is_cuda()) {
+    void* stream = nullptr;
+    TORCH_ERROR_CODE_CHECK(aoti_torch_get_current_cuda_stream(x.get_device_index(), &stream));
+  }
+  return torch::stable::clone(x);
+}
+
+STABLE_TORCH_LIBRARY(cuda_linked, m) { m.def("stream_or_copy(Tensor x) -> Tensor"); }
+STABLE_TORCH_LIBRARY_IMPL(cuda_linked, CompositeExplicitAutograd, m) {
+  m.impl("stream_or_copy", TORCH_BOX(&stream_or_copy));
+}
+"""
+
+
+def cuda_library_runtime() -> runtimes.Runtime | None:
+    """A runtime whose wheel has libtorch_cuda.so, to link against (the installed 2.13.0 is a CPU wheel)."""
+    for name in reversed(RUNTIMES):
+        rt = runtimes.find(name)
+        if rt is not None and os.path.exists(os.path.join(rt.torch.root, "lib", "libtorch_cuda.so")):
+            return rt
+    return None
+
+
+def build_cuda_linked(tmp: str) -> Binary:
+    """A C++ library on the CUDA stream shim that links libtorch_cuda.so (a CUDA runtime's): needed by name."""
+    src = os.path.join(tmp, "cuda_linked.cpp")
+    with open(src, "w", encoding="utf-8") as f:
+        f.write(CUDA_LINKED)
+    out = os.path.join(tmp, "libcuda_linked.so")
+    lib = os.path.join(cuda_library_runtime().torch.root, "lib")
+    from shimgen.facts import releases
+
+    proc = cxx.library([*cxx.TORCH.stable_flags(None), f"-DTORCH_TARGET_VERSION={releases.parse('2.10', 't').hex}"],
+                       src, out, [f"-L{lib}", "-Wl,--no-as-needed", "-ltorch_cuda", *cxx.TORCH.link_flags()])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return Binary("cuda-linked", out, "2.10", out, None,
+                  "torch.equal(torch.ops.cuda_linked.stream_or_copy(torch.tensor([1.0, 2.0])), torch.tensor([1.0, 2.0]))")
 
 
 PY_SOURCE = """#include <torch/csrc/stable/library.h>
@@ -302,15 +359,24 @@ def build_abi3_python(tmp: str) -> Binary:
 
 
 BUILDS = (build_example, build_quickstart, build_ported, build_aten, build_target_2_14, build_new_shim, build_cuda,
-          build_abi3_python)
+          build_cuda_linked, build_abi3_python)
 
 
-def cuda_missing() -> str | None:
-    return None if cuda_toolkit.find() is not None else "no CUDA toolkit (shimgen.tools.cuda_toolkit.find())"
+def missing(build) -> str | None:
+    """Why `build` cannot be made here (None: it can)."""
+    if build is build_cuda and cuda_toolkit.find() is None:
+        return "no CUDA toolkit (shimgen.tools.cuda_toolkit.find())"
+    if build is build_cuda_linked and cuda_library_runtime() is None:
+        return f"no runtime with libtorch_cuda.so among {', '.join(RUNTIMES)}"
+    return None
 
 
 def build_all(tmp: str) -> list[Binary]:
-    return [build(tmp) for build in BUILDS if build is not build_cuda or cuda_missing() is None]
+    return [build(tmp) for build in BUILDS if missing(build) is None]
+
+
+def not_built() -> list[str]:
+    return [f"{build.__name__}: {missing(build)}" for build in BUILDS if missing(build)]
 
 
 # ---- audit and load ---------------------------------------------------------------------------------------------
@@ -327,6 +393,7 @@ def audit(b: Binary) -> dict:
     return found[0]
 
 
+REFUSALS = ("undefined symbol", "cannot open shared object file")  # the loader's words for what the audit reads
 RUNNER = r"""
 import importlib, json, os, sys
 import torch
@@ -345,8 +412,8 @@ for spec in json.loads(sys.argv[1]):
             else:
                 torch.ops.load_library(spec["load"])
             out["loaded"] = True
-        except BaseException as e:
-            out["loaded"], out["error"] = False, f"{type(e).__name__}: {e}"
+        except BaseException as e:  # torch.ops.load_library wraps the loader's message: keep both
+            out["loaded"], out["error"] = False, f"{type(e).__name__}: {e} ({e.__cause__ or e.__context__})"
         if out["loaded"] and spec["call"]:
             try:
                 out["called"] = bool(eval(spec["call"]))
@@ -376,6 +443,18 @@ def load_all(rt: runtimes.Runtime, binaries: list[Binary]) -> dict[str, dict]:
     return {r["name"]: r for r in json.loads(proc.stdout.splitlines()[-1])}
 
 
+def cxx_exported(rt: runtimes.Runtime, report: dict) -> set[str]:
+    """The C++ symbols this runtime's torch libraries define, of those the binary needs (by name) and libtorch's."""
+    lib = os.path.join(rt.torch.root, "lib")
+    names = {n for n in report["needed"] if os.path.exists(os.path.join(lib, n))} | {"libc10.so", "libtorch_cpu.so"}
+    found: set[str] = set()
+    for name in sorted(names):
+        out = subprocess.run(["nm", "-D", "--defined-only", os.path.join(lib, name)], capture_output=True, text=True,
+                             check=True).stdout
+        found |= {line.split()[-1].partition("@")[0] for line in out.splitlines() if line.strip()}
+    return found
+
+
 def needs_cuda_library(report: dict) -> bool:
     return any(not s["weak"] and "libtorch_cuda.so" in (s["libraries"] or []) for s in report["stable"])
 
@@ -385,11 +464,12 @@ def variant_libraries_present(report: dict, rt: runtimes.Runtime) -> bool:
     return all(os.path.exists(os.path.join(rt.torch.root, "lib", lib)) for lib in report["variant_libraries"])
 
 
-def predicted(report: dict, rt: runtimes.Runtime) -> bool:
-    """Whether the audit says the binary loads on this runtime."""
+def predicted(report: dict, rt: runtimes.Runtime) -> bool | None:
+    """Whether the audit says the binary loads on this runtime; None where it promises nothing (libtorch's C++ ABI
+    on a release other than the one the binary was built with)."""
     release = Version.parse(".".join(rt.name.split(".")[:2]))
-    if report["cxx"]:  # "loads only on the torch it was built with"
-        return release == BUILT_WITH
+    if report["cxx"]:  # "sure to load only on the torch it was built with"
+        return True if release == BUILT_WITH else None
     return str(release) in report["loads_on"] and variant_libraries_present(report, rt)
 
 
@@ -405,8 +485,8 @@ def _runtime(name: str) -> runtimes.Runtime | None:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> list[Binary]:
-    if cuda_missing() and os.environ.get("CI") == "true":
-        pytest.fail(cuda_missing())
+    if not_built() and os.environ.get("CI") == "true":
+        pytest.fail(f"not built: {'; '.join(not_built())}")
     return build_all(str(tmp_path_factory.mktemp("matrix")))
 
 
@@ -423,20 +503,29 @@ def test_the_verdicts(built, reports) -> None:
             (name, reports[name]["verdict"])
     aten = reports["aten"]  # the plain cpp_extension build: its build release only, its C++ symbols named
     assert not aten["ok"] and aten["loads_on"] == [] and len(aten["cxx"]) > 5, aten["verdict"]
-    assert aten["verdict"].startswith("loads only on the torch it was built with: ") and "at::" in aten["verdict"]
+    assert aten["verdict"].startswith("sure to load only on the torch it was built with: ") and "at::" in aten["verdict"]
     assert reports["new-shim"]["verdict"] == "needs torch >= 2.14 (target 2.10): torch_has_storage"
     assert reports["target-2.14"]["ok"] and reports["target-2.14"]["verdict"].endswith("(target 2.14)")
     python = {p["name"]: p["limited_api_since"] for p in reports["abi3-python"]["python"]}
     assert "PyUnicode_AsUTF8" in python and "PyModule_Create2" in python
     if reports["abi3-python"]["python_checked"]:
         assert python["PyUnicode_AsUTF8"] is None and python["PyModule_Create2"] == "3.2"
-    if "cuda" not in reports:
-        pytest.skip(f"the cuda binary was not built: {cuda_missing()}")
-    cuda = reports["cuda"]
-    assert cuda["ok"] and needs_cuda_library(cuda) and cuda["variant_libraries"] == ["libtorch_cuda.so"], cuda
-    assert "; CUDA builds of torch only (libtorch_cuda.so)" in cuda["verdict"], cuda["verdict"]
-    for name in set(reports) - {"cuda"}:  # the example's CUDA kernels find libtorch_cuda's stream at run time
+    for name in set(reports) - {"cuda", "cuda-linked"}:  # the example's CUDA kernels find the stream at run time
         assert reports[name]["variant_libraries"] == [], name
+    if "cuda-linked" in reports:
+        linked = reports["cuda-linked"]
+        assert linked["ok"] and linked["variant_libraries"] == ["libtorch_cuda.so"], linked
+        assert "; CUDA builds of torch only (libtorch_cuda.so)" in linked["verdict"], linked["verdict"]
+    if "cuda" in reports:  # StableExtension(cuda=True) links no libtorch_cuda, and --as-needed drops libtorch.so
+        cuda = reports["cuda"]
+        assert needs_cuda_library(cuda) and not cuda["ok"] and cuda["loads_on"] == [], cuda
+        assert cuda["verdict"] == ("loads on no torch: it calls aoti_torch_get_current_cuda_stream but links none of "
+                                   "libtorch_cuda.so, libtorch.so (its DT_NEEDED), where the loader would find them")
+        # and the audit after linking stopped its StableExtension build with that line
+        error = next(b.build_error for b in built if b.name == "cuda")
+        assert error.startswith("error: shimgen: build/") and cuda["verdict"] in error, error
+    if not_built():
+        pytest.skip(f"not built: {'; '.join(not_built())}")
 
 
 @pytest.mark.parametrize("name", RUNTIMES)
@@ -448,15 +537,17 @@ def test_the_verdict_is_what_loading_does(built, reports, name: str) -> None:
     wrong = []
     for b in built:
         want, got = predicted(reports[b.name], rt), results[b.name]
+        if want is None:  # no promise: it loads exactly when this torch still exports each of its C++ symbols
+            want = {c["name"] for c in reports[b.name]["cxx"]} <= cxx_exported(rt, reports[b.name])
         if got["loaded"] != want:
             wrong.append(f"{b.name}: audit {'loads' if want else 'fails'}, loading {got}")
         elif got["loaded"] and b.call and got.get("called") is not True:
             wrong.append(f"{b.name}: loaded, but its op did not compute what aten does: {got}")
-        elif not got["loaded"] and "undefined symbol" not in got.get("error", ""):
-            wrong.append(f"{b.name}: refused for another reason than a missing symbol: {got}")
+        elif not got["loaded"] and not any(why in got.get("error", "") for why in REFUSALS):
+            wrong.append(f"{b.name}: refused for another reason than a missing symbol or library: {got}")
     assert not wrong, "\n".join(wrong)
-    if cuda_missing():
-        pytest.skip(f"the cuda binary was not built: {cuda_missing()}")
+    if not_built():
+        pytest.skip(f"not built: {'; '.join(not_built())}")
 
 
 def main() -> int:
@@ -475,14 +566,15 @@ def main() -> int:
             for rt in found:
                 want, got = predicted(reports[b.name], rt), loaded[rt.name][b.name]
                 actual = ("loads, op ok" if got.get("called") else "loads" if got["loaded"] else "refused")
-                mark = "" if want == got["loaded"] else " **MISMATCH**"
-                cells.append(f"{'loads' if want else 'refused'} / {actual}{mark}")
+                said = "not sure" if want is None else "loads" if want else "refused"
+                mark = "" if want is None or want == got["loaded"] else " **MISMATCH**"
+                cells.append(f"{said} / {actual}{mark}")
             print(f"| {b.name} | {reports[b.name]['verdict']} | " + " | ".join(cells) + " |")
         missing = [n for n in RUNTIMES if runtimes.find(n) is None]
         if missing:
             print(runtimes.missing_reason(missing))
-        if cuda_missing():
-            print(f"cuda: not built ({cuda_missing()})")
+        for line in not_built():
+            print(f"not built: {line}")
     return 0
 
 

@@ -6,7 +6,8 @@ dynamic symbols, sorted into
     stable C ABI      aoti_torch_* / torch_* C functions: each with the releases whose libtorch exports it
                       (data/libtorch_exports.json, measured by `python -m shimgen.dev exports`)
     C++ (libtorch)    mangled names in at::, c10::, torch::, caffe2:: (vtables and typeinfo included): libtorch's
-                      C++ ABI, which changes with every release: the binary loads only on the torch it was built with
+                      C++ ABI, which changes with every release: the binary is sure to load only on the torch it was
+                      built with
     Python C API      Py* / _Py*: reported, with the limited API's verdict where abi3info (abi3audit's data) is
                       installed; not part of the torch verdict
     other             libc, libstdc++, ...: the highest symbol version of each family it needs (GLIBC, GLIBCXX)
@@ -14,7 +15,8 @@ dynamic symbols, sorted into
 and judged: one line per binary, `loads on torch 2.10-2.15`, or what blocks which release. Exit status 0 when every
 binary loads on every release from its target (--target, else [tool.shimgen]'s, else the oldest release it loads
 on) to the newest recorded; 1 when one needs a newer torch than its target, uses libtorch's C++ ABI, calls a
-function no recorded libtorch exports, or misses a release in its range; 2 on bad input (one line, nothing else).
+function no recorded libtorch exports or one in a library it does not link (its DT_NEEDED: where the loader looks),
+or misses a release in its range; 2 on bad input (one line, nothing else).
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ class Report:
     python: list[tuple[str, str | None]] = field(default_factory=list)  # (name, limited API since, or None)
     other: list[str] = field(default_factory=list)
     versions: dict[str, str] = field(default_factory=dict)  # GLIBC -> 2.14
+    needed: list[str] = field(default_factory=list)  # the libraries it names as needed (DT_NEEDED)
     loads_on: list[Version] = field(default_factory=list)
     unmeasured: list[tuple[Version, str]] = field(default_factory=list)  # (release, group) taken on trust
     variant_groups: list[str] = field(default_factory=list)  # groups only some builds of a release have (ONLY_IN)
@@ -128,6 +131,7 @@ def classify(binary: binaries.Binary, target: Version | None, exports: libtorch_
         else:
             rep.other.append(s.name)
     rep.versions = binaries.needed_versions(binary)
+    rep.needed = binaries.needed_libraries(binary)
     judge(rep, exports.releases)
     return rep
 
@@ -140,12 +144,22 @@ def judge(rep: Report, recorded: tuple[Version, ...]) -> None:
     problems = []
     if rep.cxx:
         names = sorted(dict.fromkeys(_short(d) for _, d in rep.cxx))
-        problems.append(f"loads only on the torch it was built with: {len(rep.cxx)} C++ symbol"
+        problems.append(f"sure to load only on the torch it was built with: {len(rep.cxx)} C++ symbol"
                         f"{'s' if len(rep.cxx) != 1 else ''} outside the stable ABI ({_names(names)})")
     unknown = [u.name for u in required if u.group is None]
     if unknown:
         problems.append(f"exported by no recorded libtorch ({_span(recorded)}): {_names(unknown)}")
-    if not rep.cxx and not unknown:
+    unreached: dict[str, list[str]] = {}  # group -> its functions the binary cannot reach (REACHED_THROUGH)
+    for u in required:
+        if u.group is not None and not set(libtorch_exports.REACHED_THROUGH[u.group]) & set(rep.needed):
+            unreached.setdefault(u.group, []).append(u.name)
+    for g, names in sorted(unreached.items()):
+        problems.append(f"loads on no torch: it calls {_names(names)} but links none of "
+                        f"{', '.join(libtorch_exports.REACHED_THROUGH[g])} (its DT_NEEDED), where the loader would "
+                        "find them")
+    if unreached:
+        rep.loads_on = []
+    if not rep.cxx and not unknown and not unreached:
         start = rep.target or (rep.loads_on[0] if rep.loads_on else recorded[0])
         span = [r for r in recorded if start <= r <= newest]
         needs: dict[Version, list[str]] = {}
@@ -279,6 +293,7 @@ def as_json(reports: list[Report], recorded: tuple[Version, ...]) -> dict:
             "python_checked": rep.limited_api_known,
             "other": rep.other,
             "versions": rep.versions,
+            "needed": rep.needed,
         } for rep in reports],
     }
 
