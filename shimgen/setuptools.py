@@ -15,7 +15,9 @@ build time from the project's [tool.shimgen] table (shimgen.tools.project).
 `-DTORCH_STABLE_ONLY` and `-DTORCH_TARGET_VERSION` from the table's `target` (or the `target=` argument). With
 `cuda=True` its `.cu` sources compile with nvcc (shimgen.tools.cuda_toolkit finds the toolkit; -gencode flags from
 TORCH_CUDA_ARCH_LIST or 8.0;9.0+PTX) and the CUDA runtime links statically, never libc10_cuda, libtorch_cuda or
-libcudart.so: the one library loads on CPU builds of torch and on CUDA builds of any CUDA release. `BuildExtension`
+libcudart.so: the one library loads on CPU builds of torch and on CUDA builds of any CUDA release. It then reaches
+no function of libtorch_cuda's (aoti_torch_get_current_cuda_stream): it looks them up at run time (dlsym), as
+examples/stable_ops does; a direct call is an undefined symbol on every torch, which the audit after linking stops. `BuildExtension`
 is torch's, and before compiling it generates the table's ops into the build tree (`<build_temp>/shimgen`: never
 into the source tree, nothing cached elsewhere) and puts that folder first on each stable extension's include path,
 so the generated `torch/csrc/stable/ops.h` shadows the installed torch's. Both become torch's when build_ext runs:

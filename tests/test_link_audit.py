@@ -16,6 +16,7 @@ import pytest
 from shimgen.base.errors import ShimgenError
 from shimgen.facts import releases
 from shimgen.facts.versions import Version
+from shimgen.proofs.verify import build
 from shimgen.tools import link_audit, project
 from tests.test_cli_errors import assert_one_line_error
 
@@ -147,7 +148,9 @@ def test_after_link_is_one_line_and_imports_no_torch(tmp_path) -> None:
     src = tmp_path / "lib.c"
     src.write_text(f"int {NEWER}(void);\nint f(void) {{ return {NEWER}(); }}\n")
     so = str(tmp_path / "lib.so")
-    subprocess.run([cc, "-shared", "-fPIC", "-o", so, str(src)], check=True)
+    lib = build.find_torch().lib_dir  # linked as an extension links: libtorch named as needed
+    subprocess.run([cc, "-shared", "-fPIC", "-o", so, str(src), f"-L{lib}", "-Wl,--no-as-needed", "-ltorch",
+                    "-ltorch_cpu"], check=True)
     code = ("import sys\nfrom shimgen.tools import audit\nstatus = audit.main(sys.argv[1:])\n"
             "print('torch imported' if any(m == 'torch' or m.startswith('torch.') for m in sys.modules) else "
             "'no torch', status)\n")
