@@ -320,7 +320,8 @@ def build_cuda_linked(tmp: str) -> Binary:
                        src, out, [f"-L{lib}", "-Wl,--no-as-needed", "-ltorch_cuda", *cxx.TORCH.link_flags()])
     assert proc.returncode == 0, proc.stderr[-3000:]
     return Binary("cuda-linked", out, "2.10", out, None,
-                  "torch.equal(torch.ops.cuda_linked.stream_or_copy(torch.tensor([1.0, 2.0])), torch.tensor([1.0, 2.0]))")
+                  "torch.equal(torch.ops.cuda_linked.stream_or_copy(torch.tensor([1.0, 2.0])), "
+                  "torch.tensor([1.0, 2.0]))")
 
 
 PY_SOURCE = """#include <torch/csrc/stable/library.h>
@@ -505,7 +506,8 @@ def test_the_verdicts(built, reports) -> None:
             (name, reports[name]["verdict"])
     aten = reports["aten"]  # the plain cpp_extension build: its build release only, its C++ symbols named
     assert not aten["ok"] and aten["loads_on"] == [] and len(aten["cxx"]) > 5, aten["verdict"]
-    assert aten["verdict"].startswith("sure to load only on the torch it was built with: ") and "at::" in aten["verdict"]
+    assert aten["verdict"].startswith("sure to load only on the torch it was built with: "), aten["verdict"]
+    assert "at::" in aten["verdict"]
     assert reports["new-shim"]["verdict"] == "needs torch >= 2.14 (target 2.10): torch_has_storage"
     assert reports["target-2.14"]["ok"] and reports["target-2.14"]["verdict"].endswith("(target 2.14)")
     python = {p["name"]: p["limited_api_since"] for p in reports["abi3-python"]["python"]}

@@ -29,7 +29,7 @@ SETUP = ("from setuptools import setup\nfrom shimgen.setuptools import BuildExte
          "      cmdclass={'build_ext': BuildExtension})\n")
 SOURCE = ("#include <torch/csrc/stable/library.h>\n#include <torch/csrc/stable/ops.h>\n"
           "torch::stable::Tensor r(const torch::stable::Tensor& x) { return torch::stable::relu(x); }\n")
-BREAKS = SOURCE + f'extern "C" int {NEWER}(void);  // first exported by libtorch 2.13\nint f() {{ return {NEWER}(); }}\n'
+BREAKS = SOURCE + f'extern "C" int {NEWER}(void);  // libtorch 2.13\'s\nint f() {{ return {NEWER}(); }}\n'
 
 
 def _env(**extra: str) -> dict[str, str]:
@@ -108,7 +108,8 @@ def test_cmake_stops_a_library_that_breaks_its_target(tmp_path) -> None:
     _project(src, BREAKS)
     (src / "CMakeLists.txt").write_text(CMAKE_LISTS)
     exe = tmp_path / "shimgen"  # this checkout's shimgen as the command the package runs
-    exe.write_text(f"#!/bin/sh\nPYTHONPATH={ROOT}${{PYTHONPATH:+:$PYTHONPATH}} exec {sys.executable} -m shimgen \"$@\"\n")
+    exe.write_text(f"#!/bin/sh\nPYTHONPATH={ROOT}${{PYTHONPATH:+:$PYTHONPATH}} "
+                   f"exec {sys.executable} -m shimgen \"$@\"\n")
     exe.chmod(0o755)
 
     def configure(*args: str) -> None:
