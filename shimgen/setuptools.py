@@ -20,8 +20,8 @@ no function of libtorch_cuda's (aoti_torch_get_current_cuda_stream): it looks th
 examples/stable_ops does; a direct call is an undefined symbol on every torch, which the audit after linking stops.
 `BuildExtension` is torch's, and before compiling it generates the table's ops into the build tree
 (`<build_temp>/shimgen`: never into the source tree, nothing cached elsewhere) and puts that folder first on each
-stable extension's include path, so the generated `torch/csrc/stable/ops.h` shadows the installed torch's. Both become torch's when build_ext runs:
-setup.py's other commands (pip's metadata step, `setup.py --name`) import no torch. The generation is shimgen's own
+stable extension's include path, so the generated `torch/csrc/stable/ops.h` shadows the installed torch's. Both
+become torch's when build_ext runs: setup.py's other commands (pip's metadata step, `setup.py --name`) import no torch. The generation is shimgen's own
 (`shimgen.generate.pipeline.generate`), in process, from the installed torch's native_functions.yaml: no network.
 Build without isolation (`pip wheel --no-build-isolation .`) so the extension compiles against the torch installed
 in the environment.
