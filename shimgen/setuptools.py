@@ -21,10 +21,10 @@ examples/stable_ops does; a direct call is an undefined symbol on every torch, w
 `BuildExtension` is torch's, and before compiling it generates the table's ops into the build tree
 (`<build_temp>/shimgen`: never into the source tree, nothing cached elsewhere) and puts that folder first on each
 stable extension's include path, so the generated `torch/csrc/stable/ops.h` shadows the installed torch's. Both
-become torch's when build_ext runs: setup.py's other commands (pip's metadata step, `setup.py --name`) import no torch. The generation is shimgen's own
-(`shimgen.generate.pipeline.generate`), in process, from the installed torch's native_functions.yaml: no network.
-Build without isolation (`pip wheel --no-build-isolation .`) so the extension compiles against the torch installed
-in the environment.
+become torch's when build_ext runs: setup.py's other commands (pip's metadata step, `setup.py --name`) import no
+torch. The generation is shimgen's own (`shimgen.generate.pipeline.generate`), in process, from the installed
+torch's native_functions.yaml: no network. Build without isolation (`pip wheel --no-build-isolation .`) so the
+extension compiles against the torch installed in the environment.
 
 A wrapper with no libtorch route at the target is a compile error naming the op, the reason and the remedy
 unless the table says `overlay = true`, which adds `-DSHIMGEN_OVERLAY` (the author then links shimgen's overlay
