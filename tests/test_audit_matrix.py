@@ -40,7 +40,9 @@ from dataclasses import dataclass
 
 import pytest
 
+from shimgen.facts import releases
 from shimgen.facts.versions import Version
+from shimgen.generate import pipeline
 from shimgen.proofs.verify import runtimes
 from shimgen.tools import cuda_toolkit, link_audit
 from tests import cxx
@@ -191,14 +193,20 @@ def _torch_headers_only(tmp: str, name: str, source: str, target: str) -> str:
     with open(src, "w", encoding="utf-8") as f:
         f.write(source)
     out = os.path.join(tmp, f"lib{name}.so")
-    from shimgen.facts import releases
-
     cxx.build_so(src, out, None, [f"TORCH_TARGET_VERSION={releases.parse(target, 'target').hex}"])
     return out
 
 
 def build_target_2_14(tmp: str) -> Binary:
-    so = _torch_headers_only(tmp, "target214", ROW_MAX.format(ns="target214", extra="", defs="", impls=""), "2.14")
+    source = ROW_MAX.format(ns="target214", extra="", defs="", impls="")
+    # shimgen's own headers refuse the build: the #error this binary goes around
+    gen = os.path.join(tmp, "gen-amax")
+    files, _ = pipeline.generate(["amax"], None, None, gen, only=True)
+    pipeline.write(gen, files)
+    refused = cxx.syntax_check(source, gen, releases.parse("2.14", "target").hex)
+    if BUILT_WITH < Version(2, 14):
+        assert refused.returncode != 0 and "is newer than the torch" in refused.stderr, refused.stderr[-2000:]
+    so = _torch_headers_only(tmp, "target214", source, "2.14")
     return Binary("target-2.14", so, "2.14", so, None,
                   "torch.equal(torch.ops.target214.row_max(torch.eye(3)), torch.ones(3))")
 
@@ -314,8 +322,6 @@ def build_cuda_linked(tmp: str) -> Binary:
         f.write(CUDA_LINKED)
     out = os.path.join(tmp, "libcuda_linked.so")
     lib = os.path.join(cuda_library_runtime().torch.root, "lib")
-    from shimgen.facts import releases
-
     proc = cxx.library([*cxx.TORCH.stable_flags(None), f"-DTORCH_TARGET_VERSION={releases.parse('2.10', 't').hex}"],
                        src, out, [f"-L{lib}", "-Wl,--no-as-needed", "-ltorch_cuda", *cxx.TORCH.link_flags()])
     assert proc.returncode == 0, proc.stderr[-3000:]
