@@ -170,3 +170,6 @@ def test_after_link_is_one_line_and_imports_no_torch(tmp_path) -> None:
     assert off.returncode == 0 and off.stdout == off.stderr == "", off
     assert_one_line_error(subprocess.run([sys.executable, "-m", "shimgen", "audit", "--after-link", "--json", so],
                                          capture_output=True, text=True, env=_env()), "--after-link")
+    assert_one_line_error(subprocess.run([sys.executable, "-m", "shimgen", "audit", "--after-link", so],
+                                         capture_output=True, text=True, env=_env(**{link_audit.ENV: "maybe"})),
+                          f"{link_audit.ENV}='maybe': expected 0 or 1")
