@@ -53,6 +53,8 @@ SLOW_FILES = frozenset({
     "test_device_rule.py", "test_error_text.py", "test_autocast_addmm.py", "test_half_cells.py",
     # the default build's str refusals compiled
     "test_leak_free_default.py",
+    # built binaries audited and loaded on the runtimes; the audit after linking in setuptools and CMake builds
+    "test_audit_matrix.py", "test_link_audit.py",
 })
 
 
@@ -61,7 +63,7 @@ SLOW_FILES = frozenset({
 # one of them being last and running alone. Re-measure with `python -m pytest -q -p no:xdist --durations=0`
 # summed per file (docs/development.md).
 LONGEST_FIRST = (
-    "test_port_fix.py", "test_hardening_surfaces.py", "test_example_ext.py", "test_matrix.py",
+    "test_audit_matrix.py", "test_port_fix.py", "test_hardening_surfaces.py", "test_example_ext.py", "test_matrix.py",
     "test_upstream_compat.py", "test_verify.py", "test_hardening.py", "test_model_memo.py", "test_probe.py",
     "test_stable_calls.py",
 )

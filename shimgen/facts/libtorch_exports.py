@@ -34,6 +34,18 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "libtorch": ("libtorch_cpu.so", "libtorch.so"),
     "libtorch_cuda": ("libtorch_cuda.so",),
 }
+# group -> the libraries through which an extension reaches its functions: the loader resolves an extension's
+# symbols in the libraries it names as needed (DT_NEEDED) and in theirs, not in what `import torch` loaded (torch._C
+# is loaded RTLD_LOCAL). libtorch.so needs libtorch_cpu.so, and libtorch_cuda.so in CUDA builds
+# (tests/test_audit.py checks this against each runtime).
+REACHED_THROUGH: dict[str, tuple[str, ...]] = {
+    "libtorch": ("libtorch_cpu.so", "libtorch.so"),
+    "libtorch_cuda": ("libtorch_cuda.so", "libtorch.so"),
+}
+# group -> the builds of a release whose wheels have its libraries (a group not named: every build has them)
+ONLY_IN: dict[str, str] = {
+    "libtorch_cuda": "CUDA builds of torch",
+}
 
 
 @dataclass(frozen=True)
