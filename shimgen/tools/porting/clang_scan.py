@@ -366,26 +366,8 @@ class Scanner:
         return self.sites
 
     def macros(self) -> None:
-        """ATen's macros, by the identifiers written (a preprocessing record is not kept with a precompiled
-        prelude); a `#define` line's own tokens are not uses."""
-        define = re.compile(rb"^[ \t]*#[ \t]*define\b", re.M)
-        starts = {m.start() for m in define.finditer(self.data)}
-        lines_defining = {self.data.count(b"\n", 0, s) + 1 for s in starts}
-        for m in re.finditer(rb"\b[A-Z][A-Z0-9_]*\b", self.data):
-            name = m.group(0).decode()
-            if rules.macro(name) is None:
-                continue
-            line = self.data.count(b"\n", 0, m.start()) + 1
-            if line in lines_defining or self._in_comment_or_string(m.start()):
-                continue
-            self.add(Site(self.path, line, "macro", name, name, m.start(), m.end(), callee=(m.start(), m.end())))
-
-    def _in_comment_or_string(self, at: int) -> bool:
-        line_start = self.data.rfind(b"\n", 0, at) + 1
-        before = self.data[line_start:at]
-        if b"//" in before or before.count(b'"') % 2:
-            return True
-        return self.data.rfind(b"/*", 0, at) > self.data.rfind(b"*/", 0, at)
+        for site in macro_sites(self.path, self.data):
+            self.add(site)
 
     def on_include(self, c) -> None:
         name = c.spelling
@@ -584,6 +566,32 @@ class Scanner:
             t0, t1 = (self._tensor_type(p) for p in params) if len(params) == 2 else (True, True)
             form = "tensor" if t0 and t1 else ("scalar" if t0 else "reverse")
         self.add(self.site(c, "operator", sym, text, form=form, args=[self.rng(k) for k in self._operands(kids)]))
+
+
+_DEFINED = re.compile(rb"^[ \t]*#[ \t]*(?:define|undef|ifdef|ifndef)[ \t]+([A-Za-z_]\w*)", re.M)
+
+
+def macro_sites(path: str, data: bytes) -> list[Site]:
+    """ATen's macros, by the identifiers written (a preprocessing record is not kept with a precompiled prelude):
+    also those in a macro's definition (`#define CASES(...) AT_DISPATCH_CASE(at::kHalf, __VA_ARGS__)`); the name a
+    `#define` (`#undef`, `#ifdef`) line names is not a use, nor is one in a comment or a string."""
+    named = {m.start(1) for m in _DEFINED.finditer(data)}
+    out = []
+    for m in re.finditer(rb"\b[A-Z][A-Z0-9_]*\b", data):
+        name = m.group(0).decode()
+        if m.start() in named or rules.macro(name) is None or _in_comment_or_string(data, m.start()):
+            continue
+        line = data.count(b"\n", 0, m.start()) + 1
+        out.append(Site(path, line, "macro", name, name, m.start(), m.end(), callee=(m.start(), m.end())))
+    return out
+
+
+def _in_comment_or_string(data: bytes, at: int) -> bool:
+    line_start = data.rfind(b"\n", 0, at) + 1
+    before = data[line_start:at]
+    if b"//" in before or before.count(b'"') % 2:
+        return True
+    return data.rfind(b"/*", 0, at) > data.rfind(b"*/", 0, at)
 
 
 def scan(path: str, text: str, defines: tuple[str, ...] = ()) -> list[Site]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from shimgen.tools.porting import rules
+from shimgen.tools.porting import dispatch, rules
 from shimgen.tools.porting.rows import Row
 
 Part = str | tuple[int, int]
@@ -193,23 +193,15 @@ class Fixer:
         s = row.site
         rule = rules.macro(s.key)
         self.header(rule.header)
-        if s.key.startswith("AT_DISPATCH_"):
-            groups = rules.dispatch_groups(s.key)
+        form = dispatch.form(s.key)
+        if form is not None:
             got = _balanced_args(self.data, s.end)
-            if groups is None or got is None or len(got[0]) < 3:
+            if got is None:
                 return False
             args, after = got
-            extra = args[3:]
-            # the lambda in parentheses: a comma of its body outside parentheses (a kernel launch's
-            # <<<blocks, threads>>>) would otherwise split it in THO_DISPATCH_V2's inner macros
-            parts: list[Part] = ["THO_DISPATCH_V2(", args[0], ", ", args[1], ", AT_WRAP((", args[2], "))"]
-            for g in groups:
-                if g == "$extra":
-                    for e in extra:
-                        parts += [", ", e]
-                else:
-                    parts += [", ", g]
-            parts.append(")")
+            parts = dispatch.write(form, args, lambda a: self.data[a[0]:a[1]].decode("utf-8", "replace"))
+            if parts is None:
+                return False
             self.edits.append(Edit(s.start, after, parts))
             return True
         self.edits.append(Edit(s.start, s.end, [rule.replace]))

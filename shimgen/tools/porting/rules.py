@@ -75,10 +75,9 @@ def macro(name: str) -> Rule | None:
     macros = load()["macros"]
     if name in macros:
         return Rule.of(macros[name])
-    for key, d in macros.items():
-        if d.get("prefix") and name.startswith(key):
-            return Rule.of(d)
-    return None
+    from shimgen.tools.porting import dispatch  # a cycle: dispatch reads this module's table
+
+    return dispatch.rule(name)
 
 
 def constant(name: str) -> str | None:
@@ -91,10 +90,6 @@ def hazard(name: str) -> dict:
 
 def header(name: str) -> list[str] | None:
     return load()["headers"].get(name)
-
-
-def dispatch_groups(name: str) -> list[str] | None:
-    return load()["dispatch_groups"].get(name)
 
 
 def rename_types(text: str) -> str:
