@@ -71,6 +71,10 @@ class Site:
     numbers: tuple[int, ...] = ()  # positions (self counted) of arguments of a number type
     form: str = ""  # an operator's operand form: tensor | scalar | reverse
     qualified: str = ""  # the declaration reached, qualified
+    # a function defined in the file (kind `function`): its parameters' canonical types and names, and its return
+    # type's (what a registration without a schema writes the schema from)
+    params: tuple[tuple[str, str], ...] = ()
+    returns: str = ""
 
 
 class Unparsed(Exception):
@@ -361,6 +365,8 @@ class Scanner:
                     self.on_type(c)
                 elif c.kind == K.DECL_REF_EXPR:
                     self.on_decl_ref(c)
+                elif c.kind == K.FUNCTION_DECL and c.is_definition():
+                    self.on_function(c)
         self.macros()
         self.sites.sort(key=lambda s: (s.line, s.start, s.kind))
         return self.sites
@@ -392,6 +398,13 @@ class Scanner:
         if not self.src(a, b).endswith(ref.spelling):  # a type named inside a macro's body
             return
         self.add(Site(self.path, self.line_of(c), "type", q, self.src(a, b), a, b, qualified=q))
+
+    def on_function(self, c) -> None:
+        """A function defined here: a registration naming it (`m.def("name", &fn)`) has its schema from it."""
+        params = tuple((a.type.get_canonical().spelling, a.spelling or "") for a in c.get_arguments())
+        a, b = self.rng(c)
+        self.add(Site(self.path, self.line_of(c), "function", qualified(c), c.spelling, a, b, qualified=qualified(c),
+                      params=params, returns=c.result_type.get_canonical().spelling))
 
     def on_decl_ref(self, c) -> None:
         ref = c.referenced
@@ -577,7 +590,7 @@ def macro_sites(path: str, data: bytes) -> list[Site]:
     `#define` (`#undef`, `#ifdef`) line names is not a use, nor is one in a comment or a string."""
     named = {m.start(1) for m in _DEFINED.finditer(data)}
     out = []
-    for m in re.finditer(rb"\b[A-Z][A-Z0-9_]*\b", data):
+    for m in re.finditer(rb"\b[A-Z]\w*\b", data):
         name = m.group(0).decode()
         if m.start() in named or rules.macro(name) is None or _in_comment_or_string(data, m.start()):
             continue

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from shimgen.tools.porting import dispatch, rules
+from shimgen.tools.porting import cxx_text, dispatch, registration, rules
 from shimgen.tools.porting.rows import Row
 
 Part = str | tuple[int, int]
@@ -31,53 +31,15 @@ class Result:
     fixed: int = 0
 
 
-def _balanced_args(data: bytes, at: int) -> tuple[list[tuple[int, int]], int] | None:
-    """The top-level arguments of the parenthesised list starting at or after `at`, and the index after `)`."""
-    i = data.find(b"(", at)
-    if i < 0 or data[at:i].strip():
-        return None
-    depth, start, args, j = 0, i + 1, [], i
-    quote = None
-    while j < len(data):
-        ch = data[j:j + 1]
-        if quote:
-            if ch == b"\\":
-                j += 2
-                continue
-            if ch == quote:
-                quote = None
-        elif ch in (b'"', b"'"):
-            quote = ch
-        elif ch in b"([{":
-            depth += 1
-        elif ch in b")]}":
-            depth -= 1
-            if depth == 0:
-                args.append((start, j))
-                return [_strip(data, a, b) for a, b in args if data[a:b].strip()], j + 1
-        elif ch == b"," and depth == 1:
-            args.append((start, j))
-            start = j + 1
-        j += 1
-    return None
-
-
-def _strip(data: bytes, a: int, b: int) -> tuple[int, int]:
-    while a < b and data[a:a + 1].isspace():
-        a += 1
-    while b > a and data[b - 1:b].isspace():
-        b -= 1
-    return a, b
-
-
 def _qualified_start(data: bytes, start: int) -> int:
     m = _QUAL.search(data[max(0, start - 200):start])
     return start - len(m.group(0)) if m else start
 
 
 class Fixer:
-    def __init__(self, data: bytes, rows: list[Row], newline: str = "\n") -> None:
+    def __init__(self, data: bytes, rows: list[Row], newline: str = "\n", functions: list | None = None) -> None:
         self.data = data
+        self.functions = functions or []  # the functions the file defines (clang_scan's `function` sites)
         self.newline = newline.encode()  # the file's line ending: the text an edit adds ends its lines with it
         self.rows = rows
         self.edits: list[Edit] = []
@@ -195,7 +157,7 @@ class Fixer:
         self.header(rule.header)
         form = dispatch.form(s.key)
         if form is not None:
-            got = _balanced_args(self.data, s.end)
+            got = cxx_text.balanced_args(self.data, s.end)
             if got is None:
                 return False
             args, after = got
@@ -204,29 +166,13 @@ class Fixer:
                 return False
             self.edits.append(Edit(s.start, after, parts))
             return True
+        if rule.registration:
+            rw = registration.rewrite(rule.registration, self.data, s, self.functions)
+            self.edits += [Edit(a, b, parts) for a, b, parts in rw.edits]
+            self.checklist += rw.problems
+            return True
         self.edits.append(Edit(s.start, s.end, [rule.replace]))
-        if s.key == "TORCH_LIBRARY_IMPL":
-            self._box_impls(s.end)
         return True
-
-    def _box_impls(self, at: int) -> None:
-        """m.impl("name", &fn) in the block after TORCH_LIBRARY_IMPL(...): m.impl("name", TORCH_BOX(&fn))."""
-        open_ = self.data.find(b"{", at)
-        if open_ < 0:
-            return
-        depth, j = 0, open_
-        while j < len(self.data):
-            if self.data[j:j + 1] == b"{":
-                depth += 1
-            elif self.data[j:j + 1] == b"}":
-                depth -= 1
-                if depth == 0:
-                    break
-            j += 1
-        block = self.data[open_:j]
-        for m in re.finditer(rb"\.impl\s*\(\s*(\"[^\"]*\")\s*,\s*(&?[\w:]+)\s*\)", block):
-            a = open_ + m.start(2)
-            self.edits.append(Edit(a, open_ + m.end(2), ["TORCH_BOX(", (a, open_ + m.end(2)), ")"]))
 
     def _includes(self, rows: list[Row]) -> None:
         if not rows:
@@ -279,8 +225,9 @@ def newline_of(data: bytes) -> str:
     return "\r\n" if crlf and 2 * crlf >= data.count(b"\n") else "\n"
 
 
-def fix(text: str, rows: list[Row], newline: str = "\n") -> Result:
-    """The rewrite of `text` (a file whose lines end with `newline`: the lines an edit adds end so too)."""
-    f = Fixer(text.encode("utf-8"), rows, newline)
+def fix(text: str, rows: list[Row], newline: str = "\n", functions: list | None = None) -> Result:
+    """The rewrite of `text` (a file whose lines end with `newline`: the lines an edit adds end so too);
+    `functions`: the functions it defines (a registration without a schema has it from its kernel's signature)."""
+    f = Fixer(text.encode("utf-8"), rows, newline, functions)
     f.plan()
     return Result(f.render(), f.checklist, len(f.covered))

@@ -25,11 +25,13 @@ class Rule:
     note: str | None = None
     header: str | None = None  # the stable header that declares the replacement
     ops: tuple[str, ...] = ()  # aten ops the replacement calls (they go into [tool.shimgen] ops)
+    registration: str | None = None  # a registration's form: def | impl | legacy (shimgen.tools.porting.registration)
 
     @classmethod
     def of(cls, d: dict) -> "Rule":
         return cls(replace=d.get("replace"), since=d.get("since"), none=d.get("none"), fix=bool(d.get("fix")),
-                   note=d.get("note"), header=d.get("header"), ops=tuple(d.get("ops", ())))
+                   note=d.get("note"), header=d.get("header"), ops=tuple(d.get("ops", ())),
+                   registration=d.get("registration"))
 
 
 @functools.lru_cache(maxsize=None)

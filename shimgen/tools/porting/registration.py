@@ -1,0 +1,311 @@
+"""ATen's op registrations as the stable ABI's: `TORCH_LIBRARY[_FRAGMENT]` blocks whose `m.def` carries a kernel,
+`TORCH_LIBRARY_IMPL` blocks, and the legacy `torch::RegisterOperators().op("ns::name", &fn)`.
+
+The stable library defines a schema (`m.def("schema")`) and registers a boxed kernel for a dispatch key
+(`STABLE_TORCH_LIBRARY_IMPL(ns, K, m) { m.impl("name", TORCH_BOX(&fn)); }`). Where ATen inferred the schema from
+the kernel's C++ signature, it is written out here from the function's definition as libclang read it (the
+`function` sites of the scan), by data/port_rules.yaml's `registration` table; a kernel ATen registered without a
+dispatch key (a catch-all) goes to the table's `key`. Each rewrite is an edit (start, end, parts) as
+shimgen.tools.porting.fix applies them; what cannot be rewritten is a problem, printed in the checklist."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from shimgen.tools.porting import cxx_text, rules
+from shimgen.tools.porting.clang_scan import Site
+
+Part = str | tuple[int, int]
+
+
+@dataclass
+class Rewrite:
+    edits: list[tuple[int, int, list[Part]]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+
+
+def _table() -> dict:
+    return rules.load()["registration"]
+
+
+# ---- the schema of a C++ function ----------------------------------------------------------------------------
+
+def _split(args: str) -> list[str]:
+    out, depth, cur = [], 0, ""
+    for ch in args:
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+def schema_type(cpp: str, returned: bool = False) -> str | None:
+    """The schema type of a C++ type (canonical spelling); None where the table has none."""
+    t = _table()
+    text = re.sub(r"\s*&+$", "", cpp.strip())
+    text = re.sub(r"^const\s+|\s+const$", "", text).replace("__cxx11::", "").strip()
+    if returned and text == "void":
+        return t["void"]
+    if text in t["types"]:
+        return t["types"][text]
+    m = re.fullmatch(r"([\w:]+)\s*<(.*)>", text)
+    if m is None or m.group(1) not in t["templates"]:
+        return None
+    args = _split(m.group(2))
+    if not args:
+        return None
+    if m.group(1) == "std::tuple":
+        if not returned:
+            return None
+        inner = [schema_type(a) for a in args]
+        return None if None in inner else t["templates"]["std::tuple"].format(", ".join(inner))
+    inner = schema_type(args[0])
+    return None if inner is None else t["templates"][m.group(1)].format(inner)
+
+
+def schema(name: str, fn: Site) -> tuple[str | None, str]:
+    """(the schema `name(params) -> returns` of function `fn`, "") or (None, why not)."""
+    params = []
+    for i, (cpp, pname) in enumerate(fn.params):
+        st = schema_type(cpp)
+        if st is None:
+            return None, f"no schema type for `{cpp}` (parameter {pname or i + 1} of {fn.written})"
+        params.append(f"{st} {pname or f'arg{i}'}")
+    ret = schema_type(fn.returns, returned=True)
+    if ret is None:
+        return None, f"no schema type for `{fn.returns}` (what {fn.written} returns)"
+    return f"{name}({', '.join(params)}) -> {ret}", ""
+
+
+# ---- the function a registration names -----------------------------------------------------------------------
+
+_REF = re.compile(r"(?:TORCH_FN\s*\(\s*(?P<fn>&?\s*[\w:]+)\s*\)|(?P<plain>&?\s*[\w:]+))")
+
+
+def kernel(data: bytes, arg: tuple[int, int]) -> tuple[list[Part], str] | None:
+    """A kernel argument as written (`&fn`, `fn`, `TORCH_FN(fn)`, `TORCH_BOX(&fn)`): the parts of its TORCH_BOX
+    form and the function's name as written; None where it is something else (a lambda, torch::dispatch(...))."""
+    text = data[arg[0]:arg[1]].decode("utf-8", "replace")
+    if re.fullmatch(r"TORCH_BOX\s*\(.*\)", text, re.S):
+        m = re.fullmatch(r"TORCH_BOX\s*\(\s*&?\s*([\w:]+)\s*\)", text, re.S)
+        return ([arg], m.group(1)) if m else None
+    m = _REF.fullmatch(text)
+    if m is None:
+        return None
+    written = m.group("fn") or m.group("plain")
+    name = written.lstrip("&").strip()
+    if m.group("fn") is None and written.startswith("&"):
+        return ["TORCH_BOX(", arg, ")"], name
+    return [f"TORCH_BOX(&{name})"], name
+
+
+def function(functions: list[Site], name: str) -> Site | None:
+    """The one function defined in the file that `name` (as written, maybe qualified) names."""
+    name = name.lstrip(":")
+    found = [f for f in functions if f.key == name or f.key.endswith("::" + name)]
+    keys = {f.key for f in found}
+    return found[0] if len(keys) == 1 and len(found) == 1 else None
+
+
+def _where(data: bytes, site: Site, at: int) -> str:
+    return f"{site.file.rsplit('/', 1)[-1]}:{data.count(bytes([10]), 0, at) + 1}"
+
+
+# ---- the three forms -----------------------------------------------------------------------------------------
+
+def _calls(data: bytes, var: str, a: int, b: int):
+    """`var.def(...)` / `var.impl(...)` calls in data[a:b]: (method, start, args, end after `)`)."""
+    for m in re.finditer(rb"\b" + re.escape(var.encode()) + rb"\s*\.\s*(def|impl)\s*(?=\()", data[a:b]):
+        got = cxx_text.balanced_args(data, a + m.end())
+        if got is not None:
+            yield m.group(1).decode(), a + m.start(), got[0], got[1]
+
+
+def _statement_end(data: bytes, after: int) -> int:
+    """After a call's `)`: the index after its `;` and the rest of the line where only space follows."""
+    j = after
+    while j < len(data) and data[j:j + 1] in (b" ", b"\t"):
+        j += 1
+    if data[j:j + 1] != b";":
+        return after
+    j += 1
+    k = j
+    while k < len(data) and data[k:k + 1] in (b" ", b"\t", b"\r"):
+        k += 1
+    return k + 1 if data[k:k + 1] == b"\n" else j
+
+
+def _impl_block(ns: str, kernels: list[tuple[str, list[Part]]], indent: str) -> list[Part]:
+    key = _table()["key"]
+    out: list[Part] = [f"{indent}STABLE_TORCH_LIBRARY_IMPL({ns}, {key}, m) {{\n"]
+    for name, box in kernels:
+        out += [f'{indent}  m.impl("{name}", ', *box, ");\n"]
+    out.append(f"{indent}}}")
+    return out
+
+
+def _def(data: bytes, functions: list[Site], name_written: str, fn_arg, where: str, rw: Rewrite
+         ) -> tuple[str, str, list[Part]] | None:
+    """A def with a kernel: (its schema, the op's name, the kernel's TORCH_BOX parts), or None (a problem noted)."""
+    got = kernel(data, fn_arg)
+    if got is None:
+        rw.problems.append(f"{where}: the kernel `{data[fn_arg[0]:fn_arg[1]].decode()}` is no function name: "
+                           "register it with TORCH_BOX(&fn) by hand")
+        return None
+    box, fname = got
+    name = name_written.split("(", 1)[0].strip().rpartition("::")[2]
+    if "(" in name_written:
+        return name_written.split("::", 1)[-1] if "::" in name_written.split("(", 1)[0] else name_written, name, box
+    fn = function(functions, fname)
+    if fn is None:
+        rw.problems.append(f"{where}: `{fname}` is not one function defined in this file: write the schema of "
+                           f'"{name}" by hand')
+        return None
+    text, why = schema(name, fn)
+    if text is None:
+        rw.problems.append(f"{where}: {why}: write the schema of \"{name}\" by hand")
+        return None
+    return text, name, box
+
+
+def def_block(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
+    """TORCH_LIBRARY[_FRAGMENT](ns, m) { ... }: each m.def with a kernel keeps only its schema; the kernels (and
+    any m.impl of the block) go to a STABLE_TORCH_LIBRARY_IMPL block after it."""
+    rw = Rewrite([(site.start, site.end, [rules.macro(site.key).replace])])
+    got = cxx_text.balanced_args(data, site.end)
+    if got is None or len(got[0]) != 2:
+        return rw
+    (ns_r, var_r), after = got
+    body = cxx_text.block(data, after)
+    if body is None:
+        return rw
+    ns, var = (data[a:b].decode() for a, b in (ns_r, var_r))
+    kernels: list[tuple[str, list[Part]]] = []
+    for method, start, args, end in _calls(data, var, *body):
+        where = _where(data, site, start)
+        if len(args) != 2:
+            continue
+        literal = cxx_text.string_literal(data[args[0][0]:args[0][1]].decode("utf-8", "replace"))
+        if literal is None:
+            rw.problems.append(f"{where}: {var}.{method} with a name that is no string literal: rewrite by hand")
+            continue
+        made = _def(data, functions, literal, args[1], where, rw)
+        if made is None:
+            continue
+        text, name, box = made
+        kernels.append((name, box))
+        if method == "def":
+            rw.edits.append((args[0][0], args[1][1], [f'"{text}"']))
+        else:  # an m.impl in the library's own block: a catch-all kernel, moved to the IMPL block
+            rw.edits.append((cxx_text.line_start(data, start) if not data[cxx_text.line_start(data, start):start]
+                             .strip() else start, _statement_end(data, end), [""]))
+    if kernels:
+        indent = cxx_text.indent_at(data, site.start)
+        rw.edits.append((body[1] + 1, body[1] + 1, ["\n\n", *_impl_block(ns, kernels, indent)]))
+    return rw
+
+
+def impl_block(data: bytes, site: Site) -> Rewrite:
+    """TORCH_LIBRARY_IMPL(ns, K, m) { m.impl("name", kernel); }: each kernel as TORCH_BOX(&fn)."""
+    rw = Rewrite([(site.start, site.end, [rules.macro(site.key).replace])])
+    got = cxx_text.balanced_args(data, site.end)
+    if got is None or len(got[0]) != 3:
+        return rw
+    args, after = got
+    var = data[args[2][0]:args[2][1]].decode()
+    body = cxx_text.block(data, after)
+    if body is None:
+        return rw
+    for method, start, cargs, _ in _calls(data, var, *body):
+        if method != "impl" or len(cargs) != 2:
+            continue
+        got_k = kernel(data, cargs[1])
+        if got_k is None:
+            where = _where(data, site, start)
+            rw.problems.append(f"{where}: the kernel `{data[cargs[1][0]:cargs[1][1]].decode()}` is no function "
+                               "name: register it with TORCH_BOX(&fn) by hand")
+            continue
+        box, _ = got_k
+        if box != [cargs[1]]:
+            rw.edits.append((cargs[1][0], cargs[1][1], box))
+    return rw
+
+
+def legacy(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
+    """`[static] auto r = torch::RegisterOperators()[.op("ns::name[(schema)]", &fn)]...;` (or the constructor's
+    own ("ns::name", &fn)): a STABLE_TORCH_LIBRARY_FRAGMENT and a STABLE_TORCH_LIBRARY_IMPL block per namespace."""
+    rw = Rewrite()
+    where = f"{site.file.rsplit('/', 1)[-1]}:{site.line}"
+    # the statement: from after the previous `;`, `{` or `}` (a preprocessor line ends one too) to its `;`
+    before = max(data.rfind(b";", 0, site.start), data.rfind(b"{", 0, site.start), data.rfind(b"}", 0, site.start))
+    start = before + 1
+    while True:  # past blank lines, comments and preprocessor lines
+        m = re.match(rb"\s*(?://[^\n]*|/\*.*?\*/|#[^\n]*)?", data[start:site.start], re.S)
+        if not m or m.end() == 0:
+            break
+        start += m.end()
+    start = cxx_text.line_start(data, start) if not data[cxx_text.line_start(data, start):start].strip() else start
+    ops: list[tuple[list[tuple[int, int]], int]] = []
+    got = cxx_text.balanced_args(data, site.end)
+    if got is None:
+        rw.problems.append(f"{where}: RegisterOperators written otherwise: rewrite by hand")
+        return rw
+    args, pos = got
+    if args:
+        ops.append((args, site.start))
+    while True:
+        m = re.match(rb"\s*\.\s*op\s*(?=\()", data[pos:])
+        if not m:
+            break
+        got = cxx_text.balanced_args(data, pos + m.end())
+        if got is None:
+            break
+        ops.append((got[0], pos))
+        pos = got[1]
+    end = _statement_end(data, pos)
+    if end == pos or not ops:
+        rw.problems.append(f"{where}: RegisterOperators written otherwise: rewrite by hand")
+        return rw
+    by_ns: dict[str, list[tuple[str, list[Part]]]] = {}
+    for args, at in ops:
+        if len(args) != 2:
+            rw.problems.append(f"{where}: an op registered with options: rewrite by hand")
+            return rw
+        literal = cxx_text.string_literal(data[args[0][0]:args[0][1]].decode("utf-8", "replace"))
+        if literal is None or "::" not in literal.split("(", 1)[0]:
+            rw.problems.append(f"{where}: an op whose name is no \"ns::name\" literal: rewrite by hand")
+            return rw
+        ns = literal.split("(", 1)[0].split("::", 1)[0].strip()
+        made = _def(data, functions, literal, args[1], where, rw)
+        if made is None:
+            return rw
+        text, name, box = made
+        by_ns.setdefault(ns, []).append((text, box))
+    indent = cxx_text.indent_at(data, start)
+    parts: list[Part] = []
+    for ns, defs in by_ns.items():
+        if parts:
+            parts.append("\n\n")
+        parts.append(f"{indent}STABLE_TORCH_LIBRARY_FRAGMENT({ns}, m) {{\n")
+        parts += [f'{indent}  m.def("{text}");\n' for text, _ in defs]
+        parts += [f"{indent}}}\n\n",
+                  *_impl_block(ns, [(text.split("(", 1)[0], box) for text, box in defs], indent)]
+    nl = "\n" if data[end - 1:end] == b"\n" else ""
+    rw.edits.append((start, end, [*parts, nl]))
+    return rw
+
+
+FORMS = {"def": def_block, "impl": lambda data, site, functions: impl_block(data, site), "legacy": legacy}
+
+
+def rewrite(form: str, data: bytes, site: Site, functions: list[Site]) -> Rewrite:
+    return FORMS[form](data, site, functions)
