@@ -6,21 +6,24 @@ rewritten source compiles against the stable headers at target 2.10 (the install
 own where it is installed).
 
 The ATen side is the installed ATen's own expansion, not the rules' table: a macro ATen adds, or a group whose
-types change, fails here until data/port_rules.yaml's `dispatch` table says it. Cheap: the preprocessor and
--fsyntax-only, no libclang scan (the macros are found by their names in the text, as the scan finds them)."""
+types change, fails here until data/port_rules.yaml's `dispatch` table says it. The rewrite is `shimgen port
+--fix`'s, as a user runs it (one libclang scan, seconds); the rest is the preprocessor and -fsyntax-only."""
 
 from __future__ import annotations
 
 import os
 import re
 import subprocess
+import sys
+import tempfile
 
 import pytest
 
-from shimgen.facts.versions import Version
 from shimgen.setuptools import stable_flags
-from shimgen.tools.porting import clang_scan, dispatch, fix, rows as rows_mod, rules
+from shimgen.tools.porting import rules
 from tests.cxx import CXX
+
+pytest.importorskip("clang.cindex", reason="shimgen port --fix needs libclang (the `port` extra)")
 
 torch = pytest.importorskip("torch")
 import torch.utils.cpp_extension as ce  # noqa: E402
@@ -79,18 +82,25 @@ def _preprocess(source: str, flags: list[str]) -> str:
     return proc.stdout
 
 
-def _ported(source: str) -> str:
-    """The fixer's rewrite of the macros of `source` (the include line written by hand: no include row here)."""
-    data = source.encode()
-    rows = rows_mod.answer(clang_scan.macro_sites("s.cpp", data), None, [Version.parse("2.10")])
-    return fix.fix(source, rows).text
+def _ported(source: str) -> tuple[str, str]:
+    """`shimgen port --fix --target 2.10` over `source`: the file it leaves, and what it prints."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "s.cpp")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(source)
+        proc = subprocess.run([sys.executable, "-m", "shimgen", "port", path, "--target", "2.10", "--fix"],
+                              capture_output=True, text=True, cwd=tmp)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        with open(path, encoding="utf-8") as f:
+            return f.read(), proc.stdout
 
 
-def _sources() -> tuple[str, str, list[str]]:
-    names = [n for n, params in aten_macros().items()
-             if n.startswith("AT_DISPATCH_") and "TYPE" in params or n.startswith("AT_DISPATCH_CASE_")]
-    names = [n for n in names if dispatch.form(n) is not None and dispatch.form(n).kind in ("group", "case")]
+def _sources() -> tuple[str, tuple[str, str], list[str]]:
+    """(the ATen source, its rewrite and port's output, the macro each function f<i> calls): each macro of ATen/Dispatch.h that is
+    a whole dispatch (it takes TYPE) or a group's cases (AT_DISPATCH_CASE_<group>), but the quantized ones."""
     params = aten_macros()
+    names = [n for n, ps in params.items() if "QINT" not in n and n not in ("AT_DISPATCH_SWITCH", "AT_DISPATCH_CASE")
+             and ("TYPE" in ps or n.startswith("AT_DISPATCH_CASE_"))]
     body = "".join(_use(n, params[n], i) for i, n in enumerate(names))
     # the switch with single cases, and ATen's own V2 form
     extra = [
@@ -102,9 +112,7 @@ def _sources() -> tuple[str, str, list[str]]:
     n = len(names)
     body += "".join(f"int f{n + k}(c10::ScalarType st) {{\n  return {call};\n}}\n" for k, call in enumerate(extra))
     aten = "#include <ATen/Dispatch.h>\n#include <ATen/Dispatch_v2.h>\n" + body
-    stable = ("#include <torch/headeronly/core/Dispatch_v2.h>\n#include <torch/headeronly/util/Exception.h>\n"
-              + _ported(body).replace("c10::ScalarType st", "torch::headeronly::ScalarType st"))
-    return aten, stable, [*names, "switch", "v2"]
+    return aten, _ported(aten), [*names, "switch", "v2"]
 
 
 @pytest.fixture(scope="module")
@@ -114,14 +122,21 @@ def sources():
 
 def test_every_aten_dispatch_macro_has_a_rule():
     """Each macro ATen/Dispatch.h defines is a dispatch form of the table, or says why it has none."""
+    from shimgen.tools.porting import dispatch
+
     missing = [n for n in aten_macros() if n.startswith("AT_DISPATCH_") and dispatch.form(n) is None]
     assert missing == []
     none = sorted(n for n in aten_macros() if dispatch.form(n) and dispatch.form(n).kind == "none")
     assert none and all("QINT" in n for n in none), none
 
 
+def test_no_hand_edit(sources):
+    _, (_, out), _ = sources
+    assert "## Checklist: 0 constructs need a person" in out, out[-3000:]
+
+
 def test_same_types_names_and_hints_as_aten(sources):
-    aten, stable, names = sources
+    aten, (stable, _), names = sources
     want = _cases(_preprocess(aten, []), len(names))
     got = _cases(_preprocess(stable, stable_flags("2.10")), len(names))
     differ = [(n, w, g) for n, w, g in zip(names, want, got) if w != g]
@@ -130,7 +145,7 @@ def test_same_types_names_and_hints_as_aten(sources):
 
 
 def test_the_rewrite_compiles_at_2_10(sources):
-    _, stable, _ = sources
+    _, (stable, _), _ = sources
     proc = subprocess.run([CXX, "-std=c++17", "-fsyntax-only", *stable_flags("2.10"), *INCLUDES, "-x", "c++", "-"],
                           input=stable, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -142,7 +157,7 @@ def test_the_rewrite_compiles_with_the_2_10_runtime_headers(sources):
     inc = sorted(__import__("glob").glob(os.path.join(root, "lib", "python3*", "site-packages", "torch", "include")))
     if not inc:
         pytest.skip("runtime torch-2.10.0 not installed")
-    _, stable, _ = sources
+    _, (stable, _), _ = sources
     proc = subprocess.run([CXX, "-std=c++17", "-fsyntax-only", "-DTORCH_STABLE_ONLY", f"-I{inc[0]}", "-x", "c++",
                            "-"], input=stable, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -150,8 +165,11 @@ def test_the_rewrite_compiles_with_the_2_10_runtime_headers(sources):
 
 def test_the_report_prints_what_the_fix_writes():
     """The report's replacement cell is the fixer's writer over placeholders: the extra types last, not first."""
+    from shimgen.tools.porting import dispatch
+
     assert dispatch.describe("AT_DISPATCH_ALL_TYPES_AND2") == (
         "THO_DISPATCH_V2(TYPE, NAME, AT_WRAP((BODY)), AT_ALL_TYPES, SCALARTYPE1, SCALARTYPE2)")
-    src = 'void f(at::Tensor x) { AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "n", [&] {}); }'
+    src = ("#include <ATen/ATen.h>\n#include <ATen/Dispatch.h>\n"
+           'void f(at::Tensor x) { AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "n", [&] {}); }')
     assert 'THO_DISPATCH_V2(x.scalar_type(), "n", AT_WRAP(([&] {})), AT_ALL_TYPES, ' \
-           "torch::headeronly::ScalarType::Half, torch::headeronly::ScalarType::BFloat16)" in _ported(src)
+           "torch::headeronly::ScalarType::Half, torch::headeronly::ScalarType::BFloat16)" in _ported(src)[0]

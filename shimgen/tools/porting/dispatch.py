@@ -199,4 +199,4 @@ def rule(name: str) -> rules.Rule | None:
     t = _table()
     if f.kind == "none":
         return rules.Rule(none=f.why)
-    return rules.Rule(replace=describe(name), since=t["since"], fix=True, header=t["header"])
+    return rules.Rule(replace=describe(name), since=t["since"], fix=True, header=tuple(t["header"]))

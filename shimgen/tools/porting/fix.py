@@ -47,9 +47,10 @@ class Fixer:
         self.headers: list[str] = []
         self.covered: set[int] = set()  # ids of rows an edit handles
 
-    def header(self, h: str | None) -> None:
-        if h and h not in self.headers:
-            self.headers.append(h)
+    def header(self, h: str | tuple[str, ...] | None) -> None:
+        for one in (h,) if isinstance(h, str) else h or ():
+            if one not in self.headers:
+                self.headers.append(one)
 
     def args_parts(self, args: list[tuple[int, int]]) -> list[Part]:
         out: list[Part] = []

@@ -23,14 +23,16 @@ class Rule:
     none: str | None = None  # why there is no replacement
     fix: bool = False  # the rewrite is mechanical (`shimgen port --fix` makes it)
     note: str | None = None
-    header: str | None = None  # the stable header that declares the replacement
+    header: str | tuple[str, ...] | None = None  # the stable header(s) the replacement needs
     ops: tuple[str, ...] = ()  # aten ops the replacement calls (they go into [tool.shimgen] ops)
     registration: str | None = None  # a registration's form: def | impl | legacy (shimgen.tools.porting.registration)
 
     @classmethod
     def of(cls, d: dict) -> "Rule":
+        header = d.get("header")
         return cls(replace=d.get("replace"), since=d.get("since"), none=d.get("none"), fix=bool(d.get("fix")),
-                   note=d.get("note"), header=d.get("header"), ops=tuple(d.get("ops", ())),
+                   note=d.get("note"), header=tuple(header) if isinstance(header, list) else header,
+                   ops=tuple(d.get("ops", ())),
                    registration=d.get("registration"))
 
 
