@@ -107,9 +107,22 @@ def constant(text: str) -> str | None:
     return enumerator(name) if name else None
 
 
-def write(f: Form, args: list[Part], text_of) -> list[Part] | None:
+def write(f: Form, args: list[Part], text_of, gaps: list[str] = (), between: str = " ") -> list[Part] | None:
     """The parts of the stable macro call that replaces `f`'s call with arguments `args` (their text by
-    `text_of`); None where the arguments do not fit the macro."""
+    `text_of`); None where the arguments do not fit the macro. `gaps`: the text between the arguments as written
+    (`,` and the line breaks): each argument written keeps the gap it had before it (TYPE's and NAME's line break
+    stay), a separator more is `, `; `between`: what separates the cases a group's cases macro becomes (a line
+    break and the macro's column, where it is written)."""
+    gaps = list(gaps)
+
+    def gap(i: int) -> str:  # the gap before argument i as written
+        return gaps[i - 1] if 0 < i <= len(gaps) else ", "
+
+    def sep() -> str:  # the next gap of a form, whose arguments keep their order
+        return gap(next(order))
+
+    order = iter(range(1, len(args)))
+
     def typ(a: Part) -> Part:
         return constant(text_of(a)) or a
 
@@ -123,37 +136,42 @@ def write(f: Form, args: list[Part], text_of) -> list[Part] | None:
             return None
         extras, (type_, name), rest = args[:f.extra], args[f.extra:f.extra + 2], args[f.extra + 2:]
         if f.hint == "scalar_t":
-            return ["THO_DISPATCH_V2(", type_, ", ", name, ", AT_WRAP(", *body(rest), ")",
-                    *[p for t in _lists(f.types) for p in (", ", t)],
-                    *[p for e in extras for p in (", ", typ(e))], ")"]
-        cases = _cases(f, [enumerator(t) for t in f.types] + [typ(e) for e in extras], body(rest))
-        return ["THO_DISPATCH_SWITCH(", type_, ", ", name, ", ", *cases, ")"]
+            n = f.extra
+            out: list[Part] = ["THO_DISPATCH_V2(", type_, gap(n + 1), name, gap(n + 2), "AT_WRAP(", *body(rest), ")"]
+            for t in _lists(f.types):
+                out += [", ", t]
+            for i, e in enumerate(extras):
+                out += [gap(i) if i else ", ", typ(e)]
+            return [*out, ")"]
+        cases = _cases(f, [enumerator(t) for t in f.types] + [typ(e) for e in extras], body(rest), between)
+        return ["THO_DISPATCH_SWITCH(", type_, gap(f.extra + 1), name, gap(f.extra + 2), *cases, ")"]
     if f.kind == "case":
         if len(args) < f.extra + 1:
             return None
-        return _cases(f, [enumerator(t) for t in f.types] + [typ(e) for e in args[:f.extra]], body(args[f.extra:]))
+        return _cases(f, [enumerator(t) for t in f.types] + [typ(e) for e in args[:f.extra]], body(args[f.extra:]),
+                      between)
     if f.kind == "form":
         if f.body is not None and len(args) <= f.body:
             return None
         head = args if f.body is None else args[:f.body]
-        out: list[Part] = [f.replace, "("]
+        out = [f.replace, "("]
         for i, a in enumerate(head):
             if i:
-                out.append(", ")
+                out.append(sep())
             out.append(typ(a) if f.types_from is not None and i >= f.types_from else a)
         if f.body is not None:
-            out += [", "] if head else []
+            out += [sep()] if head else []
             out += body(args[f.body:])
         out.append(")")
         return out
     return None
 
 
-def _cases(f: Form, enums: list[Part], body: list[Part]) -> list[Part]:
+def _cases(f: Form, enums: list[Part], body: list[Part], between: str = " ") -> list[Part]:
     out: list[Part] = []
     for i, e in enumerate(enums):
         if i:
-            out.append(" ")
+            out.append(between)
         if f.hint == "scalar_t":
             out += ["THO_DISPATCH_CASE(", e, ", ", *body, ")"]
         else:

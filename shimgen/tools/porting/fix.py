@@ -162,7 +162,12 @@ class Fixer:
             if got is None:
                 return False
             args, after = got
-            parts = dispatch.write(form, args, lambda a: self.data[a[0]:a[1]].decode("utf-8", "replace"))
+            gaps = [self.data[a[1]:b[0]].decode("utf-8", "replace") for a, b in zip(args, args[1:])]
+            head = self.data[cxx_text.line_start(self.data, s.start):s.start].decode("utf-8", "replace")
+            column = "".join(c if c in " \t" else " " for c in head)
+            between = " \\\n" + column if self._in_define(s.start) else "\n" + column
+            parts = dispatch.write(form, args, lambda a: self.data[a[0]:a[1]].decode("utf-8", "replace"), gaps,
+                                   between)
             if parts is None:
                 return False
             self.edits.append(Edit(s.start, after, parts))
@@ -174,6 +179,16 @@ class Fixer:
             return True
         self.edits.append(Edit(s.start, s.end, [rule.replace]))
         return True
+
+    def _in_define(self, at: int) -> bool:
+        """`at` is in a #define's body (its lines continue with a backslash)."""
+        s = cxx_text.line_start(self.data, at)
+        while True:
+            if self.data[s:at].lstrip().startswith(b"#"):
+                return True
+            if s < 2 or self.data[s - 2:s - 1] != b"\\" and self.data[s - 3:s - 1] != b"\\\r":
+                return False
+            s = cxx_text.line_start(self.data, s - 1)
 
     def _includes(self, rows: list[Row]) -> None:
         if not rows:
