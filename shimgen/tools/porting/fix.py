@@ -116,6 +116,10 @@ class Fixer:
             elif k == "include":
                 includes.append(row)
                 self.covered.add(id(row))
+            elif k == "rule" and row.fix and s.obj:
+                rule = rules.call_rule(s.key) or rules.call_rule(s.key.split("(")[0])
+                self.edits.append(Edit(s.start, s.end, _template(rule.call, s.obj, s.args)))
+                self.covered.add(id(row))
             elif k == "hazard" and len(s.args) == 2:
                 op = rules.hazard(s.key)["replace"].split("(")[0]
                 self.edits.append(Edit(s.start, s.end, [f"{op}(", s.args[0], ", ", s.args[1], ")"]))
@@ -177,6 +181,14 @@ class Fixer:
             self.edits += [Edit(a, b, parts) for a, b, parts in rw.edits]
             self.checklist += rw.problems
             return True
+        if rule.call:
+            got = cxx_text.balanced_args(self.data, s.end)
+            if got is None or not got[0]:
+                return False
+            args, after = got
+            before, _, rest = rule.call.partition("{args}")
+            self.edits.append(Edit(s.start, after, [before, (args[0][0], args[-1][1]), rest]))
+            return True
         self.edits.append(Edit(s.start, s.end, [rule.replace]))
         return True
 
@@ -191,7 +203,15 @@ class Fixer:
             s = cxx_text.line_start(self.data, s - 1)
 
     def _includes(self, rows: list[Row]) -> None:
+        """ATen's includes become the stable headers they stand for and those the rewrites need, written where the
+        first was; a file with no ATen include (it has ATen through a project header) gets the headers its rewrites
+        need after its last #include outside a conditional (`#ifdef WITH_CUDA`; a header guard's is the file's own
+        level), at its top where it has none."""
         if not rows:
+            if self.headers:
+                at, end_nl = _after_includes(self.data)
+                text = "".join(f"#include <{h}>\n" for h in self.headers)
+                self.edits.append(Edit(at, at, [text if end_nl else "\n" + text]))
             return
         heads: list[str] = []
         for row in rows:
@@ -233,6 +253,40 @@ class Fixer:
             pos = e.end
         out.append(self.data[pos:b])
         return b"".join(out)
+
+
+def _template(text: str, obj: Part, args: list[tuple[int, int]]) -> list[Part]:
+    """A rule's `call` (`torch::stable::to({t}, {args})`) over the object and the arguments as written."""
+    out: list[Part] = []
+    for piece in re.split(r"(\{t\}|\{args\})", text):
+        if piece == "{t}":
+            out.append(obj)
+        elif piece == "{args}":
+            for i, a in enumerate(args):
+                out += [", "] if i else []
+                out.append(a)
+        elif piece:
+            out.append(piece)
+    return out
+
+
+def _after_includes(data: bytes) -> tuple[int, bool]:
+    """Where headers go in a file without an ATen include: after the last #include at the shallowest conditional
+    depth any #include has (0, or 1 inside a header guard), else at the top; and whether that line ends."""
+    depth, found = 0, []
+    for m in re.finditer(rb"^[ \t]*#[ \t]*(\w+)[^\n]*\n?", data, re.M):
+        word = m.group(1)
+        if word in (b"if", b"ifdef", b"ifndef"):
+            depth += 1
+        elif word == b"endif":
+            depth -= 1
+        elif word == b"include":
+            found.append((depth, m))
+    if not found:
+        return 0, True
+    top = min(d for d, _ in found)
+    m = [m for d, m in found if d == top][-1]
+    return m.end(), m.group(0).endswith(b"\n")
 
 
 def newline_of(data: bytes) -> str:

@@ -25,6 +25,7 @@ class Rule:
     note: str | None = None
     header: str | tuple[str, ...] | None = None  # the stable header(s) the replacement needs
     ops: tuple[str, ...] = ()  # aten ops the replacement calls (they go into [tool.shimgen] ops)
+    call: str | None = None  # a macro call's whole rewrite, `{args}` its arguments as written
     registration: str | None = None  # a registration's form: def | impl | legacy (shimgen.tools.porting.registration)
 
     @classmethod
@@ -33,7 +34,7 @@ class Rule:
         return cls(replace=d.get("replace"), since=d.get("since"), none=d.get("none"), fix=bool(d.get("fix")),
                    note=d.get("note"), header=tuple(header) if isinstance(header, list) else header,
                    ops=tuple(d.get("ops", ())),
-                   registration=d.get("registration"))
+                   call=d.get("call"), registration=d.get("registration"))
 
 
 @functools.lru_cache(maxsize=None)
