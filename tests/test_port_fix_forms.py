@@ -3,7 +3,8 @@
 INTEGRAL_TYPES[_AND], FLOATING_AND_COMPLEX_TYPES[_AND1|_AND2], COMPLEX_TYPES, AT_DISPATCH_SWITCH with
 AT_DISPATCH_CASE* written inline and in a macro's definition, INDEX_TYPES's index_t, a nested dispatch, AT_DISPATCH_V2)
 and every registration form (TORCH_LIBRARY's m.def("name", &fn | fn | TORCH_FN(fn)) without a schema, with one,
-an m.impl in the library's block, TORCH_LIBRARY_FRAGMENT with TORCH_LIBRARY_IMPL, torch::RegisterOperators().op):
+an m.impl in the library's block, TORCH_LIBRARY_FRAGMENT with TORCH_LIBRARY_IMPL, TORCH_SELECTIVE_SCHEMA/NAME,
+torch::RegisterOperators().op; AT_PRIVATE_CASE_TYPE_USING_HINT with a name of its own, a c10::optional parameter):
 
 * the rewrite needs no hand edit (an empty checklist) and compiles against the stable headers at target 2.10;
 * built as a stable-ABI library (libtorch alone) and loaded into the installed torch, each op gives, for each of
@@ -66,6 +67,8 @@ for d in dtypes:
     out[f"nested {d} int32"] = run(torch.ops.forms.nested, x, torch.tensor([2, 5], dtype=torch.int32))
     out[f"legacy one {d}"] = run(torch.ops.forms_legacy.one, x)
     out[f"legacy two {d}"] = run(torch.ops.forms_legacy.two, x, 7)
+    out[f"selective {d}"] = run(torch.ops.forms.selective, x, None)
+    out[f"selective {d} y"] = run(torch.ops.forms.selective, x, x)
 out["pair"] = run(torch.ops.forms.pair, torch.tensor([1.0, 2.0]), 1.5, 2, True)
 json.dump(out, open(sys.argv[2], "w"), indent=0, sort_keys=True)
 """
@@ -97,6 +100,24 @@ def test_no_hand_edit(ported):
     # the schema written out from the C++ signature
     assert 'm.def("pair(Tensor x, float scale, int shift, bool twice) -> (Tensor, float)");' in text
     assert 'm.impl("pair", TORCH_BOX(&forms::pair));' in text
+    assert "std::optional<torch::stable::Tensor> y" in text and "TORCH_SELECTIVE" not in code
+
+
+def test_a_kernel_the_rewrite_cannot_box_is_named(tmp_path):
+    """A noexcept kernel (TORCH_BOX takes none) and a lambda kernel: checklist lines naming each op."""
+    src = tmp_path / "k.cpp"
+    src.write_text("#include <ATen/ATen.h>\n#include <torch/library.h>\n"
+                   "int64_t version() noexcept { return 3; }\n"
+                   "at::Tensor twice(const at::Tensor& x) { return x; }\n"
+                   'TORCH_LIBRARY(k, m) {\n  m.def("version", &version);\n  m.def("twice", &twice);\n'
+                   '  m.def("lam", [](int64_t a) { return a; });\n}\n')
+    out = _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix"], cwd=tmp_path).stdout
+    listed = [line for line in out.splitlines() if line.startswith("- [ ] ")]
+    assert len(listed) == 2, out
+    assert "`version` is noexcept" in listed[0] and '"version"' in listed[0]
+    assert "`[](int64_t a) { return a; }` is no function name" in listed[1]
+    text = src.read_text()
+    assert 'm.def("twice(Tensor x) -> Tensor");' in text and 'm.impl("twice", TORCH_BOX(&twice));' in text
 
 
 def test_compiles_at_2_10(ported):

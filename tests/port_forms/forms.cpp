@@ -155,6 +155,15 @@ double v2(const at::Tensor& x) {
                         AT_EXPAND(AT_FLOATING_TYPES), at::kHalf, c10::ScalarType::Bool);
 }
 
+// ATen's private case macro with a hint of its own, and a c10::optional parameter
+double selective(const at::Tensor& x, c10::optional<at::Tensor> y) {
+  return AT_DISPATCH_SWITCH(x.scalar_type(), "selective",
+                            AT_PRIVATE_CASE_TYPE_USING_HINT(at::kFloat, elem_t, [&] { return code<elem_t>(x); })
+                            AT_PRIVATE_CASE_TYPE_USING_HINT(at::ScalarType::Short, elem_t, [&] {
+                              return code<elem_t>(x) + (y.has_value() ? 0.25 : 0.0);
+                            }));
+}
+
 std::tuple<at::Tensor, double> pair(const at::Tensor& x, double scale, int64_t shift, bool twice) {
   return std::make_tuple(x, (twice ? 2 : 1) * scale + shift);
 }
@@ -201,6 +210,7 @@ TORCH_LIBRARY_FRAGMENT(forms, m) {
   m.def("index(Tensor x) -> float");
   m.def("nested(Tensor x, Tensor y) -> float");
   m.def("v2(Tensor x) -> float");
+  m.def(TORCH_SELECTIVE_SCHEMA("forms::selective(Tensor x, Tensor? y) -> float"));
 }
 
 TORCH_LIBRARY_IMPL(forms, CPU, m) {
@@ -212,6 +222,7 @@ TORCH_LIBRARY_IMPL(forms, CPU, m) {
   m.impl("index", &forms::index);
   m.impl("nested", &forms::nested);
   m.impl("v2", &forms::v2);
+  m.impl(TORCH_SELECTIVE_NAME("forms::selective"), TORCH_FN(forms::selective));
 }
 
 // the legacy API

@@ -75,6 +75,7 @@ class Site:
     # type's (what a registration without a schema writes the schema from)
     params: tuple[tuple[str, str], ...] = ()
     returns: str = ""
+    noexcept: bool = False  # TORCH_BOX takes no noexcept function
 
 
 class Unparsed(Exception):
@@ -404,7 +405,8 @@ class Scanner:
         params = tuple((a.type.get_canonical().spelling, a.spelling or "") for a in c.get_arguments())
         a, b = self.rng(c)
         self.add(Site(self.path, self.line_of(c), "function", qualified(c), c.spelling, a, b, qualified=qualified(c),
-                      params=params, returns=c.result_type.get_canonical().spelling))
+                      params=params, returns=c.result_type.get_canonical().spelling,
+                      noexcept="noexcept" in (c.type.spelling or "")))
 
     def on_decl_ref(self, c) -> None:
         ref = c.referenced

@@ -116,6 +116,19 @@ def function(functions: list[Site], name: str) -> Site | None:
     return found[0] if len(keys) == 1 and len(found) == 1 else None
 
 
+def _literal(data: bytes, arg: tuple[int, int]) -> str | None:
+    """The string an op's name or schema argument is: a literal, or one in a macro whose rewrite is its argument
+    (TORCH_SELECTIVE_SCHEMA("..."), TORCH_SELECTIVE_NAME("..."))."""
+    text = data[arg[0]:arg[1]].decode("utf-8", "replace").strip()
+    m = re.fullmatch(r"([A-Z][A-Z0-9_]*)\s*\((.*)\)", text, re.S)
+    if m:
+        rule = rules.macro(m.group(1))
+        if rule is None or rule.call != "{args}":
+            return None
+        text = m.group(2)
+    return cxx_text.string_literal(text)
+
+
 def _where(data: bytes, site: Site, at: int) -> str:
     return f"{site.file.rsplit('/', 1)[-1]}:{data.count(bytes([10]), 0, at) + 1}"
 
@@ -163,9 +176,13 @@ def _def(data: bytes, functions: list[Site], name_written: str, fn_arg, where: s
         return None
     box, fname = got
     name = name_written.split("(", 1)[0].strip().rpartition("::")[2]
+    fn = function(functions, fname)
+    if fn is not None and fn.noexcept:
+        rw.problems.append(f"{where}: `{fname}` is noexcept, which TORCH_BOX does not take: register a function "
+                           f'that calls it for "{name}" by hand')
+        return None
     if "(" in name_written:
         return name_written.split("::", 1)[-1] if "::" in name_written.split("(", 1)[0] else name_written, name, box
-    fn = function(functions, fname)
     if fn is None:
         rw.problems.append(f"{where}: `{fname}` is not one function defined in this file: write the schema of "
                            f'"{name}" by hand')
@@ -194,7 +211,7 @@ def def_block(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
         where = _where(data, site, start)
         if len(args) != 2:
             continue
-        literal = cxx_text.string_literal(data[args[0][0]:args[0][1]].decode("utf-8", "replace"))
+        literal = _literal(data, args[0])
         if literal is None:
             rw.problems.append(f"{where}: {var}.{method} with a name that is no string literal: rewrite by hand")
             continue
@@ -214,7 +231,7 @@ def def_block(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
     return rw
 
 
-def impl_block(data: bytes, site: Site) -> Rewrite:
+def impl_block(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
     """TORCH_LIBRARY_IMPL(ns, K, m) { m.impl("name", kernel); }: each kernel as TORCH_BOX(&fn)."""
     rw = Rewrite([(site.start, site.end, [rules.macro(site.key).replace])])
     got = cxx_text.balanced_args(data, site.end)
@@ -234,7 +251,12 @@ def impl_block(data: bytes, site: Site) -> Rewrite:
             rw.problems.append(f"{where}: the kernel `{data[cargs[1][0]:cargs[1][1]].decode()}` is no function "
                                "name: register it with TORCH_BOX(&fn) by hand")
             continue
-        box, _ = got_k
+        box, fname = got_k
+        fn = function(functions, fname)
+        if fn is not None and fn.noexcept:
+            rw.problems.append(f"{_where(data, site, start)}: `{fname}` is noexcept, which TORCH_BOX does not take: "
+                               "register a function that calls it by hand")
+            continue
         if box != [cargs[1]]:
             rw.edits.append((cargs[1][0], cargs[1][1], box))
     return rw
@@ -280,7 +302,7 @@ def legacy(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
         if len(args) != 2:
             rw.problems.append(f"{where}: an op registered with options: rewrite by hand")
             return rw
-        literal = cxx_text.string_literal(data[args[0][0]:args[0][1]].decode("utf-8", "replace"))
+        literal = _literal(data, args[0])
         if literal is None or "::" not in literal.split("(", 1)[0]:
             rw.problems.append(f"{where}: an op whose name is no \"ns::name\" literal: rewrite by hand")
             return rw
@@ -304,7 +326,7 @@ def legacy(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
     return rw
 
 
-FORMS = {"def": def_block, "impl": lambda data, site, functions: impl_block(data, site), "legacy": legacy}
+FORMS = {"def": def_block, "impl": impl_block, "legacy": legacy}
 
 
 def rewrite(form: str, data: bytes, site: Site, functions: list[Site]) -> Rewrite:
