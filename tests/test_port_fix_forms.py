@@ -3,7 +3,7 @@
 INTEGRAL_TYPES[_AND], FLOATING_AND_COMPLEX_TYPES[_AND1|_AND2], COMPLEX_TYPES, AT_DISPATCH_SWITCH with
 AT_DISPATCH_CASE* written inline and in a macro's definition, INDEX_TYPES's index_t, a nested dispatch, AT_DISPATCH_V2)
 and every registration form (TORCH_LIBRARY's m.def("name", &fn | fn | TORCH_FN(fn)) without a schema, with one,
-an m.impl in the library's block, TORCH_LIBRARY_FRAGMENT with TORCH_LIBRARY_IMPL, TORCH_SELECTIVE_SCHEMA/NAME,
+with torch::dispatch(KEY, fn), an m.impl in the library's block with a key and without, TORCH_LIBRARY_FRAGMENT with TORCH_LIBRARY_IMPL, TORCH_SELECTIVE_SCHEMA/NAME,
 torch::RegisterOperators().op; AT_PRIVATE_CASE_TYPE_USING_HINT with a name of its own, a c10::optional parameter):
 
 * the rewrite needs no hand edit (an empty checklist) and compiles against the stable headers at target 2.10;
@@ -100,6 +100,10 @@ def test_no_hand_edit(ported):
     # the schema written out from the C++ signature
     assert 'm.def("pair(Tensor x, float scale, int shift, bool twice) -> (Tensor, float)");' in text
     assert 'm.impl("pair", TORCH_BOX(&forms::pair));' in text
+    # the kernels registered for a key in an IMPL block of that key
+    cpu = text[text.index("STABLE_TORCH_LIBRARY_IMPL(forms, CPU, m) {"):]
+    assert 'm.impl("integral_and", TORCH_BOX(&forms::integral_and));' in cpu[:cpu.index("}")]
+    assert 'm.impl("floating_and_complex", TORCH_BOX(&forms::floating_and_complex));' in cpu[:cpu.index("}")]
     assert "std::optional<torch::stable::Tensor> y" in text and "TORCH_SELECTIVE" not in code
 
 

@@ -178,7 +178,7 @@ double legacy_two(const at::Tensor& x, int64_t k) {
 
 }  // namespace forms
 
-// a name with its kernel, no schema: inferred from the C++ signature
+// a name with its kernel, no schema: inferred from the C++ signature; kernels for a dispatch key
 TORCH_LIBRARY(forms, m) {
   m.def("floating", &forms::floating);
   m.def("floating_and_half", forms::floating_and_half);
@@ -194,9 +194,9 @@ TORCH_LIBRARY(forms, m) {
   m.def("all_and_complex", &forms::all_and_complex);
   m.def("all_and_complex_and2", &forms::all_and_complex_and2);
   m.def("integral", &forms::integral);
-  m.def("integral_and", &forms::integral_and);
+  m.def("integral_and", torch::dispatch(c10::DispatchKey::CPU, TORCH_FN(forms::integral_and)));
   m.def("floating_and_complex(Tensor x) -> float");
-  m.impl("floating_and_complex", &forms::floating_and_complex);
+  m.impl("floating_and_complex", c10::kCPU, &forms::floating_and_complex);
   m.def("pair", &forms::pair);
 }
 

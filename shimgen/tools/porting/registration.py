@@ -157,32 +157,75 @@ def _statement_end(data: bytes, after: int) -> int:
     return k + 1 if data[k:k + 1] == b"\n" else j
 
 
-def _impl_block(ns: str, kernels: list[tuple[str, list[Part]]], indent: str) -> list[Part]:
-    key = _table()["key"]
-    out: list[Part] = [f"{indent}STABLE_TORCH_LIBRARY_IMPL({ns}, {key}, m) {{\n"]
-    for name, box in kernels:
-        out += [f'{indent}  m.impl("{name}", ', *box, ");\n"]
-    out.append(f"{indent}}}")
+def _impl_blocks(ns: str, kernels: list[tuple[str, str, list[Part]]], indent: str) -> list[Part]:
+    """STABLE_TORCH_LIBRARY_IMPL blocks of (dispatch key, op name, TORCH_BOX parts), one a key."""
+    keys: dict[str, list[tuple[str, list[Part]]]] = {}
+    for key, name, box in kernels:
+        keys.setdefault(key, []).append((name, box))
+    out: list[Part] = []
+    for key, named in keys.items():
+        out.append(f"{indent}STABLE_TORCH_LIBRARY_IMPL({ns}, {key}, m) {{\n" if not out else
+                   f"\n\n{indent}STABLE_TORCH_LIBRARY_IMPL({ns}, {key}, m) {{\n")
+        for name, box in named:
+            out += [f'{indent}  m.impl("{name}", ', *box, ");\n"]
+        out.append(f"{indent}}}")
     return out
 
 
-def _def(data: bytes, functions: list[Site], name_written: str, fn_arg, where: str, rw: Rewrite
-         ) -> tuple[str, str, list[Part]] | None:
-    """A def with a kernel: (its schema, the op's name, the kernel's TORCH_BOX parts), or None (a problem noted)."""
+def dispatch_key(data: bytes, arg: tuple[int, int]) -> str | None:
+    """The dispatch key an argument names (torch::kCPU, c10::DispatchKey::CUDA, at::kMeta): the stable key's name
+    by the table's `keys`; None where it names none of them."""
+    text = data[arg[0]:arg[1]].decode("utf-8", "replace")
+    m = re.fullmatch(r"\s*(?:[\w]+\s*::\s*)*(\w+)\s*", text)
+    return _table()["keys"].get(m.group(1)) if m else None
+
+
+def _kernel_arg(data: bytes, args: list[tuple[int, int]]) -> tuple[str | None, tuple[int, int]] | None:
+    """The kernel of a def's or impl's arguments after the name, and its dispatch key (None: none written, a
+    catch-all): `fn`, `KEY, fn`, `torch::dispatch(KEY, fn)`; None where they are something else."""
+    if len(args) == 2:
+        key = dispatch_key(data, args[0])
+        return (key, args[1]) if key else None
+    if len(args) != 1:
+        return None
+    text = data[args[0][0]:args[0][1]].decode("utf-8", "replace")
+    m = re.match(r"(?:(?:torch|c10)\s*::\s*)?dispatch\s*(?=\()", text)
+    if m is None:
+        return None, args[0]
+    got = cxx_text.balanced_args(data, args[0][0] + m.end())
+    if got is None or len(got[0]) != 2:
+        return None
+    key = dispatch_key(data, got[0][0])
+    return (key, got[0][1]) if key else None
+
+
+def _box(data: bytes, functions: list[Site], fn_arg, name: str, where: str, rw: Rewrite) -> list[Part] | None:
+    """The TORCH_BOX parts of a kernel argument, or None (a problem noted)."""
     got = kernel(data, fn_arg)
     if got is None:
         rw.problems.append(f"{where}: the kernel `{data[fn_arg[0]:fn_arg[1]].decode()}` is no function name: "
                            "register it with TORCH_BOX(&fn) by hand")
         return None
     box, fname = got
-    name = name_written.split("(", 1)[0].strip().rpartition("::")[2]
     fn = function(functions, fname)
     if fn is not None and fn.noexcept:
         rw.problems.append(f"{where}: `{fname}` is noexcept, which TORCH_BOX does not take: register a function "
                            f'that calls it for "{name}" by hand')
         return None
+    return box
+
+
+def _def(data: bytes, functions: list[Site], name_written: str, fn_arg, where: str, rw: Rewrite
+         ) -> tuple[str, str, list[Part]] | None:
+    """A def with a kernel: (its schema, the op's name, the kernel's TORCH_BOX parts), or None (a problem noted)."""
+    name = name_written.split("(", 1)[0].strip().rpartition("::")[2]
+    box = _box(data, functions, fn_arg, name, where, rw)
+    if box is None:
+        return None
     if "(" in name_written:
         return name_written.split("::", 1)[-1] if "::" in name_written.split("(", 1)[0] else name_written, name, box
+    fname = kernel(data, fn_arg)[1]
+    fn = function(functions, fname)
     if fn is None:
         rw.problems.append(f"{where}: `{fname}` is not one function defined in this file: write the schema of "
                            f'"{name}" by hand')
@@ -196,7 +239,8 @@ def _def(data: bytes, functions: list[Site], name_written: str, fn_arg, where: s
 
 def def_block(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
     """TORCH_LIBRARY[_FRAGMENT](ns, m) { ... }: each m.def with a kernel keeps only its schema; the kernels (and
-    any m.impl of the block) go to a STABLE_TORCH_LIBRARY_IMPL block after it."""
+    any m.impl of the block) go to a STABLE_TORCH_LIBRARY_IMPL block after it, one a dispatch key (the table's
+    `key` for a kernel registered without one)."""
     rw = Rewrite([(site.start, site.end, [rules.macro(site.key).replace])])
     got = cxx_text.balanced_args(data, site.end)
     if got is None or len(got[0]) != 2:
@@ -206,28 +250,36 @@ def def_block(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
     if body is None:
         return rw
     ns, var = (data[a:b].decode() for a, b in (ns_r, var_r))
-    kernels: list[tuple[str, list[Part]]] = []
+    kernels: list[tuple[str, str, list[Part]]] = []
     for method, start, args, end in _calls(data, var, *body):
         where = _where(data, site, start)
-        if len(args) != 2:
+        if len(args) < 2:
             continue
         literal = _literal(data, args[0])
-        if literal is None:
-            rw.problems.append(f"{where}: {var}.{method} with a name that is no string literal: rewrite by hand")
+        karg = _kernel_arg(data, args[1:])
+        if literal is None or karg is None:
+            rw.problems.append(f"{where}: {var}.{method} written otherwise (a name that is no string literal, a "
+                               "dispatch key the table does not name): rewrite by hand")
             continue
-        made = _def(data, functions, literal, args[1], where, rw)
-        if made is None:
-            continue
-        text, name, box = made
-        kernels.append((name, box))
+        key, fn_arg = karg
+        key = key or _table()["key"]
         if method == "def":
-            rw.edits.append((args[0][0], args[1][1], [f'"{text}"']))
-        else:  # an m.impl in the library's own block: a catch-all kernel, moved to the IMPL block
+            made = _def(data, functions, literal, fn_arg, where, rw)
+            if made is None:
+                continue
+            text, name, box = made
+            rw.edits.append((args[0][0], args[-1][1], [f'"{text}"']))
+        else:  # an m.impl in the library's own block: moved to the IMPL block of its key
+            name = literal.split("(", 1)[0].strip().rpartition("::")[2]
+            box = _box(data, functions, fn_arg, name, where, rw)
+            if box is None:
+                continue
             rw.edits.append((cxx_text.line_start(data, start) if not data[cxx_text.line_start(data, start):start]
                              .strip() else start, _statement_end(data, end), [""]))
+        kernels.append((key, name, box))
     if kernels:
         indent = cxx_text.indent_at(data, site.start)
-        rw.edits.append((body[1] + 1, body[1] + 1, ["\n\n", *_impl_block(ns, kernels, indent)]))
+        rw.edits.append((body[1] + 1, body[1] + 1, ["\n\n", *_impl_blocks(ns, kernels, indent)]))
     return rw
 
 
@@ -320,7 +372,7 @@ def legacy(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
         parts.append(f"{indent}STABLE_TORCH_LIBRARY_FRAGMENT({ns}, m) {{\n")
         parts += [f'{indent}  m.def("{text}");\n' for text, _ in defs]
         parts += [f"{indent}}}\n\n",
-                  *_impl_block(ns, [(text.split("(", 1)[0], box) for text, box in defs], indent)]
+                  *_impl_blocks(ns, [(_table()["key"], text.split("(", 1)[0], box) for text, box in defs], indent)]
     nl = "\n" if data[end - 1:end] == b"\n" else ""
     rw.edits.append((start, end, [*parts, nl]))
     return rw
