@@ -96,8 +96,9 @@ def _ported(source: str) -> tuple[str, str]:
 
 
 def _sources() -> tuple[str, tuple[str, str], list[str]]:
-    """(the ATen source, its rewrite and port's output, the macro each function f<i> calls): each macro of ATen/Dispatch.h that is
-    a whole dispatch (it takes TYPE) or a group's cases (AT_DISPATCH_CASE_<group>), but the quantized ones."""
+    """(the ATen source, its rewrite and port's output, the macro each function f<i> calls): each macro of
+    ATen/Dispatch.h that is a whole dispatch (it takes TYPE) or a group's cases (AT_DISPATCH_CASE_<group>), but the
+    quantized ones."""
     params = aten_macros()
     names = [n for n, ps in params.items() if "QINT" not in n and n not in ("AT_DISPATCH_SWITCH", "AT_DISPATCH_CASE")
              and ("TYPE" in ps or n.startswith("AT_DISPATCH_CASE_"))]
@@ -170,6 +171,7 @@ def test_the_report_prints_what_the_fix_writes():
     assert dispatch.describe("AT_DISPATCH_ALL_TYPES_AND2") == (
         "THO_DISPATCH_V2(TYPE, NAME, AT_WRAP((BODY)), AT_ALL_TYPES, SCALARTYPE1, SCALARTYPE2)")
     src = ("#include <ATen/ATen.h>\n#include <ATen/Dispatch.h>\n"
-           'void f(at::Tensor x) { AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "n", [&] {}); }')
+           "void f(at::Tensor x) {\n"
+           '  AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, x.scalar_type(), "n", [&] {});\n}\n')
     assert 'THO_DISPATCH_V2(x.scalar_type(), "n", AT_WRAP(([&] {})), AT_ALL_TYPES, ' \
            "torch::headeronly::ScalarType::Half, torch::headeronly::ScalarType::BFloat16)" in _ported(src)[0]

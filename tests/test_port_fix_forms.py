@@ -3,8 +3,9 @@
 INTEGRAL_TYPES[_AND], FLOATING_AND_COMPLEX_TYPES[_AND1|_AND2], COMPLEX_TYPES, AT_DISPATCH_SWITCH with
 AT_DISPATCH_CASE* written inline and in a macro's definition, INDEX_TYPES's index_t, a nested dispatch, AT_DISPATCH_V2)
 and every registration form (TORCH_LIBRARY's m.def("name", &fn | fn | TORCH_FN(fn)) without a schema, with one,
-with torch::dispatch(KEY, fn), an m.impl in the library's block with a key and without, TORCH_LIBRARY_FRAGMENT with TORCH_LIBRARY_IMPL, TORCH_SELECTIVE_SCHEMA/NAME,
-torch::RegisterOperators().op; AT_PRIVATE_CASE_TYPE_USING_HINT with a name of its own, a c10::optional parameter):
+with torch::dispatch(KEY, fn), an m.impl in the library's block with a key and without, TORCH_LIBRARY_FRAGMENT
+with TORCH_LIBRARY_IMPL, TORCH_SELECTIVE_SCHEMA/NAME, torch::RegisterOperators().op; AT_PRIVATE_CASE_TYPE_USING_HINT
+with a name of its own, a c10::optional parameter):
 
 * the rewrite needs no hand edit (an empty checklist) and compiles against the stable headers at target 2.10;
 * built as a stable-ABI library (libtorch alone) and loaded into the installed torch, each op gives, for each of
