@@ -108,20 +108,21 @@ def test_no_hand_edit(ported):
     assert "std::optional<torch::stable::Tensor> y" in text and "TORCH_SELECTIVE" not in code
 
 
-def test_a_kernel_the_rewrite_cannot_box_is_named(tmp_path):
-    """A noexcept kernel (TORCH_BOX takes none) and a lambda kernel: checklist lines naming each op."""
+def test_a_lambda_kernel_and_a_noexcept_one(tmp_path):
+    """A lambda kernel without captures becomes a function written before the library (its schema from its call
+    operator); a noexcept kernel, which TORCH_BOX takes not, is a checklist line naming the op."""
     src = tmp_path / "k.cpp"
     src.write_text("#include <ATen/ATen.h>\n#include <torch/library.h>\n"
                    "int64_t version() noexcept { return 3; }\n"
                    "at::Tensor twice(const at::Tensor& x) { return x; }\n"
                    'TORCH_LIBRARY(k, m) {\n  m.def("version", &version);\n  m.def("twice", &twice);\n'
-                   '  m.def("lam", [](int64_t a) { return a; });\n}\n')
+                   '  m.def("lam", [](int64_t a) -> int64_t { return a; });\n}\n')
     out = _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix"], cwd=tmp_path).stdout
     listed = [line for line in out.splitlines() if line.startswith("- [ ] ")]
-    assert len(listed) == 2, out
-    assert "`version` is noexcept" in listed[0] and '"version"' in listed[0]
-    assert "`[](int64_t a) { return a; }` is no function name" in listed[1]
+    assert len(listed) == 1 and "`version` is noexcept" in listed[0] and '"version"' in listed[0], out
     text = src.read_text()
+    assert "static auto lam_kernel(int64_t a) -> int64_t { return a; }\n\nSTABLE_TORCH_LIBRARY(k, m) {" in text
+    assert 'm.def("lam(int a) -> int");' in text and 'm.impl("lam", TORCH_BOX(&lam_kernel));' in text
     assert 'm.def("twice(Tensor x) -> Tensor");' in text and 'm.impl("twice", TORCH_BOX(&twice));' in text
 
 

@@ -368,6 +368,8 @@ class Scanner:
                     self.on_decl_ref(c)
                 elif c.kind == K.FUNCTION_DECL and c.is_definition():
                     self.on_function(c)
+                elif c.kind == K.LAMBDA_EXPR:
+                    self.on_lambda(c)
         self.macros()
         self.sites.sort(key=lambda s: (s.line, s.start, s.kind))
         return self.sites
@@ -407,6 +409,18 @@ class Scanner:
         self.add(Site(self.path, self.line_of(c), "function", qualified(c), c.spelling, a, b, qualified=qualified(c),
                       params=params, returns=c.result_type.get_canonical().spelling,
                       noexcept="noexcept" in (c.type.spelling or "")))
+
+    def on_lambda(self, c) -> None:
+        """A lambda (a registration's kernel may be one): its call operator's signature, as a function's."""
+        decl = c.type.get_declaration()
+        call = next((k for k in decl.get_children() if k.kind.name == "CXX_METHOD" and k.spelling == "operator()"),
+                    None) if decl is not None else None
+        if call is None:
+            return
+        params = tuple((a.type.get_canonical().spelling, a.spelling or "") for a in call.get_arguments())
+        a, b = self.rng(c)
+        self.add(Site(self.path, self.line_of(c), "lambda", f"lambda@{a}", self.src(a, b), a, b, params=params,
+                      returns=call.result_type.get_canonical().spelling))
 
     def on_decl_ref(self, c) -> None:
         ref = c.referenced

@@ -23,6 +23,8 @@ Part = str | tuple[int, int]
 class Rewrite:
     edits: list[tuple[int, int, list[Part]]] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    helpers: list[Part] = field(default_factory=list)  # functions written before the registration (lambda kernels)
+    names: set[str] = field(default_factory=set)  # the helpers' names
 
 
 def _table() -> dict:
@@ -72,17 +74,21 @@ def schema_type(cpp: str, returned: bool = False) -> str | None:
     return None if inner is None else t["templates"][m.group(1)].format(inner)
 
 
+def _named(fn: Site) -> str:
+    return fn.written if fn.kind == "function" else "the lambda"
+
+
 def schema(name: str, fn: Site) -> tuple[str | None, str]:
     """(the schema `name(params) -> returns` of function `fn`, "") or (None, why not)."""
     params = []
     for i, (cpp, pname) in enumerate(fn.params):
         st = schema_type(cpp)
         if st is None:
-            return None, f"no schema type for `{cpp}` (parameter {pname or i + 1} of {fn.written})"
+            return None, f"no schema type for `{cpp}` (parameter {pname or i + 1} of {_named(fn)})"
         params.append(f"{st} {pname or f'arg{i}'}")
     ret = schema_type(fn.returns, returned=True)
     if ret is None:
-        return None, f"no schema type for `{fn.returns}` (what {fn.written} returns)"
+        return None, f"no schema type for `{fn.returns}` (what {_named(fn)} returns)"
     return f"{name}({', '.join(params)}) -> {ret}", ""
 
 
@@ -111,7 +117,7 @@ def kernel(data: bytes, arg: tuple[int, int]) -> tuple[list[Part], str] | None:
 def function(functions: list[Site], name: str) -> Site | None:
     """The one function defined in the file that `name` (as written, maybe qualified) names."""
     name = name.lstrip(":")
-    found = [f for f in functions if f.key == name or f.key.endswith("::" + name)]
+    found = [f for f in functions if f.kind == "function" and (f.key == name or f.key.endswith("::" + name))]
     keys = {f.key for f in found}
     return found[0] if len(keys) == 1 and len(found) == 1 else None
 
@@ -199,8 +205,44 @@ def _kernel_arg(data: bytes, args: list[tuple[int, int]]) -> tuple[str | None, t
     return (key, got[0][1]) if key else None
 
 
-def _box(data: bytes, functions: list[Site], fn_arg, name: str, where: str, rw: Rewrite) -> list[Part] | None:
-    """The TORCH_BOX parts of a kernel argument, or None (a problem noted)."""
+def _lambda(data: bytes, functions: list[Site], fn_arg, name: str, where: str, rw: Rewrite
+            ) -> tuple[list[Part], Site] | None:
+    """A kernel written as a lambda without captures: a function of its parameters and body written before the
+    registration (`static auto <name>_kernel(params) body`, its return type deduced or as written), boxed."""
+    lam = next((f for f in functions if f.kind == "lambda" and (f.start, f.end) == tuple(fn_arg)), None)
+    m = re.match(rb"\[\s*\]\s*", data[fn_arg[0]:fn_arg[1]])
+    if lam is None or m is None:
+        rw.problems.append(f"{where}: the kernel `{data[fn_arg[0]:fn_arg[1]].decode()}` is no function name nor a "
+                           "lambda without captures: register it with TORCH_BOX(&fn) by hand")
+        return None
+    at = fn_arg[0] + m.end()
+    params: list[Part] = []
+    if data[at:at + 1] == b"(":
+        got = cxx_text.balanced_args(data, at)
+        if got is None:
+            return None
+        params = [(at + 1, got[1] - 1)]
+        at = got[1]
+    brace = data.find(b"{", at, fn_arg[1])
+    body = cxx_text.block(data, brace) if brace >= 0 else None
+    if body is None or body[1] + 1 != fn_arg[1]:
+        return None
+    between = data[at:brace].decode("utf-8", "replace")
+    trailing: list[Part] = [" ", cxx_text.strip(data, at + between.index("->"), brace)] if "->" in between else []
+    fname = re.sub(r"\W", "_", name) + "_kernel"
+    while fname in rw.names or any(f.kind == "function" and f.key.rpartition("::")[2] == fname for f in functions):
+        fname += "_"
+    rw.names.add(fname)
+    rw.helpers += [f"static auto {fname}(", *params, ")", *trailing, " ", (body[0], body[1] + 1), "\n\n"]
+    return [f"TORCH_BOX(&{fname})"], lam
+
+
+def _box(data: bytes, functions: list[Site], fn_arg, name: str, where: str, rw: Rewrite
+         ) -> tuple[list[Part], Site | None] | None:
+    """The TORCH_BOX parts of a kernel argument and the function it names where the file defines it, or None (a
+    problem noted)."""
+    if data[fn_arg[0]:fn_arg[0] + 1] == b"[":
+        return _lambda(data, functions, fn_arg, name, where, rw)
     got = kernel(data, fn_arg)
     if got is None:
         rw.problems.append(f"{where}: the kernel `{data[fn_arg[0]:fn_arg[1]].decode()}` is no function name: "
@@ -212,27 +254,26 @@ def _box(data: bytes, functions: list[Site], fn_arg, name: str, where: str, rw: 
         rw.problems.append(f"{where}: `{fname}` is noexcept, which TORCH_BOX does not take: register a function "
                            f'that calls it for "{name}" by hand')
         return None
-    return box
+    return box, fn
 
 
 def _def(data: bytes, functions: list[Site], name_written: str, fn_arg, where: str, rw: Rewrite
          ) -> tuple[str, str, list[Part]] | None:
     """A def with a kernel: (its schema, the op's name, the kernel's TORCH_BOX parts), or None (a problem noted)."""
     name = name_written.split("(", 1)[0].strip().rpartition("::")[2]
-    box = _box(data, functions, fn_arg, name, where, rw)
-    if box is None:
+    mark = len(rw.helpers)
+    got = _box(data, functions, fn_arg, name, where, rw)
+    if got is None:
         return None
+    box, fn = got
     if "(" in name_written:
         return name_written.split("::", 1)[-1] if "::" in name_written.split("(", 1)[0] else name_written, name, box
-    fname = kernel(data, fn_arg)[1]
-    fn = function(functions, fname)
-    if fn is None:
-        rw.problems.append(f"{where}: `{fname}` is not one function defined in this file: write the schema of "
-                           f'"{name}" by hand')
-        return None
-    text, why = schema(name, fn)
+    text, why = schema(name, fn) if fn is not None else (None, "")
     if text is None:
-        rw.problems.append(f"{where}: {why}: write the schema of \"{name}\" by hand")
+        del rw.helpers[mark:]  # a lambda's function is not written for a def left as it was
+        rw.problems.append(f"{where}: {why}: write the schema of \"{name}\" by hand" if why else
+                           f"{where}: `{data[fn_arg[0]:fn_arg[1]].decode()}` is not one function defined in this "
+                           f'file: write the schema of "{name}" by hand')
         return None
     return text, name, box
 
@@ -271,16 +312,17 @@ def def_block(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
             rw.edits.append((args[0][0], args[-1][1], [f'"{text}"']))
         else:  # an m.impl in the library's own block: moved to the IMPL block of its key
             name = literal.split("(", 1)[0].strip().rpartition("::")[2]
-            box = _box(data, functions, fn_arg, name, where, rw)
-            if box is None:
+            got_box = _box(data, functions, fn_arg, name, where, rw)
+            if got_box is None:
                 continue
+            box = got_box[0]
             rw.edits.append((cxx_text.line_start(data, start) if not data[cxx_text.line_start(data, start):start]
                              .strip() else start, _statement_end(data, end), [""]))
         kernels.append((key, name, box))
     if kernels:
         indent = cxx_text.indent_at(data, site.start)
         rw.edits.append((body[1] + 1, body[1] + 1, ["\n\n", *_impl_blocks(ns, kernels, indent)]))
-    return rw
+    return _with_helpers(rw, data, site)
 
 
 def impl_block(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
@@ -297,20 +339,19 @@ def impl_block(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
     for method, start, cargs, _ in _calls(data, var, *body):
         if method != "impl" or len(cargs) != 2:
             continue
-        got_k = kernel(data, cargs[1])
-        if got_k is None:
-            where = _where(data, site, start)
-            rw.problems.append(f"{where}: the kernel `{data[cargs[1][0]:cargs[1][1]].decode()}` is no function "
-                               "name: register it with TORCH_BOX(&fn) by hand")
-            continue
-        box, fname = got_k
-        fn = function(functions, fname)
-        if fn is not None and fn.noexcept:
-            rw.problems.append(f"{_where(data, site, start)}: `{fname}` is noexcept, which TORCH_BOX does not take: "
-                               "register a function that calls it by hand")
-            continue
-        if box != [cargs[1]]:
-            rw.edits.append((cargs[1][0], cargs[1][1], box))
+        literal = _literal(data, cargs[0])
+        name = (literal or "").split("(", 1)[0].strip().rpartition("::")[2]
+        got_k = _box(data, functions, cargs[1], name, _where(data, site, start), rw)
+        if got_k is not None and got_k[0] != [cargs[1]]:
+            rw.edits.append((cargs[1][0], cargs[1][1], got_k[0]))
+    return _with_helpers(rw, data, site)
+
+
+def _with_helpers(rw: Rewrite, data: bytes, site: Site) -> Rewrite:
+    """The functions written for lambda kernels go before the registration's macro (its first edit)."""
+    if rw.helpers:
+        start, end, parts = rw.edits[0]
+        rw.edits[0] = (start, end, [*rw.helpers, cxx_text.indent_at(data, site.start), *parts])
     return rw
 
 
@@ -374,7 +415,7 @@ def legacy(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
         parts += [f"{indent}}}\n\n",
                   *_impl_blocks(ns, [(_table()["key"], text.split("(", 1)[0], box) for text, box in defs], indent)]
     nl = "\n" if data[end - 1:end] == b"\n" else ""
-    rw.edits.append((start, end, [*parts, nl]))
+    rw.edits.append((start, end, [*rw.helpers, *parts, nl]))
     return rw
 
 
