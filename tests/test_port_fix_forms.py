@@ -126,6 +126,19 @@ def test_a_lambda_kernel_and_a_noexcept_one(tmp_path):
     assert 'm.def("twice(Tensor x) -> Tensor");' in text and 'm.impl("twice", TORCH_BOX(&twice));' in text
 
 
+def test_a_crlf_file_keeps_its_line_endings(ported, tmp_path):
+    """The same source with CRLF line endings: the same rewrite, each line ending CRLF (the breaks a rewrite keeps
+    and those it adds)."""
+    _, _, text = ported
+    src = tmp_path / "forms.cpp"
+    with open(SOURCE, encoding="utf-8") as f:
+        src.write_bytes(f.read().replace("\n", "\r\n").encode())
+    _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix"], cwd=tmp_path)
+    data = src.read_bytes()
+    assert b"\r\r" not in data and data.count(b"\n") == data.count(b"\r\n")
+    assert data.decode().replace("\r\n", "\n").replace(str(tmp_path), "") == text
+
+
 def test_compiles_at_2_10(ported):
     from shimgen.setuptools import stable_flags
     from tests.cxx import syntax_check

@@ -107,18 +107,18 @@ def constant(text: str) -> str | None:
     return enumerator(name) if name else None
 
 
-def write(f: Form, args: list[Part], text_of, gaps: list[str] = (), between: str = " ") -> list[Part] | None:
+def write(f: Form, args: list[Part], text_of, gaps: list[Part] = (), between: str = " ") -> list[Part] | None:
     """The parts of the stable macro call that replaces `f`'s call with arguments `args` (their text by
-    `text_of`); None where the arguments do not fit the macro. `gaps`: the text between the arguments as written
-    (`,` and the line breaks): each argument written keeps the gap it had before it (TYPE's and NAME's line break
+    `text_of`); None where the arguments do not fit the macro. `gaps`: what is between the arguments as written
+    (`,` and the line breaks; byte ranges of the file, or text): each argument written keeps the gap it had before it (TYPE's and NAME's line break
     stay), a separator more is `, `; `between`: what separates the cases a group's cases macro becomes (a line
     break and the macro's column, where it is written)."""
     gaps = list(gaps)
 
-    def gap(i: int) -> str:  # the gap before argument i as written
+    def gap(i: int) -> Part:  # the gap before argument i as written
         return gaps[i - 1] if 0 < i <= len(gaps) else ", "
 
-    def sep() -> str:  # the next gap of a form, whose arguments keep their order
+    def sep() -> Part:  # the next gap of a form, whose arguments keep their order
         return gap(next(order))
 
     order = iter(range(1, len(args)))

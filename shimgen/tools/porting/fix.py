@@ -166,7 +166,7 @@ class Fixer:
             if got is None:
                 return False
             args, after = got
-            gaps = [self.data[a[1]:b[0]].decode("utf-8", "replace") for a, b in zip(args, args[1:])]
+            gaps: list[Part] = [(a[1], b[0]) for a, b in zip(args, args[1:])]  # as written: CRLF stays CRLF
             head = self.data[cxx_text.line_start(self.data, s.start):s.start].decode("utf-8", "replace")
             column = "".join(c if c in " \t" else " " for c in head)
             between = " \\\n" + column if self._in_define(s.start) else "\n" + column
@@ -272,7 +272,8 @@ def _template(text: str, obj: Part, args: list[tuple[int, int]]) -> list[Part]:
 
 def _after_includes(data: bytes) -> tuple[int, bool]:
     """Where headers go in a file without an ATen include: after the last #include at the shallowest conditional
-    depth any #include has (0, or 1 inside a header guard), else at the top; and whether that line ends."""
+    depth any #include has (0, or 1 inside a header guard), else after `#pragma once` or at the top; and whether
+    that line ends."""
     depth, found = 0, []
     for m in re.finditer(rb"^[ \t]*#[ \t]*(\w+)[^\n]*\n?", data, re.M):
         word = m.group(1)
@@ -282,8 +283,9 @@ def _after_includes(data: bytes) -> tuple[int, bool]:
             depth -= 1
         elif word == b"include":
             found.append((depth, m))
-    if not found:
-        return 0, True
+    if not found:  # after a header's `#pragma once`, else at the top
+        once = re.search(rb"^[ \t]*#[ \t]*pragma[ \t]+once[^\n]*\n?", data, re.M)
+        return (once.end(), once.group(0).endswith(b"\n")) if once else (0, True)
     top = min(d for d, _ in found)
     m = [m for d, m in found if d == top][-1]
     return m.end(), m.group(0).endswith(b"\n")
