@@ -39,7 +39,7 @@ def _qualified_start(data: bytes, start: int) -> int:
 class Fixer:
     def __init__(self, data: bytes, rows: list[Row], newline: str = "\n", functions: list | None = None) -> None:
         self.data = data
-        self.functions = functions or []  # the functions the file defines (clang_scan's `function` sites)
+        self.functions = functions or []  # the functions and lambdas the file defines (a kernel may be one)
         self.newline = newline.encode()  # the file's line ending: the text an edit adds ends its lines with it
         self.rows = rows
         self.edits: list[Edit] = []
