@@ -3,11 +3,9 @@ of rusty1s/pytorch_cluster, MIT): the checklist is the one recorded there (empty
 make it compile as three stable-ABI libraries against libtorch alone, and the project's own tests of the ported ops
 pass on the installed torch with those libraries in place of its ATen build.
 
-The extension's code is not in this repository. The test reads it from a git repository of it holding the pinned
-commit: `$SHIMGEN_PORT_CORPUS/<owner>+<name>` (a clone) or `.../<owner>+<name>/repo` (a mirror), the corpus folder
-defaulting to ~/.cache/shimgen/port-corpus; without one it skips. To run it:
-
-    git clone https://github.com/rusty1s/pytorch_cluster ~/.cache/shimgen/port-corpus/rusty1s+pytorch_cluster
+The ported files, the project's Python package part and its two test files are kept as they are at the pinned
+commit in tests/port_ext/torch_cluster/ (MIT; its LICENSE beside them), a test corpus naming its source and licence;
+pytest does not collect them (tests/conftest.py collect_ignore).
 
 Costs: the scan about 40 s (11 files, libclang's prelude cached), the three libraries about 15 s, the tests 5 s."""
 
@@ -43,18 +41,9 @@ def _corpus() -> dict:
 
 
 def _checkout(corpus: dict, dest) -> None:
-    """The pinned commit's files into dest, from a local git repository of the source; skip without one."""
-    base = os.environ.get("SHIMGEN_PORT_CORPUS") or os.path.expanduser("~/.cache/shimgen/port-corpus")
-    owner, name = corpus["source"].rstrip("/").split("/")[-2:]
-    for repo in (os.path.join(base, f"{owner}+{name}", "repo"), os.path.join(base, f"{owner}+{name}")):
-        if not os.path.isdir(repo):
-            continue
-        archive = subprocess.run(["git", "-C", repo, "archive", "--format=tar", corpus["commit"]],
-                                 capture_output=True)
-        if archive.returncode == 0:
-            subprocess.run(["tar", "-x", "-C", str(dest)], input=archive.stdout, check=True)
-            return
-    pytest.skip(f"no git repository of {corpus['source']} with commit {corpus['commit'][:12]} under {base}")
+    """The pinned commit's files into dest: the copy kept beside the corpus file (tests/port_ext/torch_cluster/, with
+    the project's LICENSE), never edited by hand."""
+    shutil.copytree(os.path.join(HERE, "port_ext", corpus["copy"]), str(dest), dirs_exist_ok=True)
 
 
 def _run(cmd, **kw):
