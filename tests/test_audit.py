@@ -103,7 +103,12 @@ def test_the_recorded_exports_are_the_runtimes(name: str) -> None:
         pytest.skip(runtimes.missing_reason([name]))
     measured = measure_exports.measure_runtime(rt)
     recorded = DATA.exported_by(Version.parse(name))
-    assert set(measured) == set(recorded), (set(measured), set(recorded))  # the same libraries measured
+    # the same libraries measured; a group the runtime's wheel lacks (2.13.0's CPU wheel: libtorch_cuda) is the one
+    # recorded from that release's CUDA wheel (python -m shimgen.dev exports --lib X.Y.Z=DIR)
+    assert set(measured) <= set(recorded), (set(measured), set(recorded))
+    lib = os.path.join(rt.torch.root, "lib")
+    for group in set(recorded) - set(measured):
+        assert not os.path.isfile(os.path.join(lib, libtorch_exports.GROUPS[group][0])), group
     for group in measured:
         assert measured[group] == recorded[group], (group, sorted(measured[group] ^ recorded[group])[:10])
     assert FIRST_OF_2_10 in measured["libtorch"] or Version.parse(name) < Version(2, 10)

@@ -123,12 +123,14 @@ def build(measured: dict[Version, tuple[str, dict[str, set[str]]]]) -> Exports:
 
 
 def merge(old: Exports, new: Exports) -> Exports:
-    """`old` with the releases `new` measured replaced by `new`'s measurement: a runtime not found today keeps
-    its recorded exports."""
+    """`old` with each (release, group) `new` measured replaced by `new`'s measurement: a runtime not found today
+    keeps its recorded exports, and so does a group today's runtime lacks (a CPU wheel's libtorch_cuda, recorded
+    from the release's CUDA wheel with `exports --lib`)."""
     measured: dict[Version, tuple[str, dict[str, set[str]]]] = {}
     for data in (old, new):
         for r in data.releases:
-            measured[r] = (data.runtimes[r], data.exported_by(r))
+            kept = measured[r][1] if r in measured else {}
+            measured[r] = (data.runtimes[r], {**kept, **data.exported_by(r)})
     return build(measured)
 
 
