@@ -59,6 +59,7 @@ SLOW_FILES = frozenset({
     "test_leak_free_default.py",
     # compositions built at target 2.10 and run on each runtime
     "test_conv_padding_composition.py", "test_pow_inplace.py", "test_gelu_addmm.py", "test_einsum_composition.py",
+    "test_meshgrid_composition.py",
     # port --fix's rewrites compiled, run against their ATen originals, and a real extension ported
     "test_port_dispatch.py", "test_port_fix_forms.py", "test_port_real_ext.py",
     # built binaries audited and loaded on the runtimes; the audit after linking in setuptools and CMake builds

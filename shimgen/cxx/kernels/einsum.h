@@ -10,8 +10,6 @@
 // dependent lookup finds them where the wrapper instantiates the template,
 // after the per-op header has included them (the row's `calls`).
 
-using IntList = torch::headeronly::IntHeaderOnlyArrayRef;
-
 /// aten's einsum error, its text with "(aten raises)", as a shimgen: error.
 template <typename = void>
 [[noreturn]] inline void einsum_fail(const std::string& text) {
