@@ -187,3 +187,21 @@ def test_values_are_atens_on_each_runtime(lib, name) -> None:
     assert [line for line in lines if line.startswith("BAD")] == [], proc.stdout[-3000:]
     done = next(line for line in lines if line.startswith("DONE")).split()
     assert int(done[1]) >= 4 * 18, proc.stdout  # every dense case of every dtype computed
+
+
+def test_the_kernel_serves_only_builds_without_a_route_computing_every_call() -> None:
+    """The default build: the kernel below 2.14 (it computes some calls and gives the rest to the guarded
+    dispatcher form). SHIMGEN_LEAKY_STR: the dispatcher from 2.10. The overlay: its C shim at 2.13, which computes
+    every call ("tanh", any layout), never the kernel there."""
+    from shimgen.generate import plan as plan_mod
+    from shimgen.generate.plan import WORLDS
+    from shimgen.generate.signatures import cpp as sig_cpp
+
+    p = plan_mod.make(["gelu.default"])
+    routes = {}
+    for world in WORLDS:
+        w = next(x for x in sig_cpp.wrappers(p.in_world(world))[0] if x.op.name == "gelu.default")
+        routes[world.label] = [(str(v.start), v.route.name) for v in w.variants]
+    assert routes["default"] == [("2.10", "composition"), ("2.14", "dispatcher")]
+    assert routes["leaky-str"] == routes["overlay-leaky-str"] == [("2.10", "dispatcher")]
+    assert routes["overlay"] == [("2.10", "composition"), ("2.13", "generated_shim"), ("2.14", "dispatcher")]

@@ -29,9 +29,12 @@ class GeluAddmm(Kernel):
     def variant_at(self, route: Route, q: Query, rule: dict) -> Variant | None:
         """Where the dispatcher's form of the op is guarded at q.level (a build without SHIMGEN_LEAKY_STR, a target
         below the str's leak-free release): that form, which this one computes more of (no `guard`: it wins the
-        tie), with the guard's `guard_from` (Variant)."""
+        tie), with the guard's `guard_from` (Variant); not in a build with the overlay where the op has a C shim by
+        q.level, which computes every call."""
         if [p.name for p in q.params] != rule["params"]:
             return None
+        if q.plan.world.overlay and any(sv.since <= q.level for sv in q.shims):
+            return None  # a C shim (the overlay's, in a build linking it) computes every call
         dv = routes.boxed().variant_at(q)
         if dv is None or list(dv.guard) != [rule["argument"]]:
             return None
