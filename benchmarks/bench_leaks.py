@@ -164,7 +164,8 @@ def quiet_stderr(on: bool):
 
 
 # The str calls that cross libtorch 2.10-2.13's leaking dispatcher conversion with -DSHIMGEN_LEAKY_STR; the default
-# build refuses gelu's at compile time and computes div's "floor" without a str crossing (kernel str_value): ~0 B.
+# build computes gelu(x) on a contiguous CPU tensor (kernel gelu_addmm), einsum (kernel einsum) and div's "floor"
+# (kernel str_value) without a str crossing, and raises for the other str calls on 2.10-2.13: ~0 B.
 DEFAULT_CALLS = [("gelu(x)", "ts::gelu(x);"), ('gelu(x, "tanh")', 'ts::gelu(x, "tanh");'),
                  ('div(a, b, "floor")', 'ts::div(x, x, std::string_view("floor"));'),
                  ('einsum("ij,jk", ..)', 'ts::einsum("ij,jk->ik", {x, x});'),

@@ -15,34 +15,40 @@ build time from the project's [tool.shimgen] table (shimgen.tools.project).
 `-DTORCH_STABLE_ONLY` and `-DTORCH_TARGET_VERSION` from the table's `target` (or the `target=` argument). With
 `cuda=True` its `.cu` sources compile with nvcc (shimgen.tools.cuda_toolkit finds the toolkit; -gencode flags from
 TORCH_CUDA_ARCH_LIST or 8.0;9.0+PTX) and the CUDA runtime links statically, never libc10_cuda, libtorch_cuda or
-libcudart.so: the one library loads on CPU builds of torch and on CUDA builds of any CUDA release. `BuildExtension`
-is torch's, and before compiling it generates the table's ops into the build tree (`<build_temp>/shimgen`: never
-into the source tree, nothing cached elsewhere) and puts that folder first on each stable extension's include path,
-so the generated `torch/csrc/stable/ops.h` shadows the installed torch's. Both become torch's when build_ext runs:
-setup.py's other commands (pip's metadata step, `setup.py --name`) import no torch. The generation is shimgen's own
-(`shimgen.generate.pipeline.generate`), in process, from the installed torch's native_functions.yaml: no network.
-Build without isolation (`pip wheel --no-build-isolation .`) so the extension compiles against the torch installed
-in the environment.
+libcudart.so: the one library loads on CPU builds of torch and on CUDA builds of any CUDA release. It then reaches
+no function of libtorch_cuda's (aoti_torch_get_current_cuda_stream): it looks them up at run time (dlsym), as
+examples/stable_ops does; a direct call is an undefined symbol on every torch, which the audit after linking stops.
+`BuildExtension` is torch's, and before compiling it generates the table's ops into the build tree
+(`<build_temp>/shimgen`: never into the source tree, nothing cached elsewhere) and puts that folder first on each
+stable extension's include path, so the generated `torch/csrc/stable/ops.h` shadows the installed torch's. Both
+become torch's when build_ext runs: setup.py's other commands (pip's metadata step, `setup.py --name`) import no
+torch. The generation is shimgen's own (`shimgen.generate.pipeline.generate`), in process, from the installed
+torch's native_functions.yaml: no network. Build without isolation (`pip wheel --no-build-isolation .`) so the
+extension compiles against the torch installed in the environment.
 
 A wrapper with no libtorch route at the target is a compile error naming the op, the reason and the remedy
 unless the table says `overlay = true`, which adds `-DSHIMGEN_OVERLAY` (the author then links shimgen's overlay
 library, rebuilt for each torch release). As a safety net, after linking each stable extension is checked for
 `aoti_torch_*` symbols the installed libtorch does not export: without `overlay = true` that is a build error
-naming the shims, never an extension that fails to load.
+naming the shims, never an extension that fails to load. Then each is audited (shimgen.tools.link_audit: `shimgen
+audit` against the target): a library that would not load on every release from its target to the newest stops
+the build with one line naming the function and the release it needs. `audit = false` in the table or
+SHIMGEN_AUDIT=0 in the environment skips it; an `overlay = true` build (not ABI-stable) is not audited.
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 import os
 
 from setuptools import Extension
 from setuptools.command.build_ext import build_ext
 
 from shimgen.base.errors import ShimgenError
-from shimgen.tools import cuda_toolkit, project
+from shimgen.tools import cuda_toolkit, link_audit, project
 from shimgen.generate import pipeline
-from shimgen.facts import releases
+from shimgen.facts import libtorch_exports, releases
 from shimgen.proofs.verify import build
 
 _MARK = "_shimgen_stable"  # attribute set on the extensions StableExtension made
@@ -166,6 +172,7 @@ class _StableBuild:
     def _build_stable(self) -> None:
         stable = [e for e in self.extensions if getattr(e, _MARK, False)]
         found = _project() if stable else None
+        audit = bool(stable) and not found.overlay and link_audit.enabled(found.audit)  # SHIMGEN_AUDIT read first
         if stable:
             for ext in stable:
                 _as_cpp_extension(ext)
@@ -184,6 +191,19 @@ class _StableBuild:
                         "generated_shim route; it would fail to load). Call an overload on a libtorch route "
                         "(shimgen port shows which), or set overlay = true in [tool.shimgen] and link shimgen's "
                         "overlay library (not ABI-stable)")
+        if audit:
+            for ext in stable:
+                self._audit(ext, found)
+
+    def _audit(self, ext, found) -> None:
+        """shimgen audit of the linked library against its target: one line in the build log, or the build stops
+        with one line naming what blocks which release (shimgen.tools.link_audit)."""
+        target = getattr(ext, _MARK)["target"]
+        target = releases.parse(target, "target") if target else found.target
+        outcome = link_audit.check(self.get_ext_fullpath(ext.name), target)
+        if not outcome.ok:
+            raise ShimgenError(link_audit.failure(outcome, "setuptools"))
+        self.announce(f"shimgen audit: {outcome.line}", level=logging.INFO)
 
 
 @functools.lru_cache(maxsize=None)
@@ -217,4 +237,9 @@ def shims_libtorch_lacks(library: str) -> list[str]:
     for name in ("libtorch.so", "libtorch_cpu.so", "libc10.so", "libtorch_cuda.so"):
         if os.path.exists(os.path.join(lib_dir, name)):
             exported |= symbols(os.path.join(lib_dir, name), "--defined-only")
-    return sorted(needed - exported)
+    # a library only some builds have (libtorch_cuda.so, absent from a CPU wheel): its recorded functions are not
+    # generated shims; whether the releases of the target export them is the audit's question
+    recorded = libtorch_exports.load()
+    elsewhere = {fn for g in libtorch_exports.ONLY_IN for fn in recorded.groups[g].symbols
+                 if not os.path.exists(os.path.join(lib_dir, libtorch_exports.GROUPS[g][0]))}
+    return sorted(needed - exported - elsewhere)

@@ -30,6 +30,10 @@ gc.set_threshold(100_000, 50, 1000)
 # (tests/cxx.py: use_compiler_cache, tests/compile_cache.py), put on PATH before any test module reads the compiler.
 import tests.cxx  # noqa: E402, F401
 
+# third-party sources kept as test corpora (tests/port_ext/*/: a real extension's own tests among them), read by the
+# tests that port them, never collected themselves
+collect_ignore_glob = ["port_ext/*/*"]
+
 SLOW_FILES = frozenset({
     # extensions built against the generated headers (tests.cxx)
     "test_addbmm_loop.py", "test_addc_scalars_tensor.py", "test_autocast_rules.py", "test_c_shim_compile.py",
@@ -53,6 +57,13 @@ SLOW_FILES = frozenset({
     "test_device_rule.py", "test_error_text.py", "test_autocast_addmm.py", "test_half_cells.py",
     # the default build's str refusals compiled
     "test_leak_free_default.py",
+    # compositions built at target 2.10 and run on each runtime
+    "test_conv_padding_composition.py", "test_pow_inplace.py", "test_gelu_addmm.py", "test_einsum_composition.py",
+    "test_meshgrid_composition.py",
+    # port --fix's rewrites compiled, run against their ATen originals, and a real extension ported
+    "test_port_dispatch.py", "test_port_fix_forms.py", "test_port_real_ext.py",
+    # built binaries audited and loaded on the runtimes; the audit after linking in setuptools and CMake builds
+    "test_audit_matrix.py", "test_link_audit.py",
 })
 
 
@@ -61,7 +72,7 @@ SLOW_FILES = frozenset({
 # one of them being last and running alone. Re-measure with `python -m pytest -q -p no:xdist --durations=0`
 # summed per file (docs/development.md).
 LONGEST_FIRST = (
-    "test_port_fix.py", "test_hardening_surfaces.py", "test_example_ext.py", "test_matrix.py",
+    "test_audit_matrix.py", "test_port_fix.py", "test_hardening_surfaces.py", "test_example_ext.py", "test_matrix.py",
     "test_upstream_compat.py", "test_verify.py", "test_hardening.py", "test_model_memo.py", "test_probe.py",
     "test_stable_calls.py",
 )

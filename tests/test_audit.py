@@ -37,8 +37,10 @@ def shimgen(*args: str, cwd: str | os.PathLike | None = None) -> subprocess.Comp
     return subprocess.run([sys.executable, "-m", "shimgen", *args], capture_output=True, text=True, cwd=cwd, env=env)
 
 
-def compile_so(folder, name: str, functions: list[str], cxx: str = "", link_torch: bool = False) -> str:
-    """A shared object calling each C function of `functions` (declared `int f(void)`), plus C++ `cxx` code."""
+def compile_so(folder, name: str, functions: list[str], cxx: str = "", link_torch: bool = True) -> str:
+    """A shared object calling each C function of `functions` (declared `int f(void)`), plus C++ `cxx` code;
+    `link_torch`: naming libtorch.so and libtorch_cpu.so as needed, as every extension does (the installed torch's:
+    the loader then resolves the functions in the running torch's libtorch)."""
     src = os.path.join(folder, name + (".cpp" if cxx else ".c"))
     decl = 'extern "C" ' if cxx else "extern "
     body = "".join(f"{decl}int {f}(void);\n" for f in functions)
@@ -51,9 +53,9 @@ def compile_so(folder, name: str, functions: list[str], cxx: str = "", link_torc
     if cxx:
         cmd[1:1] = ["-x", "c++"]
         cmd.append("-lstdc++")
-    if link_torch:  # as an extension links: the loader then resolves the functions in the running torch's libtorch
+    if link_torch:  # kept as needed even where no function is the installed libtorch's (a newer release's)
         lib = os.path.join(runtimes.find_torch().root, "lib")
-        cmd += [f"-L{lib}", "-ltorch_cpu"]
+        cmd += [f"-L{lib}", "-Wl,--no-as-needed", "-ltorch", "-ltorch_cpu"]
     subprocess.run(cmd, check=True, capture_output=True)
     return out
 
@@ -101,7 +103,12 @@ def test_the_recorded_exports_are_the_runtimes(name: str) -> None:
         pytest.skip(runtimes.missing_reason([name]))
     measured = measure_exports.measure_runtime(rt)
     recorded = DATA.exported_by(Version.parse(name))
-    assert set(measured) == set(recorded), (set(measured), set(recorded))  # the same libraries measured
+    # the same libraries measured; a group the runtime's wheel lacks (2.13.0's CPU wheel: libtorch_cuda) is the one
+    # recorded from that release's CUDA wheel (python -m shimgen.dev exports --lib X.Y.Z=DIR)
+    assert set(measured) <= set(recorded), (set(measured), set(recorded))
+    lib = os.path.join(rt.torch.root, "lib")
+    for group in set(recorded) - set(measured):
+        assert not os.path.isfile(os.path.join(lib, libtorch_exports.GROUPS[group][0])), group
     for group in measured:
         assert measured[group] == recorded[group], (group, sorted(measured[group] ^ recorded[group])[:10])
     assert FIRST_OF_2_10 in measured["libtorch"] or Version.parse(name) < Version(2, 10)
@@ -155,13 +162,48 @@ def test_a_cpp_extension_is_outside_the_stable_abi(tmp_path) -> None:
     proc = shimgen("audit", so, "--target", "2.10", "--symbols")
     assert proc.returncode == 1, proc.stdout + proc.stderr
     first = proc.stdout.splitlines()[0]
-    assert first == (f"{so}: loads only on the torch it was built with: 2 C++ symbols outside the stable ABI "
+    assert first == (f"{so}: sure to load only on the torch it was built with: 2 C++ symbols outside the stable ABI "
                      "(at::relu_, c10::detail::torchCheckFail)"), first
     assert "    at::relu_(at::Tensor&)" in proc.stdout.splitlines()
     data = json.loads(shimgen("audit", so, "--json").stdout)
     assert {c["name"] for c in data["binaries"][0]["cxx"]} == {"_ZN2at5relu_ERNS_6TensorE",
                                                                "_ZN3c106detail14torchCheckFailEPKcS2_jS2_"}
     assert data["binaries"][0]["loads_on"] == []
+
+
+def test_a_library_that_links_no_libtorch_loads_on_none(tmp_path) -> None:
+    """The loader resolves a library's symbols in the libraries it names as needed (and theirs), not in torch._C's
+    (loaded RTLD_LOCAL): a stable function it cannot reach blocks every release (the runtimes agree: below)."""
+    so = compile_so(tmp_path, "unlinked", [FIRST_OF_2_10], link_torch=False)
+    proc = shimgen("audit", so, "--json")
+    data = json.loads(proc.stdout)["binaries"][0]
+    assert proc.returncode == 1 and data["loads_on"] == [] and not data["ok"], data
+    assert data["verdict"] == (f"loads on no torch: it calls {FIRST_OF_2_10} but links none of libtorch_cpu.so, "
+                               "libtorch.so (its DT_NEEDED), where the loader would find them"), data["verdict"]
+    linked = json.loads(shimgen("audit", compile_so(tmp_path, "linked", [FIRST_OF_2_10]), "--json").stdout)
+    assert {"libtorch.so", "libtorch_cpu.so"} <= set(linked["binaries"][0]["needed"])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", releases.load().runtimes)
+def test_each_group_is_reached_through_its_libraries(name: str) -> None:
+    """REACHED_THROUGH, against each runtime that has the group: a library through which a group is reached that is
+    not one of the group's own names the group's library as needed (libtorch.so needs libtorch_cuda.so)."""
+    rt = runtimes.find(name)
+    _runtimes_found()
+    if rt is None:
+        pytest.skip(runtimes.missing_reason([name]))
+    lib = os.path.join(rt.torch.root, "lib")
+    checked = 0
+    for group, through in libtorch_exports.REACHED_THROUGH.items():
+        own = libtorch_exports.GROUPS[group]
+        if not os.path.exists(os.path.join(lib, own[0])):
+            continue  # a CPU wheel: no libtorch_cuda.so
+        for via in (v for v in through if v not in own):
+            needed = binaries.needed_libraries(binaries.Binary(via, None, os.path.join(lib, via)))
+            assert own[0] in needed, (group, via, needed)
+            checked += 1
+    assert checked >= (1 if os.path.exists(os.path.join(lib, "libtorch_cuda.so")) else 0)
 
 
 def test_a_wheel_is_audited_by_its_shared_objects(tmp_path) -> None:
@@ -194,8 +236,8 @@ def test_json_is_deterministic_and_documented(tmp_path) -> None:
     data = json.loads(runs[0].stdout)
     assert set(data) == {"format", "releases", "ok", "binaries"} and data["format"] == audit.JSON_FORMAT
     b = data["binaries"][0]
-    assert set(b) == {"path", "member", "target", "ok", "verdict", "loads_on", "problems", "unmeasured", "stable",
-                      "cxx", "python", "python_checked", "other", "versions"}
+    assert set(b) == {"path", "member", "target", "ok", "verdict", "loads_on", "problems", "unmeasured",
+                      "variant_libraries", "stable", "cxx", "python", "python_checked", "other", "versions", "needed"}
     assert b["loads_on"] == [str(r) for r in DATA.releases if r >= Version(2, 14)]
     assert {s["name"]: (s["first"], s["last"]) for s in b["stable"]} == {
         FIRST_OF_2_10: ("2.10", str(NEWEST)), FIRST_OF_2_14: ("2.14", str(NEWEST))}
@@ -272,6 +314,26 @@ def test_bad_inputs_are_one_line_exit_2(tmp_path) -> None:
     os.mkfifo(fifo)
     empty = tmp_path / "empty"
     empty.mkdir()
+    empty_file = tmp_path / "empty.so"
+    empty_file.write_bytes(b"")
+    elf_header_cut = tmp_path / "short.so"
+    elf_header_cut.write_bytes(open(so, "rb").read()[:10])
+    text_member = tmp_path / "text.whl"
+    with zipfile.ZipFile(text_member, "w") as z:
+        z.writestr("pkg/_C.so", "not a binary\n")
+    bad_crc = bytearray(wheel.read_bytes())  # stored, not deflated: flip a byte of the library inside
+    bad_crc[bad_crc.index(b"\x7fELF") + 100] ^= 0xFF
+    corrupt_member = tmp_path / "crc.whl"
+    corrupt_member.write_bytes(bytes(bad_crc))
+    docs = tmp_path / "docs"  # a folder of files, none of them a binary
+    docs.mkdir()
+    (docs / "README.md").write_text("notes\n")
+    (docs / "mod.py").write_text("x = 1\n")
+    fifo_in_folder = tmp_path / "pipes"
+    fifo_in_folder.mkdir()
+    os.mkfifo(fifo_in_folder / "ext.so")
+    fifo_wheel = tmp_path / "pipe.whl"
+    os.mkfifo(fifo_wheel)
     obj = tmp_path / "obj.o"
     subprocess.run([CC, "-c", "-fPIC", "-o", str(obj), "-x", "c", "-"], input=b"int f(void){return 0;}\n", check=True)
     cases = [
@@ -283,10 +345,21 @@ def test_bad_inputs_are_one_line_exit_2(tmp_path) -> None:
         (empty, "a folder with no shared object"),
         (tmp_path / "missing.so", "no such file or folder"),
         (obj, "a relocatable object (.o), not a shared object"),
+        (empty_file, "an empty file, not a shared object"),
+        (elf_header_cut, "a truncated ELF file (10 bytes)"),
+        (text_member, "!pkg/_C.so: not an ELF shared object"),
+        (corrupt_member, "a corrupt or truncated wheel (Bad CRC-32"),
+        (docs, "a folder with no shared object (*.so) or wheel (*.whl) in it"),
+        (fifo_wheel, "it is a FIFO, not a shared object or a wheel"),
     ]
     for path, reason in cases:
         line = assert_one_line_error(shimgen("audit", str(path)), str(path), reason)
         assert line.count(str(path)) == 1, line
+    # a FIFO found in a folder is named by its own path
+    assert_one_line_error(shimgen("audit", str(fifo_in_folder)), f"{fifo_in_folder / 'ext.so'}: it is a FIFO")
+    # the build integrations' form (--after-link): the same one line, exit 2
+    for path, reason in cases[:3]:
+        assert_one_line_error(shimgen("audit", "--after-link", str(path)), str(path), reason)
     # a good binary named with a bad one: nothing is reported for either
     assert_one_line_error(shimgen("audit", so, str(text)), "not an ELF")
     assert_one_line_error(shimgen("audit", so, "--target", "2.7"), "--target", "2.9")
@@ -318,15 +391,16 @@ def test_the_verdict_is_what_loading_does(tmp_path, name: str) -> None:
             pytest.fail(runtimes.missing_reason([name]))
         pytest.skip(runtimes.missing_reason([name]))
     release = Version.parse(name)
-    for so in (compile_so(tmp_path, "ok", [FIRST_OF_2_10], link_torch=True),
-               compile_so(tmp_path, "new", [FIRST_OF_2_10, FIRST_OF_2_14], link_torch=True)):
+    for so in (compile_so(tmp_path, "ok", [FIRST_OF_2_10]),
+               compile_so(tmp_path, "new", [FIRST_OF_2_10, FIRST_OF_2_14]),
+               compile_so(tmp_path, "unlinked", [FIRST_OF_2_10], link_torch=False)):
         data = json.loads(shimgen("audit", so, "--json").stdout)["binaries"][0]
         predicted = str(release) in data["loads_on"]
         proc = subprocess.run([rt.python, "-c", LOAD, so], capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert proc.stdout.startswith("loaded" if predicted else "failed"), (so, name, predicted, proc.stdout)
         if not predicted:
-            assert FIRST_OF_2_14 in proc.stdout
+            assert "undefined symbol" in proc.stdout and (FIRST_OF_2_14 in proc.stdout or "unlinked" in so)
 
 
 def test_a_cuda_function_is_judged_where_its_library_was_measured(tmp_path) -> None:
@@ -339,6 +413,8 @@ def test_a_cuda_function_is_judged_where_its_library_was_measured(tmp_path) -> N
     data = json.loads(shimgen("audit", so, "--json", "--target", "2.9").stdout)["binaries"][0]
     unmeasured = [r for r in DATA.releases if r not in cuda.releases]
     assert data["ok"] and data["loads_on"] == [str(r) for r in DATA.releases]
+    assert data["variant_libraries"] == ["libtorch_cuda.so"]
+    assert "; CUDA builds of torch only (libtorch_cuda.so)" in data["verdict"], data["verdict"]
     assert data["unmeasured"] == [{"release": str(r), "libraries": ["libtorch_cuda.so"]} for r in unmeasured]
     if unmeasured:
         assert data["verdict"].endswith(f"libtorch_cuda.so of {', '.join(map(str, unmeasured))} not measured")

@@ -62,7 +62,11 @@ def test_below_2_14_the_dispatcher_form_is_guarded_and_the_composition_wins(gen:
     assert "From target 2.14 no runtime leaks its str: this form never raises for it." in default
     with open(os.path.join(gen, "torch/csrc/stable/ops/div.h")) as f:
         div = f.read()
-    assert "require_leak_free_str" not in div  # "floor" and None computed without the str crossing, leak-free
+    # None and "floor" computed without the str crossing, leak-free; only "trunc" and a floor autograd records take
+    # the guarded dispatcher form
+    default_div = div[div.index("#else"):]
+    assert "{\n  if (!rounding_mode.has_value()) {\n    return torch::stable::div(self, other);" in default_div
+    assert default_div.count("require_leak_free_str") == 2  # the target 2.10-2.13 form: "trunc", a recorded floor
     with open(os.path.join(gen, "torch/csrc/stable/shimgen/ops_prelude.h")) as f:
         prelude = f.read()
     assert 'dlsym(RTLD_DEFAULT, "torch_has_storage")' in prelude and "found = 214;" in prelude
@@ -189,7 +193,9 @@ def test_one_target_2_10_binary_is_atens_from_2_14_and_refuses_before(library: s
             assert ["aten.gelu.default", [], ["approximate=tanh"]] in res["seen"] or \
                 ["aten.gelu.default", ["tanh"], []] in res["seen"], (rt.name, res["seen"])
         else:
-            assert sorted(res["errors"]) == ["einsum", "gelu", "gelu_tanh"], (rt.name, res["errors"])
+            # einsum computes (kernel einsum: the equation parsed in C++); gelu only on a contiguous CPU tensor
+            # outside autograd (kernel gelu_addmm), so its gradient loop raises
+            assert sorted(res["errors"]) == ["gelu", "gelu_tanh"], (rt.name, res["errors"])
             for name, text in res["errors"].items():
                 arg = "equation" if name == "einsum" else "approximate"
                 assert text.startswith(f"shimgen: {name.split('_')[0]}.default: the running libtorch "

@@ -29,10 +29,7 @@ RUNTIMES = ["2.10.0", "2.14.1"]
 # What the rewrite leaves to a person, made by hand (file -> [(text after --fix, replacement)]): the checklist's
 # constructs. At most five per file.
 HAND_EDITS = {
-    "box_ops.cpp": [
-        ("const int64_t device_index = boxes.device().index();",
-         "const int64_t device_index = boxes.get_device_index();"),
-    ],
+    "box_ops.cpp": [],  # boxes.device().index(): torch::stable::Device has index() from 2.10
     "seq_ops.cpp": [],
     "row_ops.cu": [
         ("const c10::cuda::CUDAGuard guard(x.device());",
@@ -44,7 +41,6 @@ HAND_EDITS = {
     ],
 }
 CHECKLIST = {
-    "box_ops.cpp:140: boxes.device().index -> t.get_device_index()",
     "row_ops.cu:61: CUDAGuard (c10::cuda::CUDAGuard) -> torch::stable::accelerator::DeviceGuard",
     "row_ops.cu:64: c10::cuda::getCurrentCUDAStream -> aoti_torch_get_current_cuda_stream(device_index, &stream)",
 }

@@ -1,9 +1,10 @@
 """`div(a, b, rounding_mode)` below target 2.14 in the default build (kernel `str_value`): libtorch 2.10-2.13's
 dispatcher leaks 48 bytes per call converting a `str`, so the wrapper compares the string itself and calls
-`div.Tensor` (None) or `floor_divide` ("floor", aten's same div_floor kernel), carrying tensors only. "trunc" is
-refused naming the remedies, another string raises aten's error; where autograd records a floor call (floor_divide
-has no derivative, div's is zero) it is refused. The extension is built at target 2.10 without SHIMGEN_LEAKY_STR and
-compared with aten on the installed torch."""
+`div.Tensor` (None) or `floor_divide` ("floor", aten's same div_floor kernel), carrying tensors only. "trunc", and a
+floor call autograd records (floor_divide has no derivative, div's is zero), take the dispatcher's guarded form:
+aten's op on libtorch 2.14 and later, an error naming the leak and the remedies before; another string raises aten's
+error. The extension is built at target 2.10 without SHIMGEN_LEAKY_STR and compared with aten on the installed torch,
+and on 2.14.1 and 2.15.0 where their venvs are found."""
 
 from __future__ import annotations
 
@@ -157,8 +158,9 @@ def test_div_floor_and_none_at_2_10_are_atens(ext) -> None:
 def test_trunc_is_refused_naming_the_remedies_and_another_string_is_atens_error(ext) -> None:
     ops, _ = ext
     a, b = torch.tensor([7, -7]), torch.tensor([2, 2])
-    with pytest.raises(RuntimeError, match=r'shimgen: div.Tensor_mode: rounding_mode="trunc": .*target torch 2.14'
-                                           r'.*SHIMGEN_LEAKY_STR.*SHIMGEN_OVERLAY'):
+    with pytest.raises(RuntimeError, match=r"shimgen: div.Tensor_mode: the running libtorch \(2.13\) leaks 48 bytes "
+                                           r"per call converting its str `rounding_mode`.*torch >= 2.14"
+                                           r".*SHIMGEN_LEAKY_STR.*SHIMGEN_OVERLAY"):
         ops.trunc(a, b)
     _agree(lambda: ops.bad(a, b), lambda: torch.div(a, b, rounding_mode="Floor"))
     with pytest.raises(RuntimeError, match=r"shimgen: div.Tensor_mode: div expected rounding_mode to be one of "
@@ -173,8 +175,8 @@ def test_floor_where_autograd_records_it_is_refused_and_otherwise_atens(ext) -> 
     b = torch.tensor([2.0, 2.0, -0.5], dtype=torch.float64)
     # aten's div with a rounding mode records a zero gradient; floor_divide has none: refused, never a graph whose
     # backward raises
-    with pytest.raises(RuntimeError, match=r'shimgen: div.Tensor_mode: rounding_mode="floor": autograd records '
-                                           r"this call.*no derivative"):
+    with pytest.raises(RuntimeError, match=r"shimgen: div.Tensor_mode: the running libtorch \(2.13\) leaks 48 bytes "
+                                           r"per call converting its str `rounding_mode`"):
         ops.floor(a, b)
     with torch.no_grad():
         _agree(lambda: ops.floor(a, b), lambda: torch.div(a, b, rounding_mode="floor"))
@@ -201,6 +203,48 @@ def test_the_composition_serves_only_builds_without_a_route_carrying_the_str(op:
         w = next(x for x in sig_cpp.wrappers(p.in_world(world))[0] if x.op.name == op)
         routes[world.label] = [(str(v.start), v.route.name) for v in w.variants]
         assert all(v.kept == len(w.params) for v in w.variants), routes[world.label]
-    assert routes["default"] == [("2.9", "composition"), ("2.14", "dispatcher")]
+    # from 2.10 the composition gives what it does not compute to the dispatcher's guarded form (another variant)
+    assert routes["default"] == [("2.9", "composition"), ("2.10", "composition"), ("2.14", "dispatcher")]
     assert routes["leaky-str"] == routes["overlay-leaky-str"] == [("2.9", "composition"), ("2.10", "dispatcher")]
-    assert routes["overlay"] == [("2.9", "composition"), ("2.13", "generated_shim"), ("2.14", "dispatcher")]
+    assert routes["overlay"] == [("2.9", "composition"), ("2.10", "composition"), ("2.13", "generated_shim"),
+                                 ("2.14", "dispatcher")]
+
+
+ON_RUNTIME = r"""
+import sys, torch
+torch.ops.load_library(sys.argv[1])
+ops = torch.ops.rounding_mode
+a = torch.tensor([7.5, -7.5, 3.0, -0.0], dtype=torch.float64)
+b = torch.tensor([2.0, 2.0, -0.5, 3.0], dtype=torch.float64)
+ints, divisors = torch.tensor([7, -7, 9, -1]), torch.tensor([2, 2, -4, 3])
+assert torch.equal(ops.trunc(ints, divisors), torch.div(ints, divisors, rounding_mode="trunc"))
+assert torch.equal(ops.trunc(a, b), torch.div(a, b, rounding_mode="trunc"))
+grads = []
+for fn in (ops.floor, lambda x, y: torch.div(x, y, rounding_mode="floor")):
+    x = a.clone().requires_grad_()
+    r = fn(x, b)
+    (r * torch.tensor([1.0, 2.0, 3.0, 4.0], dtype=torch.float64)).sum().backward()
+    grads.append((r.detach(), x.grad))
+assert torch.equal(grads[0][0], grads[1][0]) and torch.equal(grads[0][1], grads[1][1]), grads
+print("ok")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["2.14.1", "2.15.0"])
+def test_trunc_and_a_recorded_floor_are_atens_own_from_2_14(ext, name) -> None:
+    """The same target-2.10 binary on libtorch 2.14+: "trunc" and a floor autograd records are aten's div itself
+    (the dispatcher carries the str without leaking there), values and gradients."""
+    import os
+
+    from shimgen.proofs.verify import runtimes
+    from tests.children import quick_exit
+
+    _, lib = ext
+    rts, missing = runtimes.resolve([name])
+    if not rts:
+        if os.environ.get("CI") == "true" and name == "2.14.1":
+            pytest.fail(runtimes.missing_reason(missing))
+        pytest.skip(runtimes.missing_reason(missing))
+    proc = subprocess.run([rts[0].python, "-c", quick_exit(ON_RUNTIME), lib], capture_output=True, text=True)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-3000:]

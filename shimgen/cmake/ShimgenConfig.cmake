@@ -7,7 +7,8 @@
 #   shimgen_generate(my_ops
 #     PROJECT ${CMAKE_CURRENT_SOURCE_DIR}/pyproject.toml   # the ops and target of [tool.shimgen] ...
 #     # OPS add pad amax  TARGET_VERSION 2.10  [ONLY]       # ... or given here
-#     [OUT <dir>])                                          # default: ${CMAKE_CURRENT_BINARY_DIR}/shimgen-<target>
+#     [OUT <dir>]                                           # default: ${CMAKE_CURRENT_BINARY_DIR}/shimgen-<target>
+#     [NO_AUDIT])                                           # no `shimgen audit` after linking (an overlay build)
 #
 # shimgen_generate makes the generated headers part of the build graph: a custom command runs shimgen into OUT
 # before <target> compiles, and again whenever the op list (the OPS given here, or the pyproject.toml), the
@@ -16,8 +17,15 @@
 # TORCH_STABLE_ONLY, TORCH_TARGET_VERSION for the target release, torch's include directory and libtorch
 # (torch, torch_cpu, c10: the stable ABI needs nothing else) of the torch shimgen runs with (set TORCH_ROOT to
 # the folder of another torch package). No find_package(Torch) needed.
+#
+# After <target> links, `shimgen audit --after-link` reads the library (no torch import, well under a second): one
+# line, and a library that would not load on every release from the target to the newest fails the build with one
+# line naming the function and the release it needs. Off for every target with -DSHIMGEN_AUDIT=OFF, for one with
+# NO_AUDIT, and for a single build with the environment variable SHIMGEN_AUDIT=0.
 
 cmake_minimum_required(VERSION 3.18)
+
+option(SHIMGEN_AUDIT "run shimgen audit on each library shimgen_generate builds, after it links" ON)
 
 find_program(SHIMGEN_EXECUTABLE shimgen DOC "the shimgen command")
 if(NOT SHIMGEN_EXECUTABLE)
@@ -69,7 +77,7 @@ function(_shimgen_version_hex release out_var)
 endfunction()
 
 function(shimgen_generate target)
-  cmake_parse_arguments(ARG "ONLY" "PROJECT;TARGET_VERSION;OUT" "OPS" ${ARGN})
+  cmake_parse_arguments(ARG "ONLY;NO_AUDIT" "PROJECT;TARGET_VERSION;OUT" "OPS" ${ARGN})
   if(ARG_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "shimgen_generate: unknown arguments ${ARG_UNPARSED_ARGUMENTS}")
   endif()
@@ -142,4 +150,14 @@ function(shimgen_generate target)
     find_library(_shimgen_lib_${_lib} ${_lib} PATHS "${TORCH_ROOT}/lib" NO_DEFAULT_PATH REQUIRED)
     target_link_libraries(${target} PRIVATE "${_shimgen_lib_${_lib}}")
   endforeach()
+
+  if(SHIMGEN_AUDIT AND NOT ARG_NO_AUDIT)
+    set(_audit_target)
+    if(ARG_TARGET_VERSION)
+      set(_audit_target --target "${ARG_TARGET_VERSION}")
+    endif()
+    add_custom_command(TARGET ${target} POST_BUILD
+      COMMAND "${SHIMGEN_EXECUTABLE}" audit --after-link ${_audit_target} "$<TARGET_FILE:${target}>"
+      VERBATIM)
+  endif()
 endfunction()

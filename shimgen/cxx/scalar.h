@@ -181,6 +181,7 @@ class Scalar {
 namespace detail {
 
 using torch::headeronly::ScalarType;
+using IntList = torch::headeronly::IntHeaderOnlyArrayRef;
 
 // @section core
 // ---- type promotion (the table is torch.promote_types, from shimgen's data) --

@@ -34,6 +34,18 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "libtorch": ("libtorch_cpu.so", "libtorch.so"),
     "libtorch_cuda": ("libtorch_cuda.so",),
 }
+# group -> the libraries through which an extension reaches its functions: the loader resolves an extension's
+# symbols in the libraries it names as needed (DT_NEEDED) and in theirs, not in what `import torch` loaded (torch._C
+# is loaded RTLD_LOCAL). libtorch.so needs libtorch_cpu.so, and libtorch_cuda.so in CUDA builds
+# (tests/test_audit.py checks this against each runtime).
+REACHED_THROUGH: dict[str, tuple[str, ...]] = {
+    "libtorch": ("libtorch_cpu.so", "libtorch.so"),
+    "libtorch_cuda": ("libtorch_cuda.so", "libtorch.so"),
+}
+# group -> the builds of a release whose wheels have its libraries (a group not named: every build has them)
+ONLY_IN: dict[str, str] = {
+    "libtorch_cuda": "CUDA builds of torch",
+}
 
 
 @dataclass(frozen=True)
@@ -111,12 +123,14 @@ def build(measured: dict[Version, tuple[str, dict[str, set[str]]]]) -> Exports:
 
 
 def merge(old: Exports, new: Exports) -> Exports:
-    """`old` with the releases `new` measured replaced by `new`'s measurement: a runtime not found today keeps
-    its recorded exports."""
+    """`old` with each (release, group) `new` measured replaced by `new`'s measurement: a runtime not found today
+    keeps its recorded exports, and so does a group today's runtime lacks (a CPU wheel's libtorch_cuda, recorded
+    from the release's CUDA wheel with `exports --lib`)."""
     measured: dict[Version, tuple[str, dict[str, set[str]]]] = {}
     for data in (old, new):
         for r in data.releases:
-            measured[r] = (data.runtimes[r], data.exported_by(r))
+            kept = measured[r][1] if r in measured else {}
+            measured[r] = (data.runtimes[r], {**kept, **data.exported_by(r)})
     return build(measured)
 
 

@@ -94,6 +94,8 @@ class Variant:
     # before `guard_from` (the table's leak_free), in a build that did not accept the leak (World.leaky_str): the
     # form asks the running libtorch for its release once per process and raises a `shimgen:` error before it
     guard: tuple[str, ...] = ()
+    # ... and a form that computes some calls without the str crossing (a composition) and gives the rest to that
+    # guarded dispatcher form: `guard_from` alone (no `guard`: it wins a tie against the dispatcher's)
     guard_from: Version | None = None
 
     def same_call(self, other: Variant) -> bool:

@@ -3,6 +3,9 @@
 
     python -m shimgen.dev exports            # measure the runtimes found; exit 1 if the data records otherwise
     python -m shimgen.dev exports --write    # and record them (a runtime not found keeps its recorded exports)
+    python -m shimgen.dev exports --lib 2.13.0=DIR --write
+                                             # a release's torch/lib folder measured instead of its runtime's: the
+                                             # libraries a CUDA wheel unpacked holds where the runtime is a CPU wheel
 """
 
 from __future__ import annotations
@@ -25,13 +28,26 @@ def measure_runtime(rt: runtimes.Runtime) -> dict[str, set[str]]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m shimgen.dev exports", description=__doc__.split("\n\n")[0])
     ap.add_argument("--write", action="store_true", help="record the measured exports in data/libtorch_exports.json")
+    ap.add_argument("--lib", action="append", default=[], metavar="X.Y.Z=DIR",
+                    help="measure release X.Y.Z's libraries in DIR (a torch/lib folder, e.g. of its CUDA wheel "
+                         "unpacked) instead of its runtime's")
     args = ap.parse_args(argv)
     try:
+        folders = {}
+        for item in args.lib:
+            name, sep, folder = item.partition("=")
+            if not sep or not os.path.isfile(os.path.join(folder, "libtorch_cpu.so")):
+                raise ShimgenError(f"--lib {item}: expected X.Y.Z=DIR, DIR a torch/lib folder holding libtorch_cpu.so")
+            folders[Version.parse(name, "--lib")] = (name, folder)
         rts, missing = runtimes.resolve(list(releases.load().runtimes))
-        if not rts:
+        if not rts and not folders:
             raise ShimgenError(runtimes.missing_reason(missing))
-        measured = {}
+        measured = {r: (name, libtorch_exports.measure(folder)) for r, (name, folder) in folders.items()}
+        for name, groups in [(name, m) for name, m in measured.values()]:
+            print(f"torch {name} (--lib): " + ", ".join(f"{len(n)} in {g}" for g, n in groups.items()))
         for rt in rts:
+            if Version.parse(rt.name) in measured:
+                continue
             groups = measure_runtime(rt)
             measured[Version.parse(rt.name)] = (rt.name, groups)
             per = ", ".join(f"{len(names)} in {g} ({' + '.join(libtorch_exports.GROUPS[g])})"

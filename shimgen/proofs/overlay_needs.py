@@ -114,6 +114,10 @@ def hidden_section(rows: list[tuple[str, str]], guarded: list[str], level: Versi
         m = re.search(r"libtorch ships no C shim for it and (.*?)\. Define", why)
         short = f"no libtorch C shim, and {m.group(1)}" if m else re.sub(r"^aten::\S+ ", "", why)
         lines.append(f"| `{op}` | {n} | {short.replace('|', '/')} |")
+    lines += ["", f"The {len(guarded)} that compile and raise on 2.10-2.13 (each computes aten's own op from libtorch "
+              "2.14; `SHIMGEN_LEAKY_STR` accepts the leak before), most used first:", "",
+              "| aten overload | real use |", "|---|---:|"]
+    lines += [f"| `{op}` | {n} |" for op, _, n in by_use([(op, "") for op in guarded], uses)]
     return "\n".join([*lines, "", HIDDEN_END])
 
 

@@ -6,7 +6,8 @@ dynamic symbols, sorted into
     stable C ABI      aoti_torch_* / torch_* C functions: each with the releases whose libtorch exports it
                       (data/libtorch_exports.json, measured by `python -m shimgen.dev exports`)
     C++ (libtorch)    mangled names in at::, c10::, torch::, caffe2:: (vtables and typeinfo included): libtorch's
-                      C++ ABI, which changes with every release: the binary loads only on the torch it was built with
+                      C++ ABI, which changes with every release: the binary is sure to load only on the torch it was
+                      built with
     Python C API      Py* / _Py*: reported, with the limited API's verdict where abi3info (abi3audit's data) is
                       installed; not part of the torch verdict
     other             libc, libstdc++, ...: the highest symbol version of each family it needs (GLIBC, GLIBCXX)
@@ -14,7 +15,8 @@ dynamic symbols, sorted into
 and judged: one line per binary, `loads on torch 2.10-2.15`, or what blocks which release. Exit status 0 when every
 binary loads on every release from its target (--target, else [tool.shimgen]'s, else the oldest release it loads
 on) to the newest recorded; 1 when one needs a newer torch than its target, uses libtorch's C++ ABI, calls a
-function no recorded libtorch exports, or misses a release in its range; 2 on bad input (one line, nothing else).
+function no recorded libtorch exports or one in a library it does not link (its DT_NEEDED: where the loader looks),
+or misses a release in its range; 2 on bad input (one line, nothing else).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+import sys
 from dataclasses import dataclass, field
 
 from shimgen.base.errors import ShimgenError
@@ -60,8 +63,10 @@ class Report:
     python: list[tuple[str, str | None]] = field(default_factory=list)  # (name, limited API since, or None)
     other: list[str] = field(default_factory=list)
     versions: dict[str, str] = field(default_factory=dict)  # GLIBC -> 2.14
+    needed: list[str] = field(default_factory=list)  # the libraries it names as needed (DT_NEEDED)
     loads_on: list[Version] = field(default_factory=list)
     unmeasured: list[tuple[Version, str]] = field(default_factory=list)  # (release, group) taken on trust
+    variant_groups: list[str] = field(default_factory=list)  # groups only some builds of a release have (ONLY_IN)
     problems: list[str] = field(default_factory=list)
     verdict: str = ""
     limited_api_known: bool = False
@@ -126,6 +131,7 @@ def classify(binary: binaries.Binary, target: Version | None, exports: libtorch_
         else:
             rep.other.append(s.name)
     rep.versions = binaries.needed_versions(binary)
+    rep.needed = binaries.needed_libraries(binary)
     judge(rep, exports.releases)
     return rep
 
@@ -138,12 +144,22 @@ def judge(rep: Report, recorded: tuple[Version, ...]) -> None:
     problems = []
     if rep.cxx:
         names = sorted(dict.fromkeys(_short(d) for _, d in rep.cxx))
-        problems.append(f"loads only on the torch it was built with: {len(rep.cxx)} C++ symbol"
+        problems.append(f"sure to load only on the torch it was built with: {len(rep.cxx)} C++ symbol"
                         f"{'s' if len(rep.cxx) != 1 else ''} outside the stable ABI ({_names(names)})")
     unknown = [u.name for u in required if u.group is None]
     if unknown:
         problems.append(f"exported by no recorded libtorch ({_span(recorded)}): {_names(unknown)}")
-    if not rep.cxx and not unknown:
+    unreached: dict[str, list[str]] = {}  # group -> its functions the binary cannot reach (REACHED_THROUGH)
+    for u in required:
+        if u.group is not None and not set(libtorch_exports.REACHED_THROUGH[u.group]) & set(rep.needed):
+            unreached.setdefault(u.group, []).append(u.name)
+    for g, names in sorted(unreached.items()):
+        problems.append(f"loads on no torch: it calls {_names(names)} but links none of "
+                        f"{', '.join(libtorch_exports.REACHED_THROUGH[g])} (its DT_NEEDED), where the loader would "
+                        "find them")
+    if unreached:
+        rep.loads_on = []
+    if not rep.cxx and not unknown and not unreached:
         start = rep.target or (rep.loads_on[0] if rep.loads_on else recorded[0])
         span = [r for r in recorded if start <= r <= newest]
         needs: dict[Version, list[str]] = {}
@@ -176,6 +192,7 @@ def judge(rep: Report, recorded: tuple[Version, ...]) -> None:
     rep.problems = problems
     rep.unmeasured = sorted({(r, u.group) for u in required for r in rep.loads_on
                              if u.group is not None and u.status(r) is None})
+    rep.variant_groups = sorted({u.group for u in required if u.group in libtorch_exports.ONLY_IN})
     if problems:
         rep.verdict = "; ".join(problems)
         return
@@ -187,6 +204,8 @@ def judge(rep: Report, recorded: tuple[Version, ...]) -> None:
     rep.verdict = f"loads on torch {lo}-{newest}" if lo != newest else f"loads on torch {newest}"
     if rep.target:
         rep.verdict += f" (target {rep.target})"
+    for g in rep.variant_groups:  # e.g. libtorch_cuda.so: a CPU build of the same release refuses the binary
+        rep.verdict += f"; {libtorch_exports.ONLY_IN[g]} only ({'+'.join(libtorch_exports.GROUPS[g])})"
     if rep.unmeasured:
         by_group: dict[str, list[Version]] = {}
         for r, g in rep.unmeasured:
@@ -262,6 +281,7 @@ def as_json(reports: list[Report], recorded: tuple[Version, ...]) -> dict:
             "problems": rep.problems,
             "unmeasured": [{"release": str(r), "libraries": list(libtorch_exports.GROUPS[g])}
                            for r, g in rep.unmeasured],
+            "variant_libraries": [lib for g in rep.variant_groups for lib in libtorch_exports.GROUPS[g]],
             "stable": [{"name": u.name, "weak": u.weak,
                         "first": str(min(u.releases)) if u.releases else None,
                         "last": str(max(u.releases)) if u.releases else None,
@@ -273,6 +293,7 @@ def as_json(reports: list[Report], recorded: tuple[Version, ...]) -> dict:
             "python_checked": rep.limited_api_known,
             "other": rep.other,
             "versions": rep.versions,
+            "needed": rep.needed,
         } for rep in reports],
     }
 
@@ -302,7 +323,12 @@ def main(argv: list[str]) -> int:
                     "(default: [tool.shimgen]'s target, else the oldest release each loads on)")
     ap.add_argument("--json", action="store_true", help="print the report as JSON (docs/audit.md)")
     ap.add_argument("--symbols", action="store_true", help="list every symbol of each binary with its releases")
+    ap.add_argument("--after-link", action="store_true", help="as the CMake package runs it after linking: one "
+                    "line per binary, the target from --target only; skipped when SHIMGEN_AUDIT=0 "
+                    "(shimgen.tools.link_audit)")
     args = ap.parse_args(argv)
+    if args.after_link:
+        return _after_link(args)
     exports = libtorch_exports.load()
     target = _target(args.target, exports.releases)
     with binaries.opened(args.paths) as found:
@@ -312,3 +338,24 @@ def main(argv: list[str]) -> int:
     else:
         write_lines(text(reports, args.symbols))
     return 0 if all(r.ok for r in reports) else 1
+
+
+def _after_link(args) -> int:
+    """--after-link: the verdict of each binary on one line (stdout), a failure on stderr naming the opt-out;
+    exit status 1 when one fails."""
+    from shimgen.tools import link_audit
+
+    if args.json or args.symbols:
+        raise ShimgenError("--after-link prints one line per binary: drop --json and --symbols")
+    if not link_audit.enabled():
+        return 0
+    target = releases.parse(args.target, "--target") if args.target is not None else None
+    status = 0
+    for path in args.paths:
+        outcome = link_audit.check(path, target)
+        if outcome.ok:
+            write_lines([f"shimgen audit: {outcome.line}"])
+        else:
+            sys.stderr.write(f"shimgen: {link_audit.failure(outcome, 'cmake')}\n")
+            status = 1
+    return status

@@ -26,6 +26,7 @@ _SO_NAME = re.compile(r"\.so(\.\d+)*$")
 _ELF_MAGIC = b"\x7fELF"
 _ZIP_MAGIC = b"PK\x03\x04"
 _ET_DYN = 3
+_NEEDED = re.compile(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]")
 _VERSION_NAME = re.compile(r"\bName: (\S+)")
 _VERSION_FAMILY = re.compile(r"^([A-Za-z_]*?)_?(\d+(?:\.\d+)*)$")
 
@@ -70,6 +71,8 @@ def _head(path: str, n: int = 64) -> bytes:
 
 def check_elf(head: bytes, what: str) -> None:
     """A shared object's first bytes: ELF, and of type ET_DYN (a relocatable .o or an executable is refused)."""
+    if not head:
+        raise ShimgenError(f"{what}: an empty file, not a shared object")
     if not head.startswith(_ELF_MAGIC):
         raise ShimgenError(f"{what}: not an ELF shared object (it does not start with the ELF magic bytes)")
     if len(head) < 18:
@@ -165,6 +168,13 @@ def undefined(binary: Binary) -> list[Undefined]:
         name, _, version = symbol.partition("@")
         found.append(Undefined(name, kind in ("w", "v"), version.lstrip("@") or None))
     return sorted(found, key=lambda u: u.name)
+
+
+def needed_libraries(binary: Binary) -> list[str]:
+    """The libraries the binary names as needed (`readelf -d`'s NEEDED entries), in its order: where the loader
+    looks for its undefined symbols (with what those need in turn)."""
+    text = _tool(["readelf", "-d", "--wide", binary.file], binary.name)
+    return [m.group(1) for m in _NEEDED.finditer(text)]
 
 
 def needed_versions(binary: Binary) -> dict[str, str]:

@@ -123,7 +123,8 @@ def _fix(scanned, rows, diff: bool) -> tuple[list[str], list[tuple[str, str, byt
         if f.parser != "libclang":
             checklist.append(f"{os.path.basename(f.path)}: not rewritten ({f.why}): the report lists its calls")
             continue
-        res = fix_mod.fix(f.text, mine, fix_mod.newline_of(f.data))
+        kernels = [s for s in f.sites if s.kind in ("function", "lambda")]  # what a registration may name
+        res = fix_mod.fix(f.text, mine, fix_mod.newline_of(f.data), kernels)
         checklist += res.checklist
         if res.text == f.text:
             continue

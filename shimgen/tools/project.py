@@ -9,6 +9,7 @@
     since = "2.10"                             # as --since (rarely needed; never above `target`)
     yaml = "path/to/native_functions.yaml"     # as --yaml (default: the installed torch's)
     overlay = false                            # true: the extension links shimgen's overlay library itself
+    audit = true                               # false: setuptools does not audit the linked library
 
 The table is found in the first pyproject.toml at or above the working directory (as black and ruff find
 theirs); a pyproject.toml without the table is no shimgen project. Every problem in the table is a ShimgenError
@@ -25,7 +26,7 @@ from shimgen.base.inputs import read_text
 from shimgen.facts.versions import Version
 
 PYPROJECT = "pyproject.toml"
-_KEYS = ("ops", "target", "out", "only", "since", "yaml", "overlay")
+_KEYS = ("ops", "target", "out", "only", "since", "yaml", "overlay", "audit")
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,7 @@ class Project:
     since: str | None = None
     yaml: str | None = None  # absolute
     overlay: bool = False  # the extension links shimgen's overlay library (C shims libtorch lacks): not ABI-stable
+    audit: bool = True  # setuptools audits each library after linking (shimgen.tools.link_audit)
 
     @property
     def root(self) -> str:
@@ -142,6 +144,9 @@ def load(path: str) -> Project | None:
     overlay = table.get("overlay", False)
     if not isinstance(overlay, bool):
         raise bad("overlay", f"is true or false, not {overlay!r}")
+    audit = table.get("audit", True)
+    if not isinstance(audit, bool):
+        raise bad("audit", f"is true or false, not {audit!r}")
     return Project(
         path=os.path.abspath(path),
         ops=ops,
@@ -151,6 +156,7 @@ def load(path: str) -> Project | None:
         since=since,
         yaml=os.path.normpath(os.path.join(root, native)) if native else None,
         overlay=overlay,
+        audit=audit,
     )
 
 

@@ -98,7 +98,7 @@ def doc(w: Wrapper, v: Variant, form: Form, end: tuple[Version, str] | None) -> 
     lines.append(f"Minimum compatible version: PyTorch {w.since}.")
     lines.append(f"Build time minimum version: PyTorch {build_time_minimum(w, v)}.")
     before = next((u for u in w.variants if u.end == v.start), None)
-    if before is not None and before.guard and before.kept == v.kept and not v.guard:
+    if before is not None and before.guard_from is not None and before.kept == v.kept and v.guard_from is None:
         lines.append(f"From target {v.start} no runtime leaks its str: this form never raises for it.")
     elif v.start != w.since:
         every = ", with every argument," if v.kept == len(w.params) else ""

@@ -17,6 +17,10 @@ files and names the measurements that need the release's runtime (a venv with it
   then, with the runtime venv ($SHIMGEN_RUNTIMES/torch-X.Y.Z, which `--venv` creates):
   6. shimgen/data/probe.yaml          python -m shimgen.dev probe --write (the dispatcher probe on every runtime), and
                                       python -m shimgen.dev device-shims ../shared/torch-shims --runtimes DIR (exports)
+  6b. shimgen/data/libtorch_exports.json, releases.yaml `libtorch_markers`: python -m shimgen.dev exports --write
+                                      (the stable C functions its libtorch exports, which `shimgen audit` reads) and
+                                      python -m shimgen.dev markers --write (its first C function, which the generated
+                                      running_release looks up)
   7. shimgen/data/scalar_facts.yaml   only when the installed torch moves to X.Y.Z (releases.yaml `installed`,
                                       README's pin): python -m shimgen.dev prove promotion|siblings|int-as-double
   8. tests/golden/, generated/        tests/regen_golden.sh, then review the diff (new shims are new declarations)
@@ -254,6 +258,8 @@ def add(release: str, shared: str | None, torch_dir: str | None, dry_run: bool, 
         "6. python -m shimgen.dev probe --write          # data/probe.yaml gets the new runtime's column (~20 min)",
         f"   python -m shimgen.dev device-shims ../shared/torch-shims --runtimes {os.path.dirname(venv)}  "
         "# which device shims its libtorch exports",
+        "6b. python -m shimgen.dev exports --write; python -m shimgen.dev markers --write  "
+        "# the C functions its libtorch exports (shimgen audit) and its first one (running_release)",
         "7. only if CI's torch moves to this release (releases.yaml `installed`, README's pip pin): "
         "python -m shimgen.dev prove promotion; ... siblings; ... int-as-double",
         "8. tests/regen_golden.sh, review `git diff tests/golden generated`, then python -m pytest -q",

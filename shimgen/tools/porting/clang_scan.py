@@ -71,6 +71,11 @@ class Site:
     numbers: tuple[int, ...] = ()  # positions (self counted) of arguments of a number type
     form: str = ""  # an operator's operand form: tensor | scalar | reverse
     qualified: str = ""  # the declaration reached, qualified
+    # a function defined in the file (kind `function`): its parameters' canonical types and names, and its return
+    # type's (what a registration without a schema writes the schema from)
+    params: tuple[tuple[str, str], ...] = ()
+    returns: str = ""
+    noexcept: bool = False  # TORCH_BOX takes no noexcept function
 
 
 class Unparsed(Exception):
@@ -361,31 +366,17 @@ class Scanner:
                     self.on_type(c)
                 elif c.kind == K.DECL_REF_EXPR:
                     self.on_decl_ref(c)
+                elif c.kind == K.FUNCTION_DECL and c.is_definition():
+                    self.on_function(c)
+                elif c.kind == K.LAMBDA_EXPR:
+                    self.on_lambda(c)
         self.macros()
         self.sites.sort(key=lambda s: (s.line, s.start, s.kind))
         return self.sites
 
     def macros(self) -> None:
-        """ATen's macros, by the identifiers written (a preprocessing record is not kept with a precompiled
-        prelude); a `#define` line's own tokens are not uses."""
-        define = re.compile(rb"^[ \t]*#[ \t]*define\b", re.M)
-        starts = {m.start() for m in define.finditer(self.data)}
-        lines_defining = {self.data.count(b"\n", 0, s) + 1 for s in starts}
-        for m in re.finditer(rb"\b[A-Z][A-Z0-9_]*\b", self.data):
-            name = m.group(0).decode()
-            if rules.macro(name) is None:
-                continue
-            line = self.data.count(b"\n", 0, m.start()) + 1
-            if line in lines_defining or self._in_comment_or_string(m.start()):
-                continue
-            self.add(Site(self.path, line, "macro", name, name, m.start(), m.end(), callee=(m.start(), m.end())))
-
-    def _in_comment_or_string(self, at: int) -> bool:
-        line_start = self.data.rfind(b"\n", 0, at) + 1
-        before = self.data[line_start:at]
-        if b"//" in before or before.count(b'"') % 2:
-            return True
-        return self.data.rfind(b"/*", 0, at) > self.data.rfind(b"*/", 0, at)
+        for site in macro_sites(self.path, self.data):
+            self.add(site)
 
     def on_include(self, c) -> None:
         name = c.spelling
@@ -410,6 +401,26 @@ class Scanner:
         if not self.src(a, b).endswith(ref.spelling):  # a type named inside a macro's body
             return
         self.add(Site(self.path, self.line_of(c), "type", q, self.src(a, b), a, b, qualified=q))
+
+    def on_function(self, c) -> None:
+        """A function defined here: a registration naming it (`m.def("name", &fn)`) has its schema from it."""
+        params = tuple((a.type.get_canonical().spelling, a.spelling or "") for a in c.get_arguments())
+        a, b = self.rng(c)
+        self.add(Site(self.path, self.line_of(c), "function", qualified(c), c.spelling, a, b, qualified=qualified(c),
+                      params=params, returns=c.result_type.get_canonical().spelling,
+                      noexcept="noexcept" in (c.type.spelling or "")))
+
+    def on_lambda(self, c) -> None:
+        """A lambda (a registration's kernel may be one): its call operator's signature, as a function's."""
+        decl = c.type.get_declaration()
+        call = next((k for k in decl.get_children() if k.kind.name == "CXX_METHOD" and k.spelling == "operator()"),
+                    None) if decl is not None else None
+        if call is None:
+            return
+        params = tuple((a.type.get_canonical().spelling, a.spelling or "") for a in call.get_arguments())
+        a, b = self.rng(c)
+        self.add(Site(self.path, self.line_of(c), "lambda", f"lambda@{a}", self.src(a, b), a, b, params=params,
+                      returns=call.result_type.get_canonical().spelling))
 
     def on_decl_ref(self, c) -> None:
         ref = c.referenced
@@ -584,6 +595,32 @@ class Scanner:
             t0, t1 = (self._tensor_type(p) for p in params) if len(params) == 2 else (True, True)
             form = "tensor" if t0 and t1 else ("scalar" if t0 else "reverse")
         self.add(self.site(c, "operator", sym, text, form=form, args=[self.rng(k) for k in self._operands(kids)]))
+
+
+_DEFINED = re.compile(rb"^[ \t]*#[ \t]*(?:define|undef|ifdef|ifndef)[ \t]+([A-Za-z_]\w*)", re.M)
+
+
+def macro_sites(path: str, data: bytes) -> list[Site]:
+    """ATen's macros, by the identifiers written (a preprocessing record is not kept with a precompiled prelude):
+    also those in a macro's definition (`#define CASES(...) AT_DISPATCH_CASE(at::kHalf, __VA_ARGS__)`); the name a
+    `#define` (`#undef`, `#ifdef`) line names is not a use, nor is one in a comment or a string."""
+    named = {m.start(1) for m in _DEFINED.finditer(data)}
+    out = []
+    for m in re.finditer(rb"\b[A-Z]\w*\b", data):
+        name = m.group(0).decode()
+        if m.start() in named or rules.macro(name) is None or _in_comment_or_string(data, m.start()):
+            continue
+        line = data.count(b"\n", 0, m.start()) + 1
+        out.append(Site(path, line, "macro", name, name, m.start(), m.end(), callee=(m.start(), m.end())))
+    return out
+
+
+def _in_comment_or_string(data: bytes, at: int) -> bool:
+    line_start = data.rfind(b"\n", 0, at) + 1
+    before = data[line_start:at]
+    if b"//" in before or before.count(b'"') % 2:
+        return True
+    return data.rfind(b"/*", 0, at) > data.rfind(b"*/", 0, at)
 
 
 def scan(path: str, text: str, defines: tuple[str, ...] = ()) -> list[Site]:

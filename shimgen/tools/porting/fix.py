@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from shimgen.tools.porting import rules
+from shimgen.tools.porting import cxx_text, dispatch, registration, rules
 from shimgen.tools.porting.rows import Row
 
 Part = str | tuple[int, int]
@@ -31,53 +31,15 @@ class Result:
     fixed: int = 0
 
 
-def _balanced_args(data: bytes, at: int) -> tuple[list[tuple[int, int]], int] | None:
-    """The top-level arguments of the parenthesised list starting at or after `at`, and the index after `)`."""
-    i = data.find(b"(", at)
-    if i < 0 or data[at:i].strip():
-        return None
-    depth, start, args, j = 0, i + 1, [], i
-    quote = None
-    while j < len(data):
-        ch = data[j:j + 1]
-        if quote:
-            if ch == b"\\":
-                j += 2
-                continue
-            if ch == quote:
-                quote = None
-        elif ch in (b'"', b"'"):
-            quote = ch
-        elif ch in b"([{":
-            depth += 1
-        elif ch in b")]}":
-            depth -= 1
-            if depth == 0:
-                args.append((start, j))
-                return [_strip(data, a, b) for a, b in args if data[a:b].strip()], j + 1
-        elif ch == b"," and depth == 1:
-            args.append((start, j))
-            start = j + 1
-        j += 1
-    return None
-
-
-def _strip(data: bytes, a: int, b: int) -> tuple[int, int]:
-    while a < b and data[a:a + 1].isspace():
-        a += 1
-    while b > a and data[b - 1:b].isspace():
-        b -= 1
-    return a, b
-
-
 def _qualified_start(data: bytes, start: int) -> int:
     m = _QUAL.search(data[max(0, start - 200):start])
     return start - len(m.group(0)) if m else start
 
 
 class Fixer:
-    def __init__(self, data: bytes, rows: list[Row], newline: str = "\n") -> None:
+    def __init__(self, data: bytes, rows: list[Row], newline: str = "\n", functions: list | None = None) -> None:
         self.data = data
+        self.functions = functions or []  # the functions and lambdas the file defines (a kernel may be one)
         self.newline = newline.encode()  # the file's line ending: the text an edit adds ends its lines with it
         self.rows = rows
         self.edits: list[Edit] = []
@@ -85,9 +47,10 @@ class Fixer:
         self.headers: list[str] = []
         self.covered: set[int] = set()  # ids of rows an edit handles
 
-    def header(self, h: str | None) -> None:
-        if h and h not in self.headers:
-            self.headers.append(h)
+    def header(self, h: str | tuple[str, ...] | None) -> None:
+        for one in (h,) if isinstance(h, str) else h or ():
+            if one not in self.headers:
+                self.headers.append(one)
 
     def args_parts(self, args: list[tuple[int, int]]) -> list[Part]:
         out: list[Part] = []
@@ -153,6 +116,10 @@ class Fixer:
             elif k == "include":
                 includes.append(row)
                 self.covered.add(id(row))
+            elif k == "rule" and row.fix and s.obj:
+                rule = rules.call_rule(s.key) or rules.call_rule(s.key.split("(")[0])
+                self.edits.append(Edit(s.start, s.end, _template(rule.call, s.obj, s.args)))
+                self.covered.add(id(row))
             elif k == "hazard" and len(s.args) == 2:
                 op = rules.hazard(s.key)["replace"].split("(")[0]
                 self.edits.append(Edit(s.start, s.end, [f"{op}(", s.args[0], ", ", s.args[1], ")"]))
@@ -193,51 +160,58 @@ class Fixer:
         s = row.site
         rule = rules.macro(s.key)
         self.header(rule.header)
-        if s.key.startswith("AT_DISPATCH_"):
-            groups = rules.dispatch_groups(s.key)
-            got = _balanced_args(self.data, s.end)
-            if groups is None or got is None or len(got[0]) < 3:
+        form = dispatch.form(s.key)
+        if form is not None:
+            got = cxx_text.balanced_args(self.data, s.end)
+            if got is None:
                 return False
             args, after = got
-            extra = args[3:]
-            # the lambda in parentheses: a comma of its body outside parentheses (a kernel launch's
-            # <<<blocks, threads>>>) would otherwise split it in THO_DISPATCH_V2's inner macros
-            parts: list[Part] = ["THO_DISPATCH_V2(", args[0], ", ", args[1], ", AT_WRAP((", args[2], "))"]
-            for g in groups:
-                if g == "$extra":
-                    for e in extra:
-                        parts += [", ", e]
-                else:
-                    parts += [", ", g]
-            parts.append(")")
+            gaps: list[Part] = [(a[1], b[0]) for a, b in zip(args, args[1:])]  # as written: CRLF stays CRLF
+            head = self.data[cxx_text.line_start(self.data, s.start):s.start].decode("utf-8", "replace")
+            column = "".join(c if c in " \t" else " " for c in head)
+            between = " \\\n" + column if self._in_define(s.start) else "\n" + column
+            parts = dispatch.write(form, args, lambda a: self.data[a[0]:a[1]].decode("utf-8", "replace"), gaps,
+                                   between)
+            if parts is None:
+                return False
             self.edits.append(Edit(s.start, after, parts))
             return True
+        if rule.registration:
+            rw = registration.rewrite(rule.registration, self.data, s, self.functions)
+            self.edits += [Edit(a, b, parts) for a, b, parts in rw.edits]
+            self.checklist += rw.problems
+            return True
+        if rule.call:
+            got = cxx_text.balanced_args(self.data, s.end)
+            if got is None or not got[0]:
+                return False
+            args, after = got
+            before, _, rest = rule.call.partition("{args}")
+            self.edits.append(Edit(s.start, after, [before, (args[0][0], args[-1][1]), rest]))
+            return True
         self.edits.append(Edit(s.start, s.end, [rule.replace]))
-        if s.key == "TORCH_LIBRARY_IMPL":
-            self._box_impls(s.end)
         return True
 
-    def _box_impls(self, at: int) -> None:
-        """m.impl("name", &fn) in the block after TORCH_LIBRARY_IMPL(...): m.impl("name", TORCH_BOX(&fn))."""
-        open_ = self.data.find(b"{", at)
-        if open_ < 0:
-            return
-        depth, j = 0, open_
-        while j < len(self.data):
-            if self.data[j:j + 1] == b"{":
-                depth += 1
-            elif self.data[j:j + 1] == b"}":
-                depth -= 1
-                if depth == 0:
-                    break
-            j += 1
-        block = self.data[open_:j]
-        for m in re.finditer(rb"\.impl\s*\(\s*(\"[^\"]*\")\s*,\s*(&?[\w:]+)\s*\)", block):
-            a = open_ + m.start(2)
-            self.edits.append(Edit(a, open_ + m.end(2), ["TORCH_BOX(", (a, open_ + m.end(2)), ")"]))
+    def _in_define(self, at: int) -> bool:
+        """`at` is in a #define's body (its lines continue with a backslash)."""
+        s = cxx_text.line_start(self.data, at)
+        while True:
+            if self.data[s:at].lstrip().startswith(b"#"):
+                return True
+            if s < 2 or self.data[s - 2:s - 1] != b"\\" and self.data[s - 3:s - 1] != b"\\\r":
+                return False
+            s = cxx_text.line_start(self.data, s - 1)
 
     def _includes(self, rows: list[Row]) -> None:
+        """ATen's includes become the stable headers they stand for and those the rewrites need, written where the
+        first was; a file with no ATen include (it has ATen through a project header) gets the headers its rewrites
+        need after its last #include outside a conditional (`#ifdef WITH_CUDA`; a header guard's is the file's own
+        level), at its top where it has none."""
         if not rows:
+            if self.headers:
+                at, end_nl = _after_includes(self.data)
+                text = "".join(f"#include <{h}>\n" for h in self.headers)
+                self.edits.append(Edit(at, at, [text if end_nl else "\n" + text]))
             return
         heads: list[str] = []
         for row in rows:
@@ -281,14 +255,51 @@ class Fixer:
         return b"".join(out)
 
 
+def _template(text: str, obj: Part, args: list[tuple[int, int]]) -> list[Part]:
+    """A rule's `call` (`torch::stable::to({t}, {args})`) over the object and the arguments as written."""
+    out: list[Part] = []
+    for piece in re.split(r"(\{t\}|\{args\})", text):
+        if piece == "{t}":
+            out.append(obj)
+        elif piece == "{args}":
+            for i, a in enumerate(args):
+                out += [", "] if i else []
+                out.append(a)
+        elif piece:
+            out.append(piece)
+    return out
+
+
+def _after_includes(data: bytes) -> tuple[int, bool]:
+    """Where headers go in a file without an ATen include: after the last #include at the shallowest conditional
+    depth any #include has (0, or 1 inside a header guard), else after `#pragma once` or at the top; and whether
+    that line ends."""
+    depth, found = 0, []
+    for m in re.finditer(rb"^[ \t]*#[ \t]*(\w+)[^\n]*\n?", data, re.M):
+        word = m.group(1)
+        if word in (b"if", b"ifdef", b"ifndef"):
+            depth += 1
+        elif word == b"endif":
+            depth -= 1
+        elif word == b"include":
+            found.append((depth, m))
+    if not found:  # after a header's `#pragma once`, else at the top
+        once = re.search(rb"^[ \t]*#[ \t]*pragma[ \t]+once[^\n]*\n?", data, re.M)
+        return (once.end(), once.group(0).endswith(b"\n")) if once else (0, True)
+    top = min(d for d, _ in found)
+    m = [m for d, m in found if d == top][-1]
+    return m.end(), m.group(0).endswith(b"\n")
+
+
 def newline_of(data: bytes) -> str:
     """The line ending a file's lines mostly end with: "\r\n" (CRLF) or "\n"."""
     crlf = data.count(b"\r\n")
     return "\r\n" if crlf and 2 * crlf >= data.count(b"\n") else "\n"
 
 
-def fix(text: str, rows: list[Row], newline: str = "\n") -> Result:
-    """The rewrite of `text` (a file whose lines end with `newline`: the lines an edit adds end so too)."""
-    f = Fixer(text.encode("utf-8"), rows, newline)
+def fix(text: str, rows: list[Row], newline: str = "\n", functions: list | None = None) -> Result:
+    """The rewrite of `text` (a file whose lines end with `newline`: the lines an edit adds end so too);
+    `functions`: the functions it defines (a registration without a schema has it from its kernel's signature)."""
+    f = Fixer(text.encode("utf-8"), rows, newline, functions)
     f.plan()
     return Result(f.render(), f.checklist, len(f.covered))

@@ -18,10 +18,10 @@ POINTERS = (
     "accessors: torch::headeronly::HeaderOnlyTensorAccessor / HeaderOnlyGenericPackedTensorAccessor "
     "(torch/headeronly/core/TensorAccessor.h); shimgen::accessor<T, N>(t), packed_accessor32/64 in "
     "torch/csrc/stable/shimgen/operators.h",
-    "dispatch macros: THO_DISPATCH_V2(dtype, name, AT_WRAP(lambda), AT_FLOATING_TYPES, ...) "
-    "(torch/headeronly/core/Dispatch_v2.h)",
-    "checks: STD_TORCH_CHECK (torch/headeronly/util/Exception.h); registration: STABLE_TORCH_LIBRARY, "
-    "STABLE_TORCH_LIBRARY_IMPL with m.impl(name, TORCH_BOX(&fn)) (torch/csrc/stable/library.h)",
+    "dispatch macros: THO_DISPATCH_V2(dtype, name, AT_WRAP((lambda)), AT_FLOATING_TYPES, extra types...), "
+    "THO_DISPATCH_SWITCH / THO_DISPATCH_CASE (torch/headeronly/core/Dispatch_v2.h, Dispatch.h)",
+    "checks: STD_TORCH_CHECK (torch/headeronly/util/Exception.h); registration: STABLE_TORCH_LIBRARY with "
+    "m.def(schema), STABLE_TORCH_LIBRARY_IMPL with m.impl(name, TORCH_BOX(&fn)) (torch/csrc/stable/library.h)",
     "operators and item<T>(): torch/csrc/stable/shimgen/operators.h (opt-in; each operator calls the aten op "
     "ATen's operator calls, through the wrappers)",
 )

@@ -23,13 +23,18 @@ class Rule:
     none: str | None = None  # why there is no replacement
     fix: bool = False  # the rewrite is mechanical (`shimgen port --fix` makes it)
     note: str | None = None
-    header: str | None = None  # the stable header that declares the replacement
+    header: str | tuple[str, ...] | None = None  # the stable header(s) the replacement needs
     ops: tuple[str, ...] = ()  # aten ops the replacement calls (they go into [tool.shimgen] ops)
+    call: str | None = None  # a macro call's whole rewrite, `{args}` its arguments as written
+    registration: str | None = None  # a registration's form: def | impl | legacy (shimgen.tools.porting.registration)
 
     @classmethod
     def of(cls, d: dict) -> "Rule":
+        header = d.get("header")
         return cls(replace=d.get("replace"), since=d.get("since"), none=d.get("none"), fix=bool(d.get("fix")),
-                   note=d.get("note"), header=d.get("header"), ops=tuple(d.get("ops", ())))
+                   note=d.get("note"), header=tuple(header) if isinstance(header, list) else header,
+                   ops=tuple(d.get("ops", ())),
+                   call=d.get("call"), registration=d.get("registration"))
 
 
 @functools.lru_cache(maxsize=None)
@@ -75,10 +80,9 @@ def macro(name: str) -> Rule | None:
     macros = load()["macros"]
     if name in macros:
         return Rule.of(macros[name])
-    for key, d in macros.items():
-        if d.get("prefix") and name.startswith(key):
-            return Rule.of(d)
-    return None
+    from shimgen.tools.porting import dispatch  # a cycle: dispatch reads this module's table
+
+    return dispatch.rule(name)
 
 
 def constant(name: str) -> str | None:
@@ -91,10 +95,6 @@ def hazard(name: str) -> dict:
 
 def header(name: str) -> list[str] | None:
     return load()["headers"].get(name)
-
-
-def dispatch_groups(name: str) -> list[str] | None:
-    return load()["dispatch_groups"].get(name)
 
 
 def rename_types(text: str) -> str:

@@ -11,6 +11,7 @@ shim in a build linking it), that route serves the call."""
 
 from __future__ import annotations
 
+from shimgen.generate import routes
 from shimgen.generate.cpp_model import Variant, Wrapper
 from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
@@ -52,7 +53,12 @@ class StrValue(Kernel):
                 return None
             if {p.name for p in target.params} != set(rule["args"]):  # type: ignore[union-attr]
                 return None
-        return Variant(route, len(q.params), q.level, lowering=tuple(self._vias(rule)))
+        # where the dispatcher's form is guarded (routes/dispatcher.py), the calls no overload computes take it:
+        # aten's op from the str's leak-free release, an error naming the leak before (`guard_from`, Variant)
+        dv = routes.boxed().variant_at(q)
+        guarded = dv if dv is not None and list(dv.guard) == [rule["argument"]] else None
+        return Variant(route, len(q.params), q.level, lowering=tuple(self._vias(rule)),
+                       stack=guarded.stack if guarded else (), guard_from=guarded.guard_from if guarded else None)
 
     def describe(self, w: Wrapper, rule: dict) -> list[str]:
         a = rule["argument"]
@@ -61,11 +67,14 @@ class StrValue(Kernel):
                  f"{a} (proven equal on torch {proven(rule)}); the string is compared here, so no str crosses "
                  "the ABI (nothing leaks per call)."]
         for k in rule.get("no_derivative", []):
-            lines.append(f'With {a}="{k}", where autograd records the call (grad mode, an input requires grad), it '
-                         f"raises an error: aten::{rule['calls'][k]} has no derivative, aten::{w.op.name}'s "
-                         "gradient is zero.")
+            lines.append(f'With {a}="{k}", where autograd records the call (grad mode, an input requires grad), '
+                         f"aten::{rule['calls'][k]} has no derivative (aten::{w.op.name}'s gradient is zero): from "
+                         "target 2.10 the call takes the boxed dispatcher, aten's op on libtorch 2.14 and later; "
+                         "before, it raises an error naming the remedies.")
         for k in rule.get("refused", []):
-            lines.append(f'{a}="{k}" raises an error naming the remedies: no exact composition computes it.')
+            lines.append(f'{a}="{k}" (no exact composition computes it): from target 2.10 it takes the boxed '
+                         "dispatcher, aten's op on libtorch 2.14 and later; before, it raises an error naming the "
+                         "remedies.")
         lines.append(f"Another {a} raises aten's error for it.")
         return lines
 
@@ -79,6 +88,14 @@ class StrValue(Kernel):
             assert target is not None
             return f"return torch::stable::{target.name}({', '.join(p.name for p in target.params)});"
 
+        def dispatched(why: str) -> list[str]:
+            """A call no overload computes: the dispatcher's guarded form where the target has one (aten's op from
+            the str's leak-free release, an error naming the leak before), else the refusal naming `why`."""
+            if v.guard_from is None:
+                return [f'shimgen::detail::refuse("{op}", "{a}", {a}, "{_cpp_string(why)}");']
+            guarded = Variant(routes.boxed(), v.kept, v.start, stack=v.stack, guard=(a,), guard_from=v.guard_from)
+            return [routes.boxed().body(w, guarded, plan)]
+
         tensors = ", ".join(f"&{p.name}" for p in w.params if p.name in rule["args"] and "Tensor" in str(p.arg.type))
         lines = [f"if (!{a}.has_value()) {{", call(rule["none_via"]), "}"]
         for value, via in rule["calls"].items():
@@ -87,13 +104,11 @@ class StrValue(Kernel):
                 why = (f"autograd records this call (grad mode, an input requires grad) and aten::{via}, which "
                        f"computes it, has no derivative (aten::{op}'s gradient is zero): call it where autograd "
                        f"does not record it, or {REMEDY}")
-                lines += [f"if (shimgen::detail::records_grad({{{tensors}}})) {{",
-                          f'shimgen::detail::refuse("{op}", "{a}", {a}, "{_cpp_string(why)}");', "}"]
+                lines += [f"if (shimgen::detail::records_grad({{{tensors}}})) {{", *dispatched(why), "}"]
             lines += [call(via), "}"]
         for value in rule.get("refused", []):
             why = f"no libtorch route computes it without the str crossing the ABI: {REMEDY}"
-            lines += [f'if (*{a} == std::string_view("{_cpp_string(value)}")) {{',
-                      f'shimgen::detail::refuse("{op}", "{a}", {a}, "{_cpp_string(why)}");', "}"]
+            lines += [f'if (*{a} == std::string_view("{_cpp_string(value)}")) {{', *dispatched(why), "}"]
         head, _, tail = rule["unknown"].partition("{}")
         # one statement per piece: a line clang-format's layout writer lays out itself (no long `+` expression)
         lines += ["std::string message;", f'message.append("{_cpp_string(head)}");', f"message.append(*{a});",

@@ -10,22 +10,31 @@ from mirror_common import SHAPES, sample
 from worker_common import ATEN_RAISES, Refused, Tally, aten, outcome, run, weights
 
 
+RELEASE = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+
+
 def str_value(s, v):
-    """The generated wrapper (kernels/str_value.py): None -> `none_via`, a value of `calls` -> its overload (refused
-    where autograd records the call and the value is `no_derivative`), a `refused` value refused, any other aten's
-    error for it."""
+    """The generated wrapper at target 2.10 (kernels/str_value.py): None -> `none_via`, a value of `calls` -> its
+    overload, any other aten's error for it; a `refused` value, and a `no_derivative` one where autograd records the
+    call, take the dispatcher's guarded form: aten's op (s["op"]) from libtorch 2.14, refused before."""
     r = s["rule"]
     mode = v[r["argument"]]
     args = {a: v[a] for a in r["args"]}
+
+    def dispatched(why):
+        if RELEASE < (2, 14):
+            raise Refused(why)
+        return aten(s["op"])(**v)
+
     if mode is None:
         return aten(r["none_via"])(**args)
     if mode in r["calls"]:
         tensors = [t for t in args.values() if isinstance(t, torch.Tensor)]
         if mode in r.get("no_derivative", []) and torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
-            raise Refused("autograd")
+            return dispatched("autograd")
         return aten(r["calls"][mode])(**args)
     if mode in r.get("refused", []):
-        raise Refused("value")
+        return dispatched("value")
     raise RuntimeError(r["unknown"].replace("{}", mode) + " " + ATEN_RAISES)
 
 
@@ -65,6 +74,7 @@ def prove_str_value(op, s):
     and not, with float64 inputs that require grad (leaves and non-leaves): the results, and the gradients where the
     result requires grad."""
     f = aten(op)
+    s = dict(s, op=op)
     r = s["rule"]
     a = r["argument"]
     t = Tally()

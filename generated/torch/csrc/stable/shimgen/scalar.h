@@ -192,6 +192,7 @@ class Scalar {
 namespace detail {
 
 using torch::headeronly::ScalarType;
+using IntList = torch::headeronly::IntHeaderOnlyArrayRef;
 
 // ---- type promotion (the table is torch.promote_types, from shimgen's data)
 // --

@@ -1,0 +1,65 @@
+"""Kernel `gelu_addmm` (gelu.default below target 2.14, in a build that did not accept the str leak): gelu with
+approximate "none" on a CPU tensor as aten's own CPU gelu kernel, reached through libtorch's CPU C shim of
+aten::_addmm_activation (every release 2.9-2.15 exports aoti_torch_cpu__addmm_activation), which computes addmm
+into a new tensor and then at::gelu_ on it. With an empty product and beta 1 the addmm is a contiguous copy of the
+input, so on a contiguous input the kernel runs over the same values in the same order and chunks as aten::gelu's
+(kernels/gelu_addmm.h). No `str`
+crosses the ABI, so nothing leaks on libtorch 2.10-2.13.
+
+Every other call is the dispatcher's guarded form (routes/dispatcher.py): aten's own op from libtorch 2.14, a
+`shimgen:` error naming the leak before. That is, on 2.10-2.13: approximate "tanh", a tensor on another device,
+an integer dtype, a tensor that is not contiguous (aten's loop over a strided tensor takes other paths: its scalar
+erf where the copy's is vectorized), and a call autograd records (aten::_addmm_activation has no derivative). Where the running libtorch is 2.14 or
+newer, the dispatcher serves every call (aten's op, any device, autograd)."""
+
+from __future__ import annotations
+
+from shimgen.generate import routes
+from shimgen.generate.cpp_model import Variant, Wrapper
+from shimgen.generate.plan import Plan
+from shimgen.generate.routes import Query, Route
+from shimgen.generate.routes.kernels import Kernel, register
+from shimgen.generate.routes.kernels.common import proven
+
+
+class GeluAddmm(Kernel):
+    name = "gelu_addmm"
+    prover = "prove_gelu_addmm"
+
+    def variant_at(self, route: Route, q: Query, rule: dict) -> Variant | None:
+        """Where the dispatcher's form of the op is guarded at q.level (a build without SHIMGEN_LEAKY_STR, a target
+        below the str's leak-free release): that form, which this one computes more of (no `guard`: it wins the
+        tie), with the guard's `guard_from` (Variant); not in a build with the overlay where the op has a C shim by
+        q.level, which computes every call."""
+        if [p.name for p in q.params] != rule["params"]:
+            return None
+        if q.plan.world.overlay and any(sv.since <= q.level for sv in q.shims):
+            return None  # a C shim (the overlay's, in a build linking it) computes every call
+        dv = routes.boxed().variant_at(q)
+        if dv is None or list(dv.guard) != [rule["argument"]]:
+            return None
+        return Variant(route, dv.kept, q.level, stack=dv.stack, guard_from=dv.guard_from)
+
+    def _guarded(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> Variant:
+        """The dispatcher's guarded form v stands for (variant_at): its stack, the str's guard."""
+        return Variant(routes.boxed(), v.kept, v.start, stack=v.stack, guard=(rule["argument"],),
+                       guard_from=v.guard_from)
+
+    def describe(self, w: Wrapper, rule: dict) -> list[str]:
+        return [f"Route: on a running libtorch before 2.14, approximate \"none\" on a contiguous CPU tensor of a floating "
+                "dtype, where autograd does not record the call, as aten's CPU gelu kernel through libtorch's CPU C "
+                "shim aoti_torch_cpu__addmm_activation (an empty product, then aten's gelu_ on the copy); no str "
+                f"crosses the ABI (proven equal on torch {proven(rule)}).",
+                "Every other call takes the boxed dispatcher: aten's own op from libtorch 2.14; before it, a "
+                "shimgen: error naming the 48 bytes the dispatcher leaks per call converting `approximate`, unless "
+                "the extension defines SHIMGEN_LEAKY_STR to accept the leak."]
+
+    def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
+        arg = rule["argument"]
+        return "\n".join([f"if (shimgen::detail::gelu_by_addmm(self, {arg})) {{",
+                          "return shimgen::detail::gelu_addmm(self);",
+                          "}",
+                          routes.boxed().body(w, self._guarded(w, v, plan, rule), plan)])
+
+
+register(GeluAddmm())

@@ -1,0 +1,182 @@
+"""`shimgen port --fix` on tests/port_forms/forms.cpp, an ATen source written for this test with every dispatch form
+(AT_DISPATCH_FLOATING_TYPES[_AND_HALF|_AND|_AND2..4], REDUCED_FLOATING, ALL_TYPES[_AND..3|_AND_COMPLEX[_AND2]],
+INTEGRAL_TYPES[_AND], FLOATING_AND_COMPLEX_TYPES[_AND1|_AND2], COMPLEX_TYPES, AT_DISPATCH_SWITCH with
+AT_DISPATCH_CASE* written inline and in a macro's definition, INDEX_TYPES's index_t, a nested dispatch, AT_DISPATCH_V2)
+and every registration form (TORCH_LIBRARY's m.def("name", &fn | fn | TORCH_FN(fn)) without a schema, with one,
+with torch::dispatch(KEY, fn), an m.impl in the library's block with a key and without, TORCH_LIBRARY_FRAGMENT
+with TORCH_LIBRARY_IMPL, TORCH_SELECTIVE_SCHEMA/NAME, torch::RegisterOperators().op; AT_PRIVATE_CASE_TYPE_USING_HINT
+with a name of its own, a c10::optional parameter):
+
+* the rewrite needs no hand edit (an empty checklist) and compiles against the stable headers at target 2.10;
+* built as a stable-ABI library (libtorch alone) and loaded into the installed torch, each op gives, for each of
+  twelve dtypes, the value the ATen original gives (built with torch.utils.cpp_extension), or fails where it fails
+  with the same message (`"name" not implemented for 'Bool'`; ATen raises NotImplementedError, the stable
+  dispatch's STD_TORCH_CHECK a RuntimeError whose message starts with the check's place, `operator(), forms.cpp:71,
+  `: the type and that prefix are not compared).
+
+Costs: the scan a few seconds (libclang, the prelude cached), the ATen original about a minute (torch's headers),
+the stable library seconds (both through the test build cache)."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from tests.children import quick_exit
+
+pytest.importorskip("clang.cindex", reason="shimgen port --fix needs libclang (the `port` extra)")
+torch = pytest.importorskip("torch")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.join(HERE, "port_forms", "forms.cpp")
+
+_ORIGINAL = """
+import sys, torch.utils.cpp_extension as ce
+ce.load(name="forms_aten", sources=[sys.argv[2]], build_directory=sys.argv[1], is_python_module=False)
+"""
+
+# each op over each dtype: its value, or the first line of its error
+_CASES = r"""
+import json, re, sys, torch
+torch.ops.load_library(sys.argv[1])
+dtypes = [torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16,
+          torch.int8, torch.uint8, torch.bool, torch.complex64, torch.complex128]
+ops = ["floating", "floating_and_half", "floating_and", "floating_and2", "floating_and3", "floating_and4",
+       "reduced_floating", "all", "all_and", "all_and2", "all_and3", "all_and_complex", "all_and_complex_and2",
+       "integral", "integral_and", "floating_and_complex", "floating_and_complex_and1", "floating_and_complex_and2",
+       "complex", "switch_cases", "switch_defined_cases", "index", "v2"]
+def run(f, *a):
+    try:
+        out = f(*a)
+    except Exception as e:
+        # STD_TORCH_CHECK's message starts with the place of the check: `operator(), forms.cpp:71, `
+        return "error: " + re.sub(r"^[\w:]+\(\), \S+:\d+, ", "", str(e).strip().splitlines()[0])
+    return [o.tolist() if isinstance(o, torch.Tensor) else o for o in out] if isinstance(out, tuple) else out
+out = {}
+for d in dtypes:
+    x = torch.tensor([1, 0, 3]).to(d)
+    for op in ops:
+        out[f"{op} {d}"] = run(getattr(torch.ops.forms, op), x)
+    out[f"nested {d}"] = run(torch.ops.forms.nested, x, torch.tensor([2, 5]).to(d))
+    out[f"nested {d} int32"] = run(torch.ops.forms.nested, x, torch.tensor([2, 5], dtype=torch.int32))
+    out[f"legacy one {d}"] = run(torch.ops.forms_legacy.one, x)
+    out[f"legacy two {d}"] = run(torch.ops.forms_legacy.two, x, 7)
+    out[f"selective {d}"] = run(torch.ops.forms.selective, x, None)
+    out[f"selective {d} y"] = run(torch.ops.forms.selective, x, x)
+out["pair"] = run(torch.ops.forms.pair, torch.tensor([1.0, 2.0]), 1.5, 2, True)
+json.dump(out, open(sys.argv[2], "w"), indent=0, sort_keys=True)
+"""
+
+
+def _run(cmd, **kw):
+    proc = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    assert proc.returncode == 0, (cmd, proc.stdout[-3000:], proc.stderr[-3000:])
+    return proc
+
+
+@pytest.fixture(scope="module")
+def ported(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("forms")
+    src = tmp / "forms.cpp"
+    shutil.copy(SOURCE, src)
+    proc = _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix"], cwd=tmp)
+    return tmp, proc.stdout, src.read_text()
+
+
+def test_no_hand_edit(ported):
+    _, out, text = ported
+    assert "## Checklist: 0 constructs need a person" in out, out[-3000:]
+    code = "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("//"))
+    assert not re.search(r"\bAT_DISPATCH_|(?<!STABLE_)TORCH_LIBRARY|RegisterOperators|TORCH_FN|at::", code)
+    # the extra types last, as THO_DISPATCH_V2 takes them (ATen writes them first)
+    assert ('THO_DISPATCH_V2(x.scalar_type(), "all_and2", AT_WRAP(([&] {\n    return code<scalar_t>(x);\n  })), '
+            "AT_ALL_TYPES, torch::headeronly::ScalarType::Half, torch::headeronly::ScalarType::BFloat16)") in text
+    # the schema written out from the C++ signature
+    assert 'm.def("pair(Tensor x, float scale, int shift, bool twice) -> (Tensor, float)");' in text
+    assert 'm.impl("pair", TORCH_BOX(&forms::pair));' in text
+    # the kernels registered for a key in an IMPL block of that key
+    cpu = text[text.index("STABLE_TORCH_LIBRARY_IMPL(forms, CPU, m) {"):]
+    assert 'm.impl("integral_and", TORCH_BOX(&forms::integral_and));' in cpu[:cpu.index("}")]
+    assert 'm.impl("floating_and_complex", TORCH_BOX(&forms::floating_and_complex));' in cpu[:cpu.index("}")]
+    assert "std::optional<torch::stable::Tensor> y" in text and "TORCH_SELECTIVE" not in code
+
+
+def test_a_lambda_kernel_and_a_noexcept_one(tmp_path):
+    """A lambda kernel without captures becomes a function written before the library (its schema from its call
+    operator); a noexcept kernel, which TORCH_BOX takes not, is a checklist line naming the op."""
+    src = tmp_path / "k.cpp"
+    src.write_text("#include <ATen/ATen.h>\n#include <torch/library.h>\n"
+                   "int64_t version() noexcept { return 3; }\n"
+                   "at::Tensor twice(const at::Tensor& x) { return x; }\n"
+                   'TORCH_LIBRARY(k, m) {\n  m.def("version", &version);\n  m.def("twice", &twice);\n'
+                   '  m.def("lam", [](int64_t a) -> int64_t { return a; });\n}\n')
+    out = _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix"], cwd=tmp_path).stdout
+    listed = [line for line in out.splitlines() if line.startswith("- [ ] ")]
+    assert len(listed) == 1 and "`version` is noexcept" in listed[0] and '"version"' in listed[0], out
+    text = src.read_text()
+    assert "static auto lam_kernel(int64_t a) -> int64_t { return a; }\n\nSTABLE_TORCH_LIBRARY(k, m) {" in text
+    assert 'm.def("lam(int a) -> int");' in text and 'm.impl("lam", TORCH_BOX(&lam_kernel));' in text
+    assert 'm.def("twice(Tensor x) -> Tensor");' in text and 'm.impl("twice", TORCH_BOX(&twice));' in text
+
+
+def test_a_crlf_file_keeps_its_line_endings(ported, tmp_path):
+    """The same source with CRLF line endings: the same rewrite, each line ending CRLF (the breaks a rewrite keeps
+    and those it adds)."""
+    _, _, text = ported
+    src = tmp_path / "forms.cpp"
+    with open(SOURCE, encoding="utf-8") as f:
+        src.write_bytes(f.read().replace("\n", "\r\n").encode())
+    _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix"], cwd=tmp_path)
+    data = src.read_bytes()
+    assert b"\r\r" not in data and data.count(b"\n") == data.count(b"\r\n")
+    assert data.decode().replace("\r\n", "\n").replace(str(tmp_path), "") == text
+
+
+def test_compiles_at_2_10(ported):
+    from shimgen.setuptools import stable_flags
+    from tests.cxx import syntax_check
+
+    _, _, text = ported
+    proc = syntax_check(text, None, target=None, defines=tuple(f[2:] for f in stable_flags("2.10")))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+@pytest.fixture(scope="module")
+def values(ported):
+    from shimgen.setuptools import stable_flags
+    from tests.cxx import build_so
+
+    tmp, _, _ = ported
+    build = tmp / "aten"
+    build.mkdir()
+    orig = tmp / "forms_aten.cpp"
+    shutil.copy(SOURCE, orig)
+    _run([sys.executable, "-c", quick_exit(_ORIGINAL), str(build), str(orig)])
+    aten = glob.glob(str(build / "forms_aten*.so"))
+    assert len(aten) == 1, aten
+    stable = str(tmp / "forms_stable.so")
+    build_so(str(tmp / "forms.cpp"), stable, None, [f[2:] for f in stable_flags("2.10")])
+    got = {}
+    for name, lib in (("aten", aten[0]), ("stable", stable)):
+        _run([sys.executable, "-c", quick_exit(_CASES), lib, str(tmp / f"{name}.json")])
+        got[name] = json.loads((tmp / f"{name}.json").read_text())
+    return got
+
+
+def test_same_values_and_errors_as_aten(values):
+    aten, stable = values["aten"], values["stable"]
+    assert aten.keys() == stable.keys()
+    differ = {k: (aten[k], stable[k]) for k in aten if aten[k] != stable[k]}
+    assert not differ, list(differ.items())[:10]
+    # the cases ran: most dispatch, some refuse their dtype by name
+    errors = [k for k, v in aten.items() if isinstance(v, str) and v.startswith("error: ")]
+    assert 50 < len(errors) < len(aten) - 100, len(errors)
+    assert aten["floating torch.bool"] == "error: \"floating\" not implemented for 'Bool'"
+    assert aten["all_and2 torch.bfloat16"] == 1000 * 2 + 4.0
