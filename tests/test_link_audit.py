@@ -152,7 +152,7 @@ def test_after_link_is_one_line_and_imports_no_torch(tmp_path) -> None:
     lib = build.find_torch().lib_dir  # linked as an extension links: libtorch named as needed
     subprocess.run([cc, "-shared", "-fPIC", "-o", so, str(src), f"-L{lib}", "-Wl,--no-as-needed", "-ltorch",
                     "-ltorch_cpu"], check=True)
-    code = ("import sys\nfrom shimgen.tools import audit\nstatus = audit.main(sys.argv[1:])\n"
+    code = ("import sys\nfrom shimgen.tools import audit_command\nstatus = audit_command.main(sys.argv[1:])\n"
             "print('torch imported' if any(m == 'torch' or m.startswith('torch.') for m in sys.modules) else "
             "'no torch', status)\n")
     proc = subprocess.run([sys.executable, "-c", code, "--after-link", "--target", "2.13", so], capture_output=True,

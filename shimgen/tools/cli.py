@@ -316,9 +316,9 @@ def main(argv: list[str] | None = None) -> int:
 
                     status = port.main(argv_list[1:])
                 elif argv_list[:1] == ["audit"]:  # `shimgen audit PATH...`: built binaries (shimgen.tools.audit)
-                    from shimgen.tools import audit  # start-up: only `audit` reads the export data
+                    from shimgen.tools import audit_command  # start-up: only `audit` reads the export data
 
-                    status = audit.main(argv_list[1:])
+                    status = audit_command.main(argv_list[1:])
                 else:
                     args = build_parser().parse_args(argv_list)
                     if as_program and not args.verify:

@@ -21,7 +21,7 @@ import tempfile
 from dataclasses import dataclass, field
 
 from shimgen.base import cache, output
-from shimgen.tools.porting import clang_env, rules
+from shimgen.tools.porting import clang_env, macros, rules
 
 ATEN_NAMESPACES = ("at", "torch", "c10")
 TENSOR_CLASSES = ("at::Tensor", "at::TensorBase")
@@ -608,7 +608,7 @@ def macro_sites(path: str, data: bytes) -> list[Site]:
     out = []
     for m in re.finditer(rb"\b[A-Z]\w*\b", data):
         name = m.group(0).decode()
-        if m.start() in named or rules.macro(name) is None or _in_comment_or_string(data, m.start()):
+        if m.start() in named or macros.rule(name) is None or _in_comment_or_string(data, m.start()):
             continue
         line = data.count(b"\n", 0, m.start()) + 1
         out.append(Site(path, line, "macro", name, name, m.start(), m.end(), callee=(m.start(), m.end())))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from shimgen.tools.porting import cxx_text, dispatch, registration, rules
+from shimgen.tools.porting import cxx_text, dispatch, macros, registration, rules
 from shimgen.tools.porting.rows import Row
 
 Part = str | tuple[int, int]
@@ -158,7 +158,7 @@ class Fixer:
 
     def _macro(self, row: Row) -> bool:
         s = row.site
-        rule = rules.macro(s.key)
+        rule = macros.rule(s.key)
         self.header(rule.header)
         form = dispatch.form(s.key)
         if form is not None:

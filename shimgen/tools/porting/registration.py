@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from shimgen.tools.porting import cxx_text, rules
+from shimgen.tools.porting import cxx_text, macros, rules
 from shimgen.tools.porting.clang_scan import Site
 
 Part = str | tuple[int, int]
@@ -128,7 +128,7 @@ def _literal(data: bytes, arg: tuple[int, int]) -> str | None:
     text = data[arg[0]:arg[1]].decode("utf-8", "replace").strip()
     m = re.fullmatch(r"([A-Z][A-Z0-9_]*)\s*\((.*)\)", text, re.S)
     if m:
-        rule = rules.macro(m.group(1))
+        rule = macros.rule(m.group(1))
         if rule is None or rule.call != "{args}":
             return None
         text = m.group(2)
@@ -282,7 +282,7 @@ def def_block(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
     """TORCH_LIBRARY[_FRAGMENT](ns, m) { ... }: each m.def with a kernel keeps only its schema; the kernels (and
     any m.impl of the block) go to a STABLE_TORCH_LIBRARY_IMPL block after it, one a dispatch key (the table's
     `key` for a kernel registered without one)."""
-    rw = Rewrite([(site.start, site.end, [rules.macro(site.key).replace])])
+    rw = Rewrite([(site.start, site.end, [macros.rule(site.key).replace])])
     got = cxx_text.balanced_args(data, site.end)
     if got is None or len(got[0]) != 2:
         return rw
@@ -327,7 +327,7 @@ def def_block(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
 
 def impl_block(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
     """TORCH_LIBRARY_IMPL(ns, K, m) { m.impl("name", kernel); }: each kernel as TORCH_BOX(&fn)."""
-    rw = Rewrite([(site.start, site.end, [rules.macro(site.key).replace])])
+    rw = Rewrite([(site.start, site.end, [macros.rule(site.key).replace])])
     got = cxx_text.balanced_args(data, site.end)
     if got is None or len(got[0]) != 3:
         return rw

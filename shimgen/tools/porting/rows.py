@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from shimgen.tools.porting import rules
+from shimgen.tools.porting import macros, rules
 from shimgen.tools.porting.calls import Call
 from shimgen.tools.porting.clang_scan import Site
 from shimgen.tools.porting.surface import Answer
@@ -154,7 +154,7 @@ def _row(s: Site, surface, targets: list[Version]) -> Row | None:
         rep = f"torch::headeronly::ScalarType::{rules.constant(s.key)}"
         return Row(s, s.written, (), rep, [Cell("yes", "yes")] * len(targets), fix=True)
     if k == "macro":
-        rule = rules.macro(s.key)
+        rule = macros.rule(s.key)
         rep = rule.replace or "none"
         note = rule.note or ""
         return Row(s, s.key, (), rep, [_since(rule, t) for t in targets], fix=rule.fix, note=note)

@@ -76,15 +76,6 @@ def call_rule(qualified: str, params: tuple[str, ...] | None = None) -> Rule | N
     return Rule.of(d) if d else None
 
 
-def macro(name: str) -> Rule | None:
-    macros = load()["macros"]
-    if name in macros:
-        return Rule.of(macros[name])
-    from shimgen.tools.porting import dispatch  # a cycle: dispatch reads this module's table
-
-    return dispatch.rule(name)
-
-
 def constant(name: str) -> str | None:
     return load()["constants"].get(name)
 
