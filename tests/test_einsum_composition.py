@@ -136,7 +136,7 @@ def test_the_row_names_the_kernel_and_is_proven_on_every_runtime() -> None:
     row = scalars.load().kernel_compositions.get("einsum.default")
     assert row is not None, "einsum.default: no proven kernel_compositions row"
     assert kernels.get(row["kernel"], "einsum.default").name == "einsum"
-    assert row["calls"]["bmm"] == "bmm.default"
+    assert row["calls"]["batched"] == "bmm.default"
     assert {str(v) for v in row["proven"]} >= {"2.10.0", "2.13.0", "2.14.1", "2.15.0"}
 
 

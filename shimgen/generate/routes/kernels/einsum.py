@@ -1,7 +1,7 @@
 """Kernel `einsum` (einsum.default): aten's CompositeImplicitAutograd einsum (Linear.cpp: einsum, sumproduct_pair) as
-the same dispatching calls in the same order, each by its wrapper (the row's `calls`, by role: `diagonal`, `movedim`,
-`unsqueeze`, `permute`, `sum` (sum.dim_IntList), `mul`, `reshape`, `bmm`, `view`: kernels/einsum.h names them
-unqualified, found by argument-dependent lookup where the wrapper instantiates it). The equation is parsed in C++
+the same dispatching calls in the same order, each by its wrapper (the row's `calls`, by role: `diagonals`, `moved`,
+`aligned`, `permuted`, `summed`, `product`, `flat`, `batched`, `viewed`: kernels/einsum.h names them unqualified,
+found by argument-dependent lookup where the wrapper instantiates it). The equation is parsed in C++
 with aten's checks in its words (kernels/einsum.h einsum_compute), so no `str` crosses the ABI and nothing leaks on
 libtorch 2.10-2.13; from 2.14 the dispatcher carries the op itself and wins. Because aten computes einsum as these
 calls on every device, autograd, autocast and dispatch modes see the calls aten's own einsum makes."""
@@ -15,8 +15,8 @@ from shimgen.generate.routes.kernels import Kernel, register
 from shimgen.generate.routes.kernels.common import calls_at, proven
 
 # role -> how many leading parameters the body passes that role's wrapper
-EINSUM_PASSED = {"diagonal": 4, "movedim": 3, "unsqueeze": 2, "permute": 2, "sum": 3, "mul": 2, "reshape": 2,
-                 "bmm": 2, "view": 2}
+EINSUM_PASSED = {"diagonals": 4, "moved": 3, "aligned": 2, "permuted": 2, "summed": 3, "product": 2, "flat": 2,
+                 "batched": 2, "viewed": 2}
 
 class Einsum(Kernel):
     name = "einsum"

@@ -1,6 +1,6 @@
 """Kernel `meshgrid` (meshgrid.indexing): aten's CompositeImplicitAutograd meshgrid with an indexing string
 (TensorShape.cpp) as the same views: each input viewed along its own dimension and expanded to the grid, the first
-two swapped for "xy" (the row's `calls`: `view`, `expand`; kernels/meshgrid.h names them unqualified, found by
+two swapped for "xy" (the row's `calls`: `viewed`, `expanded`; kernels/meshgrid.h names them unqualified, found by
 argument-dependent lookup where the wrapper instantiates it). The string is compared in C++, so no `str` crosses
 the ABI and nothing leaks on libtorch 2.10-2.13; from 2.14 the dispatcher carries the op itself and wins. Views
 compute nothing: the results are aten's on every device."""
@@ -14,7 +14,7 @@ from shimgen.generate.routes.kernels import Kernel, register
 from shimgen.generate.routes.kernels.common import calls_at, proven
 
 # role -> how many leading parameters the body passes that role's wrapper
-MESHGRID_PASSED = {"view": 2, "expand": 2}
+MESHGRID_PASSED = {"viewed": 2, "expanded": 2}
 
 
 class Meshgrid(Kernel):
