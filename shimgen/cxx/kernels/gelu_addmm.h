@@ -26,16 +26,16 @@ AOTI_TORCH_EXPORT AOTITorchError aoti_torch_cpu__addmm_activation(
     AtenTensorHandle* ret0);
 } // extern "C"
 
-/// Does gelu_addmm compute this call as aten::gelu does? On a running
-/// libtorch before 2.14 (from 2.14 the dispatcher carries the op itself
-/// without leaking), approximate "none", a contiguous CPU tensor of a
-/// floating dtype aten's CPU gelu computes, and a call autograd does not
+/// Does gelu_addmm compute this call as aten::gelu does (the wrapper asks
+/// only on a running libtorch before 2.14: from 2.14 the dispatcher carries
+/// the op itself without leaking)? Approximate "none", a contiguous CPU tensor
+/// of a floating dtype aten's CPU gelu computes, and a call autograd does not
 /// record (aten::_addmm_activation has no derivative).
 template <typename = void>
 inline bool gelu_by_addmm(
     const torch::stable::Tensor& self,
     std::string_view approximate) {
-  if (running_release() >= 214 || approximate != "none" || !self.is_cpu()) {
+  if (approximate != "none" || !self.is_cpu()) {
     return false;
   }
   switch (self.scalar_type()) {
@@ -50,6 +50,21 @@ inline bool gelu_by_addmm(
   return self.is_contiguous() && !records_grad({&self});
 }
 
+/// Throws libtorch's own error text where a C shim call failed (where the
+/// running libtorch exports its getter), else one naming the call.
+template <typename = void>
+inline void gelu_shim_check(AOTITorchError err, const char* call) {
+  if (err == AOTI_TORCH_SUCCESS) {
+    return;
+  }
+  const char* text = libtorch_error_text();
+  if (text != nullptr) {
+    throw std::runtime_error(text);
+  }
+  std::string failed = "shimgen: libtorch call failed: ";
+  throw std::runtime_error(failed + call);
+}
+
 /// gelu(self) by aoti_torch_cpu__addmm_activation (gelu_by_addmm said it
 /// may): self as a [1, n] row, the empty product, and the result viewed with
 /// self's sizes (contiguous, as aten's result on a contiguous self).
@@ -62,28 +77,40 @@ inline torch::stable::Tensor gelu_addmm(const torch::stable::Tensor& self) {
   const std::array<int64_t, 2> row_strides{n, 1};
   AtenTensorHandle row = nullptr;
   // the offset is added to self's own (aoti_torch__reinterpret_tensor)
-  SHIMGEN_CHECK(aoti_torch__reinterpret_tensor(
-      self.get(), 2, row_sizes.data(), row_strides.data(), 0, &row));
+  gelu_shim_check(
+      aoti_torch__reinterpret_tensor(
+      self.get(), 2, row_sizes.data(), row_strides.data(), 0, &row),
+      "aoti_torch__reinterpret_tensor");
   torch::stable::Tensor flat(row);
   int32_t dtype = 0;
   int32_t device_type = 0;
-  SHIMGEN_CHECK(aoti_torch_get_dtype(self.get(), &dtype));
-  SHIMGEN_CHECK(aoti_torch_get_device_type(self.get(), &device_type));
+  gelu_shim_check(
+      aoti_torch_get_dtype(self.get(), &dtype),
+      "aoti_torch_get_dtype");
+  gelu_shim_check(
+      aoti_torch_get_device_type(self.get(), &device_type),
+      "aoti_torch_get_device_type");
   const std::array<int64_t, 2> left_sizes{1, 0};
   const std::array<int64_t, 2> left_strides{1, 1};
   const std::array<int64_t, 2> right_sizes{0, n};
   const std::array<int64_t, 2> right_strides{n, 1};
   AtenTensorHandle left = nullptr;
   AtenTensorHandle right = nullptr;
-  SHIMGEN_CHECK(aoti_torch_empty_strided(
-      2, left_sizes.data(), left_strides.data(), dtype, device_type, 0, &left));
+  gelu_shim_check(
+      aoti_torch_empty_strided(
+      2, left_sizes.data(), left_strides.data(), dtype, device_type, 0, &left),
+      "aoti_torch_empty_strided");
   torch::stable::Tensor mat1(left);
-  SHIMGEN_CHECK(aoti_torch_empty_strided(
-      2, right_sizes.data(), right_strides.data(), dtype, device_type, 0, &right));
+  gelu_shim_check(
+      aoti_torch_empty_strided(
+      2, right_sizes.data(), right_strides.data(), dtype, device_type, 0, &right),
+      "aoti_torch_empty_strided");
   torch::stable::Tensor mat2(right);
   AtenTensorHandle result = nullptr;
-  SHIMGEN_CHECK(aoti_torch_cpu__addmm_activation(
-      flat.get(), mat1.get(), mat2.get(), 1.0, 1.0, 1, &result));
+  gelu_shim_check(
+      aoti_torch_cpu__addmm_activation(
+      flat.get(), mat1.get(), mat2.get(), 1.0, 1.0, 1, &result),
+      "aoti_torch_cpu__addmm_activation");
   torch::stable::Tensor computed(result);
   std::vector<int64_t> out_strides(sizes.size());
   int64_t step = 1;
@@ -92,7 +119,9 @@ inline torch::stable::Tensor gelu_addmm(const torch::stable::Tensor& self) {
     step *= sizes[d];
   }
   AtenTensorHandle out = nullptr;
-  SHIMGEN_CHECK(aoti_torch__reinterpret_tensor(
-      computed.get(), ndim, sizes.data(), out_strides.data(), 0, &out));
+  gelu_shim_check(
+      aoti_torch__reinterpret_tensor(
+      computed.get(), ndim, sizes.data(), out_strides.data(), 0, &out),
+      "aoti_torch__reinterpret_tensor");
   return torch::stable::Tensor(out);
 }
