@@ -67,6 +67,11 @@ def test_the_overlay_only_adds_forms():
             if v_narrow.none_only:  # std(t, {1}): the dispatcher carries correction only as None; the overlay's
                 assert v_wide.kept >= v_narrow.kept  # shim carries its values too (a superset of the calls)
                 continue
+            if v_narrow.guard_from is not None and not v_narrow.guard:
+                # gelu below 2.14: a composition computing some calls, the rest raising on 2.10-2.13; the build
+                # that accepts the str's leak (or links the overlay's shim) computes every call (a superset)
+                assert v_wide.kept >= v_narrow.kept and v_wide.guard_from is None, (name, level)
+                continue
             assert (v_wide.route, v_wide.kept, v_wide.lowering) == (v_narrow.route, v_narrow.kept,
                                                                     v_narrow.lowering), (name, level)
     assert served >= len(names)
