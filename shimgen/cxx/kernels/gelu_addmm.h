@@ -50,19 +50,12 @@ inline bool gelu_by_addmm(
   return self.is_contiguous() && !records_grad({&self});
 }
 
-/// Throws libtorch's own error text where a C shim call failed (where the
-/// running libtorch exports its getter), else one naming the call.
+/// Throws libtorch's own reason where a C shim call failed (failure_reason).
 template <typename = void>
-inline void gelu_shim_check(AOTITorchError err, const char* call) {
-  if (err == AOTI_TORCH_SUCCESS) {
-    return;
+inline void gelu_shim_check(AOTITorchError err) {
+  if (err != AOTI_TORCH_SUCCESS) {
+    throw std::runtime_error(failure_reason());
   }
-  const char* text = libtorch_error_text();
-  if (text != nullptr) {
-    throw std::runtime_error(text);
-  }
-  std::string failed = "shimgen: libtorch call failed: ";
-  throw std::runtime_error(failed + call);
 }
 
 /// gelu(self) by aoti_torch_cpu__addmm_activation (gelu_by_addmm said it
@@ -77,40 +70,28 @@ inline torch::stable::Tensor gelu_addmm(const torch::stable::Tensor& self) {
   const std::array<int64_t, 2> row_strides{n, 1};
   AtenTensorHandle row = nullptr;
   // the offset is added to self's own (aoti_torch__reinterpret_tensor)
-  gelu_shim_check(
-      aoti_torch__reinterpret_tensor(
-      self.get(), 2, row_sizes.data(), row_strides.data(), 0, &row),
-      "aoti_torch__reinterpret_tensor");
+  gelu_shim_check(aoti_torch__reinterpret_tensor(
+      self.get(), 2, row_sizes.data(), row_strides.data(), 0, &row));
   torch::stable::Tensor flat(row);
   int32_t dtype = 0;
   int32_t device_type = 0;
-  gelu_shim_check(
-      aoti_torch_get_dtype(self.get(), &dtype),
-      "aoti_torch_get_dtype");
-  gelu_shim_check(
-      aoti_torch_get_device_type(self.get(), &device_type),
-      "aoti_torch_get_device_type");
+  gelu_shim_check(aoti_torch_get_dtype(self.get(), &dtype));
+  gelu_shim_check(aoti_torch_get_device_type(self.get(), &device_type));
   const std::array<int64_t, 2> left_sizes{1, 0};
   const std::array<int64_t, 2> left_strides{1, 1};
   const std::array<int64_t, 2> right_sizes{0, n};
   const std::array<int64_t, 2> right_strides{n, 1};
   AtenTensorHandle left = nullptr;
   AtenTensorHandle right = nullptr;
-  gelu_shim_check(
-      aoti_torch_empty_strided(
-      2, left_sizes.data(), left_strides.data(), dtype, device_type, 0, &left),
-      "aoti_torch_empty_strided");
+  gelu_shim_check(aoti_torch_empty_strided(
+      2, left_sizes.data(), left_strides.data(), dtype, device_type, 0, &left));
   torch::stable::Tensor mat1(left);
-  gelu_shim_check(
-      aoti_torch_empty_strided(
-      2, right_sizes.data(), right_strides.data(), dtype, device_type, 0, &right),
-      "aoti_torch_empty_strided");
+  gelu_shim_check(aoti_torch_empty_strided(
+      2, right_sizes.data(), right_strides.data(), dtype, device_type, 0, &right));
   torch::stable::Tensor mat2(right);
   AtenTensorHandle result = nullptr;
-  gelu_shim_check(
-      aoti_torch_cpu__addmm_activation(
-      flat.get(), mat1.get(), mat2.get(), 1.0, 1.0, 1, &result),
-      "aoti_torch_cpu__addmm_activation");
+  gelu_shim_check(aoti_torch_cpu__addmm_activation(
+      flat.get(), mat1.get(), mat2.get(), 1.0, 1.0, 1, &result));
   torch::stable::Tensor computed(result);
   std::vector<int64_t> out_strides(sizes.size());
   int64_t step = 1;
@@ -119,9 +100,7 @@ inline torch::stable::Tensor gelu_addmm(const torch::stable::Tensor& self) {
     step *= sizes[d];
   }
   AtenTensorHandle out = nullptr;
-  gelu_shim_check(
-      aoti_torch__reinterpret_tensor(
-      computed.get(), ndim, sizes.data(), out_strides.data(), 0, &out),
-      "aoti_torch__reinterpret_tensor");
+  gelu_shim_check(aoti_torch__reinterpret_tensor(
+      computed.get(), ndim, sizes.data(), out_strides.data(), 0, &out));
   return torch::stable::Tensor(out);
 }

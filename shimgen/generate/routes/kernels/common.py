@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from shimgen.generate.cpp_model import Variant, Wrapper
 from shimgen.generate.plan import Plan
-from shimgen.generate.routes import Query, Route
+from shimgen.generate.routes import Query, Route, boxed
 from shimgen.facts.versions import Version
 
 CARRIED = {"Tensor", "Scalar", "bool", "int"}
@@ -123,3 +123,25 @@ def cast_refusal_doc(rule: dict, target: str) -> list[str]:
         return []
     return [f"Where the result's dtype is not {target}'s, it raises an error: aten returns a temporary of the result's "
             f"dtype there instead of {target}."]
+
+
+# ---- a `str` the kernel compares in C++, where the calls it does not compute take the dispatcher's guarded form
+# (routes/dispatcher.py: aten's op from the str's leak-free release, a shimgen: error naming the leak before):
+# kernels `str_value` ("trunc"), `gelu_addmm` (all but a contiguous CPU gelu) ----
+
+def overlay_shim_serves(q: Query) -> bool:
+    """Does a C shim serve the op at q.level in this build (the overlay's, linked)? It carries every value of the
+    str, so a kernel computing only some of them gives way."""
+    return q.plan.world.overlay and any(sv.since <= q.level for sv in q.shims)
+
+
+def guarded_form(q: Query, argument: str) -> Variant | None:
+    """The dispatcher's form of the op at q.level where it is guarded for `argument` alone, else None."""
+    dv = boxed().variant_at(q)
+    return dv if dv is not None and list(dv.guard) == [argument] else None
+
+
+def guarded_body(w: Wrapper, v: Variant, plan: Plan, argument: str) -> str:
+    """The dispatcher's guarded body for the kernel's variant v (its `stack` and `guard_from`: guarded_form's)."""
+    guarded = Variant(boxed(), v.kept, v.start, stack=v.stack, guard=(argument,), guard_from=v.guard_from)
+    return boxed().body(w, guarded, plan)

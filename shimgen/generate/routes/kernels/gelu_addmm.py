@@ -14,12 +14,11 @@ newer, the dispatcher serves every call (aten's op, any device, autograd)."""
 
 from __future__ import annotations
 
-from shimgen.generate import routes
 from shimgen.generate.cpp_model import Variant, Wrapper
 from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.kernels import Kernel, register
-from shimgen.generate.routes.kernels.common import proven
+from shimgen.generate.routes.kernels.common import guarded_body, guarded_form, overlay_shim_serves, proven
 
 
 class GeluAddmm(Kernel):
@@ -33,17 +32,12 @@ class GeluAddmm(Kernel):
         q.level, which computes every call."""
         if [p.name for p in q.params] != rule["params"]:
             return None
-        if q.plan.world.overlay and any(sv.since <= q.level for sv in q.shims):
+        if overlay_shim_serves(q):
             return None  # a C shim (the overlay's, in a build linking it) computes every call
-        dv = routes.boxed().variant_at(q)
-        if dv is None or list(dv.guard) != [rule["argument"]]:
+        dv = guarded_form(q, rule["argument"])
+        if dv is None:
             return None
         return Variant(route, dv.kept, q.level, stack=dv.stack, guard_from=dv.guard_from)
-
-    def _guarded(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> Variant:
-        """The dispatcher's guarded form v stands for (variant_at): its stack, the str's guard."""
-        return Variant(routes.boxed(), v.kept, v.start, stack=v.stack, guard=(rule["argument"],),
-                       guard_from=v.guard_from)
 
     def describe(self, w: Wrapper, rule: dict) -> list[str]:
         return [f"Route: on a running libtorch before 2.14, approximate \"none\" on a contiguous CPU tensor of a floating "
@@ -61,7 +55,7 @@ class GeluAddmm(Kernel):
                           f"if (leaks && shimgen::detail::gelu_by_addmm(self, {arg})) {{",
                           "return shimgen::detail::gelu_addmm(self);",
                           "}",
-                          routes.boxed().body(w, self._guarded(w, v, plan, rule), plan)])
+                          guarded_body(w, v, plan, arg)])
 
 
 register(GeluAddmm())

@@ -11,12 +11,11 @@ shim in a build linking it), that route serves the call."""
 
 from __future__ import annotations
 
-from shimgen.generate import routes
 from shimgen.generate.cpp_model import Variant, Wrapper
 from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.kernels import Kernel, register
-from shimgen.generate.routes.kernels.common import proven
+from shimgen.generate.routes.kernels.common import guarded_body, guarded_form, overlay_shim_serves, proven
 
 REMEDY = ("target torch 2.14 (TORCH_TARGET_VERSION: its dispatcher carries the str without leaking), define "
           "SHIMGEN_LEAKY_STR at target 2.10-2.13 (their dispatcher carries it, leaking 48 bytes per call), or define "
@@ -42,7 +41,7 @@ class StrValue(Kernel):
         "trunc" too, and a libtorch route would win the tie)."""
         if {p.name for p in q.params} != set(rule["args"]) | {rule["argument"]}:
             return None
-        if q.plan.world.overlay and any(sv.since <= q.level for sv in q.shims):
+        if overlay_shim_serves(q):
             return None  # a C shim (the overlay's, in a build linking it) carries every value of the str
         if any(p.row.since is None or p.row.since > q.level for p in q.params):
             return None
@@ -55,8 +54,7 @@ class StrValue(Kernel):
                 return None
         # where the dispatcher's form is guarded (routes/dispatcher.py), the calls no overload computes take it:
         # aten's op from the str's leak-free release, an error naming the leak before (`guard_from`, Variant)
-        dv = routes.boxed().variant_at(q)
-        guarded = dv if dv is not None and list(dv.guard) == [rule["argument"]] else None
+        guarded = guarded_form(q, rule["argument"])
         return Variant(route, len(q.params), q.level, lowering=tuple(self._vias(rule)),
                        stack=guarded.stack if guarded else (), guard_from=guarded.guard_from if guarded else None)
 
@@ -93,8 +91,7 @@ class StrValue(Kernel):
             the str's leak-free release, an error naming the leak before), else the refusal naming `why`."""
             if v.guard_from is None:
                 return [f'shimgen::detail::refuse("{op}", "{a}", {a}, "{_cpp_string(why)}");']
-            guarded = Variant(routes.boxed(), v.kept, v.start, stack=v.stack, guard=(a,), guard_from=v.guard_from)
-            return [routes.boxed().body(w, guarded, plan)]
+            return [guarded_body(w, v, plan, a)]
 
         tensors = ", ".join(f"&{p.name}" for p in w.params if p.name in rule["args"] and "Tensor" in str(p.arg.type))
         lines = [f"if (!{a}.has_value()) {{", call(rule["none_via"]), "}"]
