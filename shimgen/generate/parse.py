@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from functools import cached_property
 
-from torchgen.model import FunctionSchema, Location, NativeFunction
+from torchgen.model import FunctionSchema, Location, NativeFunction, Variant
 
 from shimgen.base import cache
 from shimgen.generate import validate
@@ -94,6 +94,7 @@ class Op:
     explicit: bool  # named as `name.overload` (a refusal is then an error, not a note)
     added: bool = False  # not selected: another op lowers its numbers to it (shimgen/facts/scalar_facts.py)
     aten: FunctionSchema | None = None  # the schema as written, when a name had to change; else f.func
+    backend: str = ""  # the ATen function a C shim's definition calls (aten_function), kept with the entry's parse
 
     @property
     def schema(self) -> FunctionSchema:
@@ -187,12 +188,12 @@ class NativeYaml:
         for i, explicit in chosen.items():
             try:
                 if parsed is not None:
-                    f, aten = _outcome(parsed[i])
+                    f, aten, backend = _outcome(parsed[i])
                 elif memo is not None:
-                    f, aten = _outcome(self._memoized(i, table, memo))
+                    f, aten, backend = _outcome(self._memoized(i, table, memo))
                 else:
-                    f, aten = self._parse(i, table)
-                ops.append(Op(f, explicit, aten=aten))
+                    f, aten, backend = self._parse(i, table)
+                ops.append(Op(f, explicit, aten=aten, backend=backend))
             except Refusal as e:
                 if explicit or notes is None:
                     raise
@@ -278,8 +279,9 @@ class NativeYaml:
         hint = f"; did you mean {', '.join(close)}?" if close else ""
         return f"unknown op in {os.path.basename(self.path)}{hint}"
 
-    def _parse(self, i: int, table: Table | None) -> tuple[NativeFunction, FunctionSchema | None]:
-        """The entry's NativeFunction with C/C++-safe argument names, and the schema as written if a name changed.
+    def _parse(self, i: int, table: Table | None) -> tuple[NativeFunction, FunctionSchema | None, str]:
+        """The entry's NativeFunction with C/C++-safe argument names, the schema as written if a name changed, and
+        the ATen function its C shim calls (aten_function: computed here, so that it is cached with the parse).
         Malformed input raises ShimgenError; a type or default the table cannot represent raises Refusal."""
         from yaml import YAMLError  # start-up: a run whose entries come from the cache needs no yaml (inputs)
 
@@ -314,7 +316,7 @@ class NativeYaml:
                 table.ret(r.type, op, r.name or f"return {k}")
             validate.check_defaults(f.func, op, table)
         safe = validate.cpp_safe(f, table, op)
-        return safe, (f.func if safe is not f else None)
+        return safe, (f.func if safe is not f else None), aten_function(safe)
 
 
 def _index(text: str, path: str) -> tuple[list[tuple[int, str, str]], list[int], list[int]]:
@@ -350,12 +352,30 @@ def _table_source(table: Table | None) -> bytes | None:
     return None
 
 
-def _outcome(parsed: tuple) -> tuple[NativeFunction, FunctionSchema | None]:
+def _outcome(parsed: tuple) -> tuple[NativeFunction, FunctionSchema | None, str]:
     """An entry's cached parse as _parse returns it or raises it."""
     kind, *rest = parsed
     if kind == "ok":
-        return rest[0], rest[1]
+        return rest[0], rest[1], rest[2]
     raise (Refusal if kind == "refused" else ShimgenError)(*rest)
+
+
+def aten_function(f: NativeFunction) -> str:
+    """The ATen function a C shim's definition calls for `f`: torchgen's choice (its AOTInductor
+    gen_static_dispatch_backend_call), `at::_ops::<name>::call` where no at:: function exists. torchgen's C++ API
+    model is imported here, not at start-up: a run whose entries come from the cache never needs it (about 30 ms)."""
+    from torchgen.api.types import DispatcherSignature
+    from torchgen.api.types.signatures import CppSignatureGroup
+
+    sig = DispatcherSignature.from_schema(f.func)
+    if Variant.function not in f.variants or f.manual_cpp_binding:
+        if not (sig.symint and f.func.has_symint()) or f.manual_cpp_binding:
+            return f"at::_ops::{f.func.name.unambiguous_name()}::call"
+    group = CppSignatureGroup.from_native_function(f, method=False, fallback_binding=False)
+    cpp = group.symint_signature if (sig.symint and f.func.has_symint() and group.symint_signature) else group.signature
+    if Variant.function not in f.variants:
+        return f"at::symint::{cpp.name().removesuffix('_symint')}<c10::SymInt>"
+    return f"at::{cpp.name()}"
 
 
 def check_schema(func: str, op: str, table: Table | None) -> FunctionSchema:

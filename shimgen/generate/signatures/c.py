@@ -10,17 +10,14 @@ from __future__ import annotations
 import functools
 import re
 
-from torchgen.api.cpp import default_expr
-from torchgen.api.types import DispatcherSignature
-from torchgen.api.types.signatures import CppSignatureGroup
-from torchgen.model import FunctionSchema, Variant
+from torchgen.model import FunctionSchema
 
 from shimgen.facts import history
 from shimgen.base.errors import Refusal, ShimgenError
 from shimgen.base.inputs import package_yaml
 from shimgen.generate import cpp_model
 from shimgen.generate.cpp_model import CShim, ShimVersion
-from shimgen.generate.parse import Op
+from shimgen.generate.parse import Op, aten_function
 from shimgen.generate.table import Row, Table
 from shimgen.facts.versions import FIRST_STABLE, Version
 
@@ -60,6 +57,7 @@ def build(op: Op, table: Table, nargs: int | None = None, version: int = 1) -> C
     nargs = len(args) if nargs is None else nargs
     for k, a in enumerate(args):
         if k >= nargs:  # not in this version: ATen gets the schema default (torchgen's gen_arguments)
+            from torchgen.api.cpp import default_expr  # start-up: only an older version needs torchgen's C++ API
             aten_args.append(default_expr(a.default, a.type, symint=False) if a.default is not None else "std::nullopt")
             continue
         row = table.argument(a.type, op.name, a.name)
@@ -89,17 +87,9 @@ def build(op: Op, table: Table, nargs: int | None = None, version: int = 1) -> C
 
 
 def backend_call(op: Op) -> str:
-    """The ATen function the shim definition calls (torchgen's choice; `at::_ops::` where no at:: function exists)."""
-    f = op.f
-    sig = DispatcherSignature.from_schema(f.func)
-    if Variant.function not in f.variants or f.manual_cpp_binding:
-        if not (sig.symint and f.func.has_symint()) or f.manual_cpp_binding:
-            return f"at::_ops::{f.func.name.unambiguous_name()}::call"
-    group = CppSignatureGroup.from_native_function(f, method=False, fallback_binding=False)
-    cpp = group.symint_signature if (sig.symint and f.func.has_symint() and group.symint_signature) else group.signature
-    if Variant.function not in f.variants:
-        return f"at::symint::{cpp.name().removesuffix('_symint')}<c10::SymInt>"
-    return f"at::{cpp.name()}"
+    """The ATen function the shim definition calls (torchgen's choice; `at::_ops::` where no at:: function exists),
+    as the op's parse computed it (shimgen.generate.parse.aten_function)."""
+    return op.backend or aten_function(op.f)
 
 
 # ---- versions (torchgen's `_vN` C shims) --------------------------------------------------------------------
