@@ -164,9 +164,12 @@ def quiet_stderr(on: bool):
 
 
 # The str calls that cross libtorch 2.10-2.13's leaking dispatcher conversion with -DSHIMGEN_LEAKY_STR; the default
-# build computes gelu(x) on a contiguous CPU tensor (kernel gelu_addmm), einsum (kernel einsum) and div's "floor"
-# (kernel str_value) without a str crossing, and raises for the other str calls on 2.10-2.13: ~0 B.
+# build computes gelu(x), gelu_(x) and gelu_out(out, x) on a contiguous CPU tensor (kernel gelu_addmm), einsum
+# (kernel einsum) and div's "floor" (kernel str_value) without a str crossing, and raises for the other str calls on
+# 2.10-2.13: ~0 B.
 DEFAULT_CALLS = [("gelu(x)", "ts::gelu(x);"), ('gelu(x, "tanh")', 'ts::gelu(x, "tanh");'),
+                 ("gelu_(x)", "ts::gelu_(ts::clone(x));"), ("gelu_out(o, x)", "Tensor o = ts::empty_like(x); "
+                                                                          "ts::gelu_out(o, x);"),
                  ('div(a, b, "floor")', 'ts::div(x, x, std::string_view("floor"));'),
                  ('einsum("ij,jk", ..)', 'ts::einsum("ij,jk->ik", {x, x});'),
                  ('conv2d(.., "same")', 'ts::conv2d(ts::view(x, {1, 1, 4, 4}), ts::view(x, {1, 1, 4, 4}), '
@@ -217,7 +220,8 @@ def default_build(args) -> int:
     bad = 0
     with tempfile.TemporaryDirectory() as tmp:
         gen = os.path.join(tmp, "generated")
-        files, _ = pipeline.generate(["gelu.default", "div.Tensor_mode", "einsum.default", "conv2d.padding",
+        files, _ = pipeline.generate(["gelu.default", "gelu_.default", "gelu.out", "clone.default",
+                                      "empty_like.default", "div.Tensor_mode", "einsum.default", "conv2d.padding",
                                       "view.default"], None, None, gen)
         pipeline.write(gen, files)
         for k, (label, call) in enumerate(DEFAULT_CALLS):

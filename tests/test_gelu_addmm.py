@@ -34,15 +34,24 @@ namespace ts = torch::stable;
 
 Tensor plain(Tensor x) { return ts::gelu(x); }
 Tensor named(Tensor x, std::string approximate) { return ts::gelu(x, approximate); }
+Tensor inplace(Tensor x, std::string approximate) { return ts::gelu_(x, approximate); }
+Tensor into(Tensor x, std::string approximate, Tensor out) {
+  ts::gelu_out(out, x, approximate);
+  return out;
+}
 
 STABLE_TORCH_LIBRARY(gelu_addmm, m) {
   m.def("plain(Tensor x) -> Tensor");
   m.def("named(Tensor x, str approximate) -> Tensor");
+  m.def("inplace(Tensor(a!) x, str approximate) -> Tensor(a!)");
+  m.def("into(Tensor x, str approximate, Tensor(a!) out) -> Tensor(a!)");
 }
 
 STABLE_TORCH_LIBRARY_IMPL(gelu_addmm, CompositeImplicitAutograd, m) {
   m.impl("plain", TORCH_BOX(&plain));
   m.impl("named", TORCH_BOX(&named));
+  m.impl("inplace", TORCH_BOX(&inplace));
+  m.impl("into", TORCH_BOX(&into));
 }
 """
 
@@ -98,6 +107,16 @@ for dtype in (torch.float32, torch.float64, torch.bfloat16, torch.float16):
             bad.append(f"{dtype} {label}: computed, the guarded form should raise")
         if not same(got, want):
             bad.append(f"{dtype} {label}: {got.stride()} vs {want.stride()}")
+        # gelu_ and gelu.out (rows `form: inplace`, `form: out`): the same values written into self, or into a
+        # contiguous out (of the result's sizes, or empty and resized); their strided forms take the dispatcher
+        a, b = x.clone(memory_format=torch.preserve_format), x.clone(memory_format=torch.preserve_format)
+        if not same(ops.inplace(b, "none"), torch.ops.aten.gelu_(a)) or not same(a, b):
+            bad.append(f"{dtype} {label}: gelu_ differs")
+        for kind, make in (("exact", lambda: torch.empty(x.shape, dtype=dtype)), ("empty", lambda: torch.empty(0, dtype=dtype))):
+            oa, ob = make(), make()
+            torch.ops.aten.gelu.out(x, out=oa)
+            if ops.into(x, "none", ob) is None or not same(oa, ob):
+                bad.append(f"{dtype} {label}: gelu.out into {kind} out differs")
 
 def refused(fn, why, atens=None):
     global raised
@@ -115,6 +134,20 @@ def refused(fn, why, atens=None):
 
 x = torch.randn(9, 4)
 refused(lambda: ops.named(x, "tanh"), "tanh")
+try:
+    ops.into(x, "none", torch.empty(4, 9).t())  # a strided out: aten computes in its layout
+    if release < (2, 14):
+        bad.append("gelu.out into a transposed out: computed before 2.14")
+except RuntimeError as e:
+    if release >= (2, 14) or "shimgen: gelu.out" not in str(e):
+        bad.append(f"gelu.out into a transposed out: {str(e).splitlines()[0]}")
+try:
+    ops.inplace(torch.randn(4, 9).t(), "none")
+    if release < (2, 14):
+        bad.append("gelu_ on a transposed self: computed before 2.14")
+except RuntimeError as e:
+    if release >= (2, 14) or "shimgen: gelu_.default" not in str(e):
+        bad.append(f"gelu_ on a transposed self: {str(e).splitlines()[0]}")
 try:
     F.gelu(torch.arange(6))
 except RuntimeError as e:
@@ -144,17 +177,19 @@ for b in bad:
 """
 
 
-def test_the_row_names_the_kernel_and_is_proven_on_every_runtime() -> None:
-    row = scalars.load().kernel_compositions.get("gelu.default")
-    assert row is not None, "gelu.default: no proven kernel_compositions row"
-    assert kernels.get(row["kernel"], "gelu.default").name == "gelu_addmm"
+@pytest.mark.parametrize("op", ["gelu.default", "gelu_.default", "gelu.out"])
+def test_the_row_names_the_kernel_and_is_proven_on_every_runtime(op) -> None:
+    row = scalars.load().kernel_compositions.get(op)
+    assert row is not None, f"{op}: no proven kernel_compositions row"
+    assert kernels.get(row["kernel"], op).name == "gelu_addmm"
     assert {str(v) for v in row["proven"]} >= {"2.10.0", "2.13.0", "2.14.1", "2.15.0"}
 
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory) -> str:
     root = tmp_path_factory.mktemp("gelu_addmm")
-    files, _ = pipeline.generate(["gelu.default"], None, None, str(root / "gen"), only=True)
+    files, _ = pipeline.generate(["gelu.default", "gelu_.default", "gelu.out"], None, None, str(root / "gen"),
+                                 only=True)
     pipeline.write(str(root / "gen"), files)
     (root / "gelu.cpp").write_text(CALLS)
     out = str(root / "gelu.so")
@@ -164,7 +199,7 @@ def lib(tmp_path_factory) -> str:
 
 def test_the_extension_needs_libtorch_alone_and_no_str_is_converted_below_2_14(lib) -> None:
     out = subprocess.run(["nm", "-D", "--undefined-only", lib], capture_output=True, text=True, check=True).stdout
-    assert "shimgen_overlay" not in out and "aoti_torch_aten_gelu" not in out
+    assert "shimgen_overlay" not in out and "aoti_torch_aten_gelu" not in out  # neither gelu, gelu_ nor gelu_out
     assert "aoti_torch_cpu__addmm_activation" in out  # every release 2.9-2.15 exports it (data/libtorch_exports.json)
 
 

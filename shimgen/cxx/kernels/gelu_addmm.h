@@ -50,6 +50,17 @@ inline bool gelu_by_addmm(
   return self.is_contiguous() && !records_grad({&self});
 }
 
+/// gelu_by_addmm for gelu.out, whose out must be contiguous too: aten
+/// computes into a strided out in that out's layout, which takes its scalar
+/// loop.
+template <typename = void>
+inline bool gelu_out_by_addmm(
+    const torch::stable::Tensor& out,
+    const torch::stable::Tensor& self,
+    std::string_view approximate) {
+  return gelu_by_addmm(self, approximate) && out.is_contiguous();
+}
+
 /// Throws libtorch's own reason where a C shim call failed (failure_reason).
 template <typename = void>
 inline void gelu_shim_check(AOTITorchError err) {

@@ -10,7 +10,12 @@ Every other call is the dispatcher's guarded form (routes/dispatcher.py): aten's
 `shimgen:` error naming the leak before. That is, on 2.10-2.13: approximate "tanh", a tensor on another device,
 an integer dtype, a tensor that is not contiguous (aten's loop over a strided tensor takes other paths: its scalar
 erf where the copy's is vectorized), and a call autograd records (aten::_addmm_activation has no derivative). Where the running libtorch is 2.14 or
-newer, the dispatcher serves every call (aten's op, any device, autograd)."""
+newer, the dispatcher serves every call (aten's op, any device, autograd).
+
+The row's `form` extends it to the in-place and out= overloads (gelu_, gelu.out): the same computation, then aten's
+in-place rules into self (kernels/compositions.h assign_inplace) or its out= rules into a contiguous out
+(kernels/out_inplace.h check_out_autograd, assign_out with gelu's same-dtype check); aten computes into a strided
+out in that out's layout, which takes its scalar loop, so such an out is the dispatcher's."""
 
 from __future__ import annotations
 
@@ -40,10 +45,11 @@ class GeluAddmm(Kernel):
         return Variant(route, dv.kept, q.level, stack=dv.stack, guard_from=dv.guard_from)
 
     def describe(self, w: Wrapper, rule: dict) -> list[str]:
+        into = _FORMS[rule.get("form", "")][0]
         return [f"Route: on a running libtorch before 2.14, approximate \"none\" on a contiguous CPU tensor of a floating "
                 "dtype, where autograd does not record the call, as aten's CPU gelu kernel through libtorch's CPU C "
-                "shim aoti_torch_cpu__addmm_activation (an empty product, then aten's gelu_ on the copy); no str "
-                f"crosses the ABI (proven equal on torch {proven(rule)}).",
+                f"shim aoti_torch_cpu__addmm_activation (an empty product, then aten's gelu_ on the copy){into}; no "
+                f"str crosses the ABI (proven equal on torch {proven(rule)}).",
                 "Every other call takes the boxed dispatcher: aten's own op from libtorch 2.14; before it, a "
                 "shimgen: error naming the 48 bytes the dispatcher leaks per call converting `approximate`, unless "
                 "the extension defines SHIMGEN_LEAKY_STR to accept the leak."]
@@ -51,11 +57,31 @@ class GeluAddmm(Kernel):
     def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         arg = rule["argument"]
         leak_free = v.guard_from.major * 100 + v.guard_from.minor  # type: ignore[union-attr]
+        _, taken, computed = _FORMS[rule.get("form", "")]
         return "\n".join([f"const bool leaks = shimgen::detail::running_release() < {leak_free};",
-                          f"if (leaks && shimgen::detail::gelu_by_addmm(self, {arg})) {{",
-                          "return shimgen::detail::gelu_addmm(self);",
+                          f"if (leaks && shimgen::detail::{taken.format(arg=arg)}) {{",
+                          *[line.format(op=w.op.name) for line in computed],
                           "}",
                           guarded_body(w, v, plan, arg)])
+
+    def prover_spec(self, rule: dict, out: str) -> dict:
+        return {"prover": f"{self.prover}{'_' + rule['form'] if rule.get('form') else ''}"}
+
+
+# the row's `form` -> (what its doc adds, the kernel header's test of the call, the computing lines: {op} is the
+# overload's name)
+_FORMS = {
+    "": ("", "gelu_by_addmm(self, {arg})", ["return shimgen::detail::gelu_addmm(self);"]),
+    "inplace": (", written into self by aten::copy_ under aten's in-place rules", "gelu_by_addmm(self, {arg})",
+                ["const torch::stable::Tensor result = shimgen::detail::gelu_addmm(self);",
+                 'return shimgen::detail::assign_inplace("{op}", self, result, {{}});']),
+    "out": (", written into out by aten::copy_ under aten's out= rules where out is contiguous (a strided out is "
+            "computed in its own layout by aten)", "gelu_out_by_addmm(out, self, {arg})",
+            ['shimgen::detail::check_out_autograd("{op}", {{&out, &self}});',
+             "const torch::stable::Tensor result = shimgen::detail::gelu_addmm(self);",
+             'shimgen::detail::assign_out("{op}", out, result, {{&self}}, true);',
+             "return out;"]),
+}
 
 
 register(GeluAddmm())
