@@ -370,6 +370,8 @@ class Scanner:
                     self.on_function(c)
                 elif c.kind == K.LAMBDA_EXPR:
                     self.on_lambda(c)
+                elif c.kind == K.USING_DECLARATION:
+                    self.on_using(c)
         self.macros()
         self.sites.sort(key=lambda s: (s.line, s.start, s.kind))
         return self.sites
@@ -401,6 +403,23 @@ class Scanner:
         if not self.src(a, b).endswith(ref.spelling):  # a type named inside a macro's body
             return
         self.add(Site(self.path, self.line_of(c), "type", q, self.src(a, b), a, b, qualified=q))
+
+    def on_using(self, c) -> None:
+        """`using torch::autograd::Variable;`: the name a using-declaration brings in, where the types table has
+        a rule for it (an alias's uses resolve to what it names, at::Tensor, and are not the alias's rows)."""
+        kids = list(c.get_children())
+        if not kids or not kids[-1].spelling:
+            return
+        ns = [k.referenced for k in kids[:-1] if k.kind.name == "NAMESPACE_REF" and k.referenced is not None]
+        if not ns:
+            return
+        q = f"{qualified(ns[-1])}::{kids[-1].spelling}"
+        if rules.type_rule(q) is None:
+            return
+        a, b = self.rng(kids[-1])
+        if self.src(a, b) != kids[-1].spelling:
+            return
+        self.add(Site(self.path, self.line_of(kids[-1]), "type", q, self.src(a, b), a, b, qualified=q))
 
     def on_function(self, c) -> None:
         """A function defined here: a registration naming it (`m.def("name", &fn)`) has its schema from it."""
