@@ -23,11 +23,12 @@
 // forward more than ATen's, which kept the saved values.
 //
 // What a context holds is ATen's subset that the forward and backward of a
-// kernel use: saved_data of numbers, bools and Tensors, save_for_backward /
-// get_saved_variables, needs_input_grad(i), and mark_non_differentiable and
-// set_materialize_grads, which change nothing here (an integer output is not
-// differentiable in Python's autograd either, and the Python module
-// materializes a missing gradient as zeros, as ATen does by default).
+// kernel use: saved_data of numbers, bools, int lists and Tensors,
+// save_for_backward / get_saved_variables, needs_input_grad(i), and
+// mark_non_differentiable and set_materialize_grads, which change nothing here
+// (an integer output is not differentiable in Python's autograd either, and
+// the Python module materializes a missing gradient as zeros, as ATen does by
+// default); mark_dirty stops the build (the forward runs again in backward).
 // any_variable_requires_grad({x}) answers for the op's inputs from the
 // backward's `needs` (the inputs' requires_grad); for another tensor, true.
 //
@@ -50,6 +51,7 @@
 #include <torch/csrc/stable/stableivalue_conversions.h>
 #include <torch/csrc/stable/tensor.h>
 #include <torch/headeronly/core/ScalarType.h>
+#include <torch/headeronly/util/HeaderOnlyArrayRef.h>
 #include <torch/headeronly/util/Exception.h>
 
 namespace shimgen::autograd {
@@ -57,8 +59,9 @@ namespace shimgen::autograd {
 using Variable = torch::stable::Tensor;
 using variable_list = std::vector<torch::stable::Tensor>;
 
-// What ATen's ctx->saved_data holds (an IValue): here a number, a bool or a
-// Tensor, read back with toInt(), toDouble(), toBool(), toTensor().
+// What ATen's ctx->saved_data holds (an IValue): here a number, a bool, an int
+// list (t.sizes()) or a Tensor, read back with toInt(), toDouble(), toBool(),
+// toIntList() (a std::vector<int64_t>), toTensor().
 class SavedValue {
  public:
   SavedValue() = default;
@@ -81,6 +84,11 @@ class SavedValue {
     d_ = v;
     return *this;
   }
+  SavedValue& operator=(torch::headeronly::IntHeaderOnlyArrayRef v) {
+    kind_ = Kind::IntList;
+    list_.assign(v.begin(), v.end());
+    return *this;
+  }
   SavedValue& operator=(const torch::stable::Tensor& v) {
     kind_ = Kind::Tensor;
     t_ = v;
@@ -100,16 +108,25 @@ class SavedValue {
     STD_TORCH_CHECK(kind_ == Kind::Bool, "saved_data: not a bool");
     return i_ != 0;
   }
+  // ATen's toIntList() is a c10::List<int64_t>: here a std::vector
+  std::vector<int64_t> toIntList() const {
+    STD_TORCH_CHECK(kind_ == Kind::IntList, "saved_data: not an int list");
+    return list_;
+  }
+  std::vector<int64_t> toIntVector() const {
+    return toIntList();
+  }
   torch::stable::Tensor toTensor() const {
     STD_TORCH_CHECK(kind_ == Kind::Tensor, "saved_data: not a Tensor");
     return *t_;
   }
 
  private:
-  enum class Kind { None, Int, Double, Bool, Tensor };
+  enum class Kind { None, Int, Double, Bool, IntList, Tensor };
   Kind kind_ = Kind::None;
   int64_t i_ = 0;
   double d_ = 0;
+  std::vector<int64_t> list_;
   std::optional<torch::stable::Tensor> t_;
 };
 
@@ -130,6 +147,15 @@ struct AutogradContext {
     return saved_;
   }
   void mark_non_differentiable(const variable_list&) {}
+  // a forward that writes into an input: its backward op would run the
+  // forward, and write, once more
+  template <typename L = variable_list>
+  void mark_dirty(const L&) {
+    static_assert(
+        sizeof(L) == 0,
+        "shimgen::autograd: mark_dirty (a forward writing into an input) is "
+        "not supported: the backward op runs the forward again");
+  }
   void set_materialize_grads(bool) {}
   bool needs_input_grad(size_t index) const {
     return index < needs_input_grad_.size() ? needs_input_grad_[index] : true;

@@ -26,6 +26,8 @@ DISPATCH_HEADER = "torch/csrc/stable/shimgen/dispatch.h"  # cxx/dispatch.h, kept
 OPERATORS_HEADER = "torch/csrc/stable/shimgen/operators.h"
 # cxx/autograd.h, kept as written: a port's stand-in for torch::autograd::Function (its forward and backward as ops)
 AUTOGRAD_HEADER = "torch/csrc/stable/shimgen/autograd.h"
+# cxx/cuda.h, kept as written: a port's stand-ins for ATen's CUDA stream and device helpers
+CUDA_HEADER = "torch/csrc/stable/shimgen/cuda.h"
 PRELUDE_HEADER = "torch/csrc/stable/shimgen/ops_prelude.h"
 OP_HEADERS = "torch/csrc/stable/ops/"
 
@@ -501,6 +503,7 @@ def emit(r: Resolved) -> dict[str, str]:
     files[DISPATCH_HEADER] = f"// {plan.banner}\n{package_text('cxx/dispatch.h')}"
     files[OPERATORS_HEADER] = f"// {plan.banner}\n{package_text('cxx/operators.h')}"
     files[AUTOGRAD_HEADER] = f"// {plan.banner}\n{package_text('cxx/autograd.h')}"
+    files[CUDA_HEADER] = f"// {plan.banner}\n{package_text('cxx/cuda.h')}"
     return files
 
 

@@ -39,6 +39,17 @@ _OVERLAY = {
 }
 # a CPU wheel of torch ships c10/cuda's headers without the one CMake writes for CUDA builds
 _OVERLAY["c10/cuda/impl/cuda_cmake_macros.h"] = "#pragma once\n"
+# ATen/cuda/CUDAContext.h without the CUDA math libraries' headers (cusparse.h, cublas_v2.h, cusolverDn.h: not in
+# a toolkit of nvcc and the runtime alone): the streams, devices and properties a kernel file uses
+_OVERLAY["ATen/cuda/CUDAContext.h"] = (
+    "#pragma once\n#include <ATen/Context.h>\n#include <c10/cuda/CUDAStream.h>\n#include <c10/cuda/CUDAFunctions.h>\n"
+    "#include <c10/cuda/CUDAException.h>\n#include <cuda_runtime_api.h>\n"
+    "namespace at::cuda {\ninline int64_t getNumGPUs() { return c10::cuda::device_count(); }\n"
+    "inline bool is_available() { return c10::cuda::device_count() > 0; }\n"
+    "cudaDeviceProp* getCurrentDeviceProperties();\nint warp_size();\n"
+    "cudaDeviceProp* getDeviceProperties(c10::DeviceIndex device);\n"
+    "bool canDeviceAccessPeer(c10::DeviceIndex device, c10::DeviceIndex peer_device);\n"
+    "void* getCurrentCUDABlasHandle(bool setup = true);\nvoid* getCurrentCUDASparseHandle();\n}\n")
 for _alias in ("torch/torch.h", "torch/all.h", "torch/python.h"):
     _OVERLAY[_alias] = "#pragma once\n#include <torch/extension.h>\n"
 _PRELUDE = "#pragma once\n#include <ATen/ATen.h>\n#include <torch/library.h>\n#include <torch/extension.h>\n"
@@ -252,7 +263,7 @@ def parse(path: str, text: str, defines: tuple[str, ...] = (), check=lambda: Non
     if cuda:
         text = _blank_launches(text)
         extra += ["-include", os.path.join(root, "cuda_prelude.h")]
-        includes += _cuda_include()
+    includes += _cuda_include()  # a .cpp file of a CUDA build includes <cuda.h> too (-D WITH_CUDA)
     args = clang_env.args(includes, extra=tuple(extra))
     unsaved = [(path, text)] + ([] if on_disk else list(_overlay_files(root).items()))
     check()
