@@ -28,6 +28,8 @@ pytest.importorskip("clang.cindex", reason="shimgen port --fix needs libclang (t
 pytest.importorskip("torch")
 
 from shimgen.proofs.verify import runtimes  # noqa: E402
+from shimgen.tools import cuda_toolkit  # noqa: E402
+from shimgen.tools.porting import clang_scan  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -66,7 +68,10 @@ def ported(tmp_path_factory):
     src = tmp_path_factory.mktemp("spline_conv")
     shutil.copytree(os.path.join(HERE, "port_ext", corpus["copy"]), str(src), dirs_exist_ok=True)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
-    proc = _run([sys.executable, "-m", "shimgen", "port", *corpus["ported"], "--target", "2.10", "--fix",
+    # with a CUDA toolkit's headers, the CUDA build's code too (its .cu files, version.cpp's WITH_CUDA branch)
+    cuda = bool(clang_scan._cuda_include())  # the folder the scan reads CUDA's headers from
+    files = [*corpus["ported_cuda"], "-D", "WITH_CUDA"] if cuda else corpus["ported"]
+    proc = _run([sys.executable, "-m", "shimgen", "port", *files, "--target", "2.10", "--fix",
                  "--toml", corpus["toml"]], cwd=src, env=env)
     checklist = [line[len("- [ ] "):] for line in proc.stdout.splitlines() if line.startswith("- [ ] ")]
     for edit in corpus["hand_edits"]:
@@ -78,17 +83,17 @@ def ported(tmp_path_factory):
     site = tmp_path_factory.mktemp("site")
     _run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
           *(str(dist / w) for w in wheels)])
-    return corpus, src, checklist, wheels, site
+    return corpus, src, checklist, wheels, site, cuda
 
 
 def test_checklist_and_hand_edits_are_the_recorded_ones(ported):
-    corpus, _, checklist, _, _ = ported
+    corpus, _, checklist, *_ = ported
     assert checklist == [" ".join(c.split()) for c in corpus["checklist"]]
     assert len(corpus["hand_edits"]) <= 5
 
 
 def test_one_abi3_wheel(ported):
-    _, _, _, wheels, site = ported
+    _, _, _, wheels, site, _ = ported
     assert len(wheels) == 1 and "-abi3-" in wheels[0], wheels
     libs = sorted(f for f in os.listdir(site / "torch_spline_conv") if f.endswith(".so"))
     assert [f.split(".")[0] for f in libs] == ["_basis_cpu", "_version_cpu", "_weighting_cpu"], libs
@@ -108,22 +113,63 @@ def _pytest_path(folder) -> str:
     return str(folder)
 
 
+def test_cuda_sources_compile_with_nvcc(ported, tmp_path):
+    """The ported .cu files (their kernels, shimgen::cuda::current_stream, set_device) compile with nvcc against
+    the stable headers at target 2.10."""
+    corpus, src, _, _, _, cuda = ported
+    if not cuda or cuda_toolkit.find() is None:
+        pytest.skip("no CUDA toolkit (shimgen.tools.cuda_toolkit): the CUDA files were not ported or not compiled")
+    import torch.utils.cpp_extension as ce
+
+    from shimgen.setuptools import generate_into, stable_flags
+
+    nvcc = os.path.join(cuda_toolkit.find(), "bin", "nvcc")
+    gen = tmp_path / "gen"
+    generate_into(str(gen), str(src))
+    for source in corpus["cuda_sources"]:
+        obj = tmp_path / (os.path.basename(source) + ".o")
+        _run([nvcc, "-c", "-std=c++17", "-DWITH_CUDA", "--expt-relaxed-constexpr", *stable_flags("2.10"),
+              f"-I{gen}", f"-I{src / 'csrc'}", *(f"-I{p}" for p in ce.include_paths()), str(src / source), "-o",
+              str(obj)])
+        assert obj.stat().st_size > 0
+
+
+@pytest.fixture(scope="module")
+def suites(ported, tmp_path_factory):
+    """The project's test suite run from the wheel on each runtime found, all at once: name -> (returncode, output),
+    or the reason it is absent."""
+    corpus, src, _, _, site, _ = ported
+    running = {}
+    for name in RUNTIMES:
+        rt = runtimes.find(name)
+        if rt is None:
+            running[name] = f"no torch {name}: neither the installed torch nor {runtimes.base_dir()}/torch-{name}"
+            continue
+        work = tmp_path_factory.mktemp(f"suite-{name}")
+        tests = work / "tests"
+        shutil.copytree(src / corpus["tests"], tests)
+        paths = [str(site)]
+        if rt.python != sys.executable:
+            paths.append(_pytest_path(work / "pytest"))
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+        env["PYTHONPATH"] = os.pathsep.join(paths)
+        running[name] = subprocess.Popen(
+            [rt.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", "-p", "no:randomly",
+             "--rootdir", str(tests), str(tests)], cwd=tests, env=env, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, text=True)
+    out = {}
+    for name, proc in running.items():
+        out[name] = proc if isinstance(proc, str) else (proc.wait(), proc.stdout.read())
+    return out
+
+
 @pytest.mark.parametrize("name", RUNTIMES)
-def test_the_project_passes_its_own_tests(ported, name, tmp_path):
-    corpus, src, _, _, site = ported
-    rt = runtimes.find(name)
-    if rt is None:
-        pytest.skip(f"no torch {name}: neither the installed torch nor {runtimes.base_dir()}/torch-{name}")
-    tests = tmp_path / "tests"
-    shutil.copytree(src / corpus["tests"], tests)
-    paths = [str(site)]
-    if rt.python != sys.executable:
-        paths.append(_pytest_path(tmp_path / "pytest"))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
-    env["PYTHONPATH"] = os.pathsep.join(paths)
-    proc = subprocess.run([rt.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-                           "-p", "no:randomly", "--rootdir", str(tests), str(tests)],
-                          cwd=tests, env=env, capture_output=True, text=True)
-    last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr[-2000:]
-    assert proc.returncode == 0 and f"{corpus['passed']} passed" in last and "failed" not in last, \
-        proc.stdout[-4000:] + proc.stderr[-2000:]
+def test_the_project_passes_its_own_tests(ported, suites, name):
+    corpus = ported[0]
+    got = suites[name]
+    if isinstance(got, str):
+        pytest.skip(got)
+    code, output = got
+    lines = output.strip().splitlines()
+    last = lines[-1] if lines else ""
+    assert code == 0 and f"{corpus['passed']} passed" in last and "failed" not in last, output[-4000:]
