@@ -11,10 +11,14 @@
 // first asked (a CUDA tensor has arrived: libtorch_cuda is loaded), never
 // linked, so the library loads on every build of torch. set_device makes
 // `device` the current CUDA device where it is not, as MaybeSetDevice does.
+// Where the CUDA runtime's headers are not on the include path (a CPU build of
+// a file whose CUDA code is under #ifdef), this header declares nothing.
 //
 // Kept as written (shimgen.generate.emit.fmt.UNFORMATTED).
 
 #pragma once
+
+#if __has_include(<cuda_runtime_api.h>)
 
 #include <cstdint>
 
@@ -64,3 +68,5 @@ inline void set_device(int64_t device) {
 }
 
 } // namespace shimgen::cuda
+
+#endif // __has_include(<cuda_runtime_api.h>)
