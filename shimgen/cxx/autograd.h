@@ -225,6 +225,14 @@ struct SchemaType<std::optional<torch::stable::Tensor>> {
   static constexpr const char* name = "Tensor?";
 };
 template <>
+struct SchemaType<std::optional<int64_t>> {
+  static constexpr const char* name = "int?";
+};
+template <>
+struct SchemaType<std::optional<double>> {
+  static constexpr const char* name = "float?";
+};
+template <>
 struct SchemaType<std::vector<torch::stable::Tensor>> {
   static constexpr const char* name = "Tensor[]";
 };

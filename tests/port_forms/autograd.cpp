@@ -1,6 +1,6 @@
 // Written for tests/test_port_autograd.py: torch::autograd::Function classes as extensions write them, registered
-// through TORCH_LIBRARY (m.def with a kernel) and torch::RegisterOperators.
-#include <torch/script.h>
+// through TORCH_LIBRARY (m.def with a kernel) and torch::RegisterOperators, declared through torch/extension.h.
+#include <torch/extension.h>
 
 using torch::autograd::AutogradContext;
 using torch::autograd::Variable;

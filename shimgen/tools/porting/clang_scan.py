@@ -30,7 +30,9 @@ CUDA_SUFFIXES = (".cu", ".cuh")
 # Stand-ins the analysis includes instead of torch/extension.h and friends: ATen and the op registry without
 # torch's Python headers (parsing pybind11 would triple the time and adds no construct a port changes).
 _OVERLAY = {
+    # torch::autograd::Function and its context: torch/extension.h declares them (torch/all.h)
     "torch/extension.h": "#pragma once\n#include <ATen/ATen.h>\n#include <torch/library.h>\n"
+                         "#include <torch/csrc/autograd/custom_function.h>\n"
                          "namespace torch { using namespace at; }\n"
                          "struct shimgen_port_module { template <class... A> shimgen_port_module& def(A&&...) "
                          "{ return *this; } };\n"
