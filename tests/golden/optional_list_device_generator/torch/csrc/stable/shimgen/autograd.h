@@ -53,6 +53,14 @@
 #include <torch/csrc/stable/tensor.h>
 #include <torch/headeronly/core/ScalarType.h>
 #include <torch/headeronly/util/HeaderOnlyArrayRef.h>
+
+// Hidden visibility for the types holding torch::stable::Tensor (declared
+// hidden by HIDDEN_NAMESPACE_BEGIN), as shimgen/scalar.h's.
+#if defined(__GNUG__) && !defined(_WIN32)
+#define SHIMGEN_AUTOGRAD_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define SHIMGEN_AUTOGRAD_HIDDEN
+#endif
 #include <torch/headeronly/util/Exception.h>
 
 namespace shimgen::autograd {
@@ -63,7 +71,7 @@ using variable_list = std::vector<torch::stable::Tensor>;
 // What ATen's ctx->saved_data holds (an IValue): here a number, a bool, an int
 // list (t.sizes()) or a Tensor, read back with toInt(), toDouble(), toBool(),
 // toIntList() (a std::vector<int64_t>), toTensor().
-class SavedValue {
+class SHIMGEN_AUTOGRAD_HIDDEN SavedValue {
  public:
   SavedValue() = default;
   template <
@@ -138,7 +146,7 @@ inline thread_local const std::vector<std::pair<AtenTensorHandle, bool>>*
     needs = nullptr;
 } // namespace detail
 
-struct AutogradContext {
+struct SHIMGEN_AUTOGRAD_HIDDEN AutogradContext {
   std::map<std::string, SavedValue> saved_data;
 
   void save_for_backward(variable_list to_save) {
