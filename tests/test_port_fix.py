@@ -34,15 +34,10 @@ HAND_EDITS = {
     "row_ops.cu": [
         ("const c10::cuda::CUDAGuard guard(x.device());",
          "const torch::stable::accelerator::DeviceGuard guard(x.get_device_index());"),
-        ("cudaStream_t stream = c10::cuda::getCurrentCUDAStream();",
-         "void* stream_ptr = nullptr;\n"
-         "  TORCH_ERROR_CODE_CHECK(aoti_torch_get_current_cuda_stream(x.get_device_index(), &stream_ptr));\n"
-         "  cudaStream_t stream = static_cast<cudaStream_t>(stream_ptr);"),
-    ],
+    ],  # the current stream: shimgen::cuda::current_stream() (torch/csrc/stable/shimgen/cuda.h), by --fix
 }
 CHECKLIST = {
     "row_ops.cu:61: CUDAGuard (c10::cuda::CUDAGuard) -> torch::stable::accelerator::DeviceGuard",
-    "row_ops.cu:64: c10::cuda::getCurrentCUDAStream -> aoti_torch_get_current_cuda_stream(device_index, &stream)",
 }
 
 

@@ -37,7 +37,7 @@ from shimgen.facts import releases
 from shimgen.generate.parse import NativeYaml
 from shimgen.tools import project
 from shimgen.tools.console import Parser, write_lines
-from shimgen.tools.porting import analyze, fix as fix_mod, report as report_mod
+from shimgen.tools.porting import analyze, fix as fix_mod, report as report_mod, rules
 from shimgen.tools.porting.call_report import report, toml_table
 from shimgen.tools.porting.calls import scan, tree_sitter_parser
 from shimgen.tools.porting.surface import Surface
@@ -118,6 +118,7 @@ def _fix(scanned, rows, diff: bool) -> tuple[list[str], list[tuple[str, str, byt
     checklist: list[str] = []
     rewrites: list[tuple[str, str, bytes, bytes]] = []
     seen: dict[str, bytes] = {}  # the file a path names (through links) -> its rewrite
+    autograd: list[tuple[str, str]] = []  # (file, "ns::F") of each torch::autograd::Function registered as ops
     for f in scanned:
         mine = [r for r in rows if r.site.file == f.path]
         if f.parser != "libclang":
@@ -126,6 +127,7 @@ def _fix(scanned, rows, diff: bool) -> tuple[list[str], list[tuple[str, str, byt
         kernels = [s for s in f.sites if s.kind in ("function", "lambda")]  # what a registration may name
         res = fix_mod.fix(f.text, mine, fix_mod.newline_of(f.data), kernels)
         checklist += res.checklist
+        autograd += [(f.path, op) for op in res.autograd]
         if res.text == f.text:
             continue
         if diff:
@@ -141,5 +143,25 @@ def _fix(scanned, rows, diff: bool) -> tuple[list[str], list[tuple[str, str, byt
         seen[real] = new
         rewrites.append((f.path, f.path, new, f.data))
         out.append(f"{f.path}: rewritten")
+    if autograd:
+        module, line = _autograd_module(autograd)
+        checklist.append(line)
+        if diff:
+            out += ["--- /dev/null", f"+++ b/{os.path.basename(module[0])}",
+                    *(f"+{x}" for x in module[1].splitlines())]
+        else:
+            rewrites.append((module[0], module[0], module[1]))
+            out.append(f"{module[0]}: written")
     out += ["", f"## Checklist: {len(checklist)} constructs need a person", "", *(f"- [ ] {c}" for c in checklist)]
     return out, rewrites
+
+
+def _autograd_module(autograd: list[tuple[str, str]]) -> tuple[tuple[str, str], str]:
+    """The Python module registering the autograd of the ops written for torch::autograd::Function classes
+    (data/port_rules.yaml `autograd`), beside the ported files that define them (their common folder), and the
+    checklist line asking to import it."""
+    t = rules.load()["autograd"]
+    ops = list(dict.fromkeys(op for _, op in autograd))
+    folder = os.path.commonpath([os.path.dirname(os.path.abspath(p)) for p, _ in autograd])
+    path = os.path.join(folder, t["module"])
+    return (path, t["template"].format(ops=ops)), t["checklist"].format(module=t["module"], ops=", ".join(ops))

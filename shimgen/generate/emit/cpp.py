@@ -24,6 +24,10 @@ SCALAR_HEADER = "torch/csrc/stable/shimgen/scalar.h"
 DISPATCH_HEADER = "torch/csrc/stable/shimgen/dispatch.h"  # cxx/dispatch.h, kept as written (fmt.UNFORMATTED)
 # cxx/operators.h, kept as written: the opt-in helpers of a port (Tensor operators, item<T>, accessors)
 OPERATORS_HEADER = "torch/csrc/stable/shimgen/operators.h"
+# cxx/autograd.h, kept as written: a port's stand-in for torch::autograd::Function (its forward and backward as ops)
+AUTOGRAD_HEADER = "torch/csrc/stable/shimgen/autograd.h"
+# cxx/cuda.h, kept as written: a port's stand-ins for ATen's CUDA stream and device helpers
+CUDA_HEADER = "torch/csrc/stable/shimgen/cuda.h"
 PRELUDE_HEADER = "torch/csrc/stable/shimgen/ops_prelude.h"
 OP_HEADERS = "torch/csrc/stable/ops/"
 
@@ -498,6 +502,8 @@ def emit(r: Resolved) -> dict[str, str]:
     files.update(kernel_headers(plan.banner, sections.closure(used)))
     files[DISPATCH_HEADER] = f"// {plan.banner}\n{package_text('cxx/dispatch.h')}"
     files[OPERATORS_HEADER] = f"// {plan.banner}\n{package_text('cxx/operators.h')}"
+    files[AUTOGRAD_HEADER] = f"// {plan.banner}\n{package_text('cxx/autograd.h')}"
+    files[CUDA_HEADER] = f"// {plan.banner}\n{package_text('cxx/cuda.h')}"
     return files
 
 

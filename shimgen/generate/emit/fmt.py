@@ -68,7 +68,7 @@ def clang_format(text: str) -> str:
 # torchgen's one declaration per line so it diffs line for line with PyTorch's checked-in header;
 # shimgen/dispatch.h is fixed text written in clang-format's layout (tests/test_cpp_layout.py checks that
 # clang-format leaves it unchanged).
-UNFORMATTED = ("c_shim_aten.h", "c_shim_aten_overlay.h", "shimgen/dispatch.h", "shimgen/operators.h")
+UNFORMATTED = ("c_shim_aten.h", "c_shim_aten_overlay.h", "shimgen/dispatch.h", "shimgen/operators.h", "shimgen/autograd.h", "shimgen/cuda.h")
 
 
 # A generation of at least this many C++ files reads the layout of each file an earlier run formatted from

@@ -30,7 +30,9 @@ CUDA_SUFFIXES = (".cu", ".cuh")
 # Stand-ins the analysis includes instead of torch/extension.h and friends: ATen and the op registry without
 # torch's Python headers (parsing pybind11 would triple the time and adds no construct a port changes).
 _OVERLAY = {
+    # torch::autograd::Function and its context: torch/extension.h declares them (torch/all.h)
     "torch/extension.h": "#pragma once\n#include <ATen/ATen.h>\n#include <torch/library.h>\n"
+                         "#include <torch/csrc/autograd/custom_function.h>\n"
                          "namespace torch { using namespace at; }\n"
                          "struct shimgen_port_module { template <class... A> shimgen_port_module& def(A&&...) "
                          "{ return *this; } };\n"
@@ -39,6 +41,17 @@ _OVERLAY = {
 }
 # a CPU wheel of torch ships c10/cuda's headers without the one CMake writes for CUDA builds
 _OVERLAY["c10/cuda/impl/cuda_cmake_macros.h"] = "#pragma once\n"
+# ATen/cuda/CUDAContext.h without the CUDA math libraries' headers (cusparse.h, cublas_v2.h, cusolverDn.h: not in
+# a toolkit of nvcc and the runtime alone): the streams, devices and properties a kernel file uses
+_OVERLAY["ATen/cuda/CUDAContext.h"] = (
+    "#pragma once\n#include <ATen/Context.h>\n#include <c10/cuda/CUDAStream.h>\n#include <c10/cuda/CUDAFunctions.h>\n"
+    "#include <c10/cuda/CUDAException.h>\n#include <cuda_runtime_api.h>\n"
+    "namespace at::cuda {\ninline int64_t getNumGPUs() { return c10::cuda::device_count(); }\n"
+    "inline bool is_available() { return c10::cuda::device_count() > 0; }\n"
+    "cudaDeviceProp* getCurrentDeviceProperties();\nint warp_size();\n"
+    "cudaDeviceProp* getDeviceProperties(c10::DeviceIndex device);\n"
+    "bool canDeviceAccessPeer(c10::DeviceIndex device, c10::DeviceIndex peer_device);\n"
+    "void* getCurrentCUDABlasHandle(bool setup = true);\nvoid* getCurrentCUDASparseHandle();\n}\n")
 for _alias in ("torch/torch.h", "torch/all.h", "torch/python.h"):
     _OVERLAY[_alias] = "#pragma once\n#include <torch/extension.h>\n"
 _PRELUDE = "#pragma once\n#include <ATen/ATen.h>\n#include <torch/library.h>\n#include <torch/extension.h>\n"
@@ -252,7 +265,7 @@ def parse(path: str, text: str, defines: tuple[str, ...] = (), check=lambda: Non
     if cuda:
         text = _blank_launches(text)
         extra += ["-include", os.path.join(root, "cuda_prelude.h")]
-        includes += _cuda_include()
+    includes += _cuda_include()  # a .cpp file of a CUDA build includes <cuda.h> too (-D WITH_CUDA)
     args = clang_env.args(includes, extra=tuple(extra))
     unsaved = [(path, text)] + ([] if on_disk else list(_overlay_files(root).items()))
     check()
@@ -370,6 +383,8 @@ class Scanner:
                     self.on_function(c)
                 elif c.kind == K.LAMBDA_EXPR:
                     self.on_lambda(c)
+                elif c.kind == K.USING_DECLARATION:
+                    self.on_using(c)
         self.macros()
         self.sites.sort(key=lambda s: (s.line, s.start, s.kind))
         return self.sites
@@ -401,6 +416,23 @@ class Scanner:
         if not self.src(a, b).endswith(ref.spelling):  # a type named inside a macro's body
             return
         self.add(Site(self.path, self.line_of(c), "type", q, self.src(a, b), a, b, qualified=q))
+
+    def on_using(self, c) -> None:
+        """`using torch::autograd::Variable;`: the name a using-declaration brings in, where the types table has
+        a rule for it (an alias's uses resolve to what it names, at::Tensor, and are not the alias's rows)."""
+        kids = list(c.get_children())
+        if not kids or not kids[-1].spelling:
+            return
+        ns = [k.referenced for k in kids[:-1] if k.kind.name == "NAMESPACE_REF" and k.referenced is not None]
+        if not ns:
+            return
+        q = f"{qualified(ns[-1])}::{kids[-1].spelling}"
+        if rules.type_rule(q) is None:
+            return
+        a, b = self.rng(kids[-1])
+        if self.src(a, b) != kids[-1].spelling:
+            return
+        self.add(Site(self.path, self.line_of(kids[-1]), "type", q, self.src(a, b), a, b, qualified=q))
 
     def on_function(self, c) -> None:
         """A function defined here: a registration naming it (`m.def("name", &fn)`) has its schema from it."""

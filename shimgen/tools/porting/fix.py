@@ -29,6 +29,7 @@ class Result:
     text: str
     checklist: list[str] = field(default_factory=list)
     fixed: int = 0
+    autograd: list[str] = field(default_factory=list)  # "ns::F" of the torch::autograd::Function classes registered
 
 
 def _qualified_start(data: bytes, start: int) -> int:
@@ -63,6 +64,8 @@ class Fixer:
     def plan(self) -> None:
         data = self.data
         includes = []
+        self.classes = self._autograd_classes()
+        self.autograd_ops: list[str] = []  # "ns::F" of the classes the registrations registered
         for row in self.rows:
             s = row.site
             k = s.kind
@@ -106,6 +109,7 @@ class Fixer:
                 rule = rules.type_rule(s.key)
                 start = _qualified_start(data, s.start)
                 self.edits.append(Edit(start, s.end, [rule.replace]))
+                self.header(rule.header)
                 self.covered.add(id(row))
             elif k == "constant":
                 self.edits.append(Edit(s.start, s.end, [row.replacement]))
@@ -116,15 +120,21 @@ class Fixer:
             elif k == "include":
                 includes.append(row)
                 self.covered.add(id(row))
-            elif k == "rule" and row.fix and s.obj:
-                rule = rules.call_rule(s.key) or rules.call_rule(s.key.split("(")[0])
+            elif k == "rule" and row.fix and (s.obj or "{t}" not in (self._call_rule(s).call or "{t}")):
+                rule = self._call_rule(s)
                 self.edits.append(Edit(s.start, s.end, _template(rule.call, s.obj, s.args)))
+                self.header(rule.header)
                 self.covered.add(id(row))
             elif k == "hazard" and len(s.args) == 2:
                 op = rules.hazard(s.key)["replace"].split("(")[0]
                 self.edits.append(Edit(s.start, s.end, [f"{op}(", s.args[0], ", ", s.args[1], ")"]))
                 self.covered.add(id(row))
         self._includes(includes)
+        for cls in self.classes:
+            if not any(op.endswith("::" + cls) for op in self.autograd_ops):
+                self.checklist.append(f"{cls} (torch::autograd::Function): no kernel registered in this file calls "
+                                      f"{cls}::apply: register its ops by hand in its library's blocks "
+                                      f"(shimgen::autograd::def<{cls}>, impl<{cls}>)")
         for row in self.rows:
             if id(row) in self.covered:
                 continue
@@ -133,6 +143,22 @@ class Fixer:
             cell = row.cells[0]
             what = row.note or (cell.text if cell.status != "yes" else "")
             self.checklist.append(f"{row.where}: {row.construct} -> {row.replacement}" + (f" ({what})" if what else ""))
+
+    @staticmethod
+    def _call_rule(s):
+        return rules.call_rule(s.key) or rules.call_rule(s.key.split("(")[0])
+
+    def _autograd_classes(self) -> list[str]:
+        """The classes the file derives from torch::autograd::Function (the base's type rows), by name."""
+        out = []
+        for row in self.rows:
+            s = row.site
+            if s.kind == "type" and s.key == "torch::autograd::Function":
+                before = self.data[max(0, s.start - 300):_qualified_start(self.data, s.start)]
+                m = re.search(rb"\b(?:class|struct)\s+(\w+)\s*(?:final\s*)?:\s*(?:public\s+)?$", before)
+                if m and m.group(1).decode() not in out:
+                    out.append(m.group(1).decode())
+        return out
 
     def _factory_args(self, args: list[tuple[int, int]]) -> list[Part] | None:
         """A factory's TensorOptions written as `x.options()` or `x.options().dtype(D)`: the dtype, layout and
@@ -177,9 +203,12 @@ class Fixer:
             self.edits.append(Edit(s.start, after, parts))
             return True
         if rule.registration:
-            rw = registration.rewrite(rule.registration, self.data, s, self.functions)
+            rw = registration.rewrite(rule.registration, self.data, s, self.functions, self.classes)
             self.edits += [Edit(a, b, parts) for a, b, parts in rw.edits]
             self.checklist += rw.problems
+            self.autograd_ops += [op for op in rw.autograd if op not in self.autograd_ops]
+            if rw.autograd:
+                self.header(rules.load()["types"]["torch::autograd::Function"]["header"])
             return True
         if rule.call:
             got = cxx_text.balanced_args(self.data, s.end)
@@ -302,4 +331,4 @@ def fix(text: str, rows: list[Row], newline: str = "\n", functions: list | None 
     `functions`: the functions it defines (a registration without a schema has it from its kernel's signature)."""
     f = Fixer(text.encode("utf-8"), rows, newline, functions)
     f.plan()
-    return Result(f.render(), f.checklist, len(f.covered))
+    return Result(f.render(), f.checklist, len(f.covered), f.autograd_ops)

@@ -25,6 +25,8 @@ class Rewrite:
     problems: list[str] = field(default_factory=list)
     helpers: list[Part] = field(default_factory=list)  # functions written before the registration (lambda kernels)
     names: set[str] = field(default_factory=set)  # the helpers' names
+    autograd: list[str] = field(default_factory=list)  # "ns::F" of the torch::autograd::Function classes registered
+    last: Site | None = None  # the function the last kernel named, where the file defines it
 
 
 def _table() -> dict:
@@ -139,6 +141,30 @@ def _where(data: bytes, site: Site, at: int) -> str:
     return f"{site.file.rsplit('/', 1)[-1]}:{data.count(bytes([10]), 0, at) + 1}"
 
 
+# ---- torch::autograd::Function classes -------------------------------------------------------------------------
+
+def _applied(data: bytes, fn: Site | None, classes: list[str]) -> list[str]:
+    """The classes (torch::autograd::Function) whose `F::apply(` the kernel function's body calls."""
+    if fn is None or not classes:
+        return []
+    body = data[fn.start:fn.end]
+    return [c for c in classes if re.search(rb"\b" + re.escape(c.encode()) + rb"\s*::\s*apply\s*\(", body)]
+
+
+def _catch_all_key(data: bytes, fn: Site | None, classes: list[str]) -> str:
+    """Where a kernel registered without a dispatch key goes: the table's `key`, or the autograd table's
+    `kernel_key` where it calls a torch::autograd::Function's apply (above autograd, as ATen's catch-all runs)."""
+    return rules.load()["autograd"]["kernel_key"] if _applied(data, fn, classes) else _table()["key"]
+
+
+def _autograd_lines(ns: str, classes: list[str], indent: str) -> tuple[list[str], list[str]]:
+    """The def lines (in the library's block) and impl lines (in a block of the autograd table's `key`) of the
+    classes' two ops each."""
+    t = rules.load()["autograd"]
+    return ([f"{indent}  {t['def'].format(cls=c, ns=ns)}\n" for c in classes],
+            [f"{indent}  {t['impl'].format(cls=c, ns=ns)}\n" for c in classes])
+
+
 # ---- the three forms -----------------------------------------------------------------------------------------
 
 def _calls(data: bytes, var: str, a: int, b: int):
@@ -163,16 +189,24 @@ def _statement_end(data: bytes, after: int) -> int:
     return k + 1 if data[k:k + 1] == b"\n" else j
 
 
-def _impl_blocks(ns: str, kernels: list[tuple[str, str, list[Part]]], indent: str) -> list[Part]:
-    """STABLE_TORCH_LIBRARY_IMPL blocks of (dispatch key, op name, TORCH_BOX parts), one a key."""
-    keys: dict[str, list[tuple[str, list[Part]]]] = {}
+def _impl_blocks(ns: str, kernels: list[tuple[str, str, list[Part]]], indent: str,
+                 raw: tuple[str, list[str]] | None = None) -> list[Part]:
+    """STABLE_TORCH_LIBRARY_IMPL blocks of (dispatch key, op name, TORCH_BOX parts), one a key; `raw`: a key and
+    lines written in its block (a torch::autograd::Function's ops)."""
+    keys: dict[str, list[tuple[str, list[Part]] | str]] = {}
     for key, name, box in kernels:
         keys.setdefault(key, []).append((name, box))
+    if raw and raw[1]:
+        keys.setdefault(raw[0], []).extend(raw[1])
     out: list[Part] = []
     for key, named in keys.items():
         out.append(f"{indent}STABLE_TORCH_LIBRARY_IMPL({ns}, {key}, m) {{\n" if not out else
                    f"\n\n{indent}STABLE_TORCH_LIBRARY_IMPL({ns}, {key}, m) {{\n")
-        for name, box in named:
+        for one in named:
+            if isinstance(one, str):
+                out.append(one)
+                continue
+            name, box = one
             out += [f'{indent}  m.impl("{name}", ', *box, ");\n"]
         out.append(f"{indent}}}")
     return out
@@ -266,6 +300,7 @@ def _def(data: bytes, functions: list[Site], name_written: str, fn_arg, where: s
     if got is None:
         return None
     box, fn = got
+    rw.last = fn
     if "(" in name_written:
         return name_written.split("::", 1)[-1] if "::" in name_written.split("(", 1)[0] else name_written, name, box
     text, why = schema(name, fn) if fn is not None else (None, "")
@@ -278,7 +313,7 @@ def _def(data: bytes, functions: list[Site], name_written: str, fn_arg, where: s
     return text, name, box
 
 
-def def_block(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
+def def_block(data: bytes, site: Site, functions: list[Site], classes: list[str] = ()) -> Rewrite:
     """TORCH_LIBRARY[_FRAGMENT](ns, m) { ... }: each m.def with a kernel keeps only its schema; the kernels (and
     any m.impl of the block) go to a STABLE_TORCH_LIBRARY_IMPL block after it, one a dispatch key (the table's
     `key` for a kernel registered without one)."""
@@ -292,6 +327,7 @@ def def_block(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
         return rw
     ns, var = (data[a:b].decode() for a, b in (ns_r, var_r))
     kernels: list[tuple[str, str, list[Part]]] = []
+    applied: list[str] = []  # the torch::autograd::Function classes whose apply a kernel calls
     for method, start, args, end in _calls(data, var, *body):
         where = _where(data, site, start)
         if len(args) < 2:
@@ -303,29 +339,36 @@ def def_block(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
                                "dispatch key the table does not name): rewrite by hand")
             continue
         key, fn_arg = karg
-        key = key or _table()["key"]
         if method == "def":
             made = _def(data, functions, literal, fn_arg, where, rw)
             if made is None:
                 continue
             text, name, box = made
+            fn = rw.last
             rw.edits.append((args[0][0], args[-1][1], [f'"{text}"']))
         else:  # an m.impl in the library's own block: moved to the IMPL block of its key
             name = literal.split("(", 1)[0].strip().rpartition("::")[2]
             got_box = _box(data, functions, fn_arg, name, where, rw)
             if got_box is None:
                 continue
-            box = got_box[0]
+            box, fn = got_box
             rw.edits.append((cxx_text.line_start(data, start) if not data[cxx_text.line_start(data, start):start]
                              .strip() else start, _statement_end(data, end), [""]))
+        key = key or _catch_all_key(data, fn, classes)
+        applied += [c for c in _applied(data, fn, classes) if c not in applied]
         kernels.append((key, name, box))
+    indent = cxx_text.indent_at(data, site.start)
+    defs, impls = _autograd_lines(ns, applied, indent)
+    if defs:
+        rw.edits.append((body[1], body[1], defs))
+        rw.autograd += [f"{ns}::{c}" for c in applied]
     if kernels:
-        indent = cxx_text.indent_at(data, site.start)
-        rw.edits.append((body[1] + 1, body[1] + 1, ["\n\n", *_impl_blocks(ns, kernels, indent)]))
+        rw.edits.append((body[1] + 1, body[1] + 1, ["\n\n", *_impl_blocks(
+            ns, kernels, indent, (rules.load()["autograd"]["key"], impls))]))
     return _with_helpers(rw, data, site)
 
 
-def impl_block(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
+def impl_block(data: bytes, site: Site, functions: list[Site], classes: list[str] = ()) -> Rewrite:
     """TORCH_LIBRARY_IMPL(ns, K, m) { m.impl("name", kernel); }: each kernel as TORCH_BOX(&fn)."""
     rw = Rewrite([(site.start, site.end, [macros.rule(site.key).replace])])
     got = cxx_text.balanced_args(data, site.end)
@@ -355,7 +398,7 @@ def _with_helpers(rw: Rewrite, data: bytes, site: Site) -> Rewrite:
     return rw
 
 
-def legacy(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
+def legacy(data: bytes, site: Site, functions: list[Site], classes: list[str] = ()) -> Rewrite:
     """`[static] auto r = torch::RegisterOperators()[.op("ns::name[(schema)]", &fn)]...;` (or the constructor's
     own ("ns::name", &fn)): a STABLE_TORCH_LIBRARY_FRAGMENT and a STABLE_TORCH_LIBRARY_IMPL block per namespace."""
     rw = Rewrite()
@@ -404,16 +447,22 @@ def legacy(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
         if made is None:
             return rw
         text, name, box = made
-        by_ns.setdefault(ns, []).append((text, box))
+        by_ns.setdefault(ns, []).append((text, box, _catch_all_key(data, rw.last, classes),
+                                         _applied(data, rw.last, classes)))
     indent = cxx_text.indent_at(data, start)
     parts: list[Part] = []
     for ns, defs in by_ns.items():
         if parts:
             parts.append("\n\n")
+        applied = [c for *_, cs in defs for c in cs]
+        applied = [c for i, c in enumerate(applied) if c not in applied[:i]]
+        adefs, aimpls = _autograd_lines(ns, applied, indent)
+        rw.autograd += [f"{ns}::{c}" for c in applied]
         parts.append(f"{indent}STABLE_TORCH_LIBRARY_FRAGMENT({ns}, m) {{\n")
-        parts += [f'{indent}  m.def("{text}");\n' for text, _ in defs]
+        parts += [f'{indent}  m.def("{text}");\n' for text, *_ in defs] + adefs
         parts += [f"{indent}}}\n\n",
-                  *_impl_blocks(ns, [(_table()["key"], text.split("(", 1)[0], box) for text, box in defs], indent)]
+                  *_impl_blocks(ns, [(key, text.split("(", 1)[0], box) for text, box, key, _ in defs], indent,
+                                (rules.load()["autograd"]["key"], aimpls))]
     nl = "\n" if data[end - 1:end] == b"\n" else ""
     rw.edits.append((start, end, [*rw.helpers, *parts, nl]))
     return rw
@@ -422,5 +471,6 @@ def legacy(data: bytes, site: Site, functions: list[Site]) -> Rewrite:
 FORMS = {"def": def_block, "impl": impl_block, "legacy": legacy}
 
 
-def rewrite(form: str, data: bytes, site: Site, functions: list[Site]) -> Rewrite:
-    return FORMS[form](data, site, functions)
+def rewrite(form: str, data: bytes, site: Site, functions: list[Site], classes: list[str] = ()) -> Rewrite:
+    """`classes`: the file's torch::autograd::Function classes (a kernel calling one's apply registers its ops)."""
+    return FORMS[form](data, site, functions, list(classes))
