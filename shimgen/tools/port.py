@@ -92,7 +92,7 @@ def _main(argv: list[str]) -> int:
         surface = Surface({c.name for s in sources for c in s.calls}, args.yaml)
         lines, data = report(sources, surface, targets)
     else:
-        scanned = [analyze.scan_file(os.path.abspath(f), args.parser, tuple(args.define)) for f in files]
+        scanned = analyze.scan_files([os.path.abspath(f) for f in files], args.parser, tuple(args.define))
         rows, surface = analyze.answer(scanned, targets, args.yaml)
         lines, data = report_mod.render(rows, targets, analyze.blind_spots(scanned, surface), len(files))
     reports = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 
 from shimgen.base.errors import ShimgenError
@@ -23,12 +24,35 @@ class Scanned:
     data: bytes = b""  # the file's bytes as read (text is their UTF-8 decoding, a byte-order mark dropped)
 
 
-def scan_file(path: str, parser: str = "auto", defines: tuple[str, ...] = ()) -> Scanned:
-    data = read_bytes(path, path)
-    text = decode(data, path)
+def scan_files(paths: list[str], parser: str = "auto", defines: tuple[str, ...] = ()) -> list[Scanned]:
+    """Each file scanned (scan_file). The torch headers that several files include outside any conditional
+    (clang_scan.shared_headers: `torch/script.h`, ...) are parsed once for all of them, in a precompiled prelude of
+    their own; a set only one file includes is parsed in that file (a precompiled prelude takes longer to make than
+    the file to parse), unless an earlier run made its prelude."""
+    texts: dict[str, tuple[bytes, str]] = {}
+    shared: dict[str, tuple[str, ...]] = {}
+    if parser in ("auto", "libclang"):
+        for path in paths:
+            if path not in texts:
+                data = read_bytes(path, path)
+                texts[path] = (data, decode(data, path))
+                shared[path] = clang_scan.shared_headers(path, texts[path][1])
+    uses = Counter(shared.values())
+    return [scan_file(p, parser, defines, shared.get(p, ()), uses[shared.get(p, ())] > 1, texts.get(p))
+            for p in paths]
+
+
+def scan_file(path: str, parser: str = "auto", defines: tuple[str, ...] = (), headers: tuple[str, ...] = (),
+              build_shared: bool = False, read: tuple[bytes, str] | None = None) -> Scanned:
+    """One file's constructs: libclang's (`headers`, `build_shared`: the precompiled prelude to parse it against,
+    clang_scan.parse), else tree-sitter's. `read`: its bytes and text, where the caller read them."""
+    if read is None:
+        raw = read_bytes(path, path)
+        read = (raw, decode(raw, path))
+    data, text = read
     if parser in ("auto", "libclang"):
         try:
-            return Scanned(path, text, clang_scan.scan(path, text, defines), data=data)
+            return Scanned(path, text, clang_scan.scan(path, text, defines, headers, build_shared), data=data)
         except clang_scan.Unparsed as e:
             if parser == "libclang":
                 raise ShimgenError(f"{path}: {e}") from None
