@@ -10,6 +10,7 @@ from shimgen.base.errors import ShimgenError
 from shimgen.base.inputs import decode, read_bytes
 from shimgen.tools.porting import calls, clang_scan, rows as rows_mod, rules
 from shimgen.tools.porting.clang_scan import Site
+from shimgen.tools.porting.progress import Progress
 from shimgen.tools.porting.surface import Surface
 
 
@@ -24,7 +25,8 @@ class Scanned:
     data: bytes = b""  # the file's bytes as read (text is their UTF-8 decoding, a byte-order mark dropped)
 
 
-def scan_files(paths: list[str], parser: str = "auto", defines: tuple[str, ...] = ()) -> list[Scanned]:
+def scan_files(paths: list[str], parser: str = "auto", defines: tuple[str, ...] = (),
+               progress: Progress | None = None) -> list[Scanned]:
     """Each file scanned (scan_file). The torch headers that several files include outside any conditional
     (clang_scan.shared_headers: `torch/script.h`, ...) are parsed once for all of them, in a precompiled prelude of
     their own; a set only one file includes is parsed in that file (a precompiled prelude takes longer to make than
@@ -38,8 +40,18 @@ def scan_files(paths: list[str], parser: str = "auto", defines: tuple[str, ...] 
                 texts[path] = (data, decode(data, path))
                 shared[path] = clang_scan.shared_headers(path, texts[path][1])
     uses = Counter(shared.values())
-    return [scan_file(p, parser, defines, shared.get(p, ()), uses[shared.get(p, ())] > 1, texts.get(p))
-            for p in paths]
+    progress = progress or Progress(len(paths), "never")
+    out = []
+    try:
+        if parser in ("auto", "libclang"):
+            clang_scan.prepare(sorted(s for s, n in uses.items() if s and n > 1), defines, progress.note)
+        for p in paths:
+            progress.file(p)
+            out.append(scan_file(p, parser, defines, shared.get(p, ()), uses[shared.get(p, ())] > 1, texts.get(p)))
+            progress.file_done()
+    finally:
+        progress.finish()
+    return out
 
 
 def scan_file(path: str, parser: str = "auto", defines: tuple[str, ...] = (), headers: tuple[str, ...] = (),

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 
 from shimgen.base import cache, output
@@ -190,7 +191,8 @@ tu.save(out)
 """
 
 
-def _room_for_pch(root: str) -> bool:
+def _room_for_pch(root: str, count: int = 1) -> bool:
+    """Room for `count` more precompiled preludes under root (the file size limit, the free space)."""
     try:
         import resource
 
@@ -203,7 +205,7 @@ def _room_for_pch(root: str) -> bool:
         st = os.statvfs(root)
     except OSError:
         return False
-    return st.f_bavail * st.f_frsize >= PCH_ROOM
+    return st.f_bavail * st.f_frsize >= PCH_ROOM * count
 
 
 def _pch(ci, root: str, check=lambda: None, headers: tuple[str, ...] = (), defines: tuple[str, ...] = (),
@@ -211,20 +213,84 @@ def _pch(ci, root: str, check=lambda: None, headers: tuple[str, ...] = (), defin
     """The prelude's precompiled AST (built once per torch and libclang, seconds; then a fraction of a second per
     file), or None where it cannot be made (no room for it, or its build failed): the file is then parsed without
     it. With `headers`, the prelude followed by those torch headers (`shared_headers`), built with the run's
-    defines: its own file, made only where `build` (else used where an earlier run made it). Built and saved by a
-    child process (_PCH_CHILD); `check` is polled meanwhile, so an interrupt ends the child too."""
-    if headers:
-        name = hashlib.sha256(repr((headers, defines)).encode()).hexdigest()[:16]
-        prelude = os.path.join(root, "shared", f"{name}.h")
-        pch = os.path.join(root, "shared", f"{name}.pch")
-        extra = tuple(f"-D{d}" for d in defines)
-    else:
-        prelude, pch, extra = os.path.join(root, "prelude.h"), os.path.join(root, "prelude.pch"), ()
+    defines: its own file, made only where `build` (else used where an earlier run made it)."""
+    _, pch = _pch_paths(root, headers, defines)
     if os.path.exists(pch):
         return pch
-    failed = f"{pch}.failed"  # a build that failed once (a header that needs what the build does not have)
-    if not build or pch in _FAILED or os.path.exists(failed) or not _room_for_pch(root):
+    if not build:
         return None
+    return _make_pchs(ci, root, [headers], defines, check).get(headers)
+
+
+def _workers() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _make_pchs(ci, root: str, wanted: list[tuple[str, ...]], defines: tuple[str, ...], check=lambda: None,
+               started=lambda headers: None) -> dict[tuple[str, ...], str]:
+    """Make the precompiled preludes of `wanted` (header sets, `_pch`) that are not on disk, as many at once as
+    there are CPUs (and room for them), each by a child process (_PCH_CHILD): libclang writes the PCH itself, and
+    a write that fails there aborts its process; only the child is lost. `check` is polled meanwhile, so an
+    interrupt ends the children too; `started` is told of each build as it starts. Returns those on disk."""
+    done: dict[tuple[str, ...], str] = {}
+    todo = []
+    for headers in wanted:
+        _, pch = _pch_paths(root, headers, defines)
+        if os.path.exists(pch):
+            done[headers] = pch
+        elif pch not in _FAILED and not os.path.exists(f"{pch}.failed"):
+            todo.append(headers)
+    running: list[tuple[tuple[str, ...], str, str, subprocess.Popen]] = []
+    try:
+        while todo or running:
+            while todo and len(running) < _workers() and _room_for_pch(root, len(running) + 1):
+                headers = todo.pop(0)
+                job = _start_pch(ci, root, headers, defines)
+                if job is not None:
+                    started(headers)
+                    running.append((headers, *job))
+            if not running:
+                break  # no room, or none could start
+            time.sleep(0.05)
+            check()
+            for entry in list(running):
+                headers, pch, tmp, child = entry
+                code = child.poll()
+                if code is None:
+                    continue
+                running.remove(entry)
+                try:
+                    if code != 0 or not os.path.isfile(tmp) or os.path.getsize(tmp) == 0:
+                        _FAILED.add(pch)
+                        if code == 3:  # libclang could not read the headers: not worth another try with them
+                            with contextlib.suppress(OSError):
+                                _write_whole(f"{pch}.failed", "")
+                        continue
+                    os.replace(tmp, pch)
+                    done[headers] = pch
+                except OSError:
+                    continue
+                finally:
+                    with contextlib.suppress(OSError):
+                        os.unlink(tmp)
+    finally:
+        for _, _, tmp, child in running:  # an interrupt: the children end, their files go
+            if child.poll() is None:
+                child.kill()
+            child.wait()
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    return done
+
+
+def _start_pch(ci, root: str, headers: tuple[str, ...], defines: tuple[str, ...]):
+    """A child making one precompiled prelude: (its PCH's path, the temporary it writes, the process), or None
+    where it cannot start (its header cannot be written, no process)."""
+    prelude, pch = _pch_paths(root, headers, defines)
+    extra = tuple(f"-D{d}" for d in defines) if headers else ()
     tmp = f"{pch}.{os.getpid()}"
     try:
         if headers:
@@ -232,38 +298,45 @@ def _pch(ci, root: str, check=lambda: None, headers: tuple[str, ...] = (), defin
             _write_whole(prelude, _PRELUDE + "".join(f"#include <{h}>\n" for h in headers))
         job = json.dumps([prelude, tmp, clang_env.args(_includes(root), header=True, extra=_PCH_FLAGS + extra),
                           os.path.dirname(os.path.dirname(os.path.abspath(ci.__file__))), list(_PCH_OPTIONS)])
-        try:
-            child = subprocess.Popen([sys.executable, "-c", _PCH_CHILD, job], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        except OSError:
-            return None
-        try:
-            while True:
-                try:
-                    code = child.wait(timeout=0.05)
-                    break
-                except subprocess.TimeoutExpired:
-                    check()
-        finally:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
-        if code != 0 or not os.path.isfile(tmp) or os.path.getsize(tmp) == 0:
-            _FAILED.add(pch)
-            if code == 3:  # libclang could not read the headers: not worth another try with the same ones
-                with contextlib.suppress(OSError):
-                    _write_whole(failed, "")
-            return None
-        os.replace(tmp, pch)
+        child = subprocess.Popen([sys.executable, "-c", _PCH_CHILD, job], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except OSError:
         return None
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-    return pch
+    return pch, tmp, child
 
 
 _FAILED: set[str] = set()  # the precompiled preludes whose build failed in this process
+
+
+def _pch_paths(root: str, headers: tuple[str, ...], defines: tuple[str, ...]) -> tuple[str, str]:
+    """The header a precompiled prelude is made from, and the PCH's path."""
+    if not headers:
+        return os.path.join(root, "prelude.h"), os.path.join(root, "prelude.pch")
+    name = hashlib.sha256(repr((headers, defines)).encode()).hexdigest()[:16]
+    return os.path.join(root, "shared", f"{name}.h"), os.path.join(root, "shared", f"{name}.pch")
+
+
+def prepare(shared: list[tuple[str, ...]], defines: tuple[str, ...] = (), status=lambda what: None) -> None:
+    """Make the precompiled preludes a run will parse against where they are not made yet: the prelude's, and
+    the prelude's with each set of `shared` headers (`shared_headers`); `status` is told which is being made
+    (seconds each, once per torch). Where libclang, torch or the cache is missing, nothing: the scan says why."""
+    ci = clang_env.cindex()
+    if ci is None:
+        return
+    try:
+        root, on_disk = _overlay_dir(ci)
+    except ImportError:
+        return
+    if not on_disk:
+        return
+    making: list[str] = []
+
+    def started(headers: tuple[str, ...]) -> None:
+        making.append(" and ".join(["the prelude", *headers]))
+        status("precompiling " + "; ".join(making) + " (once per torch)")
+
+    with output.signals_polled() as check:
+        _make_pchs(ci, root, [(), *shared], defines, check, started)
 
 
 _INCLUDE = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*<([^>\n]+)>", re.M)
