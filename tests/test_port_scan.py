@@ -1,8 +1,9 @@
-"""`shimgen port`'s progress on stderr (shimgen.tools.porting.progress): a status line rewritten in place on a
-terminal and erased before the report, lines every few seconds elsewhere only with `--progress`, nothing on
-stdout, and a stderr that cannot be written costs the progress only. The report is the same bytes with and
-without it; the scan itself (a precompiled prelude shared by the files that include the same torch headers) gives
-the same constructs whichever prelude a file was parsed against."""
+"""`shimgen port`'s scan machinery. The precompiled preludes (shimgen.tools.porting.clang_scan): the torch headers
+a file's precompiled prelude may take (`shared_headers`), and the same constructs whichever prelude a file was
+parsed against (the prelude with its torch headers, the prelude alone, none). The progress on stderr
+(shimgen.tools.porting.progress): a status line rewritten in place on a terminal and erased before the report,
+lines every few seconds elsewhere only with `--progress`, nothing on stdout, and a stderr that cannot be written
+costs the progress only; the report is the same bytes with and without it."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import sys
 
 import pytest
 
-from shimgen.tools.porting import progress as progress_mod
+from shimgen.tools.porting import clang_scan, progress as progress_mod
 from shimgen.tools.porting.progress import Progress
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -22,6 +23,49 @@ SOURCE = (b"#include <torch/extension.h>\n"
           b"at::Tensor f(const at::Tensor& a, const at::Tensor& b) {\n"
           b"  return at::add(a, b);\n"
           b"}\n")
+
+
+# ---- the precompiled preludes -------------------------------------------------------------------------------------
+
+
+def test_the_torch_headers_a_prelude_may_take() -> None:
+    pytest.importorskip("torch")
+    text = ("// #include <ATen/Parallel.h>\n"  # a comment
+            "#include <Python.h>\n"  # not torch's
+            "#include <torch/extension.h>\n"  # a stand-in: already in the prelude
+            "#include <torch/script.h>\n"
+            "#include \"local.h\"\n"
+            "#ifdef WITH_CUDA\n#include <ATen/cuda/CUDAContext.h>\n#endif\n"  # conditional: not always included
+            "#include <ATen/Parallel.h>\n"
+            "#define TORCH_ASSERT_ONLY_METHOD_OPERATORS\n"  # what follows may depend on it
+            "#include <ATen/OpMathType.h>\n")
+    assert clang_scan.shared_headers("a.cpp", text) == ("ATen/Parallel.h", "torch/script.h")
+    assert clang_scan.shared_headers("a.cu", text) == ()  # CUDA: its prelude's declarations come first
+    assert clang_scan.shared_headers("a.cpp", "#include <torch/no_such_header.h>\n") == ()
+
+
+@pytest.mark.slow
+def test_the_same_constructs_whichever_prelude(monkeypatch) -> None:
+    """grid.cpp of the torch_cluster corpus (it includes <torch/script.h>) scanned against the prelude precompiled
+    with torch/script.h, against the prelude alone (torch/script.h parsed in the file) and with no precompiled
+    prelude (a cache that cannot be written): the same sites, field by field."""
+    pytest.importorskip("clang.cindex", reason="needs libclang (the `port` extra)")
+    path = os.path.join(ROOT, "tests", "port_ext", "torch_cluster", "csrc", "grid.cpp")
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    headers = clang_scan.shared_headers(path, text)
+    assert headers == ("torch/script.h",)
+    shared = clang_scan.scan(path, text, (), headers, True)
+    alone = clang_scan.scan(path, text, (), (), False)
+    real = clang_scan._overlay_dir
+    monkeypatch.setattr(clang_scan, "_overlay_dir", lambda ci: (real(ci)[0], False))  # as if nothing could be written
+    none = clang_scan.scan(path, text, (), headers, True)
+    assert shared == alone == none
+    kinds = {s.kind for s in shared}
+    assert {"include", "macro", "type", "member"} <= kinds, kinds
+
+
+# ---- the progress --------------------------------------------------------------------------------------------------
 
 
 class Clock:
