@@ -98,6 +98,8 @@ def main() -> None:
                 if got:
                     med = statistics.median(got)
                     row.append(f"{label} {med:7.2f} s ({med / n:.3f} s/file, {len(got)} runs)")
+            if not row:
+                continue
             ratio = ""
             if len(row) == 2:
                 b, a = (statistics.median(times[(lbl, kind)]) for lbl, _ in checkouts)
