@@ -4,8 +4,8 @@ seq_ops.cpp and the CUDA-style row_ops.cu): the report's rows over them against 
 abi3 wheel at target 2.10 built from the ported files, and its ops equal to the ATen originals' on the CI
 runtimes 2.10.0 and 2.14.1 (the originals built with torch.utils.cpp_extension against each runtime, once).
 
-Costs (a 2-core machine shared with other jobs): the scan about 3 minutes (libclang; the prelude's PCH is cached under
-~/.cache/shimgen/port after the first run), the wheel about 1.5 minutes, each runtime's originals about a minute."""
+Costs (a 2-core machine shared with other jobs): the scan about 10 s (libclang; the precompiled preludes are cached
+under ~/.cache/shimgen/port after the first run), the wheel about 1.5 minutes, each runtime's originals about a minute."""
 
 from __future__ import annotations
 

@@ -39,6 +39,7 @@ from shimgen.tools import project
 from shimgen.tools.console import Parser, write_lines
 from shimgen.tools.porting import analyze, fix as fix_mod, report as report_mod, rules
 from shimgen.tools.porting.call_report import report, toml_table
+from shimgen.tools.porting.progress import Progress
 from shimgen.tools.porting.calls import scan, tree_sitter_parser
 from shimgen.tools.porting.surface import Surface
 
@@ -71,6 +72,9 @@ def _main(argv: list[str]) -> int:
                     "a checklist of what needs a person")
     ap.add_argument("--diff", action="store_true", help="with --fix: print the rewrite as a unified diff, "
                     "leaving the files as they are")
+    ap.add_argument("--progress", action="store_true", help="where stderr is not a terminal, a line on it every "
+                    "few seconds of the scan (files done, the current one); on a terminal a status line is shown "
+                    "anyway")
     args = ap.parse_args(argv)
     if args.diff and not args.fix:
         raise ShimgenError("--diff goes with --fix")
@@ -92,7 +96,8 @@ def _main(argv: list[str]) -> int:
         surface = Surface({c.name for s in sources for c in s.calls}, args.yaml)
         lines, data = report(sources, surface, targets)
     else:
-        scanned = [analyze.scan_file(os.path.abspath(f), args.parser, tuple(args.define)) for f in files]
+        scanned = analyze.scan_files([os.path.abspath(f) for f in files], args.parser, tuple(args.define),
+                                     Progress(len(files), "always" if args.progress else "auto"))
         rows, surface = analyze.answer(scanned, targets, args.yaml)
         lines, data = report_mod.render(rows, targets, analyze.blind_spots(scanned, surface), len(files))
     reports = []

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+from collections import Counter
 from dataclasses import dataclass, field
 
 from shimgen.base.errors import ShimgenError
 from shimgen.base.inputs import decode, read_bytes
 from shimgen.tools.porting import calls, clang_scan, rows as rows_mod, rules
 from shimgen.tools.porting.clang_scan import Site
+from shimgen.tools.porting.progress import Progress
 from shimgen.tools.porting.surface import Surface
 
 
@@ -23,12 +25,46 @@ class Scanned:
     data: bytes = b""  # the file's bytes as read (text is their UTF-8 decoding, a byte-order mark dropped)
 
 
-def scan_file(path: str, parser: str = "auto", defines: tuple[str, ...] = ()) -> Scanned:
-    data = read_bytes(path, path)
-    text = decode(data, path)
+def scan_files(paths: list[str], parser: str = "auto", defines: tuple[str, ...] = (),
+               progress: Progress | None = None) -> list[Scanned]:
+    """Each file scanned (scan_file). The torch headers that several files include outside any conditional
+    (clang_scan.shared_headers: `torch/script.h`, ...) are parsed once for all of them, in a precompiled prelude of
+    their own; a set only one file includes is parsed in that file (a precompiled prelude takes longer to make than
+    the file to parse), unless an earlier run made its prelude."""
+    texts: dict[str, tuple[bytes, str]] = {}
+    shared: dict[str, tuple[str, ...]] = {}
+    if parser in ("auto", "libclang"):
+        for path in paths:
+            if path not in texts:
+                data = read_bytes(path, path)
+                texts[path] = (data, decode(data, path))
+                shared[path] = clang_scan.shared_headers(path, texts[path][1])
+    uses = Counter(shared.values())
+    progress = progress or Progress(len(paths), "never")
+    out = []
+    try:
+        if parser in ("auto", "libclang"):
+            clang_scan.prepare(sorted(s for s, n in uses.items() if s and n > 1), defines, progress.note)
+        for p in paths:
+            progress.file(p)
+            out.append(scan_file(p, parser, defines, shared.get(p, ()), uses[shared.get(p, ())] > 1, texts.get(p)))
+            progress.file_done()
+    finally:
+        progress.finish()
+    return out
+
+
+def scan_file(path: str, parser: str = "auto", defines: tuple[str, ...] = (), headers: tuple[str, ...] = (),
+              build_shared: bool = False, read: tuple[bytes, str] | None = None) -> Scanned:
+    """One file's constructs: libclang's (`headers`, `build_shared`: the precompiled prelude to parse it against,
+    clang_scan.parse), else tree-sitter's. `read`: its bytes and text, where the caller read them."""
+    if read is None:
+        raw = read_bytes(path, path)
+        read = (raw, decode(raw, path))
+    data, text = read
     if parser in ("auto", "libclang"):
         try:
-            return Scanned(path, text, clang_scan.scan(path, text, defines), data=data)
+            return Scanned(path, text, clang_scan.scan(path, text, defines, headers, build_shared), data=data)
         except clang_scan.Unparsed as e:
             if parser == "libclang":
                 raise ShimgenError(f"{path}: {e}") from None

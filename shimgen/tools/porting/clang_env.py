@@ -35,9 +35,11 @@ def builtin_includes() -> tuple[str, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=None)
 def installed_torch() -> tuple[str, str]:
     """The installed torch's package folder and version, found without importing it (3 s of CPU that a scan, which
-    only reads its headers, does not need)."""
+    only reads its headers, does not need); read once a process (its metadata's parse is tens of milliseconds, and
+    a scan asks for each file)."""
     spec = importlib.util.find_spec("torch")
     if spec is None or not spec.submodule_search_locations:
         raise ImportError("torch is not installed")

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 
 from shimgen.base import cache, output
@@ -115,9 +116,19 @@ def discard_temporary() -> None:
         shutil.rmtree(_TEMPORARY.pop(), ignore_errors=True)
 
 
+# How a precompiled prelude is made (part of the cache key): the headers' function bodies are skipped (only their
+# declarations can decide what a construct of the user's file reaches: a body ATen writes in a header is never
+# walked; clang keeps the bodies of constexpr functions and of those whose return type is deduced, which a
+# declaration may need), and the templates the headers instantiate are instantiated once, in the PCH, rather than
+# again at the end of every file parsed against it. Both cut a file's parse from seconds to a fraction of one.
+_PCH_OPTIONS = ("PARSE_INCOMPLETE", "PARSE_SKIP_FUNCTION_BODIES")
+_PCH_FLAGS = ("-Xclang", "-fpch-instantiate-templates")
+
+
 def _overlay_key(ci) -> str:
     return hashlib.sha256(repr((sorted(_OVERLAY.items()), _PRELUDE, _CUDA_PRELUDE, clang_env.installed_torch()[1],
-                                clang_env.builtin_includes(), ci.__file__)).encode()).hexdigest()[:16]
+                                clang_env.builtin_includes(), ci.__file__, _PCH_OPTIONS,
+                                _PCH_FLAGS)).encode()).hexdigest()[:16]
 
 
 def _overlay_files(root: str) -> dict[str, str]:
@@ -180,17 +191,21 @@ PCH_ROOM = 256 * 1024 * 1024
 # limit) aborts its process ("IO failure on output stream") or, by SIGXFSZ, kills it. Only the child is lost.
 _PCH_CHILD = """
 import json, sys
-prelude, out, args, where = json.loads(sys.argv[1])
+prelude, out, args, where, options = json.loads(sys.argv[1])
 sys.path.insert(0, where)  # the clang package the parent uses
 from clang import cindex as ci
-tu = ci.Index.create().parse(prelude, args=args, options=ci.TranslationUnit.PARSE_INCOMPLETE)
+flags = 0
+for name in options:
+    flags |= getattr(ci.TranslationUnit, name)
+tu = ci.Index.create().parse(prelude, args=args, options=flags)
 if any(d.severity >= ci.Diagnostic.Fatal for d in tu.diagnostics):
     sys.exit(3)
 tu.save(out)
 """
 
 
-def _room_for_pch(root: str) -> bool:
+def _room_for_pch(root: str, count: int = 1) -> bool:
+    """Room for `count` more precompiled preludes under root (the file size limit, the free space)."""
     try:
         import resource
 
@@ -203,50 +218,184 @@ def _room_for_pch(root: str) -> bool:
         st = os.statvfs(root)
     except OSError:
         return False
-    return st.f_bavail * st.f_frsize >= PCH_ROOM
+    return st.f_bavail * st.f_frsize >= PCH_ROOM * count
 
 
-def _pch(ci, root: str, check=lambda: None) -> str | None:
-    """The prelude's precompiled AST (built once per torch and libclang: minutes; then seconds per file), or None
-    where it cannot be made (no room for it, or its build failed): the file is then parsed without it. Built and
-    saved by a child process (_PCH_CHILD); `check` is polled meanwhile, so an interrupt ends the child too."""
-    pch = os.path.join(root, "prelude.pch")
+def _pch(ci, root: str, check=lambda: None, headers: tuple[str, ...] = (), defines: tuple[str, ...] = (),
+         build: bool = True) -> str | None:
+    """The prelude's precompiled AST (built once per torch and libclang, seconds; then a fraction of a second per
+    file), or None where it cannot be made (no room for it, or its build failed): the file is then parsed without
+    it. With `headers`, the prelude followed by those torch headers (`shared_headers`), built with the run's
+    defines: its own file, made only where `build` (else used where an earlier run made it)."""
+    _, pch = _pch_paths(root, headers, defines)
     if os.path.exists(pch):
         return pch
-    if not _room_for_pch(root):
+    if not build:
         return None
-    tmp = f"{pch}.{os.getpid()}"
-    job = json.dumps([os.path.join(root, "prelude.h"), tmp, clang_env.args(_includes(root), header=True),
-                      os.path.dirname(os.path.dirname(os.path.abspath(ci.__file__)))])
+    return _make_pchs(ci, root, [headers], defines, check).get(headers)
+
+
+def _workers() -> int:
     try:
-        try:
-            child = subprocess.Popen([sys.executable, "-c", _PCH_CHILD, job], stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        except OSError:
-            return None
-        try:
-            while True:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _make_pchs(ci, root: str, wanted: list[tuple[str, ...]], defines: tuple[str, ...], check=lambda: None,
+               started=lambda headers: None) -> dict[tuple[str, ...], str]:
+    """Make the precompiled preludes of `wanted` (header sets, `_pch`) that are not on disk, as many at once as
+    there are CPUs (and room for them), each by a child process (_PCH_CHILD): libclang writes the PCH itself, and
+    a write that fails there aborts its process; only the child is lost. `check` is polled meanwhile, so an
+    interrupt ends the children too; `started` is told of each build as it starts. Returns those on disk."""
+    done: dict[tuple[str, ...], str] = {}
+    todo = []
+    for headers in wanted:
+        _, pch = _pch_paths(root, headers, defines)
+        if os.path.exists(pch):
+            done[headers] = pch
+        elif pch not in _FAILED and not os.path.exists(f"{pch}.failed"):
+            todo.append(headers)
+    running: list[tuple[tuple[str, ...], str, str, subprocess.Popen]] = []
+    try:
+        while todo or running:
+            while todo and len(running) < _workers() and _room_for_pch(root, len(running) + 1):
+                headers = todo.pop(0)
+                job = _start_pch(ci, root, headers, defines)
+                if job is not None:
+                    started(headers)
+                    running.append((headers, *job))
+            if not running:
+                break  # no room, or none could start
+            time.sleep(0.05)
+            check()
+            for entry in list(running):
+                headers, pch, tmp, child = entry
+                code = child.poll()
+                if code is None:
+                    continue
+                running.remove(entry)
                 try:
-                    code = child.wait(timeout=0.05)
-                    break
-                except subprocess.TimeoutExpired:
-                    check()
-        finally:
+                    if code != 0 or not os.path.isfile(tmp) or os.path.getsize(tmp) == 0:
+                        _FAILED.add(pch)
+                        if code == 3:  # libclang could not read the headers: not worth another try with them
+                            with contextlib.suppress(OSError):
+                                _write_whole(f"{pch}.failed", "")
+                        continue
+                    os.replace(tmp, pch)
+                    done[headers] = pch
+                except OSError:
+                    continue
+                finally:
+                    with contextlib.suppress(OSError):
+                        os.unlink(tmp)
+    finally:
+        for _, _, tmp, child in running:  # an interrupt: the children end, their files go
             if child.poll() is None:
                 child.kill()
-                child.wait()
-        if code != 0 or not os.path.isfile(tmp) or os.path.getsize(tmp) == 0:
-            return None
-        os.replace(tmp, pch)
+            child.wait()
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+    return done
+
+
+def _start_pch(ci, root: str, headers: tuple[str, ...], defines: tuple[str, ...]):
+    """A child making one precompiled prelude: (its PCH's path, the temporary it writes, the process), or None
+    where it cannot start (its header cannot be written, no process)."""
+    prelude, pch = _pch_paths(root, headers, defines)
+    extra = tuple(f"-D{d}" for d in defines) if headers else ()
+    tmp = f"{pch}.{os.getpid()}"
+    try:
+        if headers:
+            os.makedirs(os.path.dirname(prelude), exist_ok=True)
+            _write_whole(prelude, _PRELUDE + "".join(f"#include <{h}>\n" for h in headers))
+        job = json.dumps([prelude, tmp, clang_env.args(_includes(root), header=True, extra=_PCH_FLAGS + extra),
+                          os.path.dirname(os.path.dirname(os.path.abspath(ci.__file__))), list(_PCH_OPTIONS)])
+        child = subprocess.Popen([sys.executable, "-c", _PCH_CHILD, job], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except OSError:
         return None
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-    return pch
+    return pch, tmp, child
 
 
-def parse(path: str, text: str, defines: tuple[str, ...] = (), check=lambda: None):
+_FAILED: set[str] = set()  # the precompiled preludes whose build failed in this process
+
+
+def _pch_paths(root: str, headers: tuple[str, ...], defines: tuple[str, ...]) -> tuple[str, str]:
+    """The header a precompiled prelude is made from, and the PCH's path."""
+    if not headers:
+        return os.path.join(root, "prelude.h"), os.path.join(root, "prelude.pch")
+    name = hashlib.sha256(repr((headers, defines)).encode()).hexdigest()[:16]
+    return os.path.join(root, "shared", f"{name}.h"), os.path.join(root, "shared", f"{name}.pch")
+
+
+def prepare(shared: list[tuple[str, ...]], defines: tuple[str, ...] = (), status=lambda what: None) -> None:
+    """Make the precompiled preludes a run will parse against where they are not made yet: the prelude's, and
+    the prelude's with each set of `shared` headers (`shared_headers`); `status` is told which is being made
+    (seconds each, once per torch). Where libclang, torch or the cache is missing, nothing: the scan says why."""
+    ci = clang_env.cindex()
+    if ci is None:
+        return
+    try:
+        root, on_disk = _overlay_dir(ci)
+    except ImportError:
+        return
+    if not on_disk:
+        return
+    making: list[str] = []
+
+    def started(headers: tuple[str, ...]) -> None:
+        making.append(" and ".join(["the prelude", *headers]))
+        status("precompiling " + "; ".join(making) + " (once per torch)")
+
+    with output.signals_polled() as check:
+        _make_pchs(ci, root, [(), *shared], defines, check, started)
+
+
+_INCLUDE = re.compile(rb"^[ \t]*#[ \t]*include[ \t]*<([^>\n]+)>", re.M)
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif|define|undef)\b", re.M)
+
+
+def shared_headers(path: str, text: str) -> tuple[str, ...]:
+    """The torch headers a file includes that can go into a precompiled prelude: written `#include <...>` outside
+    any conditional, before any `#define`/`#undef` of the file, found in the torch's include folders and not already
+    in the prelude (the stand-ins). A CUDA file has none (its prelude's declarations come before such headers). A
+    file parsed with these in its prelude sees what it sees when it includes them where it does, the prelude
+    before its own code as ever; the files of a tree that share them share one parse of them."""
+    if path.endswith(CUDA_SUFFIXES):
+        return ()
+    try:
+        roots = clang_env.torch_includes()
+    except ImportError:
+        return ()
+    found = set()
+    depth = 0
+    data = text.encode("utf-8")
+    events = sorted([(m.start(), "include", m.group(1).decode("utf-8").strip()) for m in _INCLUDE.finditer(data)]
+                    + [(m.start(), m.group(1).decode(), "") for m in _DIRECTIVE.finditer(data)])
+    for at, kind, name in events:
+        if _in_comment_or_string(data, at):
+            continue
+        if kind in ("if", "ifdef", "ifndef"):
+            depth += 1
+        elif kind == "endif":
+            depth = max(0, depth - 1)
+        elif kind in ("define", "undef"):
+            if depth == 0:
+                break
+        elif depth == 0 and name not in _OVERLAY and name not in _PRELUDE_HEADERS and \
+                any(os.path.isfile(os.path.join(r, name)) for r in roots):
+            found.add(name)
+    return tuple(sorted(found))
+
+
+_PRELUDE_HEADERS = ("ATen/ATen.h", "torch/library.h")
+
+
+def parse(path: str, text: str, defines: tuple[str, ...] = (), check=lambda: None, headers: tuple[str, ...] = (),
+          build_shared: bool = True):
+    """libclang's translation unit of the file, parsed against the precompiled prelude (with `headers`, the one of
+    the prelude and those headers, where it is or can be made: `_pch`)."""
     ci = clang_env.cindex()
     if ci is None:
         raise Unparsed("libclang is not installed (pip install 'shimgen[port]')")
@@ -257,7 +406,11 @@ def parse(path: str, text: str, defines: tuple[str, ...] = (), check=lambda: Non
     cuda = path.endswith(CUDA_SUFFIXES)
     extra: list[str] = [f"-D{d}" for d in defines]
     includes = _includes(root)
-    pch = _pch(ci, root, check) if on_disk else None
+    pch = None
+    if on_disk and headers:
+        pch = _pch(ci, root, check, headers, defines, build_shared)
+    if on_disk and pch is None:
+        pch = _pch(ci, root, check)
     if pch:
         extra = ["-include-pch", pch, *extra]
     else:
@@ -270,8 +423,10 @@ def parse(path: str, text: str, defines: tuple[str, ...] = (), check=lambda: Non
     unsaved = [(path, text)] + ([] if on_disk else list(_overlay_files(root).items()))
     check()
     try:
-        tu = ci.Index.create().parse(path, args=args, unsaved_files=unsaved,
-                                     options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
+        # excludeDecls: the translation unit's children are the file's own declarations (and its headers'), not
+        # the precompiled prelude's thousands, which the walk would only skip one by one
+        tu = ci.Index.create(excludeDecls=True).parse(path, args=args, unsaved_files=unsaved,
+                                                      options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
     except ci.TranslationUnitLoadError as e:
         raise Unparsed(f"libclang could not parse it ({e})") from None
     check()
@@ -308,10 +463,11 @@ def _hidden(ns) -> bool:
 
 
 class Scanner:
-    def __init__(self, path: str, text: str, defines: tuple[str, ...] = (), check=lambda: None) -> None:
+    def __init__(self, path: str, text: str, defines: tuple[str, ...] = (), check=lambda: None,
+                 headers: tuple[str, ...] = (), build_shared: bool = True) -> None:
         self.path = path
         self.check = check  # acts on an interrupt received meanwhile (output.signals_polled)
-        self.ci, self.tu, self.text = parse(path, text, defines, check)
+        self.ci, self.tu, self.text = parse(path, text, defines, check, headers, build_shared)
         self.data = self.text.encode("utf-8")
         self.sites: list[Site] = []
         self._seen: set = set()
@@ -655,8 +811,10 @@ def _in_comment_or_string(data: bytes, at: int) -> bool:
     return data.rfind(b"/*", 0, at) > data.rfind(b"*/", 0, at)
 
 
-def scan(path: str, text: str, defines: tuple[str, ...] = ()) -> list[Site]:
-    """The constructs of one file. SIGINT and SIGTERM are polled meanwhile rather than raised where they land: one
-    landing in a libclang visitor callback would be printed and dropped by ctypes (output.signals_polled)."""
+def scan(path: str, text: str, defines: tuple[str, ...] = (), headers: tuple[str, ...] = (),
+         build_shared: bool = True) -> list[Site]:
+    """The constructs of one file (`headers`, `build_shared`: the precompiled prelude to parse it against, `parse`).
+    SIGINT and SIGTERM are polled meanwhile rather than raised where they land: one landing in a libclang visitor
+    callback would be printed and dropped by ctypes (output.signals_polled)."""
     with output.signals_polled() as check:
-        return Scanner(path, text, defines, check).run()
+        return Scanner(path, text, defines, check, headers, build_shared).run()
