@@ -11,6 +11,7 @@ prover module named as the entry's module) and a test (docs/kernels.md).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 from typing import TYPE_CHECKING
@@ -55,12 +56,14 @@ class Kernel:
         return {"prover": self.prover}
 
 
+@functools.cache
 def modules() -> list[str]:
     """The entries' modules: every module of this package but `common` (the helpers they share), in name order."""
     return sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name != "common")
 
 
 _REGISTRY: dict[str, Kernel] = {}
+_LOADED: set[str] = set()
 
 
 def register(*entries: Kernel) -> None:
@@ -69,17 +72,29 @@ def register(*entries: Kernel) -> None:
         _REGISTRY[e.name] = e
 
 
+def _load(module: str) -> None:
+    if module not in _LOADED:
+        importlib.import_module(f"shimgen.generate.routes.kernels.{module}")
+        _LOADED.add(module)
+
+
 def registry() -> dict[str, Kernel]:
     """kernel name -> entry, every module of modules() loaded."""
-    if not _REGISTRY:
-        for m in modules():
-            importlib.import_module(f"shimgen.generate.routes.kernels.{m}")
+    for m in modules():
+        _load(m)
     return _REGISTRY
 
 
 def get(name: str, op: str | None = None) -> Kernel:
-    """The entry of kernel `name`; an unknown kernel is a data error (one line)."""
-    entry = registry().get(name)
+    """The entry of kernel `name`; an unknown kernel is a data error (one line). Most kernels live in the module of
+    their name: that module alone is loaded for them (a run of a few ops imports a few of the ~30 modules), the
+    others where a name is not found there."""
+    entry = _REGISTRY.get(name)
+    if entry is None and name in modules():
+        _load(name)
+        entry = _REGISTRY.get(name)
+    if entry is None:
+        entry = registry().get(name)
     if entry is None:
         raise ShimgenError(f"data/scalar_facts.yaml kernel_compositions: unknown kernel `{name}` (known: "
                            f"{', '.join(sorted(registry()))})", op=op)
