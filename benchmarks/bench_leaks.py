@@ -165,8 +165,12 @@ def quiet_stderr(on: bool):
 
 # The str calls that cross libtorch 2.10-2.13's leaking dispatcher conversion with -DSHIMGEN_LEAKY_STR; the default
 # build computes gelu(x) on a contiguous CPU tensor (kernel gelu_addmm), einsum (kernel einsum) and div's "floor"
-# (kernel str_value) without a str crossing, and raises for the other str calls on 2.10-2.13: ~0 B.
+# (kernel str_value) without a str crossing, and raises for the other str calls on 2.10-2.13: ~0 B. elu and softplus
+# (kernel cpu_activation: aten's CPU kernel replicated, no number crossing) computed, and refused (alpha=1e300 is out
+# of float's range): ~0 B.
 DEFAULT_CALLS = [("gelu(x)", "ts::gelu(x);"), ('gelu(x, "tanh")', 'ts::gelu(x, "tanh");'),
+                 ("elu(x)", "ts::elu(x);"), ("softplus(x)", "ts::softplus(x);"),
+                 ("elu(x, 1e300) refused", "ts::elu(x, 1e300);"),
                  ('div(a, b, "floor")', 'ts::div(x, x, std::string_view("floor"));'),
                  ('einsum("ij,jk", ..)', 'ts::einsum("ij,jk->ik", {x, x});'),
                  ('conv2d(.., "same")', 'ts::conv2d(ts::view(x, {1, 1, 4, 4}), ts::view(x, {1, 1, 4, 4}), '
@@ -218,7 +222,7 @@ def default_build(args) -> int:
     with tempfile.TemporaryDirectory() as tmp:
         gen = os.path.join(tmp, "generated")
         files, _ = pipeline.generate(["gelu.default", "div.Tensor_mode", "einsum.default", "conv2d.padding",
-                                      "view.default"], None, None, gen)
+                                      "view.default", "elu.default", "softplus.default"], None, None, gen)
         pipeline.write(gen, files)
         for k, (label, call) in enumerate(DEFAULT_CALLS):
             for target in ("0x020a000000000000", None):

@@ -45,7 +45,7 @@ class CpuActivation(Kernel):
         return f'return shimgen::detail::{rule["helper"]}("{w.op.name}", {args});'
 
     def prover_spec(self, rule: dict, out: str) -> dict:
-        return {"prover": self.prover, "compiled": True}
+        return {"prover": self.prover, "compiled": str(PARALLEL_FOR)}
 
 
 register(CpuActivation())
