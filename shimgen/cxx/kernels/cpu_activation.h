@@ -29,34 +29,38 @@
 /// features: AVX512 with avx512vl, avx512bw, avx512dq and fma, AVX2 with
 /// avx2 and fma.
 template <typename = void>
-inline int act_capability() {
+inline int act_capability_now() {
 #if defined(SHIMGEN_ACT_X86)
-  static const int capability = [] {
-    const char* env = std::getenv("ATEN_CPU_CAPABILITY");
-    const std::string chosen = env != nullptr ? env : "";
-    if (chosen == "avx512") {
-      return 2;
-    }
-    if (chosen == "avx2") {
-      return 1;
-    }
-    if (chosen == "default") {
-      return 0;
-    }
-    __builtin_cpu_init();
-    const bool fma = __builtin_cpu_supports("fma");
-    const bool vl = __builtin_cpu_supports("avx512vl");
-    const bool bw = __builtin_cpu_supports("avx512bw");
-    const bool dq = __builtin_cpu_supports("avx512dq");
-    if (vl && bw && dq && fma) {
-      return 2;
-    }
-    return __builtin_cpu_supports("avx2") && fma ? 1 : 0;
-  }();
-  return capability;
+  const char* env = std::getenv("ATEN_CPU_CAPABILITY");
+  const std::string chosen = env != nullptr ? env : "";
+  if (chosen == "avx512") {
+    return 2;
+  }
+  if (chosen == "avx2") {
+    return 1;
+  }
+  if (chosen == "default") {
+    return 0;
+  }
+  __builtin_cpu_init();
+  const bool fma = __builtin_cpu_supports("fma");
+  const bool vl = __builtin_cpu_supports("avx512vl");
+  const bool bw = __builtin_cpu_supports("avx512bw");
+  const bool dq = __builtin_cpu_supports("avx512dq");
+  if (vl && bw && dq && fma) {
+    return 2;
+  }
+  return __builtin_cpu_supports("avx2") && fma ? 1 : 0;
 #else
   return -1;
 #endif
+}
+
+/// act_capability_now(), asked once (aten's choice is made once a process).
+template <typename = void>
+inline int act_capability() {
+  static const int capability = act_capability_now();
+  return capability;
 }
 
 /// Lanes of Vectorized<T> at a capability (64 or 32 bytes a vector).
@@ -182,7 +186,8 @@ inline void elu_vector(const ActCall<T>& c, int64_t at, int64_t lanes) {
   for (int64_t l = 0; l < lanes; ++l) {
     arg[l] = c.in[at + l] * c.c2;
   }
-  act_vector_math<T>(c.capability, c.fn0, &act_expm1<T>, arg.data(), e.data(), lanes);
+  act_vector_math<T>(
+      c.capability, c.fn0, &act_expm1<T>, arg.data(), e.data(), lanes);
   for (int64_t l = 0; l < lanes; ++l) {
     const T a = c.in[at + l];
     c.out[at + l] = a >= T(0) ? a * c.c1 : e[l] * c.c0;
@@ -208,8 +213,10 @@ inline void softplus_vector(const ActCall<T>& c, int64_t at, int64_t lanes) {
   for (int64_t l = 0; l < lanes; ++l) {
     arg[l] = c.in[at + l] * c.c0;
   }
-  act_vector_math<T>(c.capability, c.fn0, &act_exp<T>, arg.data(), e.data(), lanes);
-  act_vector_math<T>(c.capability, c.fn1, &act_log1p<T>, e.data(), l1p.data(), lanes);
+  act_vector_math<T>(
+      c.capability, c.fn0, &act_exp<T>, arg.data(), e.data(), lanes);
+  act_vector_math<T>(
+      c.capability, c.fn1, &act_log1p<T>, e.data(), l1p.data(), lanes);
   for (int64_t l = 0; l < lanes; ++l) {
     const T a = c.in[at + l];
     c.out[at + l] = arg[l] > c.c1 ? a : l1p[l] / c.c0;
@@ -302,22 +309,29 @@ inline torch::stable::Tensor act_result(const torch::stable::Tensor& self) {
   fail(op, text.c_str());
 }
 
-/// The checks every activation of this section makes, in this order: a
-/// number aten's kernel would convert to T (float or double) exactly and in
-/// range, then the tensor (act_computes), then autograd (not recorded).
+/// A number aten's kernel converts to T (float, or double for a double
+/// self): refused where it would not convert exactly and in range.
+template <typename = void>
+inline void act_number(
+    const char* op,
+    const char* name,
+    const Scalar& s,
+    const torch::stable::Tensor& self) {
+  const bool wide = self.scalar_type() == ScalarType::Double;
+  const int compute = position(wide ? ScalarType::Double : ScalarType::Float);
+  if (!in_range(s, compute)) {
+    const std::string why = "out of the range of the dtype aten computes in";
+    refuse(op, name, s, why);
+  }
+}
+
+/// The checks every activation of this section makes after its numbers'
+/// (act_number): the tensor (act_computes, after resolving a negative view),
+/// then autograd (not recorded); the tensor to compute on.
 template <typename = void>
 inline torch::stable::Tensor act_operand(
     const char* op,
-    const torch::stable::Tensor& self,
-    std::initializer_list<std::pair<const char*, const Scalar*>> numbers) {
-  const ScalarType t = self.scalar_type();
-  const int compute = position(t == ScalarType::Double ? t : ScalarType::Float);
-  for (const auto& number : numbers) {
-    if (!in_range(*number.second, compute)) {
-      const std::string why = "out of the range of the dtype aten computes it in";
-      refuse(op, number.first, *number.second, why);
-    }
-  }
+    const torch::stable::Tensor& self) {
   const torch::stable::Tensor x = dispatch_tensors<1>(
       "aten::resolve_neg", "", {torch::stable::detail::from(self)});
   if (!act_computes(x)) {
@@ -337,7 +351,10 @@ inline torch::stable::Tensor act_operand(
 /// The Sleef function aten's kernel calls at the capability, or a refusal
 /// where the running libtorch does not export it.
 template <typename T>
-inline const void* act_symbol(const char* op, int capability, const char* name) {
+inline const void* act_symbol(
+    const char* op,
+    int capability,
+    const char* name) {
   const void* fn = act_sleef_symbol<T>(capability, name);
   if (capability > 0 && fn == nullptr) {
     std::string why = "the running libtorch does not export Sleef's ";
@@ -348,19 +365,33 @@ inline const void* act_symbol(const char* op, int capability, const char* name) 
   return fn;
 }
 
-/// The activation over x into a new tensor: aten's chunks (torch_parallel_for,
-/// grain 32768: serial below it or with one thread), each as act_chunk.
+/// libtorch's thread count (at::get_num_threads).
+template <typename = void>
+inline int64_t act_threads() {
+  uint32_t threads = 1;
+#if defined(TORCH_VERSION_2_10_0)
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+  act_check(torch_get_num_threads(&threads));
+#endif
+#endif
+  return static_cast<int64_t>(threads);
+}
+
+/// The activation over x into a new tensor: aten's chunks (torch_parallel_for
+/// with the kernel's grain, 32768 unless it says otherwise: serial below it or
+/// with one thread), each as act_chunk.
 template <typename T>
 inline torch::stable::Tensor act_run(
     const torch::stable::Tensor& x,
     ActCall<T>& call,
-    void (*chunk)(int64_t, int64_t, void*)) {
+    void (*chunk)(int64_t, int64_t, void*),
+    int64_t grain = 32768) {
   torch::stable::Tensor result = act_result(x);
   call.in = static_cast<const T*>(x.data_ptr());
   call.out = static_cast<T*>(result.data_ptr());
 #if defined(TORCH_VERSION_2_10_0)
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  act_check(torch_parallel_for(0, x.numel(), 32768, chunk, &call));
+  act_check(torch_parallel_for(0, x.numel(), grain, chunk, &call));
 #endif
 #endif
   return result;
@@ -376,11 +407,16 @@ inline torch::stable::Tensor elu_typed(
     const Scalar& scale,
     const Scalar& input_scale) {
   const int capability = act_capability();
-  const T negcoef = static_cast<T>(alpha.to_double()) * static_cast<T>(scale.to_double());
+  const T negcoef =
+      static_cast<T>(alpha.to_double()) * static_cast<T>(scale.to_double());
   const T poscoef = static_cast<T>(scale.to_double());
   const T negiptcoef = static_cast<T>(input_scale.to_double());
-  const void* expm1 = act_symbol<T>(op, capability, "expm1");
-  ActCall<T> call{nullptr, nullptr, negcoef, poscoef, negiptcoef, expm1, nullptr, capability};
+  ActCall<T> call{};
+  call.c0 = negcoef;
+  call.c1 = poscoef;
+  call.c2 = negiptcoef;
+  call.fn0 = act_symbol<T>(op, capability, "expm1");
+  call.capability = capability;
   return act_run<T>(x, call, &act_chunk<T, &elu_vector<T>, &elu_scalar<T>>);
 }
 
@@ -391,8 +427,10 @@ inline torch::stable::Tensor elu_cpu(
     const Scalar& alpha,
     const Scalar& scale,
     const Scalar& input_scale) {
-  const torch::stable::Tensor x = act_operand(
-      op, self, {{"alpha", &alpha}, {"scale", &scale}, {"input_scale", &input_scale}});
+  act_number(op, "alpha", alpha, self);
+  act_number(op, "scale", scale, self);
+  act_number(op, "input_scale", input_scale, self);
+  const torch::stable::Tensor x = act_operand(op, self);
   if (x.scalar_type() == ScalarType::Double) {
     return elu_typed<double>(op, x, alpha, scale, input_scale);
   }
@@ -410,10 +448,14 @@ inline torch::stable::Tensor softplus_typed(
   const int capability = act_capability();
   const T b = static_cast<T>(beta.to_double());
   const T limit = static_cast<T>(threshold.to_double());
-  const void* exp = act_symbol<T>(op, capability, "exp");
-  const void* log1p = act_symbol<T>(op, capability, "log1p");
-  ActCall<T> call{nullptr, nullptr, b, limit, T(0), exp, log1p, capability};
-  return act_run<T>(x, call, &act_chunk<T, &softplus_vector<T>, &softplus_scalar<T>>);
+  ActCall<T> call{};
+  call.c0 = b;
+  call.c1 = limit;
+  call.fn0 = act_symbol<T>(op, capability, "exp");
+  call.fn1 = act_symbol<T>(op, capability, "log1p");
+  call.capability = capability;
+  return act_run<T>(
+      x, call, &act_chunk<T, &softplus_vector<T>, &softplus_scalar<T>>);
 }
 
 template <typename = void>
@@ -422,10 +464,112 @@ inline torch::stable::Tensor softplus_cpu(
     const torch::stable::Tensor& self,
     const Scalar& beta,
     const Scalar& threshold) {
-  const torch::stable::Tensor x =
-      act_operand(op, self, {{"beta", &beta}, {"threshold", &threshold}});
+  act_number(op, "beta", beta, self);
+  act_number(op, "threshold", threshold, self);
+  const torch::stable::Tensor x = act_operand(op, self);
   if (x.scalar_type() == ScalarType::Double) {
     return softplus_typed<double>(op, x, beta, threshold);
   }
   return softplus_typed<float>(op, x, beta, threshold);
+}
+
+/// A value the compiler cannot see through (an empty asm holding it in an SSE
+/// register): the product it holds is rounded before the addition that
+/// follows, even where the extension is built with FMA and contraction.
+template <typename T>
+inline T act_opaque(T v) {
+#if defined(SHIMGEN_ACT_X86)
+  asm volatile("" : "+x"(v));
+#endif
+  return v;
+}
+
+/// gelu's tanh approximation's argument, `kBeta * (x + kKappa * x^3)` (Gelu.h;
+/// kBeta = M_SQRT2 * M_2_SQRTPI * 0.5 and kKappa = 0.044715 as doubles, then
+/// T), rounded as aten's compiled kernel rounds it: the multiply-add fused at
+/// AVX512 and AVX2 (those kernels are built with FMA, which the compiler
+/// contracts, in the vectorized and the scalar lambda alike; measured on
+/// 2.10-2.15), each step rounded at DEFAULT.
+template <typename T>
+inline T gelu_tanh_inner(T x, bool fused) {
+  const T beta = static_cast<T>(0x1.9884533d43651p-1);
+  const T kappa = static_cast<T>(0x1.6e4e26d4801f7p-5);
+  const T cube = x * x * x;
+  if (fused) {
+    return beta * std::fma(kappa, cube, x);
+  }
+  return beta * (x + act_opaque(kappa * cube));
+}
+
+template <typename T>
+inline T act_tanh(T x) {
+  return std::tanh(x);
+}
+
+/// gelu(x, "tanh")'s vectorized lambda
+/// (vectorized_gelu_approximated_with_tanh): `0.5 * x * (1 + tanh(inner))` by
+/// the vector tanh.
+template <typename T>
+inline void gelu_tanh_vector(const ActCall<T>& c, int64_t at, int64_t lanes) {
+  std::array<T, 16> inner{};
+  std::array<T, 16> t{};
+  for (int64_t l = 0; l < lanes; ++l) {
+    inner[l] = gelu_tanh_inner(c.in[at + l], c.capability > 0);
+  }
+  act_vector_math<T>(
+      c.capability, c.fn0, &act_tanh<T>, inner.data(), t.data(), lanes);
+  for (int64_t l = 0; l < lanes; ++l) {
+    const T half = T(0.5) * c.in[at + l];
+    c.out[at + l] = half * (T(1) + t[l]);
+  }
+}
+
+/// gelu(x, "tanh")'s scalar lambda (scalar_gelu_approximated_with_tanh).
+template <typename T>
+inline void gelu_tanh_scalar(const ActCall<T>& c, int64_t at) {
+  const T x = c.in[at];
+  const T half = T(0.5) * x;
+  c.out[at] = half * (T(1) + std::tanh(gelu_tanh_inner(x, c.capability > 0)));
+}
+
+/// May gelu_tanh_cpu compute gelu(self, approximate) as aten::gelu does (the
+/// wrapper asks only on a running libtorch before 2.14, whose dispatcher
+/// would leak converting the str)? "tanh", a tensor act_computes takes, and a
+/// call autograd does not record.
+template <typename = void>
+inline bool gelu_tanh_computes(
+    const torch::stable::Tensor& self,
+    std::string_view approximate) {
+  return approximate == "tanh" && act_computes(self) && !records_grad({&self});
+}
+
+/// gelu(self, "tanh") as aten's CPU gelu kernel (gelu_tanh_computes said it
+/// may): its chunks are parallel_for's with aten's grain (above 16,384
+/// elements the numel over the thread count, else 32,768).
+template <typename T>
+inline torch::stable::Tensor gelu_tanh_typed(const torch::stable::Tensor& x) {
+  const int capability = act_capability();
+  ActCall<T> call{};
+  call.fn0 = act_symbol<T>("gelu.default", capability, "tanh");
+  call.capability = capability;
+  const int64_t n = x.numel();
+  const int64_t grain = n > 16384 ? n / act_threads() : 32768;
+  return act_run<T>(
+      x,
+      call,
+      &act_chunk<T, &gelu_tanh_vector<T>, &gelu_tanh_scalar<T>>,
+      grain);
+}
+
+template <typename = void>
+inline torch::stable::Tensor gelu_tanh_cpu(const torch::stable::Tensor& self) {
+  const torch::stable::Tensor x = dispatch_tensors<1>(
+      "aten::resolve_neg", "", {torch::stable::detail::from(self)});
+  if (!act_computes(x)) {
+    fail("gelu.default", "a negative view that resolves to a strided tensor");
+  }
+  if (x.scalar_type() == ScalarType::Double) {
+    return gelu_tanh_typed<double>(x);
+  }
+  return gelu_tanh_typed<float>(x);
 }

@@ -22,7 +22,7 @@ from shimgen.proofs.verify import build
 
 NAMESPACE = "shimgen_prove"
 _TYPES = {"Tensor": ("Tensor", "torch::stable::Tensor"), "Scalar": ("float", "double"), "int": ("int", "int64_t"),
-          "bool": ("bool", "bool"), "float": ("float", "double")}
+          "bool": ("bool", "bool"), "float": ("float", "double"), "str": ("str", "std::string")}
 
 
 def custom_name(op: str) -> str:

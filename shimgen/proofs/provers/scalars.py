@@ -322,7 +322,7 @@ def _attach_library(spec: dict[str, dict], rules: dict[str, dict]) -> None:
     """Rows whose prover runs the generated wrappers themselves (their spec's `compiled`: the target release): one
     library of those wrappers (shimgen/proofs/provers/compiled.py), its path as each row's `library` and the custom
     op its wrapper is registered as (`custom`)."""
-    from shimgen.proofs.provers import compiled
+    from shimgen.proofs.provers import compiled  # lazily: it imports the generation pipeline, which only this needs
 
     by_target: dict[str, list[str]] = {}
     for op, s in spec.items():

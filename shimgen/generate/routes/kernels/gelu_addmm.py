@@ -40,10 +40,16 @@ class GeluAddmm(Kernel):
         return Variant(route, dv.kept, q.level, stack=dv.stack, guard_from=dv.guard_from)
 
     def describe(self, w: Wrapper, rule: dict) -> list[str]:
-        return [f"Route: on a running libtorch before 2.14, approximate \"none\" on a contiguous CPU tensor of a floating "
-                "dtype, where autograd does not record the call, as aten's CPU gelu kernel through libtorch's CPU C "
-                "shim aoti_torch_cpu__addmm_activation (an empty product, then aten's gelu_ on the copy); no str "
+        values = [f"On a running libtorch before 2.14, approximate \"{value}\" on a contiguous CPU tensor of float or "
+                  "double on x86-64, where autograd does not record the call, as aten's CPU gelu kernel with its loop "
+                  f"replicated (shimgen::detail::{prefix}_cpu: libtorch's parallel_for chunks, Sleef's vector tanh "
+                  "looked up in libtorch_cpu, libm's in the scalar tail, at the CPU capability aten chose)."
+                  for value, prefix in rule.get("value_kernels", {}).items()]
+        return [f"Route: on a running libtorch before 2.14, approximate \"none\" on a contiguous CPU tensor of a "
+                "floating dtype, where autograd does not record the call, as aten's CPU gelu kernel through libtorch's "
+                "CPU C shim aoti_torch_cpu__addmm_activation (an empty product, then aten's gelu_ on the copy); no str "
                 f"crosses the ABI (proven equal on torch {proven(rule)}).",
+                *values,
                 "Every other call takes the boxed dispatcher: aten's own op from libtorch 2.14; before it, a "
                 "shimgen: error naming the 48 bytes the dispatcher leaks per call converting `approximate`, unless "
                 "the extension defines SHIMGEN_LEAKY_STR to accept the leak."]
@@ -51,11 +57,23 @@ class GeluAddmm(Kernel):
     def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         arg = rule["argument"]
         leak_free = v.guard_from.major * 100 + v.guard_from.minor  # type: ignore[union-attr]
+        values = []
+        for prefix in rule.get("value_kernels", {}).values():  # "tanh": aten's kernel replicated (cpu_activation.h)
+            values += [f"if (leaks && shimgen::detail::{prefix}_computes(self, {arg})) {{",
+                       f"return shimgen::detail::{prefix}_cpu(self);",
+                       "}"]
         return "\n".join([f"const bool leaks = shimgen::detail::running_release() < {leak_free};",
                           f"if (leaks && shimgen::detail::gelu_by_addmm(self, {arg})) {{",
                           "return shimgen::detail::gelu_addmm(self);",
                           "}",
+                          *values,
                           guarded_body(w, v, plan, arg)])
+
+
+    def prover_spec(self, rule: dict, out: str) -> dict:
+        """A row with `value_kernels` is proven with its wrapper compiled at 2.10 (those values' kernels replicate
+        aten's loop, which no Python mirror follows: kernels/cpu_activation.h)."""
+        return {"prover": self.prover, **({"compiled": "2.10"} if rule.get("value_kernels") else {})}
 
 
 register(GeluAddmm())

@@ -29,7 +29,9 @@ NUMBERS = {
                     (2.0, 0.3, 1.7), (-1.0, 1.0, 1.0), (1.0, 1.0, 0.0), (0.1, 2.0, -3.0), (1e-3, 1e3, 1e-3)],
     "softplus.default": [(1.0, 20.0), (2.0, 20.0), (0.5, 10.0), (1.0, 0.0), (-1.0, 20.0), (100.0, 1.0), (3.7, -5.0),
                          (1e-3, 30.0)],
+    "gelu.default": [("tanh",)],  # a value kernel of kernel gelu_addmm's row (prove_gelu_addmm asks for it)
 }
+KEYWORDS = {"gelu.default": ("approximate",)}  # aten's keyword-only arguments, in the order of NUMBERS
 SPECIALS = [float("nan"), float("inf"), -float("inf"), -0.0, 0.0, -1e-30, 1e-310, -1e-310, -5e-324, 88.7, -88.7, 20.0,
             20.000001, 19.99999, 10.0, -100.0, 1e30, -1e30, 709.0, -745.0, 1e-8, -1e-8, 0.5, -0.5, 5e-45, -1e-45,
             1.17e-38, -1.17e-38, 3.4e38, -3.4e38, -17.0, -9.0, 1e-4, -1e-4]
@@ -70,6 +72,11 @@ def _inputs(dtype):
     yield "sliced", base[:, :3], False
 
 
+def _aten(f, op, x, numbers):
+    names = KEYWORDS.get(op)
+    return f(x, **dict(zip(names, numbers))) if names else f(x, *numbers)
+
+
 def _wrapper(custom):
     ns, _, name = custom.partition(".")
     fn = getattr(getattr(torch.ops, ns), name)
@@ -97,7 +104,7 @@ def cases(op, s):
                 continue  # refused whatever their length
             # every number set on the short inputs, three on those around the thread pool's split
             for numbers in NUMBERS[op] if x.numel() < 16000 else NUMBERS[op][:3]:
-                want = run(lambda: f(x, *numbers))
+                want = run(lambda: _aten(f, op, x, numbers))
                 got = outcome(lambda: wrapper(x, *numbers))
                 extra = [(r[1].stride(), True) if r[0] == "ok" else None for r in (want, got)]
                 if want[0] == got[0] == "ok":
@@ -106,12 +113,14 @@ def cases(op, s):
                 if got[0] == "refused" and dtype in COMPUTED and contiguous:
                     should.append(f"{dtype} {label} {numbers}: refused: {got[1]}")
     leaf = torch.randn(9, 4, dtype=torch.float64).requires_grad_()
-    got = outcome(lambda: wrapper(leaf, *NUMBERS[op][0]))
-    t.compare("requires grad", run(lambda: f(leaf, *NUMBERS[op][0])), got)
-    if got[0] != "refused":
-        should.append(f"requires grad: {got[0]}, not refused")
+    for x in (leaf, leaf * 1):
+        want = run(lambda: _aten(f, op, x, NUMBERS[op][0]))
+        got = outcome(lambda: wrapper(x, *NUMBERS[op][0]))
+        t.compare("requires grad", want, got)
+        if got[0] == "ok" and got[1].requires_grad != want[1].requires_grad:  # computed: autograd must see it
+            should.append("requires grad: computed where autograd would not record it")
     with torch.no_grad():
-        want = run(lambda: f(leaf, *NUMBERS[op][0]))
+        want = run(lambda: _aten(f, op, leaf, NUMBERS[op][0]))
         got = outcome(lambda: wrapper(leaf, *NUMBERS[op][0]))
         t.compare("requires grad, no_grad", want, got)
         if got[0] != "ok":
