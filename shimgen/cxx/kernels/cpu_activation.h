@@ -71,12 +71,18 @@ inline int64_t act_lanes(int capability) {
 }
 
 #if defined(SHIMGEN_ACT_X86)
+// The two callers of Sleef's vector functions are compiled for the ISA that
+// passes their vectors in registers (zmm, ymm); nothing else is.
+#if defined(__clang__)
+#define SHIMGEN_ACT_ISA(isa) __attribute__((target(isa)))
+#pragma clang attribute push(SHIMGEN_ACT_ISA("avx512f"), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#endif
 /// One call of Sleef's function `fn` on a 64-byte vector (zmm registers).
 template <typename T>
-__attribute__((target("avx512f"))) inline void act_sleef512(
-    const void* fn,
-    const T* in,
-    T* out) {
+inline void act_sleef512(void* fn, const T* in, T* out) {
   typedef T Vec __attribute__((vector_size(64)));
   typedef Vec (*Fn)(Vec);
   Vec v;
@@ -84,13 +90,18 @@ __attribute__((target("avx512f"))) inline void act_sleef512(
   const Vec r = reinterpret_cast<Fn>(fn)(v);
   __builtin_memcpy(out, &r, sizeof(r));
 }
+#if defined(__clang__)
+#pragma clang attribute pop
+#pragma clang attribute push(SHIMGEN_ACT_ISA("avx2"), apply_to = function)
+#else
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#endif
 
 /// One call of Sleef's function `fn` on a 32-byte vector (ymm registers).
 template <typename T>
-__attribute__((target("avx2"))) inline void act_sleef256(
-    const void* fn,
-    const T* in,
-    T* out) {
+inline void act_sleef256(void* fn, const T* in, T* out) {
   typedef T Vec __attribute__((vector_size(32)));
   typedef Vec (*Fn)(Vec);
   Vec v;
@@ -98,6 +109,11 @@ __attribute__((target("avx2"))) inline void act_sleef256(
   const Vec r = reinterpret_cast<Fn>(fn)(v);
   __builtin_memcpy(out, &r, sizeof(r));
 }
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
 #endif
 
 /// Vectorized<T>'s math function over `lanes` elements: Sleef's `fn` at
@@ -105,7 +121,7 @@ __attribute__((target("avx2"))) inline void act_sleef256(
 template <typename T>
 inline void act_vector_math(
     int capability,
-    const void* fn,
+    void* fn,
     T (*scalar)(T),
     const T* in,
     T* out,
@@ -128,7 +144,7 @@ inline void act_vector_math(
 /// The Sleef symbol aten's Vectorized<T> calls for a math function at a
 /// capability: `Sleef_<name><f|d><lanes>_u10`; nullptr at DEFAULT (libm).
 template <typename T>
-inline const void* act_sleef_symbol(int capability, const char* name) {
+inline void* act_sleef_symbol(int capability, const char* name) {
   if (capability <= 0) {
     return nullptr;
   }
@@ -169,9 +185,11 @@ struct SHIMGEN_HIDDEN ActCall {
   T c0;
   T c1;
   T c2;
-  const void* fn0;
-  const void* fn1;
+  void* fn0;
+  void* fn1;
   int capability;
+  void (*vector)(const ActCall<T>&, int64_t, int64_t);
+  void (*scalar)(const ActCall<T>&, int64_t);
 };
 
 /// elu's vectorized lambda on one vector (Elu.h
@@ -235,21 +253,18 @@ inline void softplus_scalar(const ActCall<T>& c, int64_t at) {
 /// One chunk of aten's parallel_for, as vectorized_loop (Loops.h) computes
 /// it: blocks of two vectors while 2 * lanes elements are left, then the
 /// scalar lambda on the rest.
-template <
-    typename T,
-    void (*Vector)(const ActCall<T>&, int64_t, int64_t),
-    void (*Scalar1)(const ActCall<T>&, int64_t)>
+template <typename T>
 inline void act_chunk(int64_t begin, int64_t end, void* ctx) {
   const ActCall<T>& c = *static_cast<const ActCall<T>*>(ctx);
   const int64_t lanes = act_lanes<T>(c.capability);
   const int64_t n = end - begin;
   int64_t i = 0;
   for (; i <= n - 2 * lanes; i += 2 * lanes) {
-    Vector(c, begin + i, lanes);
-    Vector(c, begin + i + lanes, lanes);
+    c.vector(c, begin + i, lanes);
+    c.vector(c, begin + i + lanes, lanes);
   }
   for (; i < n; ++i) {
-    Scalar1(c, begin + i);
+    c.scalar(c, begin + i);
   }
 }
 
@@ -351,11 +366,8 @@ inline torch::stable::Tensor act_operand(
 /// The Sleef function aten's kernel calls at the capability, or a refusal
 /// where the running libtorch does not export it.
 template <typename T>
-inline const void* act_symbol(
-    const char* op,
-    int capability,
-    const char* name) {
-  const void* fn = act_sleef_symbol<T>(capability, name);
+inline void* act_symbol(const char* op, int capability, const char* name) {
+  void* fn = act_sleef_symbol<T>(capability, name);
   if (capability > 0 && fn == nullptr) {
     std::string why = "the running libtorch does not export Sleef's ";
     why += name;
@@ -384,14 +396,13 @@ template <typename T>
 inline torch::stable::Tensor act_run(
     const torch::stable::Tensor& x,
     ActCall<T>& call,
-    void (*chunk)(int64_t, int64_t, void*),
     int64_t grain = 32768) {
   torch::stable::Tensor result = act_result(x);
   call.in = static_cast<const T*>(x.data_ptr());
   call.out = static_cast<T*>(result.data_ptr());
 #if defined(TORCH_VERSION_2_10_0)
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  act_check(torch_parallel_for(0, x.numel(), grain, chunk, &call));
+  act_check(torch_parallel_for(0, x.numel(), grain, &act_chunk<T>, &call));
 #endif
 #endif
   return result;
@@ -407,9 +418,9 @@ inline torch::stable::Tensor elu_typed(
     const Scalar& scale,
     const Scalar& input_scale) {
   const int capability = act_capability();
-  const T negcoef =
-      static_cast<T>(alpha.to_double()) * static_cast<T>(scale.to_double());
+  const T a = static_cast<T>(alpha.to_double());
   const T poscoef = static_cast<T>(scale.to_double());
+  const T negcoef = a * poscoef;
   const T negiptcoef = static_cast<T>(input_scale.to_double());
   ActCall<T> call{};
   call.c0 = negcoef;
@@ -417,7 +428,9 @@ inline torch::stable::Tensor elu_typed(
   call.c2 = negiptcoef;
   call.fn0 = act_symbol<T>(op, capability, "expm1");
   call.capability = capability;
-  return act_run<T>(x, call, &act_chunk<T, &elu_vector<T>, &elu_scalar<T>>);
+  call.vector = &elu_vector<T>;
+  call.scalar = &elu_scalar<T>;
+  return act_run<T>(x, call);
 }
 
 template <typename = void>
@@ -454,8 +467,9 @@ inline torch::stable::Tensor softplus_typed(
   call.fn0 = act_symbol<T>(op, capability, "exp");
   call.fn1 = act_symbol<T>(op, capability, "log1p");
   call.capability = capability;
-  return act_run<T>(
-      x, call, &act_chunk<T, &softplus_vector<T>, &softplus_scalar<T>>);
+  call.vector = &softplus_vector<T>;
+  call.scalar = &softplus_scalar<T>;
+  return act_run<T>(x, call);
 }
 
 template <typename = void>
@@ -554,11 +568,9 @@ inline torch::stable::Tensor gelu_tanh_typed(const torch::stable::Tensor& x) {
   call.capability = capability;
   const int64_t n = x.numel();
   const int64_t grain = n > 16384 ? n / act_threads() : 32768;
-  return act_run<T>(
-      x,
-      call,
-      &act_chunk<T, &gelu_tanh_vector<T>, &gelu_tanh_scalar<T>>,
-      grain);
+  call.vector = &gelu_tanh_vector<T>;
+  call.scalar = &gelu_tanh_scalar<T>;
+  return act_run<T>(x, call, grain);
 }
 
 template <typename = void>
