@@ -1,4 +1,4 @@
-"""elu(x) and softplus(x) at target 2.10 in the default build (kernel `cpu_activation`): aten's CPU kernel of each,
+"""elu(x), softplus(x) and gelu(x, "tanh") (below 2.14) at target 2.10 in the default build (kernel `cpu_activation`): aten's CPU kernel of each,
 its loop replicated in the wrapper (libtorch's parallel_for chunks, Sleef's vector functions looked up in
 libtorch_cpu, libm's scalar tail), on a contiguous float or double CPU tensor; every other call a `shimgen:` error.
 
@@ -35,17 +35,20 @@ Tensor elu(Tensor x, double alpha, double scale, double input_scale) {
 }
 Tensor softplus(Tensor x, double beta, double threshold) { return ts::softplus(x, beta, threshold); }
 Tensor elu_plain(Tensor x) { return ts::elu(x); }
+Tensor gelu_tanh(Tensor x) { return ts::gelu(x, "tanh"); }
 
 STABLE_TORCH_LIBRARY(cpu_activation, m) {
   m.def("elu(Tensor x, float alpha, float scale, float input_scale) -> Tensor");
   m.def("softplus(Tensor x, float beta, float threshold) -> Tensor");
   m.def("elu_plain(Tensor x) -> Tensor");
+  m.def("gelu_tanh(Tensor x) -> Tensor");
 }
 
 STABLE_TORCH_LIBRARY_IMPL(cpu_activation, CompositeImplicitAutograd, m) {
   m.impl("elu", TORCH_BOX(&elu));
   m.impl("softplus", TORCH_BOX(&softplus));
   m.impl("elu_plain", TORCH_BOX(&elu_plain));
+  m.impl("gelu_tanh", TORCH_BOX(&gelu_tanh));
 }
 """
 
@@ -90,7 +93,8 @@ def cases(dtype):
 
 CALLS = [("elu", ops.elu, aten.elu, (1.0, 1.0, 1.0)), ("elu", ops.elu, aten.elu, (1.6732632423543772, 1.0507009873554805, 1.0)),
          ("elu", ops.elu, aten.elu, (2.0, 0.3, -1.7)), ("softplus", ops.softplus, aten.softplus, (1.0, 20.0)),
-         ("softplus", ops.softplus, aten.softplus, (2.0, 5.0)), ("softplus", ops.softplus, aten.softplus, (-0.5, 1.0))]
+         ("softplus", ops.softplus, aten.softplus, (2.0, 5.0)), ("softplus", ops.softplus, aten.softplus, (-0.5, 1.0)),
+         ("gelu", ops.gelu_tanh, lambda x: aten.gelu(x, approximate="tanh"), ())]
 for dtype in (torch.float32, torch.float64):
     for label, x in cases(dtype):
         for name, mine, theirs, numbers in CALLS:
@@ -112,7 +116,7 @@ def refused(fn, why):
     try:
         fn()
     except RuntimeError as e:
-        if not str(e).startswith("shimgen: elu.default") and not str(e).startswith("shimgen: softplus.default"):
+        if not str(e).startswith(("shimgen: elu.default", "shimgen: softplus.default", "shimgen: gelu.default")):
             bad.append(f"{why}: {str(e).splitlines()[0]}")
         n_refused += 1
         return
@@ -124,6 +128,10 @@ refused(lambda: ops.elu(x.to(torch.bfloat16), 1.0, 1.0, 1.0), "bfloat16")
 refused(lambda: ops.softplus(x.to(torch.float16), 1.0, 20.0), "float16")
 refused(lambda: ops.elu(torch.arange(6), 1.0, 1.0, 1.0), "int64")
 refused(lambda: ops.elu(x.float(), 1e300, 1.0, 1.0), "alpha out of float's range")
+release = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+if release < (2, 14):  # from 2.14 aten's own gelu through the dispatcher
+    refused(lambda: ops.gelu_tanh(x.t()), "gelu strided")
+    refused(lambda: ops.gelu_tanh(x.to(torch.bfloat16)), "gelu bfloat16")
 leaf = x.clone().requires_grad_()
 refused(lambda: ops.elu(leaf, 1.0, 1.0, 1.0), "autograd records")
 refused(lambda: ops.softplus(leaf * 1, 1.0, 20.0), "autograd records (a non-leaf)")
@@ -141,12 +149,16 @@ def test_the_rows_name_the_kernel_and_are_proven_on_the_runtimes() -> None:
         assert row is not None, f"{op}: no proven kernel_compositions row"
         assert kernels.get(row["kernel"], op).name == "cpu_activation"
         assert {str(v) for v in row["proven"]} >= {"2.10.0", "2.13.0", "2.14.1", "2.15.0"}
+    row = scalars.load().kernel_compositions["gelu.default"]  # "tanh": a value kernel of gelu_addmm's row
+    assert row["value_kernels"] == {"tanh": "gelu_tanh"}
+    assert {str(v) for v in row["proven"]} >= {"2.10.0", "2.13.0", "2.14.1", "2.15.0"}
 
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory) -> str:
     root = tmp_path_factory.mktemp("cpu_activation")
-    files, _ = pipeline.generate(["elu.default", "softplus.default"], None, None, str(root / "gen"), only=True)
+    files, _ = pipeline.generate(["elu.default", "softplus.default", "gelu.default"], None, None, str(root / "gen"),
+                                 only=True)
     pipeline.write(str(root / "gen"), files)
     (root / "act.cpp").write_text(CALLS)
     out = str(root / "act.so")
@@ -173,11 +185,17 @@ def test_values_are_atens_bit_for_bit_at_each_capability(lib, name) -> None:
     rt = next((r for r in _runtimes() if r.name == name), None)
     if rt is None:
         pytest.skip(runtimes.missing_reason([name]))
-    for capability, threads in (("avx512", 2), ("avx2", 1), ("default", 2)):
-        env = {**os.environ, "ATEN_CPU_CAPABILITY": capability, "SHIMGEN_THREADS": str(threads)}
+    # each capability by ATEN_CPU_CAPABILITY, and the CPU's own (None: the variable unset)
+    for capability, threads in (("avx512", 2), ("avx2", 1), ("default", 2), (None, 2)):
+        env = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
+        env["SHIMGEN_THREADS"] = str(threads)
+        if capability:
+            env["ATEN_CPU_CAPABILITY"] = capability
         proc = subprocess.run([rt.python, "-c", quick_exit(CHECK), lib], capture_output=True, text=True, env=env)
         assert proc.returncode == 0, proc.stderr[-3000:]
         lines = proc.stdout.splitlines()
         assert [line for line in lines if line.startswith("BAD")] == [], (capability, proc.stdout[-3000:])
         head = next(line for line in lines if line.startswith("CAPABILITY")).split()
-        assert head[1] == capability.upper() and int(head[3]) >= 2 * 36 * 6 and int(head[5]) == 8, proc.stdout
+        refusals = 10 if rt.release.minor < 14 else 8
+        assert head[1] == (capability or head[1]).upper() and int(head[3]) >= 2 * 36 * 7, proc.stdout
+        assert int(head[5]) == refusals, proc.stdout

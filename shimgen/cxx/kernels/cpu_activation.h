@@ -1,22 +1,24 @@
 // @needs out_inplace
-// ---- kernel `cpu_activation`: elu and softplus on a contiguous CPU tensor
-// as aten's own CPU kernel computes them, its loop replicated ----
+// ---- kernel `cpu_activation`: elu, softplus and gelu's tanh form on a
+// contiguous CPU tensor as aten's own CPU kernel computes them, its loop
+// replicated ----
 //
-// aten's CPU elu and softplus kernels (Activation.cpp, Elu.h) run through
-// cpu_kernel_vec on a TensorIterator: for a contiguous tensor the iterator
-// is one dimension, split by at::parallel_for (grain 32768) into chunks of
-// the thread pool; each chunk computes blocks of 2 * Vectorized<T>::size()
-// elements with the vectorized lambda, the rest with the scalar one. The
-// kernel is the one of the CPU capability aten chose (DispatchStub: the
-// environment's ATEN_CPU_CAPABILITY, else the CPU's features): AVX512 (16
-// floats, 8 doubles a vector), AVX2 (8, 4) or DEFAULT (8, 4, elementwise
-// libm). Its vector math is Sleef's (Sleef_expm1f16_u10 ...), which
-// libtorch_cpu exports and this section looks up at run time (dlsym); its
-// scalar math is libm's, called here as aten calls it. The chunks come from
-// libtorch's own parallel_for (torch_parallel_for, 2.10 on), the lanes'
-// products and selections are IEEE operations without an addition a
-// compiler could fuse. Another layout, device, dtype or architecture is
-// refused by the caller (act_computes), never computed another way.
+// aten's CPU elu, softplus and gelu kernels (Activation.cpp, Elu.h, Gelu.h)
+// run through cpu_kernel_vec on a TensorIterator: for a contiguous tensor the
+// iterator is one dimension, split by at::parallel_for (grain 32768; gelu's
+// its own) into chunks of the thread pool; each chunk computes blocks of
+// 2 * Vectorized<T>::size() elements with the vectorized lambda, the rest
+// with the scalar one. The kernel is the one of the CPU capability aten chose
+// (DispatchStub: the environment's ATEN_CPU_CAPABILITY, else the CPU's
+// features): AVX512 (16 floats, 8 doubles a vector), AVX2 (8, 4) or DEFAULT
+// (8, 4, elementwise libm). Its vector math is Sleef's (Sleef_expm1f16_u10
+// ...), which libtorch_cpu exports and this section looks up at run time
+// (dlsym); its scalar math is libm's, called here as aten calls it. The
+// chunks come from libtorch's own parallel_for (torch_parallel_for, 2.10
+// on); each product, sum and selection is rounded in aten's order (gelu's one
+// multiply-add fused where aten's kernel fuses it). Another layout, device,
+// dtype or architecture is refused by the caller (act_computes), never
+// computed another way.
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(_WIN32)
 #define SHIMGEN_ACT_X86 1

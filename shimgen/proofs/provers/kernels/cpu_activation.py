@@ -8,7 +8,8 @@ sets, a 0-dim and empty tensors, a storage offset, size-1 strides, a negative vi
 int64 tensors and a tensor requiring grad in grad mode (refused: a `shimgen:` error, counted, never a value).
 
 aten's capability is chosen once per process (ATEN_CPU_CAPABILITY), so the hook runs its cases in one child process
-of the runtime's interpreter per capability (avx512, avx2, default) and thread count (1, 2), and adds their tallies.
+of the runtime's interpreter per capability (avx512, avx2, default) and thread count (1, 2), and one with the variable
+unset (the capability aten finds in the CPU's features, two threads), and adds their tallies.
 A call the route should compute (a contiguous float or double CPU tensor, grad not recorded) that is refused counts
 as wrong."""
 
@@ -139,21 +140,24 @@ def prove_cpu_activation(op, s):
     if release < tuple(int(p) for p in s["compiled"].split(".")):
         # a library built at the target does not load on an older libtorch: nothing to prove there
         return {**total, "skipped": f"torch {torch.__version__} is older than the target {s['compiled']}"}
-    for capability in ("avx512", "avx2", "default"):
-        for threads in (1, 2):
-            env = {**os.environ, "ATEN_CPU_CAPABILITY": capability, "SHIMGEN_PROVE_THREADS": str(threads)}
-            # run by path without its folder on sys.path (this folder's select.py would shadow the standard one)
-            child = f"import runpy; runpy.run_path({os.path.abspath(__file__)!r}, run_name='__main__')"
-            proc = subprocess.run([sys.executable, "-c", child], input=json.dumps([op, s]), env=env,
-                                  capture_output=True, text=True)
-            if proc.returncode != 0:
-                total["wrong"] = total["wrong"] or f"{capability} x{threads}: {proc.stderr.strip()[-500:]}"
-                continue
-            r = json.loads(proc.stdout.strip().splitlines()[-1])
-            for k in ("compared", "both_ok", "refused"):
-                total[k] += r[k]
-            if r["wrong"] and not total["wrong"]:
-                total["wrong"] = f"{capability} x{threads}: {r['wrong']}"
+    # each capability chosen by ATEN_CPU_CAPABILITY, and the one aten finds in the CPU's features (None: unset)
+    for capability, threads in [(c, n) for c in ("avx512", "avx2", "default") for n in (1, 2)] + [(None, 2)]:
+        env = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
+        env["SHIMGEN_PROVE_THREADS"] = str(threads)
+        if capability:
+            env["ATEN_CPU_CAPABILITY"] = capability
+        # run by path without its folder on sys.path (this folder's select.py would shadow the standard one)
+        child = f"import runpy; runpy.run_path({os.path.abspath(__file__)!r}, run_name='__main__')"
+        proc = subprocess.run([sys.executable, "-c", child], input=json.dumps([op, s]), env=env,
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            total["wrong"] = total["wrong"] or f"{capability} x{threads}: {proc.stderr.strip()[-500:]}"
+            continue
+        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        for k in ("compared", "both_ok", "refused"):
+            total[k] += r[k]
+        if r["wrong"] and not total["wrong"]:
+            total["wrong"] = f"{capability} x{threads}: {r['wrong']}"
     return total
 
 
