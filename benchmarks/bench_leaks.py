@@ -249,7 +249,8 @@ def default_build(args) -> int:
                     ok = growth is not None and (growth <= GRANULE or bool(macros))  # the opt-in may leak
                     bad += not ok
                     per = f" ({growth / args.calls:.1f}/call)" if growth is not None else out.stderr[-300:]
-                    what = f", every call raised (a libtorch that would leak)" if raised == args.calls else \
+                    why = "a refusal" if "refused" in label else "a libtorch that would leak"
+                    what = f", every call raised ({why})" if raised == args.calls else \
                         (f", {raised} calls raised" if raised else "")
                     print(f"{where} {growth} B{per}{what}{'' if ok else '  NOT OK'}")
     return 1 if bad else 0
