@@ -102,9 +102,7 @@ def defined_names(text: str) -> set[str]:
 
 
 _DECLARATION_LINE = re.compile(r"^(?![ /#{}]|template\b|namespace\b)(.+)$", re.M)
-# `[[nodiscard]]`, SHIMGEN_HIDDEN, and a GNU attribute such as `__attribute__((target("avx512f")))` (one level of
-# parentheses inside)
-_ATTRIBUTES = re.compile(r"^\[\[\w+\]\]\s*|\bSHIMGEN_HIDDEN\s+|\b__attribute__\(\((?:[^()]|\([^()]*\))*\)\)\s*")
+_ATTRIBUTES = re.compile(r"^\[\[\w+\]\]\s*|\bSHIMGEN_HIDDEN\s+")
 _TYPE_NAME = re.compile(r"(?:(?:struct|class|union|enum(?: class)?)\s+(\w+))|(?:using\s+(\w+)\s*=)")
 _DECLARED_NAME = re.compile(r"(\w+)()\s*[(=\[{;]")
 
