@@ -6,8 +6,13 @@ input, so on a contiguous input the kernel runs over the same values in the same
 (kernels/gelu_addmm.h). No `str`
 crosses the ABI, so nothing leaks on libtorch 2.10-2.13.
 
+Row key `value_kernels` (value -> helper prefix): the values of the str another kernel section computes on 2.10-2.13,
+asked in order after gelu_addmm's own (`tanh: gelu_tanh`: `<prefix>_computes(self, approximate)`, then
+`<prefix>_cpu(self)`; kernels/cpu_activation.h replicates aten's CPU loop for a contiguous float or double tensor).
+
 Every other call is the dispatcher's guarded form (routes/dispatcher.py): aten's own op from libtorch 2.14, a
-`shimgen:` error naming the leak before. That is, on 2.10-2.13: approximate "tanh", a tensor on another device,
+`shimgen:` error naming the leak before. That is, on 2.10-2.13: approximate "tanh" where its value kernel does
+not compute it (strided, bfloat16, float16), a tensor on another device,
 an integer dtype, a tensor that is not contiguous (aten's loop over a strided tensor takes other paths: its scalar
 erf where the copy's is vectorized), and a call autograd records (aten::_addmm_activation has no derivative). Where the running libtorch is 2.14 or
 newer, the dispatcher serves every call (aten's op, any device, autograd)."""
