@@ -37,7 +37,8 @@ collect_ignore_glob = ["port_ext/*/*"]
 SLOW_FILES = frozenset({
     # extensions built against the generated headers (tests.cxx)
     "test_addbmm_loop.py", "test_addc_scalars_tensor.py", "test_autocast_rules.py", "test_c_shim_compile.py",
-    "test_call_sites.py", "test_cpp_versions.py", "test_deferred_wrappers.py", "test_device_route.py",
+    "test_call_sites.py", "test_cpp_versions.py", "test_cpu_activation.py", "test_deferred_wrappers.py",
+    "test_device_route.py",
     "test_elu_backward_composition.py", "test_factory_outs.py", "test_fill_diagonal_scatter.py", "test_history.py",
     "test_implicit_autograd_compositions.py", "test_index_add.py", "test_inplace_compositions.py",
     "test_integral_add.py", "test_item.py", "test_kernel_composition.py", "test_legacy_shim.py", "test_list_args.py",

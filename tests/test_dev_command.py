@@ -62,6 +62,7 @@ WORKERS = {
     "shimgen/proofs/provers/equivalents_worker.py",
     "shimgen/proofs/provers/legacy_shims_worker.py",
     "shimgen/proofs/provers/number_rules_worker.py",
+    "shimgen/proofs/provers/kernels/cpu_activation.py",  # its cases, one child per CPU capability and thread count
 }
 
 

@@ -318,6 +318,22 @@ def kernel_compositions_spec(rules: dict[str, dict]) -> dict[str, dict]:
             for op, r in rules.items()}
 
 
+def _attach_library(spec: dict[str, dict], rules: dict[str, dict]) -> None:
+    """Rows whose prover runs the generated wrappers themselves (their spec's `compiled`: the target release): one
+    library of those wrappers (shimgen/proofs/provers/compiled.py), its path as each row's `library` and the custom
+    op its wrapper is registered as (`custom`)."""
+    from shimgen.proofs.provers import compiled  # lazily: it imports the generation pipeline, which only this needs
+
+    by_target: dict[str, list[str]] = {}
+    for op, s in spec.items():
+        if s.get("compiled"):
+            by_target.setdefault(s["compiled"], []).append(op)
+    for target, ops in sorted(by_target.items()):
+        path = compiled.library(sorted(ops), target, rules)
+        for op in ops:
+            spec[op].update(library=path, custom=f"{compiled.NAMESPACE}.{compiled.custom_name(op)}")
+
+
 def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
     """Each kernel composition (`op` -> kernel, args) with `proven`: the runtimes on which aten's op equals the
     composition the wrapper computes (shimgen/proofs/provers/compositions_worker.py runs the hook the kernel's
@@ -328,6 +344,7 @@ def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
     from shimgen.proofs.verify import runtimes  # lazily: only this command runs the runtimes' interpreters
 
     spec = kernel_compositions_spec(rules)
+    _attach_library(spec, rules)
     worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compositions_worker.py")
     found, missing = runtimes.resolve(list(runtimes.RELEASES))
     for name in missing:
@@ -340,6 +357,9 @@ def prove_kernel_compositions(rules: dict[str, dict]) -> dict[str, dict]:
             print(f"{rt.name}: {proc.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
             continue
         for op, r in json.loads(proc.stdout).items():
+            if r.get("skipped"):  # a runtime older than the target the row's wrapper is built at
+                print(f"{rt.name} {op}: not proven there: {r['skipped']}", file=sys.stderr)
+                continue
             print(f"{rt.name} {op}: {r['compared']} compared, {r['both_ok']} equal results, {r['refused']} refused, "
                   f"wrong: {r['wrong'] or 0}{_text_note(r)}", file=sys.stderr)
             if r["wrong"] or not r["both_ok"]:

@@ -6,8 +6,13 @@ input, so on a contiguous input the kernel runs over the same values in the same
 (kernels/gelu_addmm.h). No `str`
 crosses the ABI, so nothing leaks on libtorch 2.10-2.13.
 
+Row key `value_kernels` (value -> helper prefix): the values of the str another kernel section computes on 2.10-2.13,
+asked in order after gelu_addmm's own (`tanh: gelu_tanh`: `<prefix>_computes(self, approximate)`, then
+`<prefix>_cpu(self)`; kernels/cpu_activation.h replicates aten's CPU loop for a contiguous float or double tensor).
+
 Every other call is the dispatcher's guarded form (routes/dispatcher.py): aten's own op from libtorch 2.14, a
-`shimgen:` error naming the leak before. That is, on 2.10-2.13: approximate "tanh", a tensor on another device,
+`shimgen:` error naming the leak before. That is, on 2.10-2.13: approximate "tanh" where its value kernel does
+not compute it (strided, bfloat16, float16), a tensor on another device,
 an integer dtype, a tensor that is not contiguous (aten's loop over a strided tensor takes other paths: its scalar
 erf where the copy's is vectorized), and a call autograd records (aten::_addmm_activation has no derivative). Where the running libtorch is 2.14 or
 newer, the dispatcher serves every call (aten's op, any device, autograd).
@@ -46,10 +51,16 @@ class GeluAddmm(Kernel):
 
     def describe(self, w: Wrapper, rule: dict) -> list[str]:
         into = _FORMS[rule.get("form", "")][0]
+        values = [f"On a running libtorch before 2.14, approximate \"{value}\" on a contiguous CPU tensor of float or "
+                  "double on x86-64, where autograd does not record the call, as aten's CPU gelu kernel with its loop "
+                  f"replicated (shimgen::detail::{prefix}_cpu: libtorch's parallel_for chunks, Sleef's vector tanh "
+                  "looked up in libtorch_cpu, libm's in the scalar tail, at the CPU capability aten chose)."
+                  for value, prefix in rule.get("value_kernels", {}).items()]
         return [f"Route: on a running libtorch before 2.14, approximate \"none\" on a contiguous CPU tensor of a floating "
                 "dtype, where autograd does not record the call, as aten's CPU gelu kernel through libtorch's CPU C "
                 f"shim aoti_torch_cpu__addmm_activation (an empty product, then aten's gelu_ on the copy){into}; no "
                 f"str crosses the ABI (proven equal on torch {proven(rule)}).",
+                *values,
                 "Every other call takes the boxed dispatcher: aten's own op from libtorch 2.14; before it, a "
                 "shimgen: error naming the 48 bytes the dispatcher leaks per call converting `approximate`, unless "
                 "the extension defines SHIMGEN_LEAKY_STR to accept the leak."]
@@ -58,14 +69,24 @@ class GeluAddmm(Kernel):
         arg = rule["argument"]
         leak_free = v.guard_from.major * 100 + v.guard_from.minor  # type: ignore[union-attr]
         _, taken, computed = _FORMS[rule.get("form", "")]
+        values = []
+        for prefix in rule.get("value_kernels", {}).values():  # "tanh": aten's kernel replicated (cpu_activation.h)
+            values += [f"if (leaks && shimgen::detail::{prefix}_computes(self, {arg})) {{",
+                       f"return shimgen::detail::{prefix}_cpu(self);",
+                       "}"]
         return "\n".join([f"const bool leaks = shimgen::detail::running_release() < {leak_free};",
                           f"if (leaks && shimgen::detail::{taken.format(arg=arg)}) {{",
                           *[line.format(op=w.op.name) for line in computed],
                           "}",
+                          *values,
                           guarded_body(w, v, plan, arg)])
 
     def prover_spec(self, rule: dict, out: str) -> dict:
-        return {"prover": f"{self.prover}{'_' + rule['form'] if rule.get('form') else ''}"}
+        """The row's `form` names its hook (prove_gelu_addmm_inplace, _out); a row with `value_kernels` is proven
+        with its wrapper compiled at 2.10 (those values' kernels replicate aten's loop, which no Python mirror
+        follows: kernels/cpu_activation.h)."""
+        hook = f"{self.prover}{'_' + rule['form'] if rule.get('form') else ''}"
+        return {"prover": hook, **({"compiled": "2.10"} if rule.get("value_kernels") else {})}
 
 
 # the row's `form` -> (what its doc adds, the kernel header's test of the call, the computing lines: {op} is the

@@ -7,7 +7,7 @@ only the standard library, torch and the workers' shared modules beside that dri
 
 import torch
 
-from mirror_common import observed, overlaps, requires_grad_proxy, shares_memory
+from mirror_common import observed, overlaps, prover_module, requires_grad_proxy, shares_memory
 from worker_common import ATEN_RAISES, Refused, Tally, aten, outcome, run, weights
 
 FLOATING = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
@@ -103,7 +103,8 @@ def prove_gelu_addmm(op, s):
     t = Tally()
     for dtype in (*FLOATING, torch.int64):
         for label, x in _inputs(dtype):
-            for approximate in ("none", "tanh", "exact"):
+            # "tanh" with a value kernel (the row's `value_kernels`): the compiled wrapper, below (cpu_activation)
+            for approximate in ("none", "exact") if s.get("library") else ("none", "tanh", "exact"):
                 want = run(lambda: f(x, approximate=approximate))
                 got = outcome(lambda: gelu_addmm(x, approximate))
                 extra = [r[1].stride() if r[0] == "ok" else None for r in (want, got)]
@@ -120,7 +121,14 @@ def prove_gelu_addmm(op, s):
                 return torch.cat([r.detach().flatten(), leaf.grad.flatten()])
             grads.append(outcome(backward))
         t.compare(f"gradient nonleaf {nonleaf}", *grads)
-    return t.report()
+    report = t.report()
+    if s.get("library"):  # the value kernels: the wrapper itself at each capability and thread count
+        value = prover_module("cpu_activation").prove_cpu_activation(op, s)
+        if not value.get("skipped"):  # a runtime older than the target: the wrapper does not load there
+            for k in ("compared", "both_ok", "refused"):
+                report[k] += value[k]
+            report["wrong"] = report["wrong"] or value["wrong"]
+    return report
 
 
 def prove_gelu_addmm_inplace(op, s):

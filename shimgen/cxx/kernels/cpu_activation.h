@@ -1,0 +1,589 @@
+// @needs out_inplace
+// ---- kernel `cpu_activation`: elu, softplus and gelu's tanh form on a
+// contiguous CPU tensor as aten's own CPU kernel computes them, its loop
+// replicated ----
+//
+// aten's CPU elu, softplus and gelu kernels (Activation.cpp, Elu.h, Gelu.h)
+// run through cpu_kernel_vec on a TensorIterator: for a contiguous tensor the
+// iterator is one dimension, split by at::parallel_for (grain 32768; gelu's
+// its own) into chunks of the thread pool; each chunk computes blocks of
+// 2 * Vectorized<T>::size() elements with the vectorized lambda, the rest
+// with the scalar one. The kernel is the one of the CPU capability aten chose
+// (DispatchStub: the environment's ATEN_CPU_CAPABILITY, else the CPU's
+// features): AVX512 (16 floats, 8 doubles a vector), AVX2 (8, 4) or DEFAULT
+// (8, 4, elementwise libm). Its vector math is Sleef's (Sleef_expm1f16_u10
+// ...), which libtorch_cpu exports and this section looks up at run time
+// (dlsym); its scalar math is libm's, called here as aten calls it. The
+// chunks come from libtorch's own parallel_for (torch_parallel_for, 2.10
+// on); each product, sum and selection is rounded in aten's order (gelu's one
+// multiply-add fused where aten's kernel fuses it). Another layout, device,
+// dtype or architecture is refused by the caller (act_computes), never
+// computed another way.
+
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(_WIN32)
+#define SHIMGEN_ACT_X86 1
+#endif
+
+/// aten's CPU capability in this process, as DispatchStub computes it once:
+/// 2 AVX512, 1 AVX2, 0 DEFAULT; -1 where this section cannot tell (not
+/// x86-64 with GCC or clang). ATEN_CPU_CAPABILITY "avx512", "avx2" or
+/// "default" chooses; another value is ignored (aten warns) for the CPU's
+/// features: AVX512 with avx512vl, avx512bw, avx512dq and fma, AVX2 with
+/// avx2 and fma.
+template <typename = void>
+inline int act_capability_now() {
+#if defined(SHIMGEN_ACT_X86)
+  const char* env = std::getenv("ATEN_CPU_CAPABILITY");
+  const std::string chosen = env != nullptr ? env : "";
+  if (chosen == "avx512") {
+    return 2;
+  }
+  if (chosen == "avx2") {
+    return 1;
+  }
+  if (chosen == "default") {
+    return 0;
+  }
+  __builtin_cpu_init();
+  const bool fma = __builtin_cpu_supports("fma");
+  const bool vl = __builtin_cpu_supports("avx512vl");
+  const bool bw = __builtin_cpu_supports("avx512bw");
+  const bool dq = __builtin_cpu_supports("avx512dq");
+  if (vl && bw && dq && fma) {
+    return 2;
+  }
+  return __builtin_cpu_supports("avx2") && fma ? 1 : 0;
+#else
+  return -1;
+#endif
+}
+
+/// act_capability_now(), asked once (aten's choice is made once a process).
+template <typename = void>
+inline int act_capability() {
+  static const int capability = act_capability_now();
+  return capability;
+}
+
+/// Lanes of Vectorized<T> at a capability (64 or 32 bytes a vector).
+template <typename T>
+inline int64_t act_lanes(int capability) {
+  const int64_t bytes = capability == 2 ? 64 : 32;
+  return bytes / static_cast<int64_t>(sizeof(T));
+}
+
+#if defined(SHIMGEN_ACT_X86)
+// The two callers of Sleef's vector functions are compiled for the ISA that
+// passes their vectors in registers (zmm, ymm); nothing else is.
+#if defined(__clang__)
+#define SHIMGEN_ACT_ISA(isa) __attribute__((target(isa)))
+#pragma clang attribute push(SHIMGEN_ACT_ISA("avx512f"), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+#endif
+/// One call of Sleef's function `fn` on a 64-byte vector (zmm registers).
+template <typename T>
+inline void act_sleef512(void* fn, const T* in, T* out) {
+  typedef T Vec __attribute__((vector_size(64)));
+  typedef Vec (*Fn)(Vec);
+  Vec v;
+  __builtin_memcpy(&v, in, sizeof(v));
+  const Vec r = reinterpret_cast<Fn>(fn)(v);
+  __builtin_memcpy(out, &r, sizeof(r));
+}
+#if defined(__clang__)
+#pragma clang attribute pop
+#pragma clang attribute push(SHIMGEN_ACT_ISA("avx2"), apply_to = function)
+#else
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx2")
+#endif
+
+/// One call of Sleef's function `fn` on a 32-byte vector (ymm registers).
+template <typename T>
+inline void act_sleef256(void* fn, const T* in, T* out) {
+  typedef T Vec __attribute__((vector_size(32)));
+  typedef Vec (*Fn)(Vec);
+  Vec v;
+  __builtin_memcpy(&v, in, sizeof(v));
+  const Vec r = reinterpret_cast<Fn>(fn)(v);
+  __builtin_memcpy(out, &r, sizeof(r));
+}
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif
+
+/// Vectorized<T>'s math function over `lanes` elements: Sleef's `fn` at
+/// AVX512 or AVX2, libm's `scalar` at DEFAULT (vec_base.h: map(std::...)).
+template <typename T>
+inline void act_vector_math(
+    int capability,
+    void* fn,
+    T (*scalar)(T),
+    const T* in,
+    T* out,
+    int64_t lanes) {
+#if defined(SHIMGEN_ACT_X86)
+  if (capability == 2) {
+    act_sleef512<T>(fn, in, out);
+    return;
+  }
+  if (capability == 1) {
+    act_sleef256<T>(fn, in, out);
+    return;
+  }
+#endif
+  for (int64_t l = 0; l < lanes; ++l) {
+    out[l] = scalar(in[l]);
+  }
+}
+
+/// The Sleef symbol aten's Vectorized<T> calls for a math function at a
+/// capability: `Sleef_<name><f|d><lanes>_u10`; nullptr at DEFAULT (libm).
+template <typename T>
+inline void* act_sleef_symbol(int capability, const char* name) {
+  if (capability <= 0) {
+    return nullptr;
+  }
+  std::string symbol = "Sleef_";
+  symbol += name;
+  symbol += sizeof(T) == 4 ? "f" : "d";
+  symbol += std::to_string(act_lanes<T>(capability));
+  symbol += "_u10";
+#if !defined(_WIN32)
+  return dlsym(RTLD_DEFAULT, symbol.c_str());
+#else
+  return nullptr;
+#endif
+}
+
+/// libm's functions, as aten's scalar lambdas call them (std::expm1 ... of T).
+template <typename T>
+inline T act_expm1(T x) {
+  return std::expm1(x);
+}
+
+template <typename T>
+inline T act_exp(T x) {
+  return std::exp(x);
+}
+
+template <typename T>
+inline T act_log1p(T x) {
+  return std::log1p(x);
+}
+
+/// One activation's call: its input and output, its numbers (in T), its
+/// vector functions (Sleef's, or nullptr at DEFAULT) and the capability.
+template <typename T>
+struct SHIMGEN_HIDDEN ActCall {
+  const T* in;
+  T* out;
+  T c0;
+  T c1;
+  T c2;
+  void* fn0;
+  void* fn1;
+  int capability;
+  void (*vector)(const ActCall<T>&, int64_t, int64_t);
+  void (*scalar)(const ActCall<T>&, int64_t);
+};
+
+/// elu's vectorized lambda on one vector (Elu.h
+/// get_vectorized_elu_elementwise_func): `a >= 0 ? a * poscoef :
+/// expm1(a * negiptcoef) * negcoef`, lanes where a is not >= 0 (NaN
+/// included) by the vector expm1. c0 negcoef (alpha * scale in T), c1
+/// poscoef, c2 negiptcoef.
+template <typename T>
+inline void elu_vector(const ActCall<T>& c, int64_t at, int64_t lanes) {
+  std::array<T, 16> arg{};
+  std::array<T, 16> e{};
+  for (int64_t l = 0; l < lanes; ++l) {
+    arg[l] = c.in[at + l] * c.c2;
+  }
+  act_vector_math<T>(
+      c.capability, c.fn0, &act_expm1<T>, arg.data(), e.data(), lanes);
+  for (int64_t l = 0; l < lanes; ++l) {
+    const T a = c.in[at + l];
+    c.out[at + l] = a >= T(0) ? a * c.c1 : e[l] * c.c0;
+  }
+}
+
+/// elu's scalar lambda (get_scalar_elu_elementwise_func): `a < 0 ?
+/// expm1(a * negiptcoef) * negcoef : a * poscoef`.
+template <typename T>
+inline void elu_scalar(const ActCall<T>& c, int64_t at) {
+  const T a = c.in[at];
+  c.out[at] = a < T(0) ? std::expm1(a * c.c2) * c.c0 : a * c.c1;
+}
+
+/// softplus's vectorized lambda: `(a * beta) > threshold ? a :
+/// log1p(exp(a * beta)) / beta`, by the vector exp and log1p. c0 beta, c1
+/// threshold.
+template <typename T>
+inline void softplus_vector(const ActCall<T>& c, int64_t at, int64_t lanes) {
+  std::array<T, 16> arg{};
+  std::array<T, 16> e{};
+  std::array<T, 16> l1p{};
+  for (int64_t l = 0; l < lanes; ++l) {
+    arg[l] = c.in[at + l] * c.c0;
+  }
+  act_vector_math<T>(
+      c.capability, c.fn0, &act_exp<T>, arg.data(), e.data(), lanes);
+  act_vector_math<T>(
+      c.capability, c.fn1, &act_log1p<T>, e.data(), l1p.data(), lanes);
+  for (int64_t l = 0; l < lanes; ++l) {
+    const T a = c.in[at + l];
+    c.out[at + l] = arg[l] > c.c1 ? a : l1p[l] / c.c0;
+  }
+}
+
+/// softplus's scalar lambda: `(a * beta) > threshold ? a :
+/// log1p(exp(a * beta)) / beta`.
+template <typename T>
+inline void softplus_scalar(const ActCall<T>& c, int64_t at) {
+  const T a = c.in[at];
+  const T scaled = a * c.c0;
+  c.out[at] = scaled > c.c1 ? a : std::log1p(std::exp(scaled)) / c.c0;
+}
+
+/// One chunk of aten's parallel_for, as vectorized_loop (Loops.h) computes
+/// it: blocks of two vectors while 2 * lanes elements are left, then the
+/// scalar lambda on the rest.
+template <typename T>
+inline void act_chunk(int64_t begin, int64_t end, void* ctx) {
+  const ActCall<T>& c = *static_cast<const ActCall<T>*>(ctx);
+  const int64_t lanes = act_lanes<T>(c.capability);
+  const int64_t n = end - begin;
+  int64_t i = 0;
+  for (; i <= n - 2 * lanes; i += 2 * lanes) {
+    c.vector(c, begin + i, lanes);
+    c.vector(c, begin + i + lanes, lanes);
+  }
+  for (; i < n; ++i) {
+    c.scalar(c, begin + i);
+  }
+}
+
+/// May this section compute the activation on `self` as aten does? A dense
+/// CPU tensor of float or double, contiguous, not a negative view (its
+/// data would be read as it is stored), on x86-64 with a capability and the
+/// Sleef symbols aten's kernel calls; and a call autograd does not record
+/// (the caller refuses that one by name).
+template <typename = void>
+inline bool act_computes(const torch::stable::Tensor& self) {
+  if (act_capability() < 0 || !self.is_cpu()) {
+    return false;
+  }
+  const ScalarType t = self.scalar_type();
+  if (t != ScalarType::Float && t != ScalarType::Double) {
+    return false;
+  }
+  return self.is_contiguous();
+}
+
+/// Throws libtorch's own reason where a C shim call failed (failure_reason).
+template <typename = void>
+inline void act_check(AOTITorchError err) {
+  if (err != AOTI_TORCH_SUCCESS) {
+    throw std::runtime_error(failure_reason());
+  }
+}
+
+/// A contiguous tensor of self's sizes, dtype and device: aten's result of a
+/// unary TensorIterator op on a contiguous self.
+template <typename = void>
+inline torch::stable::Tensor act_result(const torch::stable::Tensor& self) {
+  const auto sizes = self.sizes();
+  const int64_t ndim = static_cast<int64_t>(sizes.size());
+  std::vector<int64_t> strides(sizes.size());
+  int64_t step = 1;
+  for (int64_t d = ndim - 1; d >= 0; --d) {
+    strides[d] = step;
+    step *= sizes[d] > 1 ? sizes[d] : 1;
+  }
+  int32_t dtype = 0;
+  int32_t device_type = 0;
+  act_check(aoti_torch_get_dtype(self.get(), &dtype));
+  act_check(aoti_torch_get_device_type(self.get(), &device_type));
+  AtenTensorHandle out = nullptr;
+  act_check(aoti_torch_empty_strided(
+      ndim, sizes.data(), strides.data(), dtype, device_type, 0, &out));
+  return torch::stable::Tensor(out);
+}
+
+/// The activation's call refused: `why`, and the remedies.
+[[noreturn]] inline void act_refuse(const char* op, const std::string& why) {
+  std::string text = why;
+  text += ": call it under no_grad where autograd records it, or define ";
+  text += "SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each ";
+  text += "torch release)";
+  fail(op, text.c_str());
+}
+
+/// A number aten's kernel converts to T (float, or double for a double
+/// self): refused where it would not convert exactly and in range.
+template <typename = void>
+inline void act_number(
+    const char* op,
+    const char* name,
+    const Scalar& s,
+    const torch::stable::Tensor& self) {
+  const bool wide = self.scalar_type() == ScalarType::Double;
+  const int compute = position(wide ? ScalarType::Double : ScalarType::Float);
+  if (!in_range(s, compute)) {
+    const std::string why = "out of the range of the dtype aten computes in";
+    refuse(op, name, s, why);
+  }
+}
+
+/// The checks every activation of this section makes after its numbers'
+/// (act_number): the tensor (act_computes, after resolving a negative view),
+/// then autograd (not recorded); the tensor to compute on.
+template <typename = void>
+inline torch::stable::Tensor act_operand(
+    const char* op,
+    const torch::stable::Tensor& self) {
+  const torch::stable::Tensor x = dispatch_tensors<1>(
+      "aten::resolve_neg", "", {torch::stable::detail::from(self)});
+  if (!act_computes(x)) {
+    std::string why = "computed only as aten's CPU kernel on a contiguous CPU ";
+    why += "tensor of float or double on x86-64 (no libtorch route carries ";
+    why += "the op's numbers); this call is not one";
+    act_refuse(op, why);
+  }
+  if (records_grad({&self})) {
+    std::string why = "autograd would record the call (grad mode, self ";
+    why += "requires grad), and aten's derivative is not computed here";
+    act_refuse(op, why);
+  }
+  return x;
+}
+
+/// The Sleef function aten's kernel calls at the capability, or a refusal
+/// where the running libtorch does not export it.
+template <typename T>
+inline void* act_symbol(const char* op, int capability, const char* name) {
+  void* fn = act_sleef_symbol<T>(capability, name);
+  if (capability > 0 && fn == nullptr) {
+    std::string why = "the running libtorch does not export Sleef's ";
+    why += name;
+    why += ", which aten's kernel calls";
+    act_refuse(op, why);
+  }
+  return fn;
+}
+
+/// libtorch's thread count (at::get_num_threads).
+template <typename = void>
+inline int64_t act_threads() {
+  uint32_t threads = 1;
+#if defined(TORCH_VERSION_2_10_0)
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+  act_check(torch_get_num_threads(&threads));
+#endif
+#endif
+  return static_cast<int64_t>(threads);
+}
+
+/// The activation over x into a new tensor: aten's chunks (torch_parallel_for
+/// with the kernel's grain, 32768 unless it says otherwise: serial below it or
+/// with one thread), each as act_chunk.
+template <typename T>
+inline torch::stable::Tensor act_run(
+    const torch::stable::Tensor& x,
+    ActCall<T>& call,
+    int64_t grain = 32768) {
+  torch::stable::Tensor result = act_result(x);
+  call.in = static_cast<const T*>(x.data_ptr());
+  call.out = static_cast<T*>(result.data_ptr());
+#if defined(TORCH_VERSION_2_10_0)
+#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
+  act_check(torch_parallel_for(0, x.numel(), grain, &act_chunk<T>, &call));
+#endif
+#endif
+  return result;
+}
+
+/// elu(self, alpha, scale, input_scale) as aten's CPU elu kernel (float and
+/// double; act_operand's checks first).
+template <typename T>
+inline torch::stable::Tensor elu_typed(
+    const char* op,
+    const torch::stable::Tensor& x,
+    const Scalar& alpha,
+    const Scalar& scale,
+    const Scalar& input_scale) {
+  const int capability = act_capability();
+  const T a = static_cast<T>(alpha.to_double());
+  const T poscoef = static_cast<T>(scale.to_double());
+  const T negcoef = a * poscoef;
+  const T negiptcoef = static_cast<T>(input_scale.to_double());
+  ActCall<T> call{};
+  call.c0 = negcoef;
+  call.c1 = poscoef;
+  call.c2 = negiptcoef;
+  call.fn0 = act_symbol<T>(op, capability, "expm1");
+  call.capability = capability;
+  call.vector = &elu_vector<T>;
+  call.scalar = &elu_scalar<T>;
+  return act_run<T>(x, call);
+}
+
+template <typename = void>
+inline torch::stable::Tensor elu_cpu(
+    const char* op,
+    const torch::stable::Tensor& self,
+    const Scalar& alpha,
+    const Scalar& scale,
+    const Scalar& input_scale) {
+  act_number(op, "alpha", alpha, self);
+  act_number(op, "scale", scale, self);
+  act_number(op, "input_scale", input_scale, self);
+  const torch::stable::Tensor x = act_operand(op, self);
+  if (x.scalar_type() == ScalarType::Double) {
+    return elu_typed<double>(op, x, alpha, scale, input_scale);
+  }
+  return elu_typed<float>(op, x, alpha, scale, input_scale);
+}
+
+/// softplus(self, beta, threshold) as aten's CPU softplus kernel (float and
+/// double; act_operand's checks first).
+template <typename T>
+inline torch::stable::Tensor softplus_typed(
+    const char* op,
+    const torch::stable::Tensor& x,
+    const Scalar& beta,
+    const Scalar& threshold) {
+  const int capability = act_capability();
+  const T b = static_cast<T>(beta.to_double());
+  const T limit = static_cast<T>(threshold.to_double());
+  ActCall<T> call{};
+  call.c0 = b;
+  call.c1 = limit;
+  call.fn0 = act_symbol<T>(op, capability, "exp");
+  call.fn1 = act_symbol<T>(op, capability, "log1p");
+  call.capability = capability;
+  call.vector = &softplus_vector<T>;
+  call.scalar = &softplus_scalar<T>;
+  return act_run<T>(x, call);
+}
+
+template <typename = void>
+inline torch::stable::Tensor softplus_cpu(
+    const char* op,
+    const torch::stable::Tensor& self,
+    const Scalar& beta,
+    const Scalar& threshold) {
+  act_number(op, "beta", beta, self);
+  act_number(op, "threshold", threshold, self);
+  const torch::stable::Tensor x = act_operand(op, self);
+  if (x.scalar_type() == ScalarType::Double) {
+    return softplus_typed<double>(op, x, beta, threshold);
+  }
+  return softplus_typed<float>(op, x, beta, threshold);
+}
+
+/// A value the compiler cannot see through (an empty asm holding it in an SSE
+/// register): the product it holds is rounded before the addition that
+/// follows, even where the extension is built with FMA and contraction.
+template <typename T>
+inline T act_opaque(T v) {
+#if defined(SHIMGEN_ACT_X86)
+  asm volatile("" : "+x"(v));
+#endif
+  return v;
+}
+
+/// gelu's tanh approximation's argument, `kBeta * (x + kKappa * x^3)` (Gelu.h;
+/// kBeta = M_SQRT2 * M_2_SQRTPI * 0.5 and kKappa = 0.044715 as doubles, then
+/// T), rounded as aten's compiled kernel rounds it: the multiply-add fused at
+/// AVX512 and AVX2 (those kernels are built with FMA, which the compiler
+/// contracts, in the vectorized and the scalar lambda alike; measured on
+/// 2.10-2.15), each step rounded at DEFAULT.
+template <typename T>
+inline T gelu_tanh_inner(T x, bool fused) {
+  const T beta = static_cast<T>(0x1.9884533d43651p-1);
+  const T kappa = static_cast<T>(0x1.6e4e26d4801f7p-5);
+  const T cube = x * x * x;
+  if (fused) {
+    return beta * std::fma(kappa, cube, x);
+  }
+  return beta * (x + act_opaque(kappa * cube));
+}
+
+template <typename T>
+inline T act_tanh(T x) {
+  return std::tanh(x);
+}
+
+/// gelu(x, "tanh")'s vectorized lambda
+/// (vectorized_gelu_approximated_with_tanh): `0.5 * x * (1 + tanh(inner))` by
+/// the vector tanh.
+template <typename T>
+inline void gelu_tanh_vector(const ActCall<T>& c, int64_t at, int64_t lanes) {
+  std::array<T, 16> inner{};
+  std::array<T, 16> t{};
+  for (int64_t l = 0; l < lanes; ++l) {
+    inner[l] = gelu_tanh_inner(c.in[at + l], c.capability > 0);
+  }
+  act_vector_math<T>(
+      c.capability, c.fn0, &act_tanh<T>, inner.data(), t.data(), lanes);
+  for (int64_t l = 0; l < lanes; ++l) {
+    const T half = T(0.5) * c.in[at + l];
+    c.out[at + l] = half * (T(1) + t[l]);
+  }
+}
+
+/// gelu(x, "tanh")'s scalar lambda (scalar_gelu_approximated_with_tanh).
+template <typename T>
+inline void gelu_tanh_scalar(const ActCall<T>& c, int64_t at) {
+  const T x = c.in[at];
+  const T half = T(0.5) * x;
+  c.out[at] = half * (T(1) + std::tanh(gelu_tanh_inner(x, c.capability > 0)));
+}
+
+/// May gelu_tanh_cpu compute gelu(self, approximate) as aten::gelu does (the
+/// wrapper asks only on a running libtorch before 2.14, whose dispatcher
+/// would leak converting the str)? "tanh", a tensor act_computes takes, and a
+/// call autograd does not record.
+template <typename = void>
+inline bool gelu_tanh_computes(
+    const torch::stable::Tensor& self,
+    std::string_view approximate) {
+  return approximate == "tanh" && act_computes(self) && !records_grad({&self});
+}
+
+/// gelu(self, "tanh") as aten's CPU gelu kernel (gelu_tanh_computes said it
+/// may): its chunks are parallel_for's with aten's grain (above 16,384
+/// elements the numel over the thread count, else 32,768).
+template <typename T>
+inline torch::stable::Tensor gelu_tanh_typed(const torch::stable::Tensor& x) {
+  const int capability = act_capability();
+  ActCall<T> call{};
+  call.fn0 = act_symbol<T>("gelu.default", capability, "tanh");
+  call.capability = capability;
+  const int64_t n = x.numel();
+  const int64_t grain = n > 16384 ? n / act_threads() : 32768;
+  call.vector = &gelu_tanh_vector<T>;
+  call.scalar = &gelu_tanh_scalar<T>;
+  return act_run<T>(x, call, grain);
+}
+
+template <typename = void>
+inline torch::stable::Tensor gelu_tanh_cpu(const torch::stable::Tensor& self) {
+  const torch::stable::Tensor x = dispatch_tensors<1>(
+      "aten::resolve_neg", "", {torch::stable::detail::from(self)});
+  if (!act_computes(x)) {
+    fail("gelu.default", "a negative view that resolves to a strided tensor");
+  }
+  if (x.scalar_type() == ScalarType::Double) {
+    return gelu_tanh_typed<double>(x);
+  }
+  return gelu_tanh_typed<float>(x);
+}

@@ -1,0 +1,172 @@
+"""The prover of kernel `cpu_activation` (shimgen/generate/routes/kernels/cpu_activation.py): the generated wrapper
+itself (its row's `library`, built by shimgen/proofs/provers/compiled.py at target 2.10 and linked with libtorch
+alone; the custom op `custom`) against aten's op, bit for bit (NaN payloads and the sign of zero included), with
+dtype, shape and strides, on every input of _inputs: lengths around each capability's vector steps (2 * 4, 8, 16, 32
+elements) and around the thread pool's split (grain 32,768), the specials (NaN, +-inf, +-0, subnormals, values near
+exp's overflow and the softplus threshold) at the head, the middle and the tail of a vector block, several number
+sets, a 0-dim and empty tensors, a storage offset, size-1 strides, a negative view; strided, bfloat16, float16 and
+int64 tensors and a tensor requiring grad in grad mode (refused: a `shimgen:` error, counted, never a value).
+
+aten's capability is chosen once per process (ATEN_CPU_CAPABILITY), so the hook runs its cases in one child process
+of the runtime's interpreter per capability (avx512, avx2, default) and thread count (1, 2), and one with the variable
+unset (the capability aten finds in the CPU's features, two threads), and adds their tallies.
+A call the route should compute (a contiguous float or double CPU tensor, grad not recorded) that is refused counts
+as wrong."""
+
+import json
+import os
+import subprocess
+import sys
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from worker_common import Refused, Tally, aten, outcome, run  # noqa: E402
+
+COMPUTED = (torch.float32, torch.float64)
+NUMBERS = {
+    "elu.default": [(1.0, 1.0, 1.0), (0.5, 1.0, 1.0), (1.6732632423543772, 1.0507009873554805, 1.0),
+                    (2.0, 0.3, 1.7), (-1.0, 1.0, 1.0), (1.0, 1.0, 0.0), (0.1, 2.0, -3.0), (1e-3, 1e3, 1e-3)],
+    "softplus.default": [(1.0, 20.0), (2.0, 20.0), (0.5, 10.0), (1.0, 0.0), (-1.0, 20.0), (100.0, 1.0), (3.7, -5.0),
+                         (1e-3, 30.0)],
+    "gelu.default": [("tanh",)],  # a value kernel of kernel gelu_addmm's row (prove_gelu_addmm asks for it)
+}
+KEYWORDS = {"gelu.default": ("approximate",)}  # aten's keyword-only arguments, in the order of NUMBERS
+SPECIALS = [float("nan"), float("inf"), -float("inf"), -0.0, 0.0, -1e-30, 1e-310, -1e-310, -5e-324, 88.7, -88.7, 20.0,
+            20.000001, 19.99999, 10.0, -100.0, 1e30, -1e30, 709.0, -745.0, 1e-8, -1e-8, 0.5, -0.5, 5e-45, -1e-45,
+            1.17e-38, -1.17e-38, 3.4e38, -3.4e38, -17.0, -9.0, 1e-4, -1e-4]
+
+
+def _bits(t):
+    return t.view({8: torch.int64, 4: torch.int32, 2: torch.int16}[t.element_size()])
+
+
+def _values(numel, g, dtype):
+    x = torch.randn(numel, generator=g, dtype=torch.float64) * 4
+    if numel > 4:
+        for k, v in enumerate(SPECIALS):
+            x[(k * 7919) % numel] = v
+        x[-1] = float("nan")
+        x[-2] = -0.0
+    if numel > 100:
+        signs = torch.sign(torch.randn(50, generator=g, dtype=torch.float64))
+        x[50:100] = torch.logspace(-40, 40, 50, dtype=torch.float64) * signs
+    return x.to(dtype)
+
+
+def _inputs(dtype):
+    g = torch.Generator().manual_seed(7)
+    sizes = {2 * v * k + d for v in (4, 8, 16, 32) for k in (1, 2, 3, 5) for d in (-1, 0, 1)}
+    sizes |= {0, 1, 2, 3, 7, 1000, 16383, 16384, 16385, 32767, 32768, 32769, 32800, 40001, 65535, 65536, 65537,
+              100003}
+    for numel in sorted(sizes):
+        yield f"[{numel}]", _values(numel, g, dtype), True
+    yield "0-dim", torch.tensor(-0.75, dtype=dtype), True
+    base = _values(120, g, torch.float64).view(6, 5, 4).to(dtype)
+    yield "[6, 5, 4]", base, True
+    yield "offset", torch.empty(50, dtype=dtype)[7:37].view(5, 6).copy_(base.flatten()[:30].view(5, 6)), True
+    yield "size-1 strides", base.reshape(120, 1).as_strided((120, 1), (1, 9)), True
+    yield "empty [0, 3]", torch.empty(0, 3, dtype=dtype), True
+    yield "negative view", torch._neg_view(base), True
+    yield "transposed", base.transpose(0, 2), False
+    yield "sliced", base[:, :3], False
+
+
+def _aten(f, op, x, numbers):
+    names = KEYWORDS.get(op)
+    return f(x, **dict(zip(names, numbers))) if names else f(x, *numbers)
+
+
+def _wrapper(custom):
+    ns, _, name = custom.partition(".")
+    fn = getattr(getattr(torch.ops, ns), name)
+
+    def call(*args):
+        try:
+            return fn(*args)
+        except RuntimeError as e:
+            if str(e).startswith("shimgen:"):
+                raise Refused(str(e).splitlines()[0]) from None
+            raise
+    return call
+
+
+def cases(op, s):
+    """The tally of one process (one capability, one thread count)."""
+    torch.ops.load_library(s["library"])
+    f, wrapper = aten(op), _wrapper(s["custom"])
+    t = Tally()
+    should = []
+    for dtype in (*COMPUTED, torch.bfloat16, torch.float16, torch.int64):
+        inputs = _inputs(dtype) if dtype != torch.int64 else [("int64", torch.arange(-5, 60), True)]
+        for label, x, contiguous in inputs:
+            if dtype not in COMPUTED and x.numel() > 1000:
+                continue  # refused whatever their length
+            # every number set on the short inputs, three on those around the thread pool's split
+            for numbers in NUMBERS[op] if x.numel() < 16000 else NUMBERS[op][:3]:
+                want = run(lambda: _aten(f, op, x, numbers))
+                got = outcome(lambda: wrapper(x, *numbers))
+                extra = [(r[1].stride(), True) if r[0] == "ok" else None for r in (want, got)]
+                if want[0] == got[0] == "ok":
+                    extra[1] = (got[1].stride(), torch.equal(_bits(got[1]), _bits(want[1])))
+                t.compare(f"{dtype} {label} {numbers}", want, got, *extra)
+                if got[0] == "refused" and dtype in COMPUTED and contiguous:
+                    should.append(f"{dtype} {label} {numbers}: refused: {got[1]}")
+    leaf = torch.randn(9, 4, dtype=torch.float64).requires_grad_()
+    for x in (leaf, leaf * 1):
+        want = run(lambda: _aten(f, op, x, NUMBERS[op][0]))
+        got = outcome(lambda: wrapper(x, *NUMBERS[op][0]))
+        t.compare("requires grad", want, got)
+        if got[0] == "ok" and got[1].requires_grad != want[1].requires_grad:  # computed: autograd must see it
+            should.append("requires grad: computed where autograd would not record it")
+    with torch.no_grad():
+        want = run(lambda: _aten(f, op, leaf, NUMBERS[op][0]))
+        got = outcome(lambda: wrapper(leaf, *NUMBERS[op][0]))
+        t.compare("requires grad, no_grad", want, got)
+        if got[0] != "ok":
+            should.append(f"requires grad under no_grad: {got}")
+    report = t.report()
+    if should and not report["wrong"]:
+        report["wrong"] = should[0]
+    return report
+
+
+def prove_cpu_activation(op, s):
+    """cases() in one child process per capability and thread count; the tallies added, the first difference kept
+    with the capability and thread count it was seen at."""
+    total = {"compared": 0, "both_ok": 0, "refused": 0, "wrong": ""}
+    release = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+    if release < tuple(int(p) for p in s["compiled"].split(".")):
+        # a library built at the target does not load on an older libtorch: nothing to prove there
+        return {**total, "skipped": f"torch {torch.__version__} is older than the target {s['compiled']}"}
+    # each capability chosen by ATEN_CPU_CAPABILITY, and the one aten finds in the CPU's features (None: unset)
+    for capability, threads in [(c, n) for c in ("avx512", "avx2", "default") for n in (1, 2)] + [(None, 2)]:
+        env = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
+        env["SHIMGEN_PROVE_THREADS"] = str(threads)
+        if capability:
+            env["ATEN_CPU_CAPABILITY"] = capability
+        # run by path without its folder on sys.path (this folder's select.py would shadow the standard one)
+        child = f"import runpy; runpy.run_path({os.path.abspath(__file__)!r}, run_name='__main__')"
+        proc = subprocess.run([sys.executable, "-c", child], input=json.dumps([op, s]), env=env,
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            total["wrong"] = total["wrong"] or f"{capability} x{threads}: {proc.stderr.strip()[-500:]}"
+            continue
+        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        for k in ("compared", "both_ok", "refused"):
+            total[k] += r[k]
+        if r["wrong"] and not total["wrong"]:
+            total["wrong"] = f"{capability} x{threads}: {r['wrong']}"
+    return total
+
+
+# the hooks a registry entry's prover_spec may name (`prover`)
+PROVERS = {f.__name__: f for f in (prove_cpu_activation,)}
+
+if __name__ == "__main__":
+    torch.set_num_threads(int(os.environ["SHIMGEN_PROVE_THREADS"]))
+    op_, s_ = json.load(sys.stdin)
+    print(json.dumps(cases(op_, s_)))
+    sys.stdout.flush()
+    os._exit(0)
