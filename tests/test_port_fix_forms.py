@@ -126,6 +126,30 @@ def test_a_lambda_kernel_and_a_noexcept_one(tmp_path):
     assert 'm.def("twice(Tensor x) -> Tensor");' in text and 'm.impl("twice", TORCH_BOX(&twice));' in text
 
 
+def test_options_of_an_optionals_tensor_and_what_has_no_stable_form(tmp_path):
+    """Constructs met in rusty1s/pytorch_sparse's CPU code (tests/port_ext/torch_sparse.yaml): a factory's
+    `w.value().options()` (an optional's tensor) becomes its dtype and device as `x.options()` does; ATen's
+    from_blob with TensorOptions, a TensorOptions object built by hand and a c10::Dict have no stable form and are
+    checklist lines, where before they were in neither the report nor the checklist (and did not compile)."""
+    src = tmp_path / "k.cpp"
+    src.write_text("#include <torch/extension.h>\n#include <vector>\n"
+                   "at::Tensor f(at::Tensor x, std::optional<at::Tensor> w) {\n"
+                   "  std::vector<int64_t> v = {1, 2};\n"
+                   "  auto a = torch::empty({2}, w.value().options());\n"
+                   "  auto b = torch::from_blob(v.data(), {2}, x.options()).clone();\n"
+                   "  auto o = torch::TensorOptions().dtype(torch::kLong);\n"
+                   "  c10::Dict<int64_t, at::Tensor> d;\n"
+                   "  return a;\n}\n")
+    out = _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix"], cwd=tmp_path).stdout
+    listed = [line[len("- [ ] "):] for line in out.splitlines() if line.startswith("- [ ] ")]
+    text = src.read_text()
+    assert "torch::stable::empty({2}, w.value().scalar_type(), std::nullopt, w.value().device());" in text
+    assert not any(line.startswith("k.cpp:5:") for line in listed), listed
+    assert any(line.startswith("k.cpp:6: torch::from_blob -> none") for line in listed), listed
+    assert any(line.startswith("k.cpp:7: TensorOptions (torch::TensorOptions) -> none") for line in listed), listed
+    assert any(line.startswith("k.cpp:8: Dict (c10::Dict) -> none") for line in listed), listed
+
+
 def test_a_crlf_file_keeps_its_line_endings(ported, tmp_path):
     """The same source with CRLF line endings: the same rewrite, each line ending CRLF (the breaks a rewrite keeps
     and those it adds)."""

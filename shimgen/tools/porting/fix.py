@@ -161,13 +161,14 @@ class Fixer:
         return out
 
     def _factory_args(self, args: list[tuple[int, int]]) -> list[Part] | None:
-        """A factory's TensorOptions written as `x.options()` or `x.options().dtype(D)`: the dtype, layout and
-        device arguments the stable wrappers take in their place (ATen's TensorOptions order)."""
+        """A factory's TensorOptions written as `x.options()` or `x.options().dtype(D)`, x a name or a name's
+        member calls without arguments (`w.value().options()`, an optional's tensor): the dtype, layout and device
+        arguments the stable wrappers take in their place (ATen's TensorOptions order)."""
         if not args:
             return None
         a, b = args[-1]
         text = self.data[a:b].decode("utf-8", "replace")
-        m = re.fullmatch(r"(\w+)\.options\(\)(?:\.dtype\((.+)\))?", text.strip(), re.S)
+        m = re.fullmatch(r"(\w+(?:\.\w+\(\))*)\.options\(\)(?:\.dtype\((.+)\))?", text.strip(), re.S)
         if not m:
             return None
         obj = m.group(1)
