@@ -126,28 +126,43 @@ def test_a_lambda_kernel_and_a_noexcept_one(tmp_path):
     assert 'm.def("twice(Tensor x) -> Tensor");' in text and 'm.impl("twice", TORCH_BOX(&twice));' in text
 
 
-def test_options_of_an_optionals_tensor_and_what_has_no_stable_form(tmp_path):
-    """Constructs met in rusty1s/pytorch_sparse's CPU code (tests/port_ext/torch_sparse.yaml): a factory's
-    `w.value().options()` (an optional's tensor) becomes its dtype and device as `x.options()` does; ATen's
-    from_blob with TensorOptions, a TensorOptions object built by hand and a c10::Dict have no stable form and are
-    checklist lines, where before they were in neither the report nor the checklist (and did not compile)."""
+def test_from_blob_an_optionals_options_and_what_has_no_stable_form(tmp_path):
+    """Constructs met in rusty1s/pytorch_sparse's CPU code: ATen's from_blob over one dimension with x.options() or
+    a dtype becomes the stable from_blob with the stride {1} and the device and dtype written out (more dimensions:
+    a checklist line); a factory's `w.value().options()` (an optional's tensor) becomes its dtype and device as
+    `x.options()` does; a TensorOptions object built by hand and a c10::Dict have no stable form and are checklist
+    lines. Before, none of these was rewritten and from_blob, TensorOptions() and Dict were in neither the report
+    nor the checklist (the port did not compile). The rewrite compiles against the stable headers at 2.10."""
+    from shimgen.setuptools import stable_flags
+    from tests.cxx import syntax_check
+
     src = tmp_path / "k.cpp"
-    src.write_text("#include <torch/extension.h>\n#include <vector>\n"
-                   "at::Tensor f(at::Tensor x, std::optional<at::Tensor> w) {\n"
-                   "  std::vector<int64_t> v = {1, 2};\n"
-                   "  auto a = torch::empty({2}, w.value().options());\n"
-                   "  auto b = torch::from_blob(v.data(), {2}, x.options()).clone();\n"
-                   "  auto o = torch::TensorOptions().dtype(torch::kLong);\n"
-                   "  c10::Dict<int64_t, at::Tensor> d;\n"
-                   "  return a;\n}\n")
+    head = ("#include <torch/extension.h>\n#include <vector>\n"
+            "at::Tensor f(at::Tensor x, std::optional<at::Tensor> w) {\n"
+            "  std::vector<int64_t> v = {1, 2};\n"
+            "  auto a = torch::empty({2}, w.value().options());\n"
+            "  auto b = torch::from_blob(v.data(), {2}, x.options()).clone();\n"
+            "  auto c = torch::from_blob(v.data(), {(int64_t)v.size()}, torch::kLong);\n")
+    tail = "  return a;\n}\n"
+    src.write_text(head + tail)
     out = _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix"], cwd=tmp_path).stdout
-    listed = [line[len("- [ ] "):] for line in out.splitlines() if line.startswith("- [ ] ")]
+    assert "## Checklist: 0 constructs need a person" in out, out[-3000:]
     text = src.read_text()
     assert "torch::stable::empty({2}, w.value().scalar_type(), std::nullopt, w.value().device());" in text
-    assert not any(line.startswith("k.cpp:5:") for line in listed), listed
-    assert any(line.startswith("k.cpp:6: torch::from_blob -> none") for line in listed), listed
-    assert any(line.startswith("k.cpp:7: TensorOptions (torch::TensorOptions) -> none") for line in listed), listed
-    assert any(line.startswith("k.cpp:8: Dict (c10::Dict) -> none") for line in listed), listed
+    assert "torch::stable::clone(torch::stable::from_blob(v.data(), {2}, {1}, x.device(), x.scalar_type()));" in text
+    assert ("torch::stable::from_blob(v.data(), {(int64_t)v.size()}, {1}, "
+            "torch::stable::Device(torch::headeronly::DeviceType::CPU), torch::headeronly::ScalarType::Long);") in text
+    proc = syntax_check(text, None, target=None, defines=tuple(f[2:] for f in stable_flags("2.10")))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+    src.write_text(head + "  auto d = torch::from_blob(v.data(), {1, 2}, x.options());\n"
+                   "  auto o = torch::TensorOptions().dtype(torch::kLong);\n"
+                   "  c10::Dict<int64_t, at::Tensor> e;\n" + tail)
+    out = _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix"], cwd=tmp_path).stdout
+    listed = [line[len("- [ ] "):] for line in out.splitlines() if line.startswith("- [ ] ")]
+    assert [line.split(" -> ")[0] for line in listed] == [
+        "k.cpp:8: torch::from_blob", "k.cpp:8: x.options", "k.cpp:9: torch::TensorOptions().dtype",
+        "k.cpp:9: TensorOptions (torch::TensorOptions)", "k.cpp:10: Dict (c10::Dict)"], listed
 
 
 def test_a_crlf_file_keeps_its_line_endings(ported, tmp_path):

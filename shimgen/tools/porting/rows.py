@@ -166,7 +166,7 @@ def _row(s: Site, surface, targets: list[Version]) -> Row | None:
         if rule is None:
             return None
         return Row(s, s.written, rule.ops, rule.replace or "none", [_since(rule, t) for t in targets],
-                   fix=bool(rule.fix and rule.call), note=rule.note or rule.none or "")
+                   fix=bool(rule.fix and (rule.call or rule.form)), note=rule.note or rule.none or "")
     if k == "hazard":
         h = rules.hazard(s.key)
         return Row(s, s.written, tuple(h.get("ops", ())), h["replace"], [Cell("hazard", "hazard")] * len(targets),
