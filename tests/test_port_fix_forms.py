@@ -131,18 +131,21 @@ def test_from_blob_an_optionals_options_and_what_has_no_stable_form(tmp_path):
     a dtype becomes the stable from_blob with the stride {1} and the device and dtype written out (more dimensions:
     a checklist line); a factory's `w.value().options()` (an optional's tensor) becomes its dtype and device as
     `x.options()` does; a TensorOptions object built by hand and a c10::Dict have no stable form and are checklist
-    lines. Before, none of these was rewritten and from_blob, TensorOptions() and Dict were in neither the report
-    nor the checklist (the port did not compile). The rewrite compiles against the stable headers at 2.10."""
+    lines; at::parallel_for is torch::stable::parallel_for (its signature, from 2.10) and ATen/Parallel.h the
+    stable ops.h. Before, none of these was rewritten and from_blob, parallel_for, TensorOptions() and Dict were
+    in neither the report nor the checklist (the port did not compile). The rewrite compiles against the stable
+    headers at 2.10."""
     from shimgen.setuptools import stable_flags
     from tests.cxx import syntax_check
 
     src = tmp_path / "k.cpp"
-    head = ("#include <torch/extension.h>\n#include <vector>\n"
+    head = ("#include <torch/extension.h>\n#include <ATen/Parallel.h>\n#include <vector>\n"
             "at::Tensor f(at::Tensor x, std::optional<at::Tensor> w) {\n"
             "  std::vector<int64_t> v = {1, 2};\n"
             "  auto a = torch::empty({2}, w.value().options());\n"
             "  auto b = torch::from_blob(v.data(), {2}, x.options()).clone();\n"
-            "  auto c = torch::from_blob(v.data(), {(int64_t)v.size()}, torch::kLong);\n")
+            "  auto c = torch::from_blob(v.data(), {(int64_t)v.size()}, torch::kLong);\n"
+            "  at::parallel_for(0, 2, 1, [&](int64_t begin, int64_t end) { v[begin] = end; });\n")
     tail = "  return a;\n}\n"
     src.write_text(head + tail)
     out = _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix"], cwd=tmp_path).stdout
@@ -150,6 +153,8 @@ def test_from_blob_an_optionals_options_and_what_has_no_stable_form(tmp_path):
     text = src.read_text()
     assert "torch::stable::empty({2}, w.value().scalar_type(), std::nullopt, w.value().device());" in text
     assert "torch::stable::clone(torch::stable::from_blob(v.data(), {2}, {1}, x.device(), x.scalar_type()));" in text
+    assert text.count("#include <torch/csrc/stable/ops.h>") == 1 and "ATen/Parallel.h" not in text
+    assert "  torch::stable::parallel_for(0, 2, 1, [&](int64_t begin, int64_t end) { v[begin] = end; });" in text
     assert ("torch::stable::from_blob(v.data(), {(int64_t)v.size()}, {1}, "
             "torch::stable::Device(torch::headeronly::DeviceType::CPU), torch::headeronly::ScalarType::Long);") in text
     proc = syntax_check(text, None, target=None, defines=tuple(f[2:] for f in stable_flags("2.10")))
@@ -161,8 +166,8 @@ def test_from_blob_an_optionals_options_and_what_has_no_stable_form(tmp_path):
     out = _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix"], cwd=tmp_path).stdout
     listed = [line[len("- [ ] "):] for line in out.splitlines() if line.startswith("- [ ] ")]
     assert [line.split(" -> ")[0] for line in listed] == [
-        "k.cpp:8: torch::from_blob", "k.cpp:8: x.options", "k.cpp:9: torch::TensorOptions().dtype",
-        "k.cpp:9: TensorOptions (torch::TensorOptions)", "k.cpp:10: Dict (c10::Dict)"], listed
+        "k.cpp:10: torch::from_blob", "k.cpp:10: x.options", "k.cpp:11: torch::TensorOptions().dtype",
+        "k.cpp:11: TensorOptions (torch::TensorOptions)", "k.cpp:12: Dict (c10::Dict)"], listed
 
 
 def test_a_crlf_file_keeps_its_line_endings(ported, tmp_path):
