@@ -134,6 +134,8 @@ class Fixer:
                 op = rules.hazard(s.key)["replace"].split("(")[0]
                 self.edits.append(Edit(s.start, s.end, [f"{op}(", s.args[0], ", ", s.args[1], ")"]))
                 self.covered.add(id(row))
+        if self.edits:
+            self._std_headers()
         self._includes(includes)
         for cls in self.classes:
             if not any(op.endswith("::" + cls) for op in self.autograd_ops):
@@ -148,6 +150,14 @@ class Fixer:
             cell = row.cells[0]
             what = row.note or (cell.text if cell.status != "yes" else "")
             self.checklist.append(f"{row.where}: {row.construct} -> {row.replacement}" + (f" ({what})" if what else ""))
+
+    def _std_headers(self) -> None:
+        """The standard headers ATen's headers brought in that the file uses without including them (port_rules.yaml
+        `std_headers`): the stable headers do not, so the rewritten file includes them itself."""
+        for name, head in rules.load().get("std_headers", {}).items():
+            if (re.search(rb"\bstd::" + name.encode() + rb"\b", self.data)
+                    and not re.search(rb"#[ \t]*include[ \t]*<" + re.escape(head.encode()) + rb">", self.data)):
+                self.header(head)
 
     @staticmethod
     def _call_rule(s):
