@@ -132,7 +132,8 @@ def test_from_blob_an_optionals_options_and_what_has_no_stable_form(tmp_path):
     a checklist line); a factory's `w.value().options()` (an optional's tensor) becomes its dtype and device as
     `x.options()` does; a TensorOptions object built by hand and a c10::Dict have no stable form and are checklist
     lines; at::parallel_for is torch::stable::parallel_for (its signature, from 2.10) and ATen/Parallel.h the
-    stable ops.h; a std::unordered_set ATen's headers brought in gets its own include. Before, none of these was rewritten and from_blob, parallel_for, TensorOptions() and Dict were
+    stable ops.h, at::internal::GRAIN_SIZE its number; a std::unordered_set ATen's headers brought in gets its own
+    include. Before, none of these was rewritten and from_blob, parallel_for, TensorOptions() and Dict were
     in neither the report nor the checklist (the port did not compile). The rewrite compiles against the stable
     headers at 2.10."""
     from shimgen.setuptools import stable_flags
@@ -146,7 +147,8 @@ def test_from_blob_an_optionals_options_and_what_has_no_stable_form(tmp_path):
             "  auto b = torch::from_blob(v.data(), {2}, x.options()).clone();\n"
             "  auto c = torch::from_blob(v.data(), {(int64_t)v.size()}, torch::kLong);\n"
             "  at::parallel_for(0, 2, 1, [&](int64_t begin, int64_t end) { v[begin] = end; });\n"
-            "  std::unordered_set<int64_t> s = {v[0]};\n")
+            "  std::unordered_set<int64_t> s = {v[0]};\n"
+            "  int64_t grain = at::internal::GRAIN_SIZE / 2;\n")
     tail = "  return a;\n}\n"
     src.write_text(head + tail)
     out = _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix"], cwd=tmp_path).stdout
@@ -156,6 +158,7 @@ def test_from_blob_an_optionals_options_and_what_has_no_stable_form(tmp_path):
     assert "torch::stable::clone(torch::stable::from_blob(v.data(), {2}, {1}, x.device(), x.scalar_type()));" in text
     assert text.count("#include <torch/csrc/stable/ops.h>") == 1 and "ATen/Parallel.h" not in text
     assert "#include <unordered_set>" in text  # ATen's headers brought it; the stable ones do not
+    assert "  int64_t grain = int64_t{32768} / 2;" in text
     assert "  torch::stable::parallel_for(0, 2, 1, [&](int64_t begin, int64_t end) { v[begin] = end; });" in text
     assert ("torch::stable::from_blob(v.data(), {(int64_t)v.size()}, {1}, "
             "torch::stable::Device(torch::headeronly::DeviceType::CPU), torch::headeronly::ScalarType::Long);") in text
@@ -168,8 +171,8 @@ def test_from_blob_an_optionals_options_and_what_has_no_stable_form(tmp_path):
     out = _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix"], cwd=tmp_path).stdout
     listed = [line[len("- [ ] "):] for line in out.splitlines() if line.startswith("- [ ] ")]
     assert [line.split(" -> ")[0] for line in listed] == [
-        "k.cpp:11: torch::from_blob", "k.cpp:11: x.options", "k.cpp:12: torch::TensorOptions().dtype",
-        "k.cpp:12: TensorOptions (torch::TensorOptions)", "k.cpp:13: Dict (c10::Dict)"], listed
+        "k.cpp:12: torch::from_blob", "k.cpp:12: x.options", "k.cpp:13: torch::TensorOptions().dtype",
+        "k.cpp:13: TensorOptions (torch::TensorOptions)", "k.cpp:14: Dict (c10::Dict)"], listed
 
 
 def test_a_crlf_file_keeps_its_line_endings(ported, tmp_path):

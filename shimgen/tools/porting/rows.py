@@ -151,7 +151,8 @@ def _row(s: Site, surface, targets: list[Version]) -> Row | None:
         return Row(s, s.written if s.written == s.key else f"{s.written} ({s.key})", (), rule.replace or "none",
                    [_since(rule, t) for t in targets], fix=rule.fix, note=rule.note or "")
     if k == "constant":
-        rep = f"torch::headeronly::ScalarType::{rules.constant(s.key)}"
+        number = rules.value(s.key)
+        rep = number if number is not None else f"torch::headeronly::ScalarType::{rules.constant(s.key)}"
         return Row(s, s.written, (), rep, [Cell("yes", "yes")] * len(targets), fix=True)
     if k == "macro":
         rule = macros.rule(s.key)

@@ -81,6 +81,11 @@ def constant(name: str) -> str | None:
     return load()["constants"].get(name)
 
 
+def value(qualified: str) -> str | None:
+    """The number an ATen named number (at::internal::GRAIN_SIZE) stands for, written out."""
+    return load().get("values", {}).get(qualified)
+
+
 def hazard(name: str) -> dict:
     return load()["hazards"][name]
 
