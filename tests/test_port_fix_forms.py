@@ -126,6 +126,55 @@ def test_a_lambda_kernel_and_a_noexcept_one(tmp_path):
     assert 'm.def("twice(Tensor x) -> Tensor");' in text and 'm.impl("twice", TORCH_BOX(&twice));' in text
 
 
+def test_from_blob_an_optionals_options_and_what_has_no_stable_form(tmp_path):
+    """Constructs met in rusty1s/pytorch_sparse's CPU code: ATen's from_blob over one dimension with x.options() or
+    a dtype becomes the stable from_blob with the stride {1} and the device and dtype written out (more dimensions:
+    a checklist line); a factory's `w.value().options()` (an optional's tensor) becomes its dtype and device as
+    `x.options()` does; a TensorOptions object built by hand and a c10::Dict have no stable form and are checklist
+    lines; at::parallel_for is torch::stable::parallel_for (its signature, from 2.10) and ATen/Parallel.h the
+    stable ops.h, at::internal::GRAIN_SIZE its number; a std::unordered_set ATen's headers brought in gets its own
+    include. Before, none of these was rewritten and from_blob, parallel_for, TensorOptions() and Dict were
+    in neither the report nor the checklist (the port did not compile). The rewrite compiles against the stable
+    headers at 2.10."""
+    from shimgen.setuptools import stable_flags
+    from tests.cxx import syntax_check
+
+    src = tmp_path / "k.cpp"
+    head = ("#include <torch/extension.h>\n#include <ATen/Parallel.h>\n#include <vector>\n"
+            "at::Tensor f(at::Tensor x, std::optional<at::Tensor> w) {\n"
+            "  std::vector<int64_t> v = {1, 2};\n"
+            "  auto a = torch::empty({2}, w.value().options());\n"
+            "  auto b = torch::from_blob(v.data(), {2}, x.options()).clone();\n"
+            "  auto c = torch::from_blob(v.data(), {(int64_t)v.size()}, torch::kLong);\n"
+            "  at::parallel_for(0, 2, 1, [&](int64_t begin, int64_t end) { v[begin] = end; });\n"
+            "  std::unordered_set<int64_t> s = {v[0]};\n"
+            "  int64_t grain = at::internal::GRAIN_SIZE / 2;\n")
+    tail = "  return a;\n}\n"
+    src.write_text(head + tail)
+    out = _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix"], cwd=tmp_path).stdout
+    assert "## Checklist: 0 constructs need a person" in out, out[-3000:]
+    text = src.read_text()
+    assert "torch::stable::empty({2}, w.value().scalar_type(), std::nullopt, w.value().device());" in text
+    assert "torch::stable::clone(torch::stable::from_blob(v.data(), {2}, {1}, x.device(), x.scalar_type()));" in text
+    assert text.count("#include <torch/csrc/stable/ops.h>") == 1 and "ATen/Parallel.h" not in text
+    assert "#include <unordered_set>" in text  # ATen's headers brought it; the stable ones do not
+    assert "  int64_t grain = int64_t{32768} / 2;" in text
+    assert "  torch::stable::parallel_for(0, 2, 1, [&](int64_t begin, int64_t end) { v[begin] = end; });" in text
+    assert ("torch::stable::from_blob(v.data(), {(int64_t)v.size()}, {1}, "
+            "torch::stable::Device(torch::headeronly::DeviceType::CPU), torch::headeronly::ScalarType::Long);") in text
+    proc = syntax_check(text, None, target=None, defines=tuple(f[2:] for f in stable_flags("2.10")))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+    src.write_text(head + "  auto d = torch::from_blob(v.data(), {1, 2}, x.options());\n"
+                   "  auto o = torch::TensorOptions().dtype(torch::kLong);\n"
+                   "  c10::Dict<int64_t, at::Tensor> e;\n" + tail)
+    out = _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix"], cwd=tmp_path).stdout
+    listed = [line[len("- [ ] "):] for line in out.splitlines() if line.startswith("- [ ] ")]
+    assert [line.split(" -> ")[0] for line in listed] == [
+        "k.cpp:12: torch::from_blob", "k.cpp:12: x.options", "k.cpp:13: torch::TensorOptions().dtype",
+        "k.cpp:13: TensorOptions (torch::TensorOptions)", "k.cpp:14: Dict (c10::Dict)"], listed
+
+
 def test_a_crlf_file_keeps_its_line_endings(ported, tmp_path):
     """The same source with CRLF line endings: the same rewrite, each line ending CRLF (the breaks a rewrite keeps
     and those it adds)."""

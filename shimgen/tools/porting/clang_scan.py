@@ -612,7 +612,14 @@ class Scanner:
 
     def on_decl_ref(self, c) -> None:
         ref = c.referenced
-        if ref is None or c.spelling is None or rules.constant(c.spelling) is None:
+        if ref is None or c.spelling is None:
+            return
+        if rules.constant(c.spelling) is None:
+            q = qualified(ref)
+            if rules.value(q) is not None:  # a named number (at::internal::GRAIN_SIZE), written out
+                a, b = self.rng(c)
+                if self.src(a, b).endswith(c.spelling):
+                    self.add(Site(self.path, self.line_of(c), "constant", q, self.src(a, b), a, b, qualified=q))
             return
         q = qualified(ref)
         if q.split("::")[0] not in ATEN_NAMESPACES:

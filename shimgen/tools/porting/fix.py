@@ -120,6 +120,11 @@ class Fixer:
             elif k == "include":
                 includes.append(row)
                 self.covered.add(id(row))
+            elif k == "rule" and row.fix and self._call_rule(s).form == "from_blob":
+                parts = self._from_blob(s.args)
+                if parts is not None:
+                    self.edits.append(Edit(s.start, s.end, parts))
+                    self.covered.add(id(row))
             elif k == "rule" and row.fix and (s.obj or "{t}" not in (self._call_rule(s).call or "{t}")):
                 rule = self._call_rule(s)
                 self.edits.append(Edit(s.start, s.end, _template(rule.call, s.obj, s.args)))
@@ -129,6 +134,8 @@ class Fixer:
                 op = rules.hazard(s.key)["replace"].split("(")[0]
                 self.edits.append(Edit(s.start, s.end, [f"{op}(", s.args[0], ", ", s.args[1], ")"]))
                 self.covered.add(id(row))
+        if self.edits:
+            self._std_headers()
         self._includes(includes)
         for cls in self.classes:
             if not any(op.endswith("::" + cls) for op in self.autograd_ops):
@@ -143,6 +150,14 @@ class Fixer:
             cell = row.cells[0]
             what = row.note or (cell.text if cell.status != "yes" else "")
             self.checklist.append(f"{row.where}: {row.construct} -> {row.replacement}" + (f" ({what})" if what else ""))
+
+    def _std_headers(self) -> None:
+        """The standard headers ATen's headers brought in that the file uses without including them (port_rules.yaml
+        `std_headers`): the stable headers do not, so the rewritten file includes them itself."""
+        for name, head in rules.load().get("std_headers", {}).items():
+            if (re.search(rb"\bstd::" + name.encode() + rb"\b", self.data)
+                    and not re.search(rb"#[ \t]*include[ \t]*<" + re.escape(head.encode()) + rb">", self.data)):
+                self.header(head)
 
     @staticmethod
     def _call_rule(s):
@@ -160,26 +175,56 @@ class Fixer:
                     out.append(m.group(1).decode())
         return out
 
-    def _factory_args(self, args: list[tuple[int, int]]) -> list[Part] | None:
-        """A factory's TensorOptions written as `x.options()` or `x.options().dtype(D)`: the dtype, layout and
-        device arguments the stable wrappers take in their place (ATen's TensorOptions order)."""
-        if not args:
+    def _from_blob(self, args: list[tuple[int, int]]) -> list[Part] | None:
+        """ATen's from_blob(data, {n}, x.options() | dtype) over one dimension: the stable from_blob with the
+        contiguous stride ({1}) and the device (x's, or the CPU ATen's default TensorOptions name) and dtype written
+        out. More dimensions (their strides) are left to a person."""
+        if len(args) != 3:
             return None
-        a, b = args[-1]
+        sizes = self.data[args[1][0]:args[1][1]].decode("utf-8", "replace").strip()
+        if not re.fullmatch(r"\{[^{},]+\}", sizes):
+            return None
+        opts = self._options(args[2])
+        if opts is None:
+            text = self.data[args[2][0]:args[2][1]].decode("utf-8", "replace")
+            if ".options()" in text or "TensorOptions" in text:
+                return None
+            device: Part = "torch::stable::Device(torch::headeronly::DeviceType::CPU)"
+            dtype: Part = args[2]
+        else:
+            obj, dtype = opts
+            device = f"{obj}.device()"
+        return ["torch::stable::from_blob(", args[0], ", ", args[1], ", {1}, ", device, ", ", dtype, ")"]
+
+    def _options(self, arg: tuple[int, int]) -> tuple[str, Part] | None:
+        """`x.options()` or `x.options().dtype(D)` (x a name, or a name's member calls without arguments): x and
+        the dtype (D as written, else x's); the options' own rows are handled by the caller's rewrite."""
+        a, b = arg
         text = self.data[a:b].decode("utf-8", "replace")
-        m = re.fullmatch(r"(\w+)\.options\(\)(?:\.dtype\((.+)\))?", text.strip(), re.S)
+        m = re.fullmatch(r"(\s*)(\w+(?:\.\w+\(\))*)\.options\(\)(?:\.dtype\((.+)\))?\s*", text, re.S)
         if not m:
             return None
-        obj = m.group(1)
-        if m.group(2):
-            d0 = a + text.index(".dtype(") + len(".dtype(")
-            dtype: Part = (d0, d0 + len(m.group(2).encode()))
+        obj = m.group(2)
+        if m.group(3):
+            d0 = a + len(text[:text.index(".dtype(") + len(".dtype(")].encode())
+            dtype: Part = (d0, d0 + len(m.group(3).encode()))
         else:
             dtype = f"{obj}.scalar_type()"
-        # the options' own rows (x.options(), .dtype) are handled here
         for row in self.rows:
             if row.site.kind == "rule" and a <= row.site.start and row.site.end <= b:
                 self.covered.add(id(row))
+        return obj, dtype
+
+    def _factory_args(self, args: list[tuple[int, int]]) -> list[Part] | None:
+        """A factory's TensorOptions written as `x.options()` or `x.options().dtype(D)`, x a name or a name's
+        member calls without arguments (`w.value().options()`, an optional's tensor): the dtype, layout and device
+        arguments the stable wrappers take in their place (ATen's TensorOptions order)."""
+        if not args:
+            return None
+        got = self._options(args[-1])
+        if got is None:
+            return None
+        obj, dtype = got
         return [*self.args_parts(args[:-1]), ", ", dtype, ", std::nullopt, ", f"{obj}.device()"]
 
     def _macro(self, row: Row) -> bool:

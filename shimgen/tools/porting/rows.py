@@ -151,7 +151,8 @@ def _row(s: Site, surface, targets: list[Version]) -> Row | None:
         return Row(s, s.written if s.written == s.key else f"{s.written} ({s.key})", (), rule.replace or "none",
                    [_since(rule, t) for t in targets], fix=rule.fix, note=rule.note or "")
     if k == "constant":
-        rep = f"torch::headeronly::ScalarType::{rules.constant(s.key)}"
+        number = rules.value(s.key)
+        rep = number if number is not None else f"torch::headeronly::ScalarType::{rules.constant(s.key)}"
         return Row(s, s.written, (), rep, [Cell("yes", "yes")] * len(targets), fix=True)
     if k == "macro":
         rule = macros.rule(s.key)
@@ -166,7 +167,7 @@ def _row(s: Site, surface, targets: list[Version]) -> Row | None:
         if rule is None:
             return None
         return Row(s, s.written, rule.ops, rule.replace or "none", [_since(rule, t) for t in targets],
-                   fix=bool(rule.fix and rule.call), note=rule.note or rule.none or "")
+                   fix=bool(rule.fix and (rule.call or rule.form)), note=rule.note or rule.none or "")
     if k == "hazard":
         h = rules.hazard(s.key)
         return Row(s, s.written, tuple(h.get("ops", ())), h["replace"], [Cell("hazard", "hazard")] * len(targets),

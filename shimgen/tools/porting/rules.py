@@ -27,6 +27,7 @@ class Rule:
     ops: tuple[str, ...] = ()  # aten ops the replacement calls (they go into [tool.shimgen] ops)
     call: str | None = None  # a macro call's whole rewrite, `{args}` its arguments as written
     registration: str | None = None  # a registration's form: def | impl | legacy (shimgen.tools.porting.registration)
+    form: str | None = None  # a call rewritten by its own code in fix.py (from_blob: its arguments rearranged)
 
     @classmethod
     def of(cls, d: dict) -> "Rule":
@@ -34,7 +35,7 @@ class Rule:
         return cls(replace=d.get("replace"), since=d.get("since"), none=d.get("none"), fix=bool(d.get("fix")),
                    note=d.get("note"), header=tuple(header) if isinstance(header, list) else header,
                    ops=tuple(d.get("ops", ())),
-                   call=d.get("call"), registration=d.get("registration"))
+                   call=d.get("call"), registration=d.get("registration"), form=d.get("form"))
 
 
 @functools.lru_cache(maxsize=None)
@@ -78,6 +79,11 @@ def call_rule(qualified: str, params: tuple[str, ...] | None = None) -> Rule | N
 
 def constant(name: str) -> str | None:
     return load()["constants"].get(name)
+
+
+def value(qualified: str) -> str | None:
+    """The number an ATen named number (at::internal::GRAIN_SIZE) stands for, written out."""
+    return load().get("values", {}).get(qualified)
 
 
 def hazard(name: str) -> dict:
