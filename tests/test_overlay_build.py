@@ -1,8 +1,9 @@
 """The overlay is a build product: `python -m shimgen.dev overlay-build` builds libshimgen_overlay.so
 for the installed torch, records the torch version it was built against, and an extension that opts in
-(-DSHIMGEN_OVERLAY) gets its routes: `softplus(a, 0.5, 20)`, whose `beta` no libtorch route carries (libtorch ships
-no shim for it; addcmul, the example before, has one now), is exact. On another torch each overlay shim refuses with an error naming both versions (or, across minor releases
-whose internal C++ API differs, the loader refuses the library first: it is not ABI-stable)."""
+(-DSHIMGEN_OVERLAY) gets its routes: `celu(a, 0.5)`, whose `alpha` no libtorch route carries (libtorch ships no
+shim for it; addcmul and softplus, the examples before, have libtorch routes now), is exact. On another torch each
+overlay shim refuses with an error naming both versions (or, across minor releases whose internal C++ API differs,
+the loader refuses the library first: it is not ABI-stable)."""
 
 from __future__ import annotations
 
@@ -24,11 +25,11 @@ EXT = r"""
 
 using torch::stable::Tensor;
 
-Tensor softplus_half(Tensor a, Tensor b) { return torch::stable::softplus(a, 0.5, 20); }
+Tensor celu_half(Tensor a, Tensor b) { return torch::stable::celu(a, 0.5); }
 
-STABLE_TORCH_LIBRARY(overlay_calls, m) { m.def("softplus_half(Tensor a, Tensor b) -> Tensor"); }
+STABLE_TORCH_LIBRARY(overlay_calls, m) { m.def("celu_half(Tensor a, Tensor b) -> Tensor"); }
 STABLE_TORCH_LIBRARY_IMPL(overlay_calls, CompositeExplicitAutograd, m) {
-  m.impl("softplus_half", TORCH_BOX(&softplus_half));
+  m.impl("celu_half", TORCH_BOX(&celu_half));
 }
 """
 
@@ -37,8 +38,8 @@ import sys, torch
 torch.ops.load_library(sys.argv[1])
 a = torch.randn(40, generator=torch.Generator().manual_seed(0)); b = torch.randn(40)
 try:
-    r = torch.ops.overlay_calls.softplus_half(a, b)
-    print("exact" if torch.equal(r, torch.ops.aten.softplus(a, 0.5, 20)) and r.dtype == a.dtype else "wrong")
+    r = torch.ops.overlay_calls.celu_half(a, b)
+    print("exact" if torch.equal(r, torch.ops.aten.celu(a, 0.5)) and r.dtype == a.dtype else "wrong")
 except RuntimeError as e:
     print("error:", str(e).splitlines()[0])
 """
@@ -48,9 +49,9 @@ except RuntimeError as e:
 def built(tmp_path_factory) -> dict[str, str]:
     root = tmp_path_factory.mktemp("overlay_build")
     gen, lib_dir = str(root / "gen"), str(root / "lib")
-    files, _ = pipeline.generate(["softplus"], None, None)
+    files, _ = pipeline.generate(["celu"], None, None)
     pipeline.write(gen, files)
-    proc = subprocess.run([sys.executable, "-m", "shimgen.dev", "overlay-build", "--ops", "softplus", "--out", lib_dir],
+    proc = subprocess.run([sys.executable, "-m", "shimgen.dev", "overlay-build", "--ops", "celu", "--out", lib_dir],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     src = root / "ext.cpp"
@@ -66,10 +67,10 @@ def test_records_the_torch_it_was_built_for(built: dict[str, str]) -> None:
 
     with open(os.path.join(built["lib_dir"], "libshimgen_overlay.json")) as f:
         record = json.load(f)
-    assert record["torch"] == torch.__version__ and "softplus.default" in record["ops"]
+    assert record["torch"] == torch.__version__ and "celu.default" in record["ops"]
     out = subprocess.run(["nm", "-D", "--defined-only", os.path.join(built["lib_dir"], "libshimgen_overlay.so")],
                          capture_output=True, text=True, check=True).stdout
-    assert "shimgen_overlay_torch_version" in out and "aoti_torch_aten_softplus" in out
+    assert "shimgen_overlay_torch_version" in out and "aoti_torch_aten_celu" in out
 
 
 def test_opted_in_extension_is_exact_on_its_torch(built: dict[str, str]) -> None:
