@@ -402,7 +402,8 @@ inline torch::stable::Tensor act_run(
   torch::stable::Tensor result = act_result(x);
   call.in = static_cast<const T*>(x.data_ptr());
   call.out = static_cast<T*>(result.data_ptr());
-  static_cast<void>(grain); // a build below 2.10 has no parallel_for to pass it to
+  // a build below 2.10 has no parallel_for to pass the grain to
+  static_cast<void>(grain);
 #if defined(TORCH_VERSION_2_10_0)
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
   act_check(torch_parallel_for(0, x.numel(), grain, &act_chunk<T>, &call));
