@@ -165,7 +165,7 @@ def quiet_stderr(on: bool):
 
 # The str calls that cross libtorch 2.10-2.13's leaking dispatcher conversion with -DSHIMGEN_LEAKY_STR; the default
 # build computes gelu(x), gelu_(x) and gelu_out(out, x) on a contiguous CPU tensor (kernel gelu_addmm), einsum
-# (kernel einsum) and div's "floor" (kernel str_value) without a str crossing, and raises for the other str calls on
+# (kernel einsum), div's "floor" and scatter's "add" (kernel str_value) without a str crossing, and raises for the other str calls on
 # 2.10-2.13: ~0 B. elu and softplus (kernel cpu_activation: aten's CPU kernel replicated, no number crossing)
 # computed, and refused (alpha=1e300 is out of float's range): ~0 B.
 DEFAULT_CALLS = [("gelu(x)", "ts::gelu(x);"), ('gelu(x, "tanh")', 'ts::gelu(x, "tanh");'),
@@ -174,6 +174,8 @@ DEFAULT_CALLS = [("gelu(x)", "ts::gelu(x);"), ('gelu(x, "tanh")', 'ts::gelu(x, "
                  ("elu(x)", "ts::elu(x);"), ("softplus(x)", "ts::softplus(x);"),
                  ("elu(x, 1e300) refused", "ts::elu(x, 1e300);"),
                  ('div(a, b, "floor")', 'ts::div(x, x, std::string_view("floor"));'),
+                 ('scatter_(.., "add")', 'ts::scatter_(ts::clone(x), 0, ts::new_zeros(x, {4, 4}, '
+                                         'torch::headeronly::ScalarType::Long), x, "add");'),
                  ('einsum("ij,jk", ..)', 'ts::einsum("ij,jk->ik", {x, x});'),
                  ('conv2d(.., "same")', 'ts::conv2d(ts::view(x, {1, 1, 4, 4}), ts::view(x, {1, 1, 4, 4}), '
                                         'std::nullopt, {1, 1}, "same");')]
@@ -225,7 +227,8 @@ def default_build(args) -> int:
         gen = os.path.join(tmp, "generated")
         files, _ = pipeline.generate(["gelu.default", "gelu_.default", "gelu.out", "clone.default",
                                       "empty_like.default", "div.Tensor_mode", "einsum.default", "conv2d.padding",
-                                      "view.default", "elu.default", "softplus.default"], None, None, gen)
+                                      "view.default", "elu.default", "softplus.default", "scatter_.reduce",
+                                      "new_zeros.default"], None, None, gen)
         pipeline.write(gen, files)
         for k, (label, call) in enumerate(DEFAULT_CALLS):
             for target in ("0x020a000000000000", None):

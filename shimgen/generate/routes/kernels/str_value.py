@@ -32,7 +32,12 @@ class StrValue(Kernel):
 
     @staticmethod
     def _vias(rule: dict) -> list[str]:
-        return [rule["none_via"], *rule["calls"].values()]
+        """The overloads the row names: `none_via` (a `str?` argument's None; a plain `str` has none), then `calls`'."""
+        return [*([rule["none_via"]] if "none_via" in rule else []), *rule["calls"].values()]
+
+    def prover_spec(self, rule: dict, out: str) -> dict:
+        """The hook for the row's operands: div's (self, other), or another family's (`samples`: scatter's)."""
+        return {"prover": f"{self.prover}{'_' + rule['samples'] if rule.get('samples') else ''}"}
 
     def variant_at(self, route: Route, q: Query, rule: dict) -> Variant | None:
         """Every parameter (the row's `args` and the `str` argument, whose type the headers have at q.level), where
@@ -61,12 +66,13 @@ class StrValue(Kernel):
     def describe(self, w: Wrapper, rule: dict) -> list[str]:
         a = rule["argument"]
         values = ", ".join(f'{a}="{k}" as aten::{v}' for k, v in rule["calls"].items())
-        lines = [f"Route: {a}=None as aten::{rule['none_via']}, {values}, which compute aten::{w.op.name} with that "
+        none = f"{a}=None as aten::{rule['none_via']}, " if "none_via" in rule else ""
+        lines = [f"Route: {none}{values}, which compute aten::{w.op.name} with that "
                  f"{a} (proven equal on torch {proven(rule)}); the string is compared here, so no str crosses "
                  "the ABI (nothing leaks per call)."]
         for k in rule.get("no_derivative", []):
             lines.append(f'With {a}="{k}", where autograd records the call (grad mode, an input requires grad), '
-                         f"aten::{rule['calls'][k]} has no derivative (aten::{w.op.name}'s gradient is zero): from "
+                         f"aten::{rule['calls'][k]} does not carry aten::{w.op.name}'s derivative: from "
                          "target 2.10 the call takes the boxed dispatcher, aten's op on libtorch 2.14 and later; "
                          "before, it raises an error naming the remedies.")
         for k in rule.get("refused", []):
@@ -94,21 +100,24 @@ class StrValue(Kernel):
             return [guarded_body(w, v, plan, a)]
 
         tensors = ", ".join(f"&{p.name}" for p in w.params if p.name in rule["args"] and "Tensor" in str(p.arg.type))
-        lines = [f"if (!{a}.has_value()) {{", call(rule["none_via"]), "}"]
+        # a `str?` is compared through its optional (`*a`); a plain `str` is the string_view itself
+        text = f"*{a}" if "none_via" in rule else a
+        lines = [f"if (!{a}.has_value()) {{", call(rule["none_via"]), "}"] if "none_via" in rule else []
         for value, via in rule["calls"].items():
-            lines.append(f'if (*{a} == std::string_view("{_cpp_string(value)}")) {{')
+            lines.append(f'if ({text} == std::string_view("{_cpp_string(value)}")) {{')
             if value in rule.get("no_derivative", []):
                 why = (f"autograd records this call (grad mode, an input requires grad) and aten::{via}, which "
-                       f"computes it, has no derivative (aten::{op}'s gradient is zero): call it where autograd "
-                       f"does not record it, or {REMEDY}")
+                       f"computes it, does not carry aten::{op}'s derivative: call it where autograd does not "
+                       f"record it, or {REMEDY}")
                 lines += [f"if (shimgen::detail::records_grad({{{tensors}}})) {{", *dispatched(why), "}"]
             lines += [call(via), "}"]
         for value in rule.get("refused", []):
             why = f"no libtorch route computes it without the str crossing the ABI: {REMEDY}"
-            lines += [f'if (*{a} == std::string_view("{_cpp_string(value)}")) {{', *dispatched(why), "}"]
-        head, _, tail = rule["unknown"].partition("{}")
+            lines += [f'if ({text} == std::string_view("{_cpp_string(value)}")) {{', *dispatched(why), "}"]
+        head, named, tail = rule["unknown"].partition("{}")
         # one statement per piece: a line clang-format's layout writer lays out itself (no long `+` expression)
-        lines += ["std::string message;", f'message.append("{_cpp_string(head)}");', f"message.append(*{a});",
+        lines += ["std::string message;", f'message.append("{_cpp_string(head)}");',
+                  *([f"message.append({text});"] if named else []),
                   f'message.append("{_cpp_string(tail)} (aten raises)");',
                   f'shimgen::detail::fail("{op}", message.c_str());']
         return "\n".join(lines)

@@ -6,7 +6,7 @@ only the standard library, torch and the workers' shared modules beside that dri
 
 import torch
 
-from mirror_common import SHAPES, sample
+from mirror_common import DTYPES, SHAPES, sample
 from worker_common import ATEN_RAISES, Refused, Tally, aten, outcome, run, weights
 
 
@@ -26,7 +26,7 @@ def str_value(s, v):
             raise Refused(why)
         return aten(s["op"])(**v)
 
-    if mode is None:
+    if mode is None:  # a `str?` only (a plain `str` row has no none_via; aten refuses None itself)
         return aten(r["none_via"])(**args)
     if mode in r["calls"]:
         tensors = [t for t in args.values() if isinstance(t, torch.Tensor)]
@@ -132,5 +132,97 @@ def prove_str_value(op, s):
     return t.report()
 
 
+def prove_str_value_scatter(op, s):
+    """aten's op against str_value for scatter's reduce (`samples: scatter`: self, dim, index, src, and out= or in
+    place): every dtype (src of self's dtype and of another), shapes (duplicate indices, index smaller than self or
+    src, 0-dim, empty, an index expanded along a dim (aten's fast path for scatter_add), large enough for two
+    threads' chunks), dims (negative, out of range), indices out of range and of int32, reduce "add", "multiply",
+    unknown ones; self (in place) or out (empty, exact, another dtype, aliasing self) after the call; 1 and 2
+    threads. In grad mode and not, with float64 inputs that require grad (leaves and non-leaves): the result, and
+    the backward's outcome (aten records scatter.reduce as not implemented)."""
+    f = aten(op)
+    s = dict(s, op=op)
+    t = Tally()
+    out = s["out"]
+    inplace = op.split(".")[0].endswith("_")
+    modes = [*s["rule"]["calls"], *s["rule"].get("refused", []), "Add", "", "sum", "mean"]
+    cases = [((3, 4), (2, 3), (3, 4), 1), ((3, 4), (2, 3), (2, 3), 0), ((3, 4), (3, 4), (3, 4), -1),
+             ((), (), (), 0), ((5,), (0,), (5,), 0), ((3, 4), (2, 3), (2, 3), 2), ((4, 5), (4, 5), (4, 5), 1),
+             ((5, 7), (9, 7), (9, 7), 0), ((5, 7), (5, 30), (6, 30), 1), ((64, 33), (2000, 33), (2000, 33), 0),
+             ((5, 7), (7, 9), (9, 9), 0), ((9, 2000), (9, 2000), (9, 2000), 1), ((4, 5), (3, 6), (3, 5), 0)]
+
+    def index_of(k, shape, ishape, dim, dtype=torch.int64):
+        g = torch.Generator().manual_seed(k)
+        size = shape[dim] if shape and -len(shape) <= dim < len(shape) else 1
+        if k == 9:  # expanded along dim 1: aten's scatter_add takes its expanded-index path
+            return torch.randint(0, size, (ishape[0], 1), generator=g).expand(ishape).to(dtype)
+        if k == 10:  # transposed: (7, 9) with strides (1, 7)
+            return torch.randint(0, size, ishape[::-1], generator=g).t().to(dtype)
+        return torch.randint(0, size + (k == 6), ishape, generator=g).to(dtype)  # case 6: one out of range
+
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        for i, d in enumerate(DTYPES):
+            for k, (shape, ishape, sshape, dim) in enumerate(cases):
+                if threads == 2 and k not in (7, 9, 11):
+                    continue
+                index = index_of(k, shape, ishape, dim, torch.int32 if k == 12 else torch.int64)
+                for sd in (d, DTYPES[(i + 1) % len(DTYPES)]) if k < 3 else (d,):
+                    src = sample(sshape, sd, k + 5)
+                    for o in ([None] if not out else [(d, (0,)), (d, shape), (torch.float64, shape), "self"]):
+                        for mode in modes:
+                            def fresh():
+                                v = {"self": sample(shape, d, k), "dim": dim, "index": index, "src": src.clone()}
+                                if o == "self":
+                                    v[out] = v["self"]
+                                elif o is not None:
+                                    v[out] = torch.zeros(o[1], dtype=o[0])
+                                return v
+
+                            def call(fn):
+                                v = fresh()
+                                r = fn(v)
+                                if inplace:
+                                    assert r is v["self"], "self not returned"
+                                if out:
+                                    assert r is v[out], "out not returned"
+                                return r
+                            want = run(lambda: call(lambda v: f(**v, reduce=mode)))
+                            got = outcome(lambda: call(lambda v: str_value(s, dict(v, reduce=mode))))
+                            t.compare(f"threads {threads} {d} {sd} {shape} {ishape} {sshape} {dim} {o} {mode!r}",
+                                      want, got)
+    torch.set_num_threads(1)
+    for mode in modes:
+        for grad_mode in (True, False):
+            for nonleaf in (False, True):
+                for which in ("self", "src", "both"):
+                    if inplace and which != "src" and not nonleaf:
+                        continue  # a leaf that requires grad written in place: aten's error on both sides
+
+                    def grads(fn):
+                        x0 = sample((3, 4), torch.float64, 3).requires_grad_(which in ("self", "both"))
+                        y0 = sample((2, 3), torch.float64, 5).requires_grad_(which in ("src", "both"))
+                        leaves = [z for z in (x0, y0) if z.requires_grad]
+                        x = x0 * 1 if nonleaf and x0.requires_grad else x0
+                        y = y0 * 1 if nonleaf and y0.requires_grad else y0
+                        v = {"self": x, "dim": 0, "index": torch.tensor([[0, 2, 1], [2, 2, 0]]), "src": y,
+                             "reduce": mode}
+                        if out:
+                            v[out] = torch.empty(3, 4, dtype=torch.float64)
+                        with torch.set_grad_enabled(grad_mode):
+                            got = outcome(lambda: fn(v))
+                        if got[0] != "ok" or not got[1].requires_grad:
+                            return got if got[0] != "ok" else ("ok", got[1].detach().flatten())
+                        res = got[1]
+                        g = run(lambda: torch.autograd.grad((res * weights(res)).sum(), leaves, allow_unused=True))
+                        if g[0] != "ok":
+                            return g
+                        return "ok", torch.cat([res.detach().flatten(), *((a if a is not None else torch.zeros_like(z))
+                                                                          .flatten() for a, z in zip(g[1], leaves))])
+                    t.compare(f"autograd {mode!r} grad mode {grad_mode} non-leaf {nonleaf} {which}",
+                              grads(lambda v: f(**v)), grads(lambda v: str_value(s, v)))
+    return t.report()
+
+
 # the hooks a registry entry's prover_spec may name (`prover`)
-PROVERS = {f.__name__: f for f in (prove_str_value,)}
+PROVERS = {f.__name__: f for f in (prove_str_value, prove_str_value_scatter)}
