@@ -1,7 +1,9 @@
 """`div(a, b, rounding_mode)` below target 2.14 in the default build (kernel `str_value`): libtorch 2.10-2.13's
 dispatcher leaks 48 bytes per call converting a `str`, so the wrapper compares the string itself and calls
-`div.Tensor` (None) or `floor_divide` ("floor", aten's same div_floor kernel), carrying tensors only. "trunc", and a
-floor call autograd records (floor_divide has no derivative, div's is zero), take the dispatcher's guarded form:
+`div.Tensor` (None) or `floor_divide` ("floor", aten's same div_floor kernel), carrying tensors only; the functional forms compute "trunc" on
+CPU tensors of integral, float, double dtypes as aten's div_trunc kernel does (floor_divide(a - fmod(a, b), b);
+trunc(a / b)). "trunc" elsewhere (in place, out=, bfloat16, half), and a floor or trunc call autograd records
+(floor_divide has no derivative, div's is zero), take the dispatcher's guarded form:
 aten's op on libtorch 2.14 and later, an error naming the leak and the remedies before; another string raises aten's
 error. The extension is built at target 2.10 without SHIMGEN_LEAKY_STR and compared with aten on the installed torch,
 and on 2.14.1 and 2.15.0 where their venvs are found."""
@@ -35,6 +37,8 @@ Tensor k_floor_number(Tensor a, double b) { return ts::div(a, b, "floor"); }
 Tensor k_divide_floor(Tensor a, Tensor b) { return ts::divide(a, b, "floor"); }
 Tensor k_floor_(Tensor a, Tensor b) { ts::div_(a, b, "floor"); return a; }
 Tensor k_floor_out(Tensor a, Tensor b, Tensor out) { ts::div_out(out, a, b, "floor"); return out; }
+Tensor k_trunc_(Tensor a, Tensor b) { ts::div_(a, b, "trunc"); return a; }
+Tensor k_trunc_number(Tensor a, double b) { return ts::div(a, b, "trunc"); }
 
 STABLE_TORCH_LIBRARY(NS, m) {
   m.def("floor(Tensor a, Tensor b) -> Tensor");
@@ -45,6 +49,8 @@ STABLE_TORCH_LIBRARY(NS, m) {
   m.def("divide_floor(Tensor a, Tensor b) -> Tensor");
   m.def("floor_(Tensor(a!) a, Tensor b) -> Tensor(a!)");
   m.def("floor_out(Tensor a, Tensor b, Tensor(a!) out) -> Tensor(a!)");
+  m.def("trunc_(Tensor(a!) a, Tensor b) -> Tensor(a!)");
+  m.def("trunc_number(Tensor a, float b) -> Tensor");
 }
 
 STABLE_TORCH_LIBRARY_IMPL(NS, CompositeImplicitAutograd, m) {
@@ -56,6 +62,8 @@ STABLE_TORCH_LIBRARY_IMPL(NS, CompositeImplicitAutograd, m) {
   m.impl("divide_floor", TORCH_BOX(&k_divide_floor));
   m.impl("floor_", TORCH_BOX(&k_floor_));
   m.impl("floor_out", TORCH_BOX(&k_floor_out));
+  m.impl("trunc_", TORCH_BOX(&k_trunc_));
+  m.impl("trunc_number", TORCH_BOX(&k_trunc_number));
 }
 """
 
@@ -72,7 +80,10 @@ def test_the_rows_name_the_str_value_kernel_and_are_proven() -> None:
         row = facts.get(op)
         assert row is not None, f"{op}: no proven kernel_compositions row"
         assert kernels.get(row["kernel"], op) is entry
-        assert row["argument"] == "rounding_mode" and "floor" in row["calls"] and row["refused"] == ["trunc"]
+        assert row["argument"] == "rounding_mode" and "floor" in row["calls"]
+        functional = "_" not in op.split(".")[0][-1:] and "out" not in op
+        assert (row.get("composed", {}).get("trunc", {}).get("how") == "div_trunc") == functional, op
+        assert row.get("refused", []) == ([] if functional else ["trunc"]), op
         assert "floor_divide" in row["calls"]["floor"] and row["no_derivative"] == ["floor"]
 
 
@@ -155,13 +166,28 @@ def test_div_floor_and_none_at_2_10_are_atens(ext) -> None:
 
 
 @pytest.mark.slow
-def test_trunc_is_refused_naming_the_remedies_and_another_string_is_atens_error(ext) -> None:
+def test_trunc_is_atens_for_integral_and_float_and_refused_elsewhere_naming_the_remedies(ext) -> None:
     ops, _ = ext
+    for a, b in _operands():
+        if torch.result_type(a, b) in (torch.bfloat16, torch.float16, torch.bool):
+            continue
+        _agree(lambda: ops.trunc(a, b), lambda: torch.div(a, b, rounding_mode="trunc"))
+    i = torch.tensor([7, -7, 9, -1, -128, 127], dtype=torch.int8)
+    _agree(lambda: ops.trunc(i, torch.tensor([2, 2, -4, 3, -1, -2], dtype=torch.int8)),
+           lambda: torch.div(i, torch.tensor([2, 2, -4, 3, -1, -2], dtype=torch.int8), rounding_mode="trunc"))
+    _agree(lambda: ops.trunc(i, torch.tensor([2, 0, 1, 1, 1, 1], dtype=torch.int8)),  # aten's ZeroDivisionError
+           lambda: torch.div(i, torch.tensor([2, 0, 1, 1, 1, 1], dtype=torch.int8), rounding_mode="trunc"))
+    for n in (2.0, -2.0, 0.5, 3.0):  # a number divisor: the sibling's 0-dim tensor
+        _agree(lambda: ops.trunc_number(i.long(), n), lambda: torch.div(i.long(), n, rounding_mode="trunc"))
+        _agree(lambda: ops.trunc_number(i.float(), n), lambda: torch.div(i.float(), n, rounding_mode="trunc"))
+    leak = r"shimgen: div(_)?.Tensor_mode: the running libtorch \(2.13\) leaks 48 bytes per call converting its " \
+           r"str `rounding_mode`.*torch >= 2.14.*SHIMGEN_LEAKY_STR.*SHIMGEN_OVERLAY"
+    x = torch.randn(8, dtype=torch.bfloat16)
+    with pytest.raises(RuntimeError, match=leak):  # aten rounds a / b to bfloat16 before trunc in one loop only
+        ops.trunc(x, torch.tensor(0.3, dtype=torch.bfloat16))
+    with pytest.raises(RuntimeError, match=leak):  # in place: not composed
+        ops.trunc_(torch.tensor([7.5, -7.5]), torch.tensor([2.0, 2.0]))
     a, b = torch.tensor([7, -7]), torch.tensor([2, 2])
-    with pytest.raises(RuntimeError, match=r"shimgen: div.Tensor_mode: the running libtorch \(2.13\) leaks 48 bytes "
-                                           r"per call converting its str `rounding_mode`.*torch >= 2.14"
-                                           r".*SHIMGEN_LEAKY_STR.*SHIMGEN_OVERLAY"):
-        ops.trunc(a, b)
     _agree(lambda: ops.bad(a, b), lambda: torch.div(a, b, rounding_mode="Floor"))
     with pytest.raises(RuntimeError, match=r"shimgen: div.Tensor_mode: div expected rounding_mode to be one of "
                                            r"None, 'trunc', or 'floor' but found 'Floor'"):

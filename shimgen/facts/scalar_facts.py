@@ -147,4 +147,5 @@ def vias(op: str) -> tuple[str, ...]:
             + ((kernel["none_via"],) if "none_via" in kernel else ())  # kernel str_value: the overload for None
             + ((kernel["operand"]["via"],) if "operand" in kernel else ())
             + tuple(kernel.get("calls", {}).values())  # a kernel calling several wrappers (trapezoid_dx)
+            + tuple(c for spec in kernel.get("composed", {}).values() for c in spec["calls"])  # str_value
             + ((kernel["views"],) if "views" in kernel else ()))  # fill_diagonal_'s as_strided

@@ -22,6 +22,31 @@ REMEDY = ("target torch 2.14 (TORCH_TARGET_VERSION: its dispatcher carries the s
           "SHIMGEN_OVERLAY and link libshimgen_overlay at target 2.13 (rebuilt for each torch release)")
 
 
+def _libtorch(q: Query, via: str) -> bool:
+    """Whether overload `via`'s wrapper has a libtorch route (not the overlay) at q.level."""
+    target = q.plan.wrapper_of(via)
+    tv = target.active(q.level) if target is not None else None
+    return tv is not None and not tv.route.overlay
+
+
+def _div_trunc(w: Wrapper, plan: Plan) -> list[str]:
+    """div(self, other, "trunc") as aten's CPU kernel computes it for the result dtype (shimgen::detail::
+    div_trunc_case, cxx/kernels/div_trunc.h): integral (case 1) as floor_divide(self - fmod(self, other), other),
+    float, double (and complex, which both refuse) as trunc(self / other); case 0 (bfloat16, half, another device)
+    is the caller's refusal."""
+    n = {via: f"torch::stable::{plan.wrapper_of(via).name}" for via in  # type: ignore[union-attr]
+         ("fmod.Tensor", "sub.Tensor", "floor_divide.default", "trunc.default", "div.Tensor")}
+    fmod, sub, floor, trunc, div = n.values()
+    a, b = (p.name for p in w.params[:2])
+    return ["if (how == 1) {", f"const torch::stable::Tensor rest = {fmod}({a}, {b});",
+            f"return {floor}({sub}({a}, rest), {b});", "}", f"return {trunc}({div}({a}, {b}));"]
+
+
+# The compositions a row's `composed` values name (`how`): each emits the statements computing the value, given
+# `how`, the case its C++ helper (`case`, the kernel section's) chose; case 0 is refused by the caller.
+COMPOSED = {"div_trunc": ("div_trunc_case", _div_trunc)}
+
+
 def _cpp_string(text: str) -> str:
     return text.replace("\\", "\\\\").replace('"', '\\"')
 
@@ -57,10 +82,13 @@ class StrValue(Kernel):
                 return None
             if {p.name for p in target.params} != set(rule["args"]):  # type: ignore[union-attr]
                 return None
+        # a value composed of several calls (`composed`) where each of them has a libtorch route at q.level
+        composed = tuple(c for spec in rule.get("composed", {}).values() if all(_libtorch(q, c) for c in spec["calls"])
+                         for c in spec["calls"])
         # where the dispatcher's form is guarded (routes/dispatcher.py), the calls no overload computes take it:
         # aten's op from the str's leak-free release, an error naming the leak before (`guard_from`, Variant)
         guarded = guarded_form(q, rule["argument"])
-        return Variant(route, len(q.params), q.level, lowering=tuple(self._vias(rule)),
+        return Variant(route, len(q.params), q.level, lowering=(*self._vias(rule), *composed),
                        stack=guarded.stack if guarded else (), guard_from=guarded.guard_from if guarded else None)
 
     def describe(self, w: Wrapper, rule: dict) -> list[str]:
@@ -70,6 +98,11 @@ class StrValue(Kernel):
         lines = [f"Route: {none}{values}, which compute aten::{w.op.name} with that "
                  f"{a} (proven equal on torch {proven(rule)}); the string is compared here, so no str crosses "
                  "the ABI (nothing leaks per call)."]
+        for k, spec in rule.get("composed", {}).items():
+            lines.append(f'{a}="{k}" as aten\'s own CPU kernel computes it, composed of '
+                         f'{", ".join("aten::" + c for c in spec["calls"])} (proven equal on torch {proven(rule)}); '
+                         "on another device, for a dtype aten does not compute and where autograd records the call "
+                         "it takes the dispatcher as below.")
         for k in rule.get("no_derivative", []):
             lines.append(f'With {a}="{k}", where autograd records the call (grad mode, an input requires grad), '
                          f"aten::{rule['calls'][k]} does not carry aten::{w.op.name}'s derivative: from "
@@ -111,6 +144,17 @@ class StrValue(Kernel):
                        f"record it, or {REMEDY}")
                 lines += [f"if (shimgen::detail::records_grad({{{tensors}}})) {{", *dispatched(why), "}"]
             lines += [call(via), "}"]
+        for value, spec in rule.get("composed", {}).items():
+            helper, emit = COMPOSED[spec["how"]]
+            why = (f"computed only on CPU tensors of the dtypes aten's kernel computes, where autograd does not "
+                   f"record the call: {REMEDY}")
+            if not set(spec["calls"]) <= set(v.lowering):  # a call without a libtorch route at this target
+                lines += [f'if ({text} == std::string_view("{_cpp_string(value)}")) {{', *dispatched(why), "}"]
+                continue
+            lines += [f'if ({text} == std::string_view("{_cpp_string(value)}")) {{',
+                      f"const int how = shimgen::detail::{helper}({', '.join(p.name for p in w.params[:2])});",
+                      f"if (how == 0 || shimgen::detail::records_grad({{{tensors}}})) {{", *dispatched(why), "}",
+                      *emit(w, plan), "}"]
         for value in rule.get("refused", []):
             why = f"no libtorch route computes it without the str crossing the ABI: {REMEDY}"
             lines += [f'if ({text} == std::string_view("{_cpp_string(value)}")) {{', *dispatched(why), "}"]

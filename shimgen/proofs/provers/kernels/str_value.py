@@ -33,10 +33,49 @@ def str_value(s, v):
         if mode in r.get("no_derivative", []) and torch.is_grad_enabled() and any(t.requires_grad for t in tensors):
             return dispatched("autograd")
         return aten(r["calls"][mode])(**args)
+    if mode in r.get("composed", {}):
+        how = r["composed"][mode]["how"]
+        a, b = (args[k] for k in r["args"][:2])
+        if not isinstance(b, torch.Tensor):  # a number: the Scalar overload's sibling passes a 0-dim tensor of the
+            try:  # result's dtype (its own exact conversions; another number is refused there)
+                b = torch.tensor(b, dtype=torch.result_type(a, b))
+            except (RuntimeError, OverflowError) as e:
+                raise Refused("number") from e
+        case = COMPOSED[how][0](a, b)
+        if case == 0 or (torch.is_grad_enabled() and (a.requires_grad or b.requires_grad)):
+            return dispatched("composed")
+        return COMPOSED[how][1](case, a, b)
     if mode in r.get("refused", []):
         return dispatched("value")
     raise RuntimeError(r["unknown"].replace("{}", mode) + " " + ATEN_RAISES)
 
+
+INTEGRAL = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
+
+
+def div_trunc_case(a, b):
+    """cxx/kernels/div_trunc.h's div_trunc_case: 1 integral, 2 float/double/complex, 0 refused (another device,
+    bfloat16, half, bool, a dtype with no promotion rule)."""
+    if a.device.type != "cpu" or b.device.type != "cpu":
+        return 0
+    try:
+        t = torch.result_type(a, b)
+    except RuntimeError:
+        return 0
+    if t in INTEGRAL:
+        return 1
+    return 2 if t in (torch.float32, torch.float64, torch.complex32, torch.complex64, torch.complex128) else 0
+
+
+def div_trunc(case, a, b):
+    """The statements kernels/str_value.py's _div_trunc emits."""
+    if case == 1:
+        return aten("floor_divide.default")(aten("sub.Tensor")(a, aten("fmod.Tensor")(a, b)), b)
+    return aten("trunc.default")(aten("div.Tensor")(a, b))
+
+
+# the compositions a row's `composed` values name (`how`): the case helper, then the composition
+COMPOSED = {"div_trunc": (div_trunc_case, div_trunc)}
 
 STR_DTYPES = [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32, torch.int16,
               torch.int8, torch.uint8, torch.bool, torch.complex64]
@@ -118,6 +157,30 @@ def prove_str_value(op, s):
                         want = run(lambda: f(**fresh(), **{a: mode}))
                         got = outcome(lambda: str_value(s, dict(fresh(), **{a: mode})))
                         t.compare(f"{d1} wrapped {n!r} {o} {mode!r}", want, got)
+    # a composed value (`composed`: div's "trunc"), densely: 4,096 quotients a dtype pair at three magnitudes, near
+    # integers and around rounding, by a tensor and by a 0-dim tensor (aten's loop over a CPU scalar), 1 and 2 threads
+    dense = [torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int8, torch.uint8, torch.int16,
+             torch.int32, torch.int64]
+    for mode in r.get("composed", {}) if not scalar_other and not out else ():
+        g = torch.Generator().manual_seed(11)
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            for d1 in dense:
+                for d2 in dense:
+                    for scale in (1, 100, 10000):
+                        x = torch.randn(4096, generator=g, dtype=torch.float64) * scale
+                        y = torch.randn(4096, generator=g, dtype=torch.float64) * 3
+                        if not d1.is_floating_point:
+                            x = x.round().clamp(0 if d1 == torch.uint8 else -128, 127 if d1 in (torch.int8, torch.uint8)
+                                                 else 2**31 - 1)
+                        if not d2.is_floating_point:
+                            y = y.round().clamp(1 if d2 == torch.uint8 else -128, 127) + (y.round() == 0).double()
+                        x, y = x.to(d1), y.to(d2)
+                        for other in (y, y[7].clone().reshape(())):
+                            want = run(lambda: f(x, other, **{a: mode}))
+                            got = outcome(lambda: str_value(s, {"self": x, "other": other, a: mode}))
+                            t.compare(f"dense {mode!r} threads {threads} {d1} {d2} {scale} {other.dim()}", want, got)
+        torch.set_num_threads(1)
     for mode in modes:
         for grad_mode in (True, False):
             for nonleaf in (False, True):
