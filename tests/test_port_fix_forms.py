@@ -290,3 +290,59 @@ def test_the_forms_pytorch_scatter_met(tmp_path):
              "static_assert(std::is_same_v<shimgen::opmath_type<int64_t>, int64_t>);\n")
     proc = syntax_check(check, gen, target=None, defines=defines)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_a_kernel_file_over_atens_tensor_info(tmp_path):
+    """A CUDA file as rusty1s/pytorch_scatter's: ATen's at::cuda::detail::TensorInfo, IndexToOffset and
+    getTensorInfo<T, I>(t) (ATen/cuda/detail/TensorInfo.cuh, IndexUtils.cuh) become shimgen::cuda's stand-ins (its
+    template arguments kept), `t.cpu()` the stable to(t, CPU device), and the device functions its atomics and warp
+    reductions call (atomicCAS, atomicAdd, __shfl_down_sync, __half, max) no longer stop libclang ("too many
+    errors": the file was not rewritten before). With a CUDA toolkit, the rewrite compiles with nvcc."""
+    if not clang_scan_cuda():
+        pytest.skip("no CUDA toolkit's headers for libclang (clang_scan._cuda_include)")
+    src = tmp_path / "k.cu"
+    src.write_text("#include <torch/extension.h>\n#include <ATen/cuda/detail/IndexUtils.cuh>\n"
+                   "#include <ATen/cuda/detail/TensorInfo.cuh>\n"
+                   "__device__ void cas(unsigned int* a, float v) {\n"
+                   "  unsigned int old = *a;\n"
+                   "  atomicCAS(a, old, (unsigned int)__float_as_int(max(v, __int_as_float(old))));\n}\n"
+                   "__device__ float down(float v) { return __shfl_down_sync(0xffffffff, v, 1); }\n"
+                   "__global__ void k(const at::cuda::detail::TensorInfo<int64_t, int> info, int64_t* out, int n) {\n"
+                   "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                   "  if (i < n) {\n"
+                   "    int offset = at::cuda::detail::IndexToOffset<int64_t, int, -1>::get(i, info);\n"
+                   "    atomicAdd((unsigned long long*)out, (unsigned long long)info.data[offset]);\n  }\n}\n"
+                   "int64_t f(at::Tensor index, at::Tensor out) {\n"
+                   "  auto info = at::cuda::detail::getTensorInfo<int64_t, int>(index);\n"
+                   "  k<<<1, 32>>>(info, out.data_ptr<int64_t>(), (int)index.numel());\n"
+                   "  return index.max().cpu().data_ptr<int64_t>()[0];\n}\n")
+    out = _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix", "-D", "WITH_CUDA",
+                "--toml", "ops.toml"], cwd=tmp_path).stdout
+    assert "## Checklist: 0 constructs need a person" in out, out[-3000:]
+    text = src.read_text()
+    assert "ATen/cuda/detail" not in text and "#include <torch/csrc/stable/shimgen/cuda.h>" in text
+    assert "__global__ void k(const shimgen::cuda::TensorInfo<int64_t, int> info," in text
+    assert "int offset = shimgen::cuda::IndexToOffset<int64_t, int, -1>::get(i, info);" in text
+    assert "auto info = shimgen::cuda::getTensorInfo<int64_t, int>(index);" in text
+    assert ("torch::stable::to(torch::stable::max(index), "
+            "torch::stable::Device(torch::headeronly::DeviceType::CPU)).mutable_data_ptr<int64_t>()[0]") in text
+    from shimgen.tools import cuda_toolkit
+
+    if cuda_toolkit.find() is None:
+        return
+    import torch.utils.cpp_extension as ce
+
+    from shimgen.setuptools import generate_into, stable_flags
+
+    (tmp_path / "pyproject.toml").write_text((tmp_path / "ops.toml").read_text())
+    gen = tmp_path / "gen"
+    generate_into(str(gen), str(tmp_path))
+    _run([os.path.join(cuda_toolkit.find(), "bin", "nvcc"), "-c", "-std=c++17", *ce.COMMON_NVCC_FLAGS,
+          *stable_flags("2.10"), f"-I{gen}", *(f"-I{p}" for p in ce.include_paths()), str(src), "-o",
+          str(tmp_path / "k.o")])
+
+
+def clang_scan_cuda() -> bool:
+    from shimgen.tools.porting import clang_scan
+
+    return bool(clang_scan._cuda_include())

@@ -11,11 +11,16 @@ the project's own test suite (test/ and test/composite: gradcheck of every backw
 `out=` arguments written in place) passes from that wheel on the installed torch and on each runtime venv found
 (2.10.0, 2.14.1, 2.15.0; skipped, named, where absent), as the original's ATen build does.
 
+With a CUDA toolkit's headers (clang_scan's CUDA include folder) the whole csrc is ported with -D WITH_CUDA, CUDA
+files too (the same checklist), and the three ported .cu files compile with nvcc against the stable headers. No
+CUDA kernel runs here (no GPU).
+
 The project is kept as it is at the pinned commit in tests/port_ext/torch_scatter/ (MIT; its LICENSE beside it), a
 test corpus naming its source and licence; pytest does not collect it (tests/conftest.py collect_ignore_glob).
 
-Costs (2 shared cores, libclang's prelude cached): the scan about 12 s (the 9 CPU files and folders), the wheel about
-35 s, the four runtimes' suites (1418 tests each) 6-10 s each, run at once."""
+Costs (2 shared cores, libclang's prelude cached): the scan about 12 s (the 9 CPU files and folders) or 50-120 s (all
+of csrc with -D WITH_CUDA, under load), the wheel about 35 s, nvcc about a minute a .cu file, the four runtimes'
+suites (1418 tests each) 6-10 s each, run at once."""
 
 from __future__ import annotations
 
@@ -31,6 +36,8 @@ pytest.importorskip("clang.cindex", reason="shimgen port --fix needs libclang (t
 pytest.importorskip("torch")
 
 from shimgen.proofs.verify import runtimes  # noqa: E402
+from shimgen.tools import cuda_toolkit  # noqa: E402
+from shimgen.tools.porting import clang_scan  # noqa: E402
 from tests.test_port_spline_conv import _edit, _pytest_path, _run  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -52,7 +59,10 @@ def ported(tmp_path_factory):
     src = tmp_path_factory.mktemp("scatter")
     shutil.copytree(os.path.join(HERE, "port_ext", corpus["copy"]), str(src), dirs_exist_ok=True)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([ROOT, os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)}
-    proc = _run([sys.executable, "-m", "shimgen", "port", *corpus["ported"], "--target", "2.10", "--fix",
+    # with a CUDA toolkit's headers, the CUDA build's code too (its .cu and .cuh files, the WITH_CUDA branches)
+    cuda = bool(clang_scan._cuda_include())  # the folder the scan reads CUDA's headers from
+    files = [*corpus["ported_cuda"], "-D", "WITH_CUDA"] if cuda else corpus["ported"]
+    proc = _run([sys.executable, "-m", "shimgen", "port", *files, "--target", "2.10", "--fix",
                  "--toml", corpus["toml"]], cwd=src, env=env)
     checklist = [line[len("- [ ] "):] for line in proc.stdout.splitlines() if line.startswith("- [ ] ")]
     for edit in corpus["hand_edits"]:
@@ -64,7 +74,7 @@ def ported(tmp_path_factory):
     site = tmp_path_factory.mktemp("site")
     _run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site),
           *(str(dist / w) for w in wheels)])
-    return corpus, src, checklist, wheels, site
+    return corpus, src, checklist, wheels, site, cuda
 
 
 def test_checklist_and_hand_edits_are_the_recorded_ones(ported):
@@ -94,18 +104,39 @@ def test_the_ops_that_write_into_out_say_so(ported):
 
 
 def test_one_abi3_wheel(ported):
-    _, _, _, wheels, site = ported
+    _, _, _, wheels, site, _ = ported
     assert len(wheels) == 1 and "-abi3-" in wheels[0], wheels
     libs = sorted(f for f in os.listdir(site / "torch_scatter") if f.endswith(".so"))
     assert [f.split(".")[0] for f in libs] == ["_scatter_cpu", "_segment_coo_cpu", "_segment_csr_cpu",
                                                "_version_cpu"], libs
 
 
+def test_cuda_sources_compile_with_nvcc(ported, tmp_path):
+    """The ported .cu files (their kernels over shimgen::cuda::TensorInfo/IndexToOffset/getTensorInfo, the project's
+    atomics on Half and BFloat16, shimgen::cuda::current_stream) compile with nvcc against the stable headers at
+    target 2.10, with the flags torch's BuildExtension gives nvcc (COMMON_NVCC_FLAGS: no __half operators)."""
+    corpus, src, _, _, _, cuda = ported
+    if not cuda or cuda_toolkit.find() is None:
+        pytest.skip("no CUDA toolkit (shimgen.tools.cuda_toolkit): the CUDA files were not ported or not compiled")
+    import torch.utils.cpp_extension as ce
+
+    from shimgen.setuptools import generate_into, stable_flags
+
+    nvcc = os.path.join(cuda_toolkit.find(), "bin", "nvcc")
+    gen = tmp_path / "gen"
+    generate_into(str(gen), str(src))
+    for source in corpus["cuda_sources"]:
+        obj = tmp_path / (os.path.basename(source) + ".o")
+        _run([nvcc, "-c", "-std=c++17", "-DWITH_CUDA", *ce.COMMON_NVCC_FLAGS, *stable_flags("2.10"), f"-I{gen}",
+              f"-I{src / 'csrc'}", *(f"-I{p}" for p in ce.include_paths()), str(src / source), "-o", str(obj)])
+        assert obj.stat().st_size > 0
+
+
 @pytest.fixture(scope="module")
 def suites(ported, tmp_path_factory):
     """The project's test suite run from the wheel on each runtime found, all at once: name -> (returncode, output),
     or the reason it is absent."""
-    corpus, src, _, _, site = ported
+    corpus, src, _, _, site, _ = ported
     running = {}
     for name in RUNTIMES:
         rt = runtimes.find(name)

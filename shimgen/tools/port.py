@@ -37,8 +37,8 @@ from shimgen.facts import releases
 from shimgen.generate.parse import NativeYaml
 from shimgen.tools import project
 from shimgen.tools.console import Parser, write_lines
-from shimgen.tools.porting import analyze, fix as fix_mod, report as report_mod, rules
 from shimgen.generate.emit.fmt import black_format
+from shimgen.tools.porting import analyze, fix as fix_mod, report as report_mod, rules
 from shimgen.tools.porting.call_report import report, toml_into, toml_table
 from shimgen.tools.porting.progress import Progress
 from shimgen.tools.porting.calls import scan, tree_sitter_parser
@@ -62,7 +62,8 @@ def _main(argv: list[str]) -> int:
     ap.add_argument("sources", nargs="+", metavar="SRC", help="C++/CUDA files, or folders to search")
     ap.add_argument("--target", metavar="X.Y[,X.Y]", help="target releases (default: [tool.shimgen]'s target "
                     "and the installed torch's release)")
-    ap.add_argument("--toml", metavar="PATH", help="write the [tool.shimgen] table of the ops found to PATH (an existing file's other tables kept)")
+    ap.add_argument("--toml", metavar="PATH", help="write the [tool.shimgen] table of the ops found to PATH (an "
+                    "existing file's other tables kept)")
     ap.add_argument("--json", metavar="PATH", help="write the report's data as JSON")
     ap.add_argument("--yaml", metavar="PATH", help="native_functions.yaml (default: the installed torch's)")
     ap.add_argument("--parser", choices=("auto", "libclang", "tree-sitter"), default="auto",

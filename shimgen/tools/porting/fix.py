@@ -116,6 +116,8 @@ class Fixer:
                 self.covered.add(id(row))
             elif k == "constant":
                 self.edits.append(Edit(s.start, s.end, [row.replacement]))
+                if (named := rules.name_rule(s.key)) is not None:
+                    self.header(named.get("header"))
                 self.covered.add(id(row))
             elif k == "macro" and row.fix:
                 if self._macro(row):
