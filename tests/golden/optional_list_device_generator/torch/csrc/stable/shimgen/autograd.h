@@ -537,6 +537,8 @@ struct Forward<R (*)(AutogradContext*, A...)> {
       next(); // a dirty input
     }
     const size_t n_for_backward = static_cast<size_t>(next());
+    STD_TORCH_CHECK(
+        n_for_backward <= n_saved, "shimgen::autograd: a context not its own");
     std::vector<std::pair<AtenTensorHandle, bool>> tensors;
     for (size_t k = 0; k < n_saved; ++k) {
       int64_t input = next();
