@@ -188,3 +188,26 @@ def test_bad_input_is_one_line(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 2
     assert proc.stderr.count("\n") == 1 and "missing.cu: no such file" in proc.stderr
+
+
+def test_toml_into_an_existing_file(tmp_path):
+    """`--toml PATH` (call_report.toml_into): the table alone where PATH does not exist; into a project's own
+    pyproject.toml, its other tables kept as written and its [tool.shimgen] table (with its subtables) replaced; a
+    file that is not TOML refused and kept, never overwritten."""
+    import tomllib
+
+    from shimgen.base.errors import ShimgenError
+    from shimgen.tools.porting.call_report import toml_into, toml_table
+
+    table = toml_table(["add", "to"], "2.10")
+    assert toml_into(str(tmp_path / "none.toml"), table) == table
+    path = tmp_path / "pyproject.toml"
+    path.write_text('[build-system]\nrequires = ["setuptools"]  # kept\n\n[tool.shimgen]\nops = ["old"]\n\n'
+                    '[tool.shimgen.sub]\nx = 1\n\n[[tool.other]]\ny = 2\n')
+    text = toml_into(str(path), table)
+    assert text.startswith('[build-system]\nrequires = ["setuptools"]  # kept\n\n[[tool.other]]\ny = 2\n\n')
+    assert tomllib.loads(text) == {"build-system": {"requires": ["setuptools"]}, "tool": {
+        "other": [{"y": 2}], "shimgen": {"ops": ["add", "to"], "target": "2.10"}}}
+    path.write_text("not = [toml\n")
+    with pytest.raises(ShimgenError, match="not TOML"):
+        toml_into(str(path), table)

@@ -1,17 +1,21 @@
 """`shimgen port --fix` on torch::autograd::Function classes (tests/port_forms/autograd.cpp, written for this test:
-two classes with saved_data of a double and an int, save_for_backward, mark_non_differentiable,
+three classes with saved_data of a double, an int and a size list, save_for_backward of inputs and of a computed
+tensor, mark_non_differentiable, mark_dirty of an optional argument the forward writes into,
 any_variable_requires_grad and Variable(), registered through TORCH_LIBRARY's m.def with a kernel and through
-torch::RegisterOperators, and a kernel without autograd beside them).
+torch::RegisterOperators, and kernels without autograd beside them).
 
 The stable ABI has no C++ autograd. The port keeps each class as written over torch/csrc/stable/shimgen/autograd.h's
-stand-ins (the using-declarations and the base rewritten), registers its forward and backward as two ops of the
-library (`shimgen::autograd::def<F>` / `impl<F>`, CompositeExplicitAutograd), registers the kernels that call
-F::apply CompositeImplicitAutograd (above autograd, as ATen's catch-all), leaves the others at the catch-all's key,
-writes shimgen_autograd.py (torch.library.register_autograd of each forward op) and names it in the checklist.
+stand-ins (the using-declarations and the base rewritten), registers three ops of the library for it
+(`shimgen::autograd::def<F>` / `impl<F>`, CompositeExplicitAutograd: F, F_forward returning what the context saved,
+F_backward reading it), registers the kernels that call F::apply CompositeImplicitAutograd (above autograd, as
+ATen's catch-all) with the argument F's forward marks dirty written `Tensor(a!)?` in the schema, leaves the others at
+the catch-all's key, writes shimgen_autograd.py (a torch.autograd.Function per class, installed as F's Autograd
+kernel) black-clean and names it in the checklist.
 
 The rewrite is checked as text (fast: one scan), then built as a stable library at target 2.10 against libtorch
 alone and loaded with the module into the installed torch: values, gradients (gradcheck), a gradient left out where
-an input needs none, and torch.jit.script through the ops."""
+an input needs none, a backward that runs no forward, an argument written into (marked dirty: in the graph after),
+and torch.jit.script through the ops (a call whose result is unused kept: it writes into its argument)."""
 
 from __future__ import annotations
 
@@ -61,13 +65,18 @@ def test_forward_and_backward_registered_as_ops(ported):
     _, text, _ = ported
     # TORCH_LIBRARY: the def in the library's block, the impl in a CompositeExplicitAutograd block; the kernel that
     # calls apply above autograd, the one that does not at the catch-all's key
+    # (exp_into's optional_out is the argument ExpInto's forward marks dirty: written into)
     assert ('STABLE_TORCH_LIBRARY(autograd_forms, m) {\n  m.def("scaled_mul(Tensor x, Tensor w, float scale) -> '
-            'Tensor");\n  m.def("plain_add(Tensor x, Tensor y) -> Tensor");\n  shimgen::autograd::def<ScaledMul>(m, '
-            '"autograd_forms::ScaledMul");\n}') in text
+            'Tensor");\n  m.def("plain_add(Tensor x, Tensor y) -> Tensor");\n  m.def("exp_into(Tensor x, '
+            'Tensor(a!)? optional_out) -> Tensor");\n  m.def("exp_forward_calls() -> int");\n  '
+            'shimgen::autograd::def<ScaledMul>(m, "autograd_forms::ScaledMul");\n  shimgen::autograd::def<ExpInto>(m, '
+            '"autograd_forms::ExpInto");\n}') in text
     assert ('STABLE_TORCH_LIBRARY_IMPL(autograd_forms, CompositeImplicitAutograd, m) {\n  m.impl("scaled_mul", '
-            'TORCH_BOX(&scaled_mul));\n}') in text
+            'TORCH_BOX(&scaled_mul));\n  m.impl("exp_into", TORCH_BOX(&exp_into));\n}') in text
     assert ('STABLE_TORCH_LIBRARY_IMPL(autograd_forms, CompositeExplicitAutograd, m) {\n  m.impl("plain_add", '
-            'TORCH_BOX(&plain_add));\n  shimgen::autograd::impl<ScaledMul>(m, "ScaledMul");\n}') in text
+            'TORCH_BOX(&plain_add));\n  m.impl("exp_forward_calls", TORCH_BOX(&exp_forward_calls));\n  '
+            'shimgen::autograd::impl<ScaledMul>(m, "ScaledMul");\n  shimgen::autograd::impl<ExpInto>(m, '
+            '"ExpInto");\n}') in text
     # RegisterOperators
     assert ('STABLE_TORCH_LIBRARY_FRAGMENT(autograd_forms, m) {\n  m.def("int_pow(Tensor x, int k) -> Tensor");\n'
             '  shimgen::autograd::def<IntPow>(m, "autograd_forms::IntPow");\n}') in text
@@ -79,12 +88,16 @@ def test_forward_and_backward_registered_as_ops(ported):
 
 def test_the_module_and_its_checklist_line(ported):
     src, _, checklist = ported
-    assert checklist == ["shimgen_autograd.py: the autograd of autograd_forms::ScaledMul, autograd_forms::IntPow "
+    assert checklist == ["shimgen_autograd.py: the autograd of autograd_forms::ScaledMul, autograd_forms::ExpInto, "
+                         "autograd_forms::IntPow "
                          "(torch::autograd::Function, written by shimgen port --fix): copy it into the Python package "
                          "and import it after the libraries are loaded (torch.ops.load_library)"]
     module = (src / "shimgen_autograd.py").read_text()
-    assert "OPS = ['autograd_forms::ScaledMul', 'autograd_forms::IntPow']" in module
+    assert 'OPS = ["autograd_forms::ScaledMul", "autograd_forms::ExpInto", "autograd_forms::IntPow"]' in module
     compile(module, "shimgen_autograd.py", "exec")
+    import black
+
+    assert black.format_str(module, mode=black.Mode()) == module  # black-clean
 
 
 _CHECK = r"""
@@ -113,6 +126,34 @@ def scripted(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.ops.autograd_forms.scaled_mul(a, b, 3.0)
 f = torch.jit.script(scripted)
 assert torch.allclose(f(x.detach(), w2), x.detach() * w2 * 3.0)
+# a non-differentiable output (mark_non_differentiable)
+count = ops.ScaledMul(x, w, 1.0)[1]
+assert not count.requires_grad
+# the backward reads what the forward saved (a computed output, a size list): the forward runs once
+a = torch.rand(2, 3, dtype=torch.double, requires_grad=True)
+before = ops.exp_forward_calls()
+y = ops.exp_into(a, None)
+y.sum().backward()
+assert ops.exp_forward_calls() == before + 1, (before, ops.exp_forward_calls())
+assert torch.allclose(a.grad, a.detach().exp())
+assert gradcheck(lambda t: ops.exp_into(t, None), (a,))
+# written into an argument (mark_dirty): the argument holds the result and is the graph's output after
+a.grad = None
+out = torch.zeros(2, 3, dtype=torch.double)
+y = ops.exp_into(a, out)
+assert torch.allclose(out, a.detach().exp()) and out.grad_fn is not None
+out.sum().backward()
+assert torch.allclose(a.grad, a.detach().exp())
+# under no_grad and in inference mode (ExpInto's own kernel, no Python)
+with torch.inference_mode():
+    assert torch.allclose(ops.exp_into(a.detach(), None), a.detach().exp())
+# TorchScript keeps a call whose result is unused: its schema says it writes into optional_out
+def into(t: torch.Tensor, o: torch.Tensor) -> torch.Tensor:
+    torch.ops.autograd_forms.exp_into(t, o)
+    return o
+g = torch.jit.script(into)
+o = torch.zeros(2, 3, dtype=torch.double)
+assert torch.allclose(g(a.detach(), o), a.detach().exp())
 print("ok")
 """
 

@@ -229,3 +229,120 @@ def test_same_values_and_errors_as_aten(values):
     assert 50 < len(errors) < len(aten) - 100, len(errors)
     assert aten["floating torch.bool"] == "error: \"floating\" not implemented for 'Bool'"
     assert aten["all_and2 torch.bfloat16"] == 1000 * 2 + 4.0
+
+
+def test_the_forms_pytorch_scatter_met(tmp_path):
+    """Constructs met in rusty1s/pytorch_scatter's CPU code (tests/port_ext/torch_scatter.yaml): ATen's
+    at::opmath_type<scalar_t> (ATen/OpMathType.h, which the stable build refuses to include) becomes
+    shimgen::opmath_type (float for Half and BFloat16, as ATen's), a c10::List<int64_t> parameter (what
+    saved_data's toIntList() gave) a std::vector, `t.to(x.options())` the stable to(t, x.device(), x.scalar_type()),
+    and a Tensor compared with a Half or BFloat16 number (a kernel's scalar_t) takes it as a Scalar. Before, the
+    first three compiled not and were in neither the report nor the checklist; the comparison compiled not. And
+    `--toml pyproject.toml` into a project's own file keeps its other tables ([build-system]) and replaces its
+    [tool.shimgen] table, where it used to overwrite the file."""
+    import tomllib
+
+    from shimgen.setuptools import stable_flags
+    from tests.cxx import syntax_check
+
+    src = tmp_path / "k.cpp"
+    src.write_text("#include <torch/extension.h>\n#include <ATen/OpMathType.h>\n#include <vector>\n"
+                   "inline std::vector<int64_t> list2vec(const c10::List<int64_t> list) {\n"
+                   "  std::vector<int64_t> result;\n"
+                   "  for (size_t i = 0; i < list.size(); i++)\n    result.push_back(list[i]);\n"
+                   "  return result;\n}\n"
+                   "at::Tensor f(at::Tensor x, at::Tensor y) {\n"
+                   "  AT_DISPATCH_ALL_TYPES_AND2(at::ScalarType::Half, at::ScalarType::BFloat16, x.scalar_type(), "
+                   "\"f\", [&] {\n"
+                   "    using opmath_t = at::opmath_type<scalar_t>;\n"
+                   "    opmath_t zero = static_cast<opmath_t>(scalar_t(0));\n"
+                   "    x.masked_fill_(x == (scalar_t)zero, (scalar_t)1);\n"
+                   "  });\n"
+                   "  return (y - x).to(x.options());\n}\n")
+    (tmp_path / "pyproject.toml").write_text('[build-system]\nrequires = ["setuptools", "torch"]\n\n'
+                                             '[tool.shimgen]\nops = ["old"]\ntarget = "2.9"\n\n'
+                                             '[tool.shimgen.extra]\nx = 1\n\n[tool.other]\ny = 2\n')
+    out = _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix", "--toml",
+                "pyproject.toml"], cwd=tmp_path).stdout
+    assert "## Checklist: 0 constructs need a person" in out, out[-3000:]
+    text = src.read_text()
+    assert "using opmath_t = shimgen::opmath_type<scalar_t>;" in text and "ATen/OpMathType.h" not in text
+    assert "#include <torch/csrc/stable/shimgen/operators.h>" in text
+    assert "list2vec(const std::vector<int64_t> list)" in text
+    assert "return torch::stable::to((y - x), x.device(), x.scalar_type());" in text
+    data = tomllib.loads((tmp_path / "pyproject.toml").read_text())
+    assert data["build-system"] == {"requires": ["setuptools", "torch"]} and data["tool"]["other"] == {"y": 2}
+    assert data["tool"]["shimgen"] == {"ops": sorted(data["tool"]["shimgen"]["ops"]), "target": "2.10"}
+    assert "to" in data["tool"]["shimgen"]["ops"] and "old" not in data["tool"]["shimgen"]["ops"]
+    from shimgen.generate import pipeline
+
+    gen = str(tmp_path / "gen")  # the wrappers of the table's ops and shimgen's headers (operators.h)
+    files, _ = pipeline.generate(data["tool"]["shimgen"]["ops"], None, None, gen, only=True)
+    pipeline.write(gen, files)
+    defines = tuple(f[2:] for f in stable_flags("2.10"))
+    proc = syntax_check(text, gen, target=None, defines=defines)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # the numbers ATen computes a scalar_t in (shimgen::opmath_type), checked by the compiler
+    check = ("#include <torch/csrc/stable/shimgen/operators.h>\n#include <type_traits>\n"
+             "static_assert(std::is_same_v<shimgen::opmath_type<c10::Half>, float>);\n"
+             "static_assert(std::is_same_v<shimgen::opmath_type<c10::BFloat16>, float>);\n"
+             "static_assert(std::is_same_v<shimgen::opmath_type<double>, double>);\n"
+             "static_assert(std::is_same_v<shimgen::opmath_type<int64_t>, int64_t>);\n")
+    proc = syntax_check(check, gen, target=None, defines=defines)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+def test_a_kernel_file_over_atens_tensor_info(tmp_path):
+    """A CUDA file as rusty1s/pytorch_scatter's: ATen's at::cuda::detail::TensorInfo, IndexToOffset and
+    getTensorInfo<T, I>(t) (ATen/cuda/detail/TensorInfo.cuh, IndexUtils.cuh) become shimgen::cuda's stand-ins (its
+    template arguments kept), `t.cpu()` the stable to(t, CPU device), and the device functions its atomics and warp
+    reductions call (atomicCAS, atomicAdd, __shfl_down_sync, __half, max) no longer stop libclang ("too many
+    errors": the file was not rewritten before). With a CUDA toolkit, the rewrite compiles with nvcc."""
+    if not clang_scan_cuda():
+        pytest.skip("no CUDA toolkit's headers for libclang (clang_scan._cuda_include)")
+    src = tmp_path / "k.cu"
+    src.write_text("#include <torch/extension.h>\n#include <ATen/cuda/detail/IndexUtils.cuh>\n"
+                   "#include <ATen/cuda/detail/TensorInfo.cuh>\n"
+                   "__device__ void cas(unsigned int* a, float v) {\n"
+                   "  unsigned int old = *a;\n"
+                   "  atomicCAS(a, old, (unsigned int)__float_as_int(max(v, __int_as_float(old))));\n}\n"
+                   "__device__ float down(float v) { return __shfl_down_sync(0xffffffff, v, 1); }\n"
+                   "__global__ void k(const at::cuda::detail::TensorInfo<int64_t, int> info, int64_t* out, int n) {\n"
+                   "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                   "  if (i < n) {\n"
+                   "    int offset = at::cuda::detail::IndexToOffset<int64_t, int, -1>::get(i, info);\n"
+                   "    atomicAdd((unsigned long long*)out, (unsigned long long)info.data[offset]);\n  }\n}\n"
+                   "int64_t f(at::Tensor index, at::Tensor out) {\n"
+                   "  auto info = at::cuda::detail::getTensorInfo<int64_t, int>(index);\n"
+                   "  k<<<1, 32>>>(info, out.data_ptr<int64_t>(), (int)index.numel());\n"
+                   "  return index.max().cpu().data_ptr<int64_t>()[0];\n}\n")
+    out = _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix", "-D", "WITH_CUDA",
+                "--toml", "ops.toml"], cwd=tmp_path).stdout
+    assert "## Checklist: 0 constructs need a person" in out, out[-3000:]
+    text = src.read_text()
+    assert "ATen/cuda/detail" not in text and "#include <torch/csrc/stable/shimgen/cuda.h>" in text
+    assert "__global__ void k(const shimgen::cuda::TensorInfo<int64_t, int> info," in text
+    assert "int offset = shimgen::cuda::IndexToOffset<int64_t, int, -1>::get(i, info);" in text
+    assert "auto info = shimgen::cuda::getTensorInfo<int64_t, int>(index);" in text
+    assert ("torch::stable::to(torch::stable::max(index), "
+            "torch::stable::Device(torch::headeronly::DeviceType::CPU)).mutable_data_ptr<int64_t>()[0]") in text
+    from shimgen.tools import cuda_toolkit
+
+    if cuda_toolkit.find() is None:
+        return
+    import torch.utils.cpp_extension as ce
+
+    from shimgen.setuptools import generate_into, stable_flags
+
+    (tmp_path / "pyproject.toml").write_text((tmp_path / "ops.toml").read_text())
+    gen = tmp_path / "gen"
+    generate_into(str(gen), str(tmp_path))
+    _run([os.path.join(cuda_toolkit.find(), "bin", "nvcc"), "-c", "-std=c++17", *ce.COMMON_NVCC_FLAGS,
+          *stable_flags("2.10"), f"-I{gen}", *(f"-I{p}" for p in ce.include_paths()), str(src), "-o",
+          str(tmp_path / "k.o")])
+
+
+def clang_scan_cuda() -> bool:
+    from shimgen.tools.porting import clang_scan
+
+    return bool(clang_scan._cuda_include())

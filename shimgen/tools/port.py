@@ -37,8 +37,9 @@ from shimgen.facts import releases
 from shimgen.generate.parse import NativeYaml
 from shimgen.tools import project
 from shimgen.tools.console import Parser, write_lines
+from shimgen.generate.emit.fmt import black_format
 from shimgen.tools.porting import analyze, fix as fix_mod, report as report_mod, rules
-from shimgen.tools.porting.call_report import report, toml_table
+from shimgen.tools.porting.call_report import report, toml_into, toml_table
 from shimgen.tools.porting.progress import Progress
 from shimgen.tools.porting.calls import scan, tree_sitter_parser
 from shimgen.tools.porting.surface import Surface
@@ -61,7 +62,8 @@ def _main(argv: list[str]) -> int:
     ap.add_argument("sources", nargs="+", metavar="SRC", help="C++/CUDA files, or folders to search")
     ap.add_argument("--target", metavar="X.Y[,X.Y]", help="target releases (default: [tool.shimgen]'s target "
                     "and the installed torch's release)")
-    ap.add_argument("--toml", metavar="PATH", help="write the [tool.shimgen] table of the ops found to PATH")
+    ap.add_argument("--toml", metavar="PATH", help="write the [tool.shimgen] table of the ops found to PATH (an "
+                    "existing file's other tables kept)")
     ap.add_argument("--json", metavar="PATH", help="write the report's data as JSON")
     ap.add_argument("--yaml", metavar="PATH", help="native_functions.yaml (default: the installed torch's)")
     ap.add_argument("--parser", choices=("auto", "libclang", "tree-sitter"), default="auto",
@@ -102,7 +104,7 @@ def _main(argv: list[str]) -> int:
         lines, data = report_mod.render(rows, targets, analyze.blind_spots(scanned, surface), len(files))
     reports = []
     if args.toml:
-        reports.append((args.toml, f"--toml {args.toml}", toml_table(data["ops"], min(targets))))
+        reports.append((args.toml, f"--toml {args.toml}", toml_into(args.toml, toml_table(data["ops"], min(targets)))))
     if args.json:
         reports.append((args.json, f"--json {args.json}", json.dumps(data, indent=1) + "\n"))
     if args.fix:
@@ -169,4 +171,5 @@ def _autograd_module(autograd: list[tuple[str, str]]) -> tuple[tuple[str, str], 
     ops = list(dict.fromkeys(op for _, op in autograd))
     folder = os.path.commonpath([os.path.dirname(os.path.abspath(p)) for p, _ in autograd])
     path = os.path.join(folder, t["module"])
-    return (path, t["template"].format(ops=ops)), t["checklist"].format(module=t["module"], ops=", ".join(ops))
+    text = black_format(t["template"].format(ops=ops))  # black-clean, as the project's own Python may be checked
+    return (path, text), t["checklist"].format(module=t["module"], ops=", ".join(ops))

@@ -110,3 +110,37 @@ def _functions(surface: Surface) -> set[str]:
 def toml_table(ops: list[str], target) -> str:
     body = ", ".join(json.dumps(o) for o in ops)
     return f'[tool.shimgen]\nops = [{body}]\ntarget = "{target}"\n'
+
+
+# a TOML table's header line: [name] or [[name]], with an optional comment
+_TOML_HEADER = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.\"' -]+?)\s*\]\]?\s*(#.*)?$")
+
+
+def toml_into(path: str, table: str) -> str:
+    """The text `--toml PATH` writes: the table alone where PATH does not exist; where it does (a project's
+    pyproject.toml), its text with its [tool.shimgen] table (and that table's subtables) replaced by `table`, every
+    other table kept as written. A file that is not TOML is refused, never overwritten."""
+    import tomllib
+
+    from shimgen.base.errors import ShimgenError
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            old = f.read()
+    except FileNotFoundError:
+        return table
+    try:
+        tomllib.loads(old)
+    except tomllib.TOMLDecodeError as e:
+        raise ShimgenError(f"cannot write --toml {path}: it is not TOML ({e}), and is kept as it is") from None
+    kept: list[str] = []
+    inside = False
+    for line in old.splitlines(keepends=True):
+        m = _TOML_HEADER.match(line)
+        if m:
+            name = m.group(1).replace(" ", "").replace('"', "").replace("'", "")
+            inside = name == "tool.shimgen" or name.startswith("tool.shimgen.")
+        if not inside:
+            kept.append(line)
+    text = "".join(kept).rstrip("\n")
+    return (text + "\n\n" if text else "") + table

@@ -65,7 +65,30 @@ _CUDA_PRELUDE = ("#include <torch/headeronly/core/TensorAccessor.h>\n"
                  "#define __global__\n#define __device__\n#define __host__\n#define __shared__\n"
                  "#define __forceinline__ inline\n#define __launch_bounds__(...)\n#define __restrict__\n"
                  "struct shimgen_dim3 { unsigned x, y, z; };\n"
-                 "extern const shimgen_dim3 threadIdx, blockIdx, blockDim, gridDim;\n")
+                 "extern const shimgen_dim3 threadIdx, blockIdx, blockDim, gridDim;\n"
+                 # nvcc's device functions (declared by its headers under __CUDACC__ only): what kernels call, for
+                 # the types to resolve (rusty1s/pytorch_scatter's atomics.cuh and warp reductions)
+                 "struct __half { unsigned short __x; };\nstruct __nv_bfloat16 { unsigned short __x; };\n"
+                 "extern const int warpSize;\nvoid __syncthreads();\nvoid __syncwarp(unsigned mask = 0xffffffff);\n"
+                 "template <class T> struct shimgen_same { using type = T; };\n"
+                 "template <class T> T atomicAdd(T* address, typename shimgen_same<T>::type val);\n"
+                 "template <class T> T atomicSub(T* address, typename shimgen_same<T>::type val);\n"
+                 "template <class T> T atomicMax(T* address, typename shimgen_same<T>::type val);\n"
+                 "template <class T> T atomicMin(T* address, typename shimgen_same<T>::type val);\n"
+                 "template <class T> T atomicExch(T* address, typename shimgen_same<T>::type val);\n"
+                 "template <class T> T atomicCAS(T* address, typename shimgen_same<T>::type compare,\n"
+                 "                               typename shimgen_same<T>::type val);\n"
+                 "template <class A, class B> auto max(A a, B b) -> decltype(a < b ? b : a);\n"
+                 "template <class A, class B> auto min(A a, B b) -> decltype(a < b ? a : b);\n"
+                 "template <class T> T __ldg(const T* ptr);\n"
+                 "template <class T> T __shfl_sync(unsigned mask, T var, int lane, int width = 32);\n"
+                 "template <class T> T __shfl_up_sync(unsigned mask, T var, unsigned delta, int width = 32);\n"
+                 "template <class T> T __shfl_down_sync(unsigned mask, T var, unsigned delta, int width = 32);\n"
+                 "template <class T> T __shfl_xor_sync(unsigned mask, T var, int lane_mask, int width = 32);\n"
+                 "template <class T> T __shfl_up(T var, unsigned delta, int width = 32);\n"
+                 "template <class T> T __shfl_down(T var, unsigned delta, int width = 32);\n"
+                 "float __int_as_float(int x);\nint __float_as_int(float x);\n"
+                 "double __longlong_as_double(long long x);\nlong long __double_as_longlong(double x);\n")
 
 
 @dataclass
@@ -417,7 +440,9 @@ def parse(path: str, text: str, defines: tuple[str, ...] = (), check=lambda: Non
         extra = ["-include", os.path.join(root, "prelude.h"), *extra]
     if cuda:
         text = _blank_launches(text)
-        extra += ["-include", os.path.join(root, "cuda_prelude.h")]
+        # a kernel file parsed as C++ (no __CUDACC__): what only nvcc declares (c10::Half's `operator __half`) is an
+        # error in a body, never the end of the file's scan
+        extra += ["-include", os.path.join(root, "cuda_prelude.h"), "-ferror-limit=0"]
     includes += _cuda_include()  # a .cpp file of a CUDA build includes <cuda.h> too (-D WITH_CUDA)
     args = clang_env.args(includes, extra=tuple(extra))
     unsaved = [(path, text)] + ([] if on_disk else list(_overlay_files(root).items()))
@@ -616,6 +641,14 @@ class Scanner:
             return
         if rules.constant(c.spelling) is None:
             q = qualified(ref)
+            if rules.name_rule(q) is not None:  # a function template's name (its template arguments after it)
+                a, b = self.rng(c)
+                written = self.src(a, b)
+                m = re.match(r"(?:\w+\s*::\s*)*" + re.escape(c.spelling) + r"\b", written)
+                if m:
+                    self.add(Site(self.path, self.line_of(c), "constant", q, m.group(0), a,
+                                  a + len(m.group(0).encode()), qualified=q))
+                return
             if rules.value(q) is not None:  # a named number (at::internal::GRAIN_SIZE), written out
                 a, b = self.rng(c)
                 if self.src(a, b).endswith(c.spelling):

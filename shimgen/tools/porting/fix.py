@@ -76,6 +76,9 @@ class Fixer:
                 else:
                     self.edits.append(Edit(s.start, s.end, [f"torch::stable::{s.key}(", *args, ")"]))
                 self.covered.add(id(row))
+            elif k == "method" and row.fix and s.obj and (to := self._to_options(s)) is not None:
+                self.edits.append(Edit(s.start, s.end, to))
+                self.covered.add(id(row))
             elif k == "method" and row.fix and s.obj:
                 obj: Part = s.obj if s.form != "->" else ("*", s.obj)  # type: ignore[assignment]
                 head = ["torch::stable::", s.key, "("]
@@ -113,6 +116,8 @@ class Fixer:
                 self.covered.add(id(row))
             elif k == "constant":
                 self.edits.append(Edit(s.start, s.end, [row.replacement]))
+                if (named := rules.name_rule(s.key)) is not None:
+                    self.header(named.get("header"))
                 self.covered.add(id(row))
             elif k == "macro" and row.fix:
                 if self._macro(row):
@@ -214,6 +219,17 @@ class Fixer:
             if row.site.kind == "rule" and a <= row.site.start and row.site.end <= b:
                 self.covered.add(id(row))
         return obj, dtype
+
+    def _to_options(self, s) -> list[Part] | None:
+        """ATen's `t.to(x.options())` (or `x.options().dtype(D)`): the TensorOptions' dtype and device, the stable
+        to.device overload (`torch::stable::to(t, x.device(), dtype)`); another `to` is the caller's."""
+        if s.key != "to" or s.form == "->" or len(s.args) != 1:
+            return None
+        got = self._options(s.args[0])
+        if got is None:
+            return None
+        obj, dtype = got
+        return ["torch::stable::to(", s.obj, ", ", f"{obj}.device()", ", ", dtype, ")"]
 
     def _factory_args(self, args: list[tuple[int, int]]) -> list[Part] | None:
         """A factory's TensorOptions written as `x.options()` or `x.options().dtype(D)`, x a name or a name's

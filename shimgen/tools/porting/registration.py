@@ -151,6 +151,74 @@ def _applied(data: bytes, fn: Site | None, classes: list[str]) -> list[str]:
     return [c for c in classes if re.search(rb"\b" + re.escape(c.encode()) + rb"\s*::\s*apply\s*\(", body)]
 
 
+def _class_body(data: bytes, cls: str) -> tuple[int, int] | None:
+    """The body (its braces) of `class cls` / `struct cls` deriving from something (a torch::autograd::Function)."""
+    m = re.search(rb"\b(?:class|struct)\s+" + re.escape(cls.encode()) + rb"\s*(?:final\s*)?:[^{;]*\{", data)
+    return cxx_text.block(data, m.end() - 1) if m else None
+
+
+def _dirty_params(data: bytes, cls: str) -> list[int]:
+    """The forward parameters (their places after the context) the class's forward names in mark_dirty:
+    `ctx->mark_dirty({x})`, `{x.value()}` (an optional's tensor), `{*x}`."""
+    body = _class_body(data, cls)
+    if body is None:
+        return []
+    text = data[body[0]:body[1]]
+    m = re.search(rb"\bforward\s*(?=\()", text)
+    got = cxx_text.balanced_args(text, m.end()) if m else None
+    if got is None:
+        return []
+    names = []
+    for a, b in got[0][1:]:
+        words = re.findall(rb"[A-Za-z_]\w*", text[a:b].split(b"=")[0])
+        names.append(words[-1].decode() if words else "")
+    out: list[int] = []
+    for call in re.finditer(rb"\bmark_dirty\s*\(\s*\{([^{}]*)\}", text):
+        for item in call.group(1).split(b","):
+            w = re.match(rb"\s*\*?\s*([A-Za-z_]\w*)", item)
+            if w and w.group(1).decode() in names and names.index(w.group(1).decode()) not in out:
+                out.append(names.index(w.group(1).decode()))
+    return out
+
+
+def _written_into(data: bytes, fn: Site | None, classes: list[str]) -> list[int]:
+    """The kernel's parameters (their places) a torch::autograd::Function it applies writes into: the arguments
+    of `F::apply(...)` at the places F's forward names in mark_dirty, where each is one of the kernel's
+    parameters by name. ATen's RegisterOperators registration left such an op conservative (no alias analysis);
+    its stable schema says it: `Tensor(a!)` (TorchScript keeps a call whose result is unused)."""
+    if fn is None or fn.kind != "function":
+        return []
+    names = [name for _, name in fn.params]
+    body = data[fn.start:fn.end]
+    out: list[int] = []
+    for cls in _applied(data, fn, classes):
+        dirty = _dirty_params(data, cls)
+        if not dirty:
+            continue
+        for m in re.finditer(rb"\b" + re.escape(cls.encode()) + rb"\s*::\s*apply\s*(?=\()", body):
+            got = cxx_text.balanced_args(body, m.end())
+            if got is None:
+                continue
+            for i in dirty:
+                if i < len(got[0]):
+                    a, b = got[0][i]
+                    arg = body[a:b].decode("utf-8", "replace").strip()
+                    if arg in names and names.index(arg) not in out:
+                        out.append(names.index(arg))
+    return sorted(out)
+
+
+def _mutable(text: str, params: list[int]) -> str:
+    """The schema `text` with the parameters at `params` annotated as written into: Tensor(a!), Tensor(b!)?."""
+    head, sep, rest = text.partition("(")
+    args, close, ret = rest.rpartition(") -> ")
+    parts = _split(args)
+    for n, i in enumerate(params):
+        if i < len(parts):
+            parts[i] = re.sub(r"^Tensor\b", f"Tensor({chr(ord('a') + n)}!)", parts[i])
+    return f"{head}{sep}{', '.join(parts)}{close}{ret}"
+
+
 def _catch_all_key(data: bytes, fn: Site | None, classes: list[str]) -> str:
     """Where a kernel registered without a dispatch key goes: the table's `key`, or the autograd table's
     `kernel_key` where it calls a torch::autograd::Function's apply (above autograd, as ATen's catch-all runs)."""
@@ -291,8 +359,8 @@ def _box(data: bytes, functions: list[Site], fn_arg, name: str, where: str, rw: 
     return box, fn
 
 
-def _def(data: bytes, functions: list[Site], name_written: str, fn_arg, where: str, rw: Rewrite
-         ) -> tuple[str, str, list[Part]] | None:
+def _def(data: bytes, functions: list[Site], name_written: str, fn_arg, where: str, rw: Rewrite,
+         classes: list[str] = ()) -> tuple[str, str, list[Part]] | None:
     """A def with a kernel: (its schema, the op's name, the kernel's TORCH_BOX parts), or None (a problem noted)."""
     name = name_written.split("(", 1)[0].strip().rpartition("::")[2]
     mark = len(rw.helpers)
@@ -310,7 +378,8 @@ def _def(data: bytes, functions: list[Site], name_written: str, fn_arg, where: s
                            f"{where}: `{data[fn_arg[0]:fn_arg[1]].decode()}` is not one function defined in this "
                            f'file: write the schema of "{name}" by hand')
         return None
-    return text, name, box
+    written = _written_into(data, fn, list(classes))
+    return (_mutable(text, written) if written else text), name, box
 
 
 def def_block(data: bytes, site: Site, functions: list[Site], classes: list[str] = ()) -> Rewrite:
@@ -340,7 +409,7 @@ def def_block(data: bytes, site: Site, functions: list[Site], classes: list[str]
             continue
         key, fn_arg = karg
         if method == "def":
-            made = _def(data, functions, literal, fn_arg, where, rw)
+            made = _def(data, functions, literal, fn_arg, where, rw, classes)
             if made is None:
                 continue
             text, name, box = made
@@ -443,7 +512,7 @@ def legacy(data: bytes, site: Site, functions: list[Site], classes: list[str] = 
             rw.problems.append(f"{where}: an op whose name is no \"ns::name\" literal: rewrite by hand")
             return rw
         ns = literal.split("(", 1)[0].split("::", 1)[0].strip()
-        made = _def(data, functions, literal, args[1], where, rw)
+        made = _def(data, functions, literal, args[1], where, rw, classes)
         if made is None:
             return rw
         text, name, box = made

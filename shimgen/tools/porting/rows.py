@@ -152,7 +152,9 @@ def _row(s: Site, surface, targets: list[Version]) -> Row | None:
                    [_since(rule, t) for t in targets], fix=rule.fix, note=rule.note or "")
     if k == "constant":
         number = rules.value(s.key)
-        rep = number if number is not None else f"torch::headeronly::ScalarType::{rules.constant(s.key)}"
+        named = rules.name_rule(s.key)
+        rep = (number if number is not None else named["replace"] if named is not None
+               else f"torch::headeronly::ScalarType::{rules.constant(s.key)}")
         return Row(s, s.written, (), rep, [Cell("yes", "yes")] * len(targets), fix=True)
     if k == "macro":
         rule = macros.rule(s.key)

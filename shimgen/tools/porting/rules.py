@@ -86,6 +86,11 @@ def value(qualified: str) -> str | None:
     return load().get("values", {}).get(qualified)
 
 
+def name_rule(qualified: str) -> dict | None:
+    """The stand-in of an ATen function template (port_rules.yaml `names`): {replace, header}."""
+    return load().get("names", {}).get(qualified)
+
+
 def hazard(name: str) -> dict:
     return load()["hazards"][name]
 

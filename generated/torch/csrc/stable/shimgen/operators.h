@@ -26,7 +26,14 @@
 #include <torch/csrc/stable/shimgen/scalar.h>
 #include <torch/csrc/stable/tensor.h>
 #include <torch/headeronly/core/TensorAccessor.h>
+#include <torch/headeronly/util/BFloat16.h>
 #include <torch/headeronly/util/Exception.h>
+#include <torch/headeronly/util/Float8_e4m3fn.h>
+#include <torch/headeronly/util/Float8_e4m3fnuz.h>
+#include <torch/headeronly/util/Float8_e5m2.h>
+#include <torch/headeronly/util/Float8_e5m2fnuz.h>
+#include <torch/headeronly/util/Half.h>
+#include <torch/headeronly/util/complex.h>
 
 namespace shimgen::port_detail {
 
@@ -38,14 +45,59 @@ inline const torch::stable::Tensor& lazy(const torch::stable::Tensor& t) {
   return t;
 }
 
+// a number an operator takes beside a Tensor: a C++ number, a Scalar, or a
+// reduced floating type (a kernel's scalar_t: Half, BFloat16)
 template <typename T>
-inline constexpr bool number_v =
-    std::is_arithmetic_v<T> || std::is_same_v<T, shimgen::Scalar>;
+inline constexpr bool number_v = std::is_arithmetic_v<T> ||
+    std::is_same_v<T, shimgen::Scalar> || std::is_same_v<T, c10::Half> ||
+    std::is_same_v<T, c10::BFloat16>;
 
 template <typename>
 inline constexpr bool missing = false;
 
 } // namespace shimgen::port_detail
+
+namespace shimgen {
+
+// ATen's at::opmath_type<T> (ATen/OpMathType.h, not a stable header): the
+// type a kernel computes a T in, float for the reduced floating types (Half,
+// BFloat16, the Float8 types), complex<float> for complex<Half>, T otherwise
+template <typename T>
+struct OpMathType {
+  using type = T;
+};
+template <>
+struct OpMathType<c10::Half> {
+  using type = float;
+};
+template <>
+struct OpMathType<c10::BFloat16> {
+  using type = float;
+};
+template <>
+struct OpMathType<c10::Float8_e5m2> {
+  using type = float;
+};
+template <>
+struct OpMathType<c10::Float8_e4m3fn> {
+  using type = float;
+};
+template <>
+struct OpMathType<c10::Float8_e5m2fnuz> {
+  using type = float;
+};
+template <>
+struct OpMathType<c10::Float8_e4m3fnuz> {
+  using type = float;
+};
+template <>
+struct OpMathType<c10::complex<c10::Half>> {
+  using type = c10::complex<float>;
+};
+template <typename T>
+using opmath_type = typename OpMathType<T>::type;
+
+} // namespace shimgen
 
 // SHIMGEN_PORT_OP(op, name): a trait telling whether torch::stable::name is
 // generated for these arguments, and the static_assert naming it.

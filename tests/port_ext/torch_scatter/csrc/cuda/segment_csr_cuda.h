@@ -1,0 +1,11 @@
+#pragma once
+
+#include "../extensions.h"
+
+std::tuple<torch::Tensor, std::optional<torch::Tensor>>
+segment_csr_cuda(torch::Tensor src, torch::Tensor indptr,
+                 std::optional<torch::Tensor> optional_out,
+                 std::string reduce);
+
+torch::Tensor gather_csr_cuda(torch::Tensor src, torch::Tensor indptr,
+                              std::optional<torch::Tensor> optional_out);

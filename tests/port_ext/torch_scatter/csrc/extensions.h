@@ -1,0 +1,2 @@
+#include "macros.h"
+#include <torch/torch.h>
