@@ -24,7 +24,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 from worker_common import Refused, Tally, aten, outcome, run  # noqa: E402
 
-COMPUTED = (torch.float32, torch.float64)
+COMPUTED = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
 NUMBERS = {
     "elu.default": [(1.0, 1.0, 1.0), (0.5, 1.0, 1.0), (1.6732632423543772, 1.0507009873554805, 1.0),
                     (2.0, 0.3, 1.7), (-1.0, 1.0, 1.0), (1.0, 1.0, 0.0), (0.1, 2.0, -3.0), (1e-3, 1e3, 1e-3)],
@@ -36,6 +36,10 @@ KEYWORDS = {"gelu.default": ("approximate",)}  # aten's keyword-only arguments, 
 SPECIALS = [float("nan"), float("inf"), -float("inf"), -0.0, 0.0, -1e-30, 1e-310, -1e-310, -5e-324, 88.7, -88.7, 20.0,
             20.000001, 19.99999, 10.0, -100.0, 1e30, -1e30, 709.0, -745.0, 1e-8, -1e-8, 0.5, -0.5, 5e-45, -1e-45,
             1.17e-38, -1.17e-38, 3.4e38, -3.4e38, -17.0, -9.0, 1e-4, -1e-4]
+
+# the bits of NaNs with a payload, negative, signaling (bfloat16, float16; float, double as int)
+PAYLOADS = {torch.bfloat16: [0x7fd5, 0xffff, 0x7f81, 0xffd5], torch.float16: [0x7e55, 0xffff, 0x7c01, 0xfe2b],
+            torch.float32: [0x7fc12345, 0xffffffff, 0x7f800001]}
 
 
 def _bits(t):
@@ -52,7 +56,12 @@ def _values(numel, g, dtype):
     if numel > 100:
         signs = torch.sign(torch.randn(50, generator=g, dtype=torch.float64))
         x[50:100] = torch.logspace(-40, 40, 50, dtype=torch.float64) * signs
-    return x.to(dtype)
+    x = x.to(dtype)
+    if numel > 40 and dtype in PAYLOADS:  # NaNs of other payloads and signs (the conversions' NaN rules)
+        for k, bits in enumerate(PAYLOADS[dtype]):
+            width = 8 * x.element_size()
+            _bits(x)[(k * 4099 + 11) % numel] = bits - (1 << width if bits >> (width - 1) else 0)
+    return x
 
 
 def _inputs(dtype):
@@ -98,11 +107,9 @@ def cases(op, s):
     f, wrapper = aten(op), _wrapper(s["custom"])
     t = Tally()
     should = []
-    for dtype in (*COMPUTED, torch.bfloat16, torch.float16, torch.int64):
+    for dtype in (*COMPUTED, torch.int64):
         inputs = _inputs(dtype) if dtype != torch.int64 else [("int64", torch.arange(-5, 60), True)]
         for label, x, contiguous in inputs:
-            if dtype not in COMPUTED and x.numel() > 1000:
-                continue  # refused whatever their length
             # every number set on the short inputs, three on those around the thread pool's split
             for numbers in NUMBERS[op] if x.numel() < 16000 else NUMBERS[op][:3]:
                 want = run(lambda: _aten(f, op, x, numbers))
