@@ -167,11 +167,14 @@ def quiet_stderr(on: bool):
 # build computes gelu(x), gelu_(x) and gelu_out(out, x) on a contiguous CPU tensor (kernel gelu_addmm), einsum
 # (kernel einsum) and div's "floor" (kernel str_value) without a str crossing, and raises for the other str calls on
 # 2.10-2.13: ~0 B. elu and softplus (kernel cpu_activation: aten's CPU kernel replicated, no number crossing)
-# computed, and refused (alpha=1e300 is out of float's range): ~0 B.
+# computed, in place, into out, and refused (alpha=1e300 is out of float's range): ~0 B.
 DEFAULT_CALLS = [("gelu(x)", "ts::gelu(x);"), ('gelu(x, "tanh")', 'ts::gelu(x, "tanh");'),
                  ("gelu_(x)", "ts::gelu_(ts::clone(x));"), ("gelu_out(o, x)", "Tensor o = ts::empty_like(x); "
                                                                           "ts::gelu_out(o, x);"),
                  ("elu(x)", "ts::elu(x);"), ("softplus(x)", "ts::softplus(x);"),
+                 ("elu_(x)", "ts::elu_(ts::clone(x));"),
+                 ("elu_out(o, x)", "Tensor o = ts::empty_like(x); ts::elu_out(o, x);"),
+                 ("softplus_out(o, x)", "Tensor o = ts::empty_like(x); ts::softplus_out(o, x);"),
                  ("elu(x, 1e300) refused", "ts::elu(x, 1e300);"),
                  ('div(a, b, "floor")', 'ts::div(x, x, std::string_view("floor"));'),
                  ('einsum("ij,jk", ..)', 'ts::einsum("ij,jk->ik", {x, x});'),

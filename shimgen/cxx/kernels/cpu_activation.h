@@ -375,13 +375,16 @@ inline void act_chunk_reduced(int64_t begin, int64_t end, void* ctx) {
       c.vector(local, v, lanes);
     }
     for (int64_t l = 0; l < block; ++l) {
-      c.reduced_out[begin + i + l] = act_narrow(result[l], c.reduced, c.capability, vector);
+      const float r = result[l];
+      c.reduced_out[begin + i + l] =
+          act_narrow(r, c.reduced, c.capability, vector);
     }
   }
   for (; i < n; ++i) {
     wide[0] = act_widen(c.reduced_in[begin + i], c.reduced);
     c.scalar(local, 0);
-    c.reduced_out[begin + i] = act_narrow(result[0], c.reduced, c.capability, false);
+    const float r = result[0];
+    c.reduced_out[begin + i] = act_narrow(r, c.reduced, c.capability, false);
   }
 }
 
@@ -393,10 +396,10 @@ inline int act_reduced(const torch::stable::Tensor& x) {
 }
 
 /// May this section compute the activation on `self` as aten does? A dense
-/// CPU tensor of float or double, contiguous, not a negative view (its
-/// data would be read as it is stored), on x86-64 with a capability and the
-/// Sleef symbols aten's kernel calls; and a call autograd does not record
-/// (the caller refuses that one by name).
+/// CPU tensor of float, double, bfloat16 or float16, contiguous, not a
+/// negative view (its data would be read as it is stored), on x86-64 with a
+/// capability and the Sleef symbols aten's kernel calls; and a call autograd
+/// does not record (the caller refuses that one by name).
 template <typename = void>
 inline bool act_computes(const torch::stable::Tensor& self) {
   if (act_capability() < 0 || !self.is_cpu()) {
@@ -761,7 +764,8 @@ inline void act_assign_out(
     const torch::stable::Tensor& result) {
   const bool same_data = out.data_ptr() == self.data_ptr();
   const bool same_dtype = out.scalar_type() == self.scalar_type();
-  if (same_data && same_dtype && same_sizes(out, self) && self.is_contiguous()) {
+  const bool same_view = same_data && same_dtype && same_sizes(out, self);
+  if (same_view && self.is_contiguous()) {
     assign_inplace(op, out, result, {});
     return;
   }
