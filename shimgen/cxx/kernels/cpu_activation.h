@@ -360,6 +360,8 @@ inline void act_chunk_reduced(int64_t begin, int64_t end, void* ctx) {
   const int64_t lanes = act_lanes<float>(c.capability);
   const int64_t block = 4 * lanes;
   const bool vector = c.capability > 0;
+  const int kind = c.reduced;
+  const int cap = c.capability;
   std::array<float, 64> wide{};
   std::array<float, 64> result{};
   ActCall<float> local = c;
@@ -369,22 +371,20 @@ inline void act_chunk_reduced(int64_t begin, int64_t end, void* ctx) {
   int64_t i = 0;
   for (; i <= n - block; i += block) {
     for (int64_t l = 0; l < block; ++l) {
-      wide[l] = act_widen(c.reduced_in[begin + i + l], c.reduced);
+      wide[l] = act_widen(c.reduced_in[begin + i + l], kind);
     }
     for (int64_t v = 0; v < block; v += lanes) {
       c.vector(local, v, lanes);
     }
     for (int64_t l = 0; l < block; ++l) {
-      const float r = result[l];
-      c.reduced_out[begin + i + l] =
-          act_narrow(r, c.reduced, c.capability, vector);
+      const uint16_t h = act_narrow(result[l], kind, cap, vector);
+      c.reduced_out[begin + i + l] = h;
     }
   }
   for (; i < n; ++i) {
-    wide[0] = act_widen(c.reduced_in[begin + i], c.reduced);
+    wide[0] = act_widen(c.reduced_in[begin + i], kind);
     c.scalar(local, 0);
-    const float r = result[0];
-    c.reduced_out[begin + i] = act_narrow(r, c.reduced, c.capability, false);
+    c.reduced_out[begin + i] = act_narrow(result[0], kind, cap, false);
   }
 }
 
