@@ -354,17 +354,17 @@ inline uint16_t act_narrow(float f, int reduced, int capability, bool vector) {
 /// (four float vectors) converted to float, computed by the float kernel's
 /// vectorized lambda and converted back; the rest by the scalar lambda in
 /// float, each result rounded by the scalar conversion.
-template <typename = void>
+template <typename T>
 inline void act_chunk_reduced(int64_t begin, int64_t end, void* ctx) {
-  const ActCall<float>& c = *static_cast<const ActCall<float>*>(ctx);
+  const ActCall<T>& c = *static_cast<const ActCall<T>*>(ctx);
   const int64_t lanes = act_lanes<float>(c.capability);
   const int64_t block = 4 * lanes;
   const bool vector = c.capability > 0;
   const int kind = c.reduced;
   const int cap = c.capability;
-  std::array<float, 64> wide{};
-  std::array<float, 64> result{};
-  ActCall<float> local = c;
+  std::array<T, 64> wide{};
+  std::array<T, 64> result{};
+  ActCall<T> local = c;
   local.in = wide.data();
   local.out = result.data();
   const int64_t n = end - begin;
@@ -377,14 +377,16 @@ inline void act_chunk_reduced(int64_t begin, int64_t end, void* ctx) {
       c.vector(local, v, lanes);
     }
     for (int64_t l = 0; l < block; ++l) {
-      const uint16_t h = act_narrow(result[l], kind, cap, vector);
+      const float r = static_cast<float>(result[l]);
+      const uint16_t h = act_narrow(r, kind, cap, vector);
       c.reduced_out[begin + i + l] = h;
     }
   }
   for (; i < n; ++i) {
     wide[0] = act_widen(c.reduced_in[begin + i], kind);
     c.scalar(local, 0);
-    c.reduced_out[begin + i] = act_narrow(result[0], kind, cap, false);
+    const float r = static_cast<float>(result[0]);
+    c.reduced_out[begin + i] = act_narrow(r, kind, cap, false);
   }
 }
 
@@ -530,7 +532,7 @@ inline torch::stable::Tensor act_run(
   if (call.reduced != 0) {
     call.reduced_in = static_cast<const uint16_t*>(x.data_ptr());
     call.reduced_out = static_cast<uint16_t*>(result.data_ptr());
-    chunk = &act_chunk_reduced<>;
+    chunk = &act_chunk_reduced<T>;
   } else {
     call.in = static_cast<const T*>(x.data_ptr());
     call.out = static_cast<T*>(result.data_ptr());
