@@ -32,7 +32,7 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--fast-backtraces", action="store_true",
                     help="set TORCH_SHOW_CPP_STACKTRACES=1 (libtorch's fast backtrace symbolizer) so that 200,000 "
                          "failing calls take seconds, not hours; the wrappers' code paths are the same")
-    ap.add_argument("--only", help="comma-separated case labels")
+    ap.add_argument("--only", help="comma-separated case labels (with --default-build: label prefixes)")
     ap.add_argument("--build-dir", help="build here and keep the libraries (default: a temporary folder)")
     ap.add_argument("--reuse", action="store_true", help="with --build-dir: reuse libraries built before")
     ap.add_argument("--default-build", action="store_true",
@@ -228,9 +228,12 @@ def default_build(args) -> int:
         gen = os.path.join(tmp, "generated")
         files, _ = pipeline.generate(["gelu.default", "gelu_.default", "gelu.out", "clone.default",
                                       "empty_like.default", "div.Tensor_mode", "einsum.default", "conv2d.padding",
-                                      "view.default", "elu.default", "softplus.default"], None, None, gen)
+                                      "view.default", "elu.default", "softplus.default", "elu_.default", "elu.out",
+                                      "softplus.out"], None, None, gen)
         pipeline.write(gen, files)
         for k, (label, call) in enumerate(DEFAULT_CALLS):
+            if args.only and not any(label.startswith(o) for o in args.only.split(",")):
+                continue  # --only: the labels starting with one of its comma-separated prefixes
             for target in ("0x020a000000000000", None):
                 for macros in ([], ["-DSHIMGEN_LEAKY_STR"]):
                     ns = f"leak_default_{k}_{'t' if target else 'h'}_{len(macros)}"
