@@ -32,7 +32,7 @@ def parse_args() -> argparse.Namespace:
     ap.add_argument("--fast-backtraces", action="store_true",
                     help="set TORCH_SHOW_CPP_STACKTRACES=1 (libtorch's fast backtrace symbolizer) so that 200,000 "
                          "failing calls take seconds, not hours; the wrappers' code paths are the same")
-    ap.add_argument("--only", help="comma-separated case labels (with --default-build: parts of DEFAULT_CALLS' labels)")
+    ap.add_argument("--only", help="comma-separated case labels (with --default-build: label prefixes)")
     ap.add_argument("--build-dir", help="build here and keep the libraries (default: a temporary folder)")
     ap.add_argument("--reuse", action="store_true", help="with --build-dir: reuse libraries built before")
     ap.add_argument("--default-build", action="store_true",
@@ -165,13 +165,16 @@ def quiet_stderr(on: bool):
 
 # The str calls that cross libtorch 2.10-2.13's leaking dispatcher conversion with -DSHIMGEN_LEAKY_STR; the default
 # build computes gelu(x), gelu_(x) and gelu_out(out, x) on a contiguous CPU tensor (kernel gelu_addmm), einsum
-# (kernel einsum), div's "floor" and "trunc" and scatter's "add" (kernel str_value) without a str crossing, and raises for the other str calls on
-# 2.10-2.13: ~0 B. elu and softplus (kernel cpu_activation: aten's CPU kernel replicated, no number crossing)
-# computed, and refused (alpha=1e300 is out of float's range): ~0 B.
+# (kernel einsum), div's "floor" and "trunc" and scatter's "add" (kernel str_value) without a str crossing, and raises
+# for the other str calls on 2.10-2.13: ~0 B. elu and softplus (kernel cpu_activation: aten's CPU kernel replicated, no number crossing)
+# computed, in place, into out, and refused (alpha=1e300 is out of float's range): ~0 B.
 DEFAULT_CALLS = [("gelu(x)", "ts::gelu(x);"), ('gelu(x, "tanh")', 'ts::gelu(x, "tanh");'),
                  ("gelu_(x)", "ts::gelu_(ts::clone(x));"), ("gelu_out(o, x)", "Tensor o = ts::empty_like(x); "
                                                                           "ts::gelu_out(o, x);"),
                  ("elu(x)", "ts::elu(x);"), ("softplus(x)", "ts::softplus(x);"),
+                 ("elu_(x)", "ts::elu_(ts::clone(x));"),
+                 ("elu_out(o, x)", "Tensor o = ts::empty_like(x); ts::elu_out(o, x);"),
+                 ("softplus_out(o, x)", "Tensor o = ts::empty_like(x); ts::softplus_out(o, x);"),
                  ("elu(x, 1e300) refused", "ts::elu(x, 1e300);"),
                  ('div(a, b, "floor")', 'ts::div(x, x, std::string_view("floor"));'),
                  ('div(a, b, "trunc")', 'ts::div(x, x, std::string_view("trunc"));'),
@@ -228,12 +231,12 @@ def default_build(args) -> int:
         gen = os.path.join(tmp, "generated")
         files, _ = pipeline.generate(["gelu.default", "gelu_.default", "gelu.out", "clone.default",
                                       "empty_like.default", "div.Tensor_mode", "einsum.default", "conv2d.padding",
-                                      "view.default", "elu.default", "softplus.default", "scatter_.reduce",
-                                      "new_zeros.default"], None, None, gen)
+                                      "view.default", "elu.default", "softplus.default", "elu_.default", "elu.out",
+                                      "softplus.out", "scatter_.reduce", "new_zeros.default"], None, None, gen)
         pipeline.write(gen, files)
         for k, (label, call) in enumerate(DEFAULT_CALLS):
-            if args.only and not any(o in label for o in args.only.split(",")):
-                continue
+            if args.only and not any(label.startswith(o) for o in args.only.split(",")):
+                continue  # --only: the labels starting with one of its comma-separated prefixes
             for target in ("0x020a000000000000", None):
                 for macros in ([], ["-DSHIMGEN_LEAKY_STR"]):
                     ns = f"leak_default_{k}_{'t' if target else 'h'}_{len(macros)}"

@@ -190,6 +190,9 @@ struct SHIMGEN_HIDDEN ActCall {
   void* fn0;
   void* fn1;
   int capability;
+  const uint16_t* reduced_in;
+  uint16_t* reduced_out;
+  int reduced;
   void (*vector)(const ActCall<T>&, int64_t, int64_t);
   void (*scalar)(const ActCall<T>&, int64_t);
 };
@@ -270,18 +273,142 @@ inline void act_chunk(int64_t begin, int64_t end, void* ctx) {
   }
 }
 
+/// A bfloat16 (reduced 1) or float16 (reduced 2) element as a float, exactly
+/// (aten's convert_to_float and its scalar conversion agree on every value; a
+/// float16 NaN is quieted, its payload kept).
+template <typename = void>
+inline float act_widen(uint16_t h, int reduced) {
+  uint32_t w = static_cast<uint32_t>(h) << 16;
+  if (reduced == 2) {
+    const uint32_t sign = w & 0x80000000u;
+    const uint32_t exponent = (h >> 10) & 0x1fu;
+    const uint32_t mantissa = h & 0x3ffu;
+    w = sign | (exponent + 112u) << 23 | mantissa << 13;
+    if (exponent == 0x1fu) {
+      w = sign | 0x7f800000u | mantissa << 13;
+      w |= mantissa != 0 ? 0x400000u : 0u;
+    }
+    if (exponent == 0) {
+      const float tiny = static_cast<float>(mantissa) * 0x1p-24f;
+      return sign != 0 ? -tiny : tiny;
+    }
+  }
+  float f = 0;
+  std::memcpy(&f, &w, sizeof(f));
+  return f;
+}
+
+/// A float rounded to float16 to nearest even: a NaN as c10::Half's software
+/// conversion writes it (its sign, 0x7e00: DEFAULT), or as F16C's (vcvtps2ph
+/// and vcvtss2sh: AVX512 and AVX2, vector and scalar) writes it, the top bits
+/// of its payload kept (`keep`).
+template <typename = void>
+inline uint16_t act_half_bits(uint32_t w, bool keep) {
+  const uint32_t sign = (w >> 16) & 0x8000u;
+  const uint32_t bits = w & 0x7fffffffu;
+  if (bits > 0x7f800000u) {
+    const uint32_t payload = keep ? (bits >> 13) & 0x3ffu : 0u;
+    return static_cast<uint16_t>(sign | 0x7e00u | payload);
+  }
+  if (bits >= 0x477ff000u) {
+    return static_cast<uint16_t>(sign | 0x7c00u);
+  }
+  if (bits >= 0x38800000u) {
+    const uint32_t r = bits - 0x38000000u;
+    return static_cast<uint16_t>(sign | (r + 0xfffu + ((r >> 13) & 1u)) >> 13);
+  }
+  const uint32_t exponent = bits >> 23;
+  if (exponent < 101u) {
+    return static_cast<uint16_t>(sign);
+  }
+  const uint32_t mantissa = (bits & 0x7fffffu) | 0x800000u;
+  const uint32_t shift = 126u - exponent;
+  uint32_t q = mantissa >> shift;
+  const uint32_t rest = mantissa & ((1u << shift) - 1u);
+  const uint32_t half = 1u << (shift - 1u);
+  if (rest > half || (rest == half && (q & 1u) != 0)) {
+    ++q;
+  }
+  return static_cast<uint16_t>(sign | q);
+}
+
+/// A float as bfloat16 (reduced 1) or float16 (reduced 2), rounded to nearest
+/// even as aten rounds it at the capability: a bfloat16 NaN 0xffff by the
+/// vector conversion of AVX512 and AVX2 (`vector`), 0x7fc0 by the scalar one
+/// (c10::BFloat16's), which DEFAULT's vectors use too.
+template <typename = void>
+inline uint16_t act_narrow(float f, int reduced, int capability, bool vector) {
+  uint32_t w = 0;
+  std::memcpy(&w, &f, sizeof(w));
+  if (reduced == 2) {
+    return act_half_bits(w, capability > 0);
+  }
+  if ((w & 0x7fffffffu) > 0x7f800000u) {
+    return vector ? 0xffffu : 0x7fc0u;
+  }
+  return static_cast<uint16_t>((w + 0x7fffu + ((w >> 16) & 1u)) >> 16);
+}
+
+/// One chunk of aten's parallel_for over a bfloat16 or float16 tensor, as
+/// vectorized_loop computes it: blocks of two Vectorized<BFloat16 or Half>
+/// (four float vectors) converted to float, computed by the float kernel's
+/// vectorized lambda and converted back; the rest by the scalar lambda in
+/// float, each result rounded by the scalar conversion.
+template <typename T>
+inline void act_chunk_reduced(int64_t begin, int64_t end, void* ctx) {
+  const ActCall<T>& c = *static_cast<const ActCall<T>*>(ctx);
+  const int64_t lanes = act_lanes<float>(c.capability);
+  const int64_t block = 4 * lanes;
+  const bool vector = c.capability > 0;
+  const int kind = c.reduced;
+  const int cap = c.capability;
+  std::array<T, 64> wide{};
+  std::array<T, 64> result{};
+  ActCall<T> local = c;
+  local.in = wide.data();
+  local.out = result.data();
+  const int64_t n = end - begin;
+  int64_t i = 0;
+  for (; i <= n - block; i += block) {
+    for (int64_t l = 0; l < block; ++l) {
+      wide[l] = act_widen(c.reduced_in[begin + i + l], kind);
+    }
+    for (int64_t v = 0; v < block; v += lanes) {
+      c.vector(local, v, lanes);
+    }
+    for (int64_t l = 0; l < block; ++l) {
+      const float r = static_cast<float>(result[l]);
+      const uint16_t h = act_narrow(r, kind, cap, vector);
+      c.reduced_out[begin + i + l] = h;
+    }
+  }
+  for (; i < n; ++i) {
+    wide[0] = act_widen(c.reduced_in[begin + i], kind);
+    c.scalar(local, 0);
+    const float r = static_cast<float>(result[0]);
+    c.reduced_out[begin + i] = act_narrow(r, kind, cap, false);
+  }
+}
+
+/// 1 for a bfloat16 tensor, 2 for a float16 one (computed in float), else 0.
+template <typename = void>
+inline int act_reduced(const torch::stable::Tensor& x) {
+  const ScalarType t = x.scalar_type();
+  return t == ScalarType::BFloat16 ? 1 : t == ScalarType::Half ? 2 : 0;
+}
+
 /// May this section compute the activation on `self` as aten does? A dense
-/// CPU tensor of float or double, contiguous, not a negative view (its
-/// data would be read as it is stored), on x86-64 with a capability and the
-/// Sleef symbols aten's kernel calls; and a call autograd does not record
-/// (the caller refuses that one by name).
+/// CPU tensor of float, double, bfloat16 or float16, contiguous, not a
+/// negative view (its data would be read as it is stored), on x86-64 with a
+/// capability and the Sleef symbols aten's kernel calls; and a call autograd
+/// does not record (the caller refuses that one by name).
 template <typename = void>
 inline bool act_computes(const torch::stable::Tensor& self) {
   if (act_capability() < 0 || !self.is_cpu()) {
     return false;
   }
   const ScalarType t = self.scalar_type();
-  if (t != ScalarType::Float && t != ScalarType::Double) {
+  if (t != ScalarType::Float && t != ScalarType::Double && !act_reduced(self)) {
     return false;
   }
   return self.is_contiguous();
@@ -353,7 +480,7 @@ inline torch::stable::Tensor act_operand(
       "aten::resolve_neg", "", {torch::stable::detail::from(self)});
   if (!act_computes(x)) {
     std::string why = "computed only as aten's CPU kernel on a contiguous CPU ";
-    why += "tensor of float or double on x86-64 (no libtorch route carries ";
+    why += "tensor of a floating dtype on x86-64 (no libtorch route carries ";
     why += "the op's numbers); this call is not one";
     act_refuse(op, why);
   }
@@ -400,20 +527,30 @@ inline torch::stable::Tensor act_run(
     ActCall<T>& call,
     int64_t grain = 32768) {
   torch::stable::Tensor result = act_result(x);
-  call.in = static_cast<const T*>(x.data_ptr());
-  call.out = static_cast<T*>(result.data_ptr());
-  // a build below 2.10 has no parallel_for to pass the grain to
+  call.reduced = act_reduced(x);
+  void (*chunk)(int64_t, int64_t, void*) = &act_chunk<T>;
+  if (call.reduced != 0) {
+    call.reduced_in = static_cast<const uint16_t*>(x.data_ptr());
+    call.reduced_out = static_cast<uint16_t*>(result.data_ptr());
+    chunk = &act_chunk_reduced<T>;
+  } else {
+    call.in = static_cast<const T*>(x.data_ptr());
+    call.out = static_cast<T*>(result.data_ptr());
+  }
+  // a build below 2.10 has no parallel_for to pass the grain and chunk to
   static_cast<void>(grain);
+  static_cast<void>(chunk);
 #if defined(TORCH_VERSION_2_10_0)
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  act_check(torch_parallel_for(0, x.numel(), grain, &act_chunk<T>, &call));
+  act_check(torch_parallel_for(0, x.numel(), grain, chunk, &call));
 #endif
 #endif
   return result;
 }
 
 /// elu(self, alpha, scale, input_scale) as aten's CPU elu kernel (float and
-/// double; act_operand's checks first).
+/// double; bfloat16 and float16 by the float kernel, aten's reduced-float
+/// path; act_operand's checks first).
 template <typename T>
 inline torch::stable::Tensor elu_typed(
     const char* op,
@@ -451,11 +588,13 @@ inline torch::stable::Tensor elu_cpu(
   if (x.scalar_type() == ScalarType::Double) {
     return elu_typed<double>(op, x, alpha, scale, input_scale);
   }
+  // float, and bfloat16 and float16 in float (act_run converts)
   return elu_typed<float>(op, x, alpha, scale, input_scale);
 }
 
 /// softplus(self, beta, threshold) as aten's CPU softplus kernel (float and
-/// double; act_operand's checks first).
+/// double; bfloat16 and float16 by the float kernel, aten's reduced-float
+/// path; act_operand's checks first).
 template <typename T>
 inline torch::stable::Tensor softplus_typed(
     const char* op,
@@ -536,9 +675,15 @@ inline void gelu_tanh_vector(const ActCall<T>& c, int64_t at, int64_t lanes) {
   }
   act_vector_math<T>(
       c.capability, c.fn0, &act_tanh<T>, inner.data(), t.data(), lanes);
+  // Of two NaN factors the product is the first operand of aten's multiply:
+  // half in its float and double kernels, the sum (Sleef's tanh of a NaN is
+  // all ones) in its reduced-float kernel at AVX512 and AVX2
+  const bool sum_first = c.reduced != 0 && c.capability > 0;
   for (int64_t l = 0; l < lanes; ++l) {
     const T half = T(0.5) * c.in[at + l];
-    c.out[at + l] = half * (T(1) + t[l]);
+    const T sum = T(1) + t[l];
+    const T first = sum_first ? sum : half;
+    c.out[at + l] = std::isnan(first) ? first : half * sum;
   }
 }
 
@@ -588,4 +733,43 @@ inline torch::stable::Tensor gelu_tanh_cpu(const torch::stable::Tensor& self) {
     return gelu_tanh_typed<double>(x);
   }
   return gelu_tanh_typed<float>(x);
+}
+
+/// An out= overload's checks before it computes: aten's autograd rule for
+/// out= (check_out_autograd), then a strided out refused: aten computes into
+/// it in its own layout, whose loop takes other paths than the contiguous one
+/// this section replicates.
+template <typename = void>
+inline void act_out_first(
+    const char* op,
+    const torch::stable::Tensor& out,
+    const torch::stable::Tensor& self) {
+  check_out_autograd(op, {&out, &self});
+  if (!out.is_contiguous()) {
+    std::string why = "out is not contiguous: aten computes into a strided ";
+    why += "out in its own layout, whose loop this section does not ";
+    why += "replicate; pass a contiguous out, or define SHIMGEN_OVERLAY and ";
+    why += "link libshimgen_overlay (rebuilt for each torch release)";
+    fail(op, why.c_str());
+  }
+}
+
+/// The result written into a contiguous out under aten's out= rules
+/// (assign_out: same device and dtype, aten's resize and its warning, an
+/// overlap refused); out that is self's very view is written as aten writes
+/// it, element by element in place.
+template <typename = void>
+inline void act_assign_out(
+    const char* op,
+    torch::stable::Tensor& out,
+    const torch::stable::Tensor& self,
+    const torch::stable::Tensor& result) {
+  const bool same_data = out.data_ptr() == self.data_ptr();
+  const bool same_dtype = out.scalar_type() == self.scalar_type();
+  const bool same_view = same_data && same_dtype && same_sizes(out, self);
+  if (same_view && self.is_contiguous()) {
+    assign_inplace(op, out, result, {});
+    return;
+  }
+  assign_out(op, out, result, {&self}, true);
 }

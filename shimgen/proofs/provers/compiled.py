@@ -36,13 +36,21 @@ def _source(ops: list[str]) -> str:
     defs, impls = [], []
     for op in ops:
         schema = FunctionSchema.parse(texts[op])
-        params = [(a.name, _TYPES[str(a.type)]) for a in schema.arguments.flat_all]
+        params = [(a.name, _TYPES[str(a.type)], a.annotation) for a in schema.arguments.flat_all]
         name = custom_name(op)
-        cxx = ", ".join(f"{t[1]} {n}" for n, t in params)
+        cxx = ", ".join(f"{t[1]} {n}" for n, t, _ in params)
+        # an in-place overload's C++ name ends in _ (elu_), an out= one's in _out with the outs first (elu_out)
+        outs = [a.name for a in schema.arguments.out]
+        base = schema.name.name
+        fn = f"{base.base}_out" if outs else f"{base.base}{'_' if base.inplace else ''}"
+        call = outs + [n for n, _, _ in params if n not in outs]
         lines.append(f"torch::stable::Tensor {name}({cxx}) {{")
-        lines.append(f"  return torch::stable::{schema.name.name.base}({', '.join(n for n, _ in params)});")
+        lines.append(f"  return torch::stable::{fn}({', '.join(call)});")
         lines.append("}")
-        defs.append(f'  m.def("{name}({", ".join(f"{t[0]} {n}" for n, t in params)}) -> Tensor");')
+        # a written argument keeps its alias annotation, and the overload returns it (Tensor(a!))
+        written = next((str(note) for _, _, note in params if note is not None and note.is_write), "")
+        signature = ", ".join(f"{t[0]}{f'({note})' if note is not None else ''} {n}" for n, t, note in params)
+        defs.append(f'  m.def("{name}({signature}) -> Tensor{f"({written})" if written else ""}");')
         impls.append(f'  m.impl("{name}", TORCH_BOX(&{name}));')
     lines += ["", f"STABLE_TORCH_LIBRARY({NAMESPACE}, m) {{", *defs, "}", "",
               f"STABLE_TORCH_LIBRARY_IMPL({NAMESPACE}, CompositeExplicitAutograd, m) {{", *impls, "}", ""]

@@ -8,11 +8,12 @@ crosses the ABI, so nothing leaks on libtorch 2.10-2.13.
 
 Row key `value_kernels` (value -> helper prefix): the values of the str another kernel section computes on 2.10-2.13,
 asked in order after gelu_addmm's own (`tanh: gelu_tanh`: `<prefix>_computes(self, approximate)`, then
-`<prefix>_cpu(self)`; kernels/cpu_activation.h replicates aten's CPU loop for a contiguous float or double tensor).
+`<prefix>_cpu(self)`; kernels/cpu_activation.h replicates aten's CPU loop for a contiguous tensor of a floating
+dtype).
 
 Every other call is the dispatcher's guarded form (routes/dispatcher.py): aten's own op from libtorch 2.14, a
 `shimgen:` error naming the leak before. That is, on 2.10-2.13: approximate "tanh" where its value kernel does
-not compute it (strided, bfloat16, float16), a tensor on another device,
+not compute it (strided), a tensor on another device,
 an integer dtype, a tensor that is not contiguous (aten's loop over a strided tensor takes other paths: its scalar
 erf where the copy's is vectorized), and a call autograd records (aten::_addmm_activation has no derivative). Where the running libtorch is 2.14 or
 newer, the dispatcher serves every call (aten's op, any device, autograd).
@@ -51,10 +52,10 @@ class GeluAddmm(Kernel):
 
     def describe(self, w: Wrapper, rule: dict) -> list[str]:
         into = _FORMS[rule.get("form", "")][0]
-        values = [f"On a running libtorch before 2.14, approximate \"{value}\" on a contiguous CPU tensor of float or "
-                  "double on x86-64, where autograd does not record the call, as aten's CPU gelu kernel with its loop "
-                  f"replicated (shimgen::detail::{prefix}_cpu: libtorch's parallel_for chunks, Sleef's vector tanh "
-                  "looked up in libtorch_cpu, libm's in the scalar tail, at the CPU capability aten chose)."
+        values = [f"On a running libtorch before 2.14, approximate \"{value}\" on a contiguous CPU tensor of a "
+                  "floating dtype on x86-64, where autograd does not record the call, as aten's CPU gelu kernel with "
+                  f"its loop replicated (shimgen::detail::{prefix}_cpu: libtorch's parallel_for chunks, Sleef's "
+                  "vector tanh looked up in libtorch_cpu, libm's in the scalar tail, at the CPU capability aten chose)."
                   for value, prefix in rule.get("value_kernels", {}).items()]
         return [f"Route: on a running libtorch before 2.14, approximate \"none\" on a contiguous CPU tensor of a floating "
                 "dtype, where autograd does not record the call, as aten's CPU gelu kernel through libtorch's CPU C "

@@ -4,14 +4,16 @@ alone; the custom op `custom`) against aten's op, bit for bit (NaN payloads and 
 dtype, shape and strides, on every input of _inputs: lengths around each capability's vector steps (2 * 4, 8, 16, 32
 elements) and around the thread pool's split (grain 32,768), the specials (NaN, +-inf, +-0, subnormals, values near
 exp's overflow and the softplus threshold) at the head, the middle and the tail of a vector block, several number
-sets, a 0-dim and empty tensors, a storage offset, size-1 strides, a negative view; strided, bfloat16, float16 and
-int64 tensors and a tensor requiring grad in grad mode (refused: a `shimgen:` error, counted, never a value).
+sets, a 0-dim and empty tensors, a storage offset, size-1 strides, a negative view, in float32, float64, bfloat16 and
+float16 (NaNs of other payloads, signs and signaling ones too: the reduced-float conversions' NaN rules); strided and
+int64 tensors and a tensor requiring grad in grad mode (refused: a `shimgen:` error, counted, never a value). A
+row's `form` (inplace, out) runs its overload's own cases (_inplace_cases, _out_cases) instead.
 
 aten's capability is chosen once per process (ATEN_CPU_CAPABILITY), so the hook runs its cases in one child process
 of the runtime's interpreter per capability (avx512, avx2, default) and thread count (1, 2), and one with the variable
 unset (the capability aten finds in the CPU's features, two threads), and adds their tallies.
-A call the route should compute (a contiguous float or double CPU tensor, grad not recorded) that is refused counts
-as wrong."""
+A call the route should compute (a contiguous CPU tensor of a floating dtype, grad not recorded) that is refused
+counts as wrong."""
 
 import json
 import os
@@ -22,9 +24,10 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
-from worker_common import Refused, Tally, aten, outcome, run  # noqa: E402
+from mirror_common import observed  # noqa: E402
+from worker_common import ATEN_RAISES, Refused, Tally, aten, outcome, run  # noqa: E402
 
-COMPUTED = (torch.float32, torch.float64)
+COMPUTED = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
 NUMBERS = {
     "elu.default": [(1.0, 1.0, 1.0), (0.5, 1.0, 1.0), (1.6732632423543772, 1.0507009873554805, 1.0),
                     (2.0, 0.3, 1.7), (-1.0, 1.0, 1.0), (1.0, 1.0, 0.0), (0.1, 2.0, -3.0), (1e-3, 1e3, 1e-3)],
@@ -36,6 +39,10 @@ KEYWORDS = {"gelu.default": ("approximate",)}  # aten's keyword-only arguments, 
 SPECIALS = [float("nan"), float("inf"), -float("inf"), -0.0, 0.0, -1e-30, 1e-310, -1e-310, -5e-324, 88.7, -88.7, 20.0,
             20.000001, 19.99999, 10.0, -100.0, 1e30, -1e30, 709.0, -745.0, 1e-8, -1e-8, 0.5, -0.5, 5e-45, -1e-45,
             1.17e-38, -1.17e-38, 3.4e38, -3.4e38, -17.0, -9.0, 1e-4, -1e-4]
+
+# the bits of NaNs with a payload, negative, signaling (bfloat16, float16; float, double as int)
+PAYLOADS = {torch.bfloat16: [0x7fd5, 0xffff, 0x7f81, 0xffd5], torch.float16: [0x7e55, 0xffff, 0x7c01, 0xfe2b],
+            torch.float32: [0x7fc12345, 0xffffffff, 0x7f800001]}
 
 
 def _bits(t):
@@ -52,7 +59,12 @@ def _values(numel, g, dtype):
     if numel > 100:
         signs = torch.sign(torch.randn(50, generator=g, dtype=torch.float64))
         x[50:100] = torch.logspace(-40, 40, 50, dtype=torch.float64) * signs
-    return x.to(dtype)
+    x = x.to(dtype)
+    if numel > 40 and dtype in PAYLOADS:  # NaNs of other payloads and signs (the conversions' NaN rules)
+        for k, bits in enumerate(PAYLOADS[dtype]):
+            width = 8 * x.element_size()
+            _bits(x)[(k * 4099 + 11) % numel] = bits - (1 << width if bits >> (width - 1) else 0)
+    return x
 
 
 def _inputs(dtype):
@@ -78,7 +90,9 @@ def _aten(f, op, x, numbers):
     return f(x, **dict(zip(names, numbers))) if names else f(x, *numbers)
 
 
-def _wrapper(custom):
+def _wrapper(custom, errors=False):
+    """The wrapper's custom op; its `shimgen:` errors are refusals, except (`errors`) those ending ATEN_RAISES: the
+    route's own check of a call aten refuses (an out= form's), an error to compare."""
     ns, _, name = custom.partition(".")
     fn = getattr(getattr(torch.ops, ns), name)
 
@@ -86,23 +100,28 @@ def _wrapper(custom):
         try:
             return fn(*args)
         except RuntimeError as e:
-            if str(e).startswith("shimgen:"):
-                raise Refused(str(e).splitlines()[0]) from None
+            line = str(e).splitlines()[0]
+            if line.startswith("shimgen:") and not (errors and line.endswith(ATEN_RAISES)):
+                raise Refused(line) from None
             raise
     return call
 
 
 def cases(op, s):
-    """The tally of one process (one capability, one thread count)."""
+    """The tally of one process (one capability, one thread count); a row's `form` its overload's own cases."""
     torch.ops.load_library(s["library"])
     f, wrapper = aten(op), _wrapper(s["custom"])
     t = Tally()
     should = []
-    for dtype in (*COMPUTED, torch.bfloat16, torch.float16, torch.int64):
+    if s.get("form"):
+        (_inplace_cases if s["form"] == "inplace" else _out_cases)(op, s, t, should)
+        report = t.report()
+        if should and not report["wrong"]:
+            report["wrong"] = should[0]
+        return report
+    for dtype in (*COMPUTED, torch.int64):
         inputs = _inputs(dtype) if dtype != torch.int64 else [("int64", torch.arange(-5, 60), True)]
         for label, x, contiguous in inputs:
-            if dtype not in COMPUTED and x.numel() > 1000:
-                continue  # refused whatever their length
             # every number set on the short inputs, three on those around the thread pool's split
             for numbers in NUMBERS[op] if x.numel() < 16000 else NUMBERS[op][:3]:
                 want = run(lambda: _aten(f, op, x, numbers))
@@ -130,6 +149,146 @@ def cases(op, s):
     if should and not report["wrong"]:
         report["wrong"] = should[0]
     return report
+
+
+# ---- the in-place and out= overloads (a row's `form`): the functional's computation, then aten's rules ----
+
+FUNCTIONAL = {"elu_.default": "elu.default", "elu.out": "elu.default", "softplus.out": "softplus.default"}
+
+
+def _same_layout(x):
+    """A tensor of x's values in x's very layout (a negative view stays one: its values negated underneath)."""
+    if x.is_neg():
+        return torch._neg_view(-x.resolve_neg())
+    return torch.empty_strided(x.shape, x.stride(), dtype=x.dtype).copy_(x)
+
+
+def _equal_bits(a, b):
+    return a.shape == b.shape and torch.equal(_bits(a.resolve_neg()), _bits(b.resolve_neg()))
+
+
+def _inplace_cases(op, s, t, should):
+    """aten's in-place overload against the wrapper on every input of _inputs (a strided or negative-view self too)
+    with three number sets: the result, whether self is returned, self's values bit for bit, strides, version and
+    autograd state afterwards; self requiring grad (a leaf, a non-leaf) in and out of grad mode."""
+    f, wrapper = aten(op), _wrapper(s["custom"], errors=True)
+    numbers_all = NUMBERS[FUNCTIONAL[op]]
+    for dtype in (*COMPUTED, torch.int64):
+        inputs = _inputs(dtype) if dtype != torch.int64 else [("int64", torch.arange(-5, 60), True)]
+        for label, x, contiguous in inputs:
+            for numbers in numbers_all[:3] if x.numel() < 16000 else numbers_all[:1]:
+                a, b = _same_layout(x), _same_layout(x)
+                want = run(lambda: f(a, *numbers))
+                got = outcome(lambda: wrapper(b, *numbers))
+                state = [(r[1] is v, v.stride(), v._version, v.requires_grad) if r[0] == "ok" else None
+                         for r, v in ((want, a), (got, b))]
+                if want[0] == got[0] == "ok":
+                    state[1] = (*state[1], _equal_bits(a, b))
+                    state[0] = (*state[0], True)
+                t.compare(f"{dtype} {label} {numbers}", want, got, *state)
+                if got[0] == "refused" and dtype in COMPUTED and contiguous and not x.is_neg():
+                    should.append(f"{dtype} {label} {numbers}: refused: {got[1]}")
+    for nonleaf in (False, True):
+        for grad_mode in (True, False):
+            outs = []
+            for fn in (lambda v: f(v, *numbers_all[0]), lambda v: wrapper(v, *numbers_all[0])):
+                def call(fn=fn):
+                    leaf = torch.randn(7, 9, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+                    leaf.requires_grad_()
+                    with torch.set_grad_enabled(grad_mode):
+                        v = leaf * 1 if nonleaf else leaf
+                        r = fn(v)
+                    return torch.cat([r.detach().flatten(), torch.tensor([float(r.requires_grad),
+                                                                          float(r.grad_fn is None)])])
+                outs.append(outcome(call))
+            t.compare(f"self requires grad, non-leaf {nonleaf}, grad mode {grad_mode}", *outs)
+            if not grad_mode and outs[1][0] != "ok":
+                should.append(f"self requires grad under no_grad: {outs[1]}")
+
+
+def _out_cases(op, s, t, should):
+    """aten's out= overload against the wrapper on the functional's inputs (up to 40,001 elements; above 1,100 into an
+    out of the result's sizes or an empty one) with two number sets, into outs of the result's sizes, empty, non-empty to be resized (aten's warning), transposed, expanded, of
+    other dtypes; out the input itself (contiguous, transposed), out overlapping the input; an input or out
+    requiring grad in and out of grad mode: the outcome, out's values bit for bit, strides, whether out is returned,
+    the warnings, errors."""
+    f, wrapper = aten(op), _wrapper(s["custom"], errors=True)
+    numbers_all = NUMBERS[FUNCTIONAL[op]]
+
+    def outs(x):
+        shape, d = tuple(x.shape), x.dtype
+        yield "exact", lambda: torch.full(shape, 7.0, dtype=d), True
+        yield "empty", lambda: torch.empty(0, dtype=d), True
+        yield "non-empty resized", lambda: torch.zeros(7, dtype=d), True
+        if len(shape) >= 2:
+            yield "transposed", lambda: torch.zeros(tuple(reversed(shape)), dtype=d).transpose(0, len(shape) - 1), \
+                False
+            yield "expanded", lambda: torch.zeros((1, *shape[1:]), dtype=d).expand(shape), False
+            yield "wrong size, transposed", lambda: torch.zeros(5, 9, dtype=d).t(), False
+        for other in (torch.float32, torch.float64, torch.bfloat16, torch.int64):
+            if other != d:
+                yield f"dtype {other}", lambda other=other: torch.zeros(shape, dtype=other), False
+
+    def compare(label, x, numbers, oa, ob, computes):
+        want = observed(lambda: f(x, *numbers, out=oa), oa)
+        got = observed(lambda: wrapper(x, *numbers, ob), ob)
+        extra = [want[1], got[1]]
+        if want[0][0] == got[0][0] == "ok":
+            extra = [(*want[1], True), (*got[1], _equal_bits(oa, ob))]
+        t.compare(label, want[0], got[0], *extra)
+        if computes and got[0][0] == "refused":
+            should.append(f"{label}: refused: {got[0][1]}")
+
+    for dtype in (*COMPUTED, torch.int64):
+        inputs = _inputs(dtype) if dtype != torch.int64 else [("int64", torch.arange(-5, 60), True)]
+        for label, x, contiguous in inputs:
+            if x.numel() > 40001:
+                continue
+            for numbers in numbers_all[:2]:
+                for kind, make, plain in outs(x):
+                    if x.numel() > 1100 and kind not in ("exact", "empty"):
+                        continue  # the long inputs into the outs the wrapper computes into
+                    computes = plain and contiguous and dtype in COMPUTED and not x.is_neg()
+                    compare(f"{dtype} {label} {numbers} out {kind}", x, numbers, make(), make(), computes)
+    numbers = numbers_all[0]
+    for dtype in COMPUTED:
+        base = _values(300, torch.Generator().manual_seed(9), dtype)
+        for label, view, computes in (("out is self", lambda v: v[:240].view(12, 20), True),
+                                      ("out is self, transposed", lambda v: v[:240].view(12, 20).t(), False),
+                                      ("out overlaps self", lambda v: v[30:270].view(12, 20), False)):
+            a, b = base.clone(), base.clone()
+            xa, xb = a[:240].view(12, 20), b[:240].view(12, 20)
+            if label == "out is self, transposed":
+                xa, xb = xa.t(), xb.t()
+            want = observed(lambda: f(xa, *numbers, out=view(a)), a)
+            got = observed(lambda: wrapper(xb, *numbers, view(b)), b)
+            extra = [want[1], got[1]]
+            if want[0][0] == got[0][0] == "ok":
+                extra = [(*want[1], True), (*got[1], _equal_bits(a, b))]
+            t.compare(f"{dtype} {label}", want[0], got[0], *extra)
+            if computes and got[0][0] == "refused":
+                should.append(f"{dtype} {label}: refused: {got[0][1]}")
+    for who in ("self", "out"):
+        for grad_mode in (True, False):
+            def made():
+                x = torch.randn(2, 3, generator=torch.Generator().manual_seed(7), dtype=torch.float64)
+                o = torch.zeros(2, 3, dtype=torch.float64)
+                with torch.enable_grad():
+                    if who == "self":
+                        x = x.requires_grad_() * 1
+                    else:
+                        o = o.requires_grad_()
+                return x, o
+            (xa, oa), (xb, ob) = made(), made()
+            with torch.set_grad_enabled(grad_mode):
+                want = observed(lambda: f(xa, *numbers, out=oa), oa)
+                got = observed(lambda: wrapper(xb, *numbers, ob), ob)
+            extra = [want[1], got[1]]
+            if want[0][0] == got[0][0] == "ok":
+                extra = [(*want[1], True), (*got[1], _equal_bits(oa, ob))]
+            t.compare(f"{who} requires grad, grad mode {grad_mode}", want[0], got[0], *extra)
+            if not grad_mode and got[0][0] == "refused":
+                should.append(f"{who} requires grad under no_grad: refused: {got[0][1]}")
 
 
 def prove_cpu_activation(op, s):
