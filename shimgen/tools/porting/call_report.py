@@ -8,6 +8,7 @@ import json
 import os
 import re
 
+from shimgen.base.errors import ShimgenError
 from shimgen.facts.versions import Version
 from shimgen.tools.porting import rules
 from shimgen.tools.porting.calls import Call, Source
@@ -121,8 +122,6 @@ def toml_into(path: str, table: str) -> str:
     pyproject.toml), its text with its [tool.shimgen] table (and that table's subtables) replaced by `table`, every
     other table kept as written. A file that is not TOML is refused, never overwritten."""
     import tomllib
-
-    from shimgen.base.errors import ShimgenError
 
     try:
         with open(path, encoding="utf-8") as f:

@@ -29,14 +29,12 @@ def _libtorch(q: Query, via: str) -> bool:
     return tv is not None and not tv.route.overlay
 
 
-def _div_trunc(w: Wrapper, plan: Plan) -> list[str]:
+def _div_trunc(w: Wrapper, plan: Plan, calls: list[str]) -> list[str]:
     """div(self, other, "trunc") as aten's CPU kernel computes it for the result dtype (shimgen::detail::
     div_trunc_case, cxx/kernels/div_trunc.h): integral (case 1) as floor_divide(self - fmod(self, other), other),
     float, double (and complex, which both refuse) as trunc(self / other); case 0 (bfloat16, half, another device)
-    is the caller's refusal."""
-    n = {via: f"torch::stable::{plan.wrapper_of(via).name}" for via in  # type: ignore[union-attr]
-         ("fmod.Tensor", "sub.Tensor", "floor_divide.default", "trunc.default", "div.Tensor")}
-    fmod, sub, floor, trunc, div = n.values()
+    is the caller's refusal. `calls`: the row's overloads for fmod, sub, floor_divide, trunc and div, in that order."""
+    fmod, sub, floor, trunc, div = (f"torch::stable::{plan.wrapper_of(c).name}" for c in calls)  # type: ignore[union-attr]
     a, b = (p.name for p in w.params[:2])
     return ["if (how == 1) {", f"const torch::stable::Tensor rest = {fmod}({a}, {b});",
             f"return {floor}({sub}({a}, rest), {b});", "}", f"return {trunc}({div}({a}, {b}));"]
@@ -154,7 +152,7 @@ class StrValue(Kernel):
             lines += [f'if ({text} == std::string_view("{_cpp_string(value)}")) {{',
                       f"const int how = shimgen::detail::{helper}({', '.join(p.name for p in w.params[:2])});",
                       f"if (how == 0 || shimgen::detail::records_grad({{{tensors}}})) {{", *dispatched(why), "}",
-                      *emit(w, plan), "}"]
+                      *emit(w, plan, spec["calls"]), "}"]
         for value in rule.get("refused", []):
             why = f"no libtorch route computes it without the str crossing the ABI: {REMEDY}"
             lines += [f'if ({text} == std::string_view("{_cpp_string(value)}")) {{', *dispatched(why), "}"]

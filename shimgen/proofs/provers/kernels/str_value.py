@@ -44,7 +44,7 @@ def str_value(s, v):
         case = COMPOSED[how][0](a, b)
         if case == 0 or (torch.is_grad_enabled() and (a.requires_grad or b.requires_grad)):
             return dispatched("composed")
-        return COMPOSED[how][1](case, a, b)
+        return COMPOSED[how][1](case, a, b, r["composed"][mode]["calls"])
     if mode in r.get("refused", []):
         return dispatched("value")
     raise RuntimeError(r["unknown"].replace("{}", mode) + " " + ATEN_RAISES)
@@ -67,11 +67,13 @@ def div_trunc_case(a, b):
     return 2 if t in (torch.float32, torch.float64, torch.complex32, torch.complex64, torch.complex128) else 0
 
 
-def div_trunc(case, a, b):
-    """The statements kernels/str_value.py's _div_trunc emits."""
+def div_trunc(case, a, b, calls):
+    """The statements kernels/str_value.py's _div_trunc emits (`calls`: the row's fmod, sub, floor_divide, trunc and
+    div overloads, in that order)."""
+    fmod, sub, floor, trunc, div = (aten(c) for c in calls)
     if case == 1:
-        return aten("floor_divide.default")(aten("sub.Tensor")(a, aten("fmod.Tensor")(a, b)), b)
-    return aten("trunc.default")(aten("div.Tensor")(a, b))
+        return floor(sub(a, fmod(a, b)), b)
+    return trunc(div(a, b))
 
 
 # the compositions a row's `composed` values name (`how`): the case helper, then the composition
