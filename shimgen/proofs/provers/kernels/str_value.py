@@ -85,18 +85,11 @@ STR_NUMBERS = [0, 1, -1, 2, -3, 0.5, -2.5, 1e300, float("inf"), -float("inf"), f
                1 + 1j]
 
 
-def str_value_grads(fn, scalar_other, grad_mode, nonleaf, which, out=""):
-    """fn's outcome on float64 inputs requiring grad (`which`; non-leaves computed from them where `nonleaf`; an
-    out= tensor of their shape where `out` names one): its result, then the gradients of the leaves (zeros where
-    unused) where the result requires grad, as one flat tensor."""
-    x0 = sample((5, 7), torch.float64, 3).requires_grad_(which in ("self", "both"))
-    y0 = 2.5 if scalar_other else sample((5, 7), torch.float64, 9).requires_grad_(which in ("other", "both"))
-    leaves = [z for z in (x0, y0) if isinstance(z, torch.Tensor) and z.requires_grad]
-    x = x0 * 1 if nonleaf and x0.requires_grad else x0
-    y = y0 * 1 if nonleaf and isinstance(y0, torch.Tensor) and y0.requires_grad else y0
-    extra = {out: torch.empty(5, 7, dtype=torch.float64)} if out else {}
+def result_and_grads(call, leaves, grad_mode):
+    """call()'s outcome in grad mode `grad_mode`: its result, then the gradients of `leaves` (zeros where unused)
+    where the result requires grad, as one flat tensor."""
     with torch.set_grad_enabled(grad_mode):
-        got = outcome(lambda: fn(x, y, extra))
+        got = outcome(call)
     if got[0] != "ok" or not got[1].requires_grad:
         return got if got[0] != "ok" else ("ok", got[1].detach().flatten())
     res = got[1]
@@ -105,6 +98,18 @@ def str_value_grads(fn, scalar_other, grad_mode, nonleaf, which, out=""):
         return grads
     return "ok", torch.cat([res.detach().flatten(), *((g if g is not None else torch.zeros_like(z)).flatten()
                                                       for g, z in zip(grads[1], leaves))])
+
+
+def str_value_grads(fn, scalar_other, grad_mode, nonleaf, which, out=""):
+    """fn's outcome on float64 inputs requiring grad (`which`; non-leaves computed from them where `nonleaf`; an
+    out= tensor of their shape where `out` names one): result_and_grads."""
+    x0 = sample((5, 7), torch.float64, 3).requires_grad_(which in ("self", "both"))
+    y0 = 2.5 if scalar_other else sample((5, 7), torch.float64, 9).requires_grad_(which in ("other", "both"))
+    leaves = [z for z in (x0, y0) if isinstance(z, torch.Tensor) and z.requires_grad]
+    x = x0 * 1 if nonleaf and x0.requires_grad else x0
+    y = y0 * 1 if nonleaf and isinstance(y0, torch.Tensor) and y0.requires_grad else y0
+    extra = {out: torch.empty(5, 7, dtype=torch.float64)} if out else {}
+    return result_and_grads(lambda: fn(x, y, extra), leaves, grad_mode)
 
 
 def prove_str_value(op, s):
@@ -267,23 +272,14 @@ def prove_str_value_scatter(op, s):
                     def grads(fn):
                         x0 = sample((3, 4), torch.float64, 3).requires_grad_(which in ("self", "both"))
                         y0 = sample((2, 3), torch.float64, 5).requires_grad_(which in ("src", "both"))
-                        leaves = [z for z in (x0, y0) if z.requires_grad]
                         x = x0 * 1 if nonleaf and x0.requires_grad else x0
                         y = y0 * 1 if nonleaf and y0.requires_grad else y0
                         v = {"self": x, "dim": 0, "index": torch.tensor([[0, 2, 1], [2, 2, 0]]), "src": y,
                              "reduce": mode}
                         if out:
                             v[out] = torch.empty(3, 4, dtype=torch.float64)
-                        with torch.set_grad_enabled(grad_mode):
-                            got = outcome(lambda: fn(v))
-                        if got[0] != "ok" or not got[1].requires_grad:
-                            return got if got[0] != "ok" else ("ok", got[1].detach().flatten())
-                        res = got[1]
-                        g = run(lambda: torch.autograd.grad((res * weights(res)).sum(), leaves, allow_unused=True))
-                        if g[0] != "ok":
-                            return g
-                        return "ok", torch.cat([res.detach().flatten(), *((a if a is not None else torch.zeros_like(z))
-                                                                          .flatten() for a, z in zip(g[1], leaves))])
+                        return result_and_grads(lambda: fn(v), [z for z in (x0, y0) if z.requires_grad], grad_mode)
+
                     t.compare(f"autograd {mode!r} grad mode {grad_mode} non-leaf {nonleaf} {which}",
                               grads(lambda v: f(**v)), grads(lambda v: str_value(s, v)))
     return t.report()
