@@ -15,7 +15,8 @@ factories (`arange_factory`, `range_factory`, `range_out`, `full_out`, `scalar_f
 `scatter_value_reduce`, `index_add_one`), numbers read or computed (`item_scalar`, `first_scalar`,
 `result_type_numbers`), torch.compile's runtime checks (`assert_scalar`, `constrain_range`, ... and their
 `functional_` forms), and aten composites as the same calls (`addbmm_loop`, `trapezoid_dx`,
-`cumulative_trapezoid_dx`, `matrix_norm_two`, `renorm_two`, `subcmul`, `pad_packed`)."""
+`cumulative_trapezoid_dx`, `matrix_norm_two`, `renorm_two`, `subcmul`, `pad_packed`), and aten's own kernel
+through libtorch's CPU C shim under guards (`gelu_addmm`, `cpu_kernel`)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,158 @@
+"""Kernel `cpu_kernel` (baddbmm, addmv, histc and their in-place and out= forms): an op libtorch ships no C shim for,
+whose Scalar no released boxed dispatcher carries, computed on CPU tensors by aten's own CPU kernel through
+libtorch's CPU C shim of the row's `via` (aoti_torch_cpu_*, which every release 2.9-2.15 exports:
+data/device_shims.json). That is the kernel aten's dispatcher reaches for such a call; the wrapper first does what
+the dispatcher does above it (kernels/cpu_kernel.h): negative and conjugate views resolved (aten::resolve_neg,
+aten::resolve_conj), autocast's cast where the op is on autocast's lower-precision list (row key `lower_precision`:
+the operand whose dtype a probe of aten::mm tests; the functional form only, as autocast registers it), and a call
+autograd would record refused by name (the shim records no gradient). A tensor on another device is refused by name
+too (the CUDA shim lives in libtorch_cuda.so, which a default build never names), and so are integer tensors (the
+shim's double changes what aten computes there) and numbers the double would change (routes/sibling.py exactness).
+
+Row keys: `via`, the overload whose CPU shim computes; `form`: `inplace` or `out`; `same_dtype`: out must have the
+result's dtype (aten's structured out= check); `no_gradient`: aten's result never requires grad (histc: no
+derivative, no out= autograd check), so a call in grad mode computes too. How each form computes:
+- an out= shim (`via` baddbmm.out): the functional into a new tensor (aten's empty({0}, self.options())); in place,
+  into a copy of self in self's layout with out and self that copy (as aten computes in self), then written into
+  self by aten::copy_ under aten's in-place rules (kernels/compositions.h assign_inplace); out=, into out itself
+  (aten's resize, checks and layout), then out's version counter bumped (cpu_kernel_written) so autograd sees it;
+- a functional shim: its result; in place and out=, that result written by aten::copy_ under aten's rules
+  (assign_inplace, kernels/out_inplace.h assign_out), a non-contiguous self or out of the result's sizes refused by
+  name (aten computes into it in its own layout, whose kernel may take other paths)."""
+
+from __future__ import annotations
+
+from shimgen.facts import libtorch_device_shims as device_shims
+from shimgen.generate.cpp_model import Variant, Wrapper
+from shimgen.generate.parse import Op
+from shimgen.generate.plan import Plan
+from shimgen.generate.routes import Query, Route
+from shimgen.generate.routes.kernels import Kernel, register
+from shimgen.generate.routes.kernels.common import CARRIED, LISTS_CROSS, proven
+from shimgen.generate.routes.sibling import exactness
+from shimgen.generate.signatures import c as sig_c
+
+
+def _shim(via: str, level) -> str | None:
+    """The CPU C shim of overload `via` an extension targeting `level` may call (declared and exported), or None."""
+    data = device_shims.load()
+    usable = [s for s in data.of(via, "cpu") if s.since <= level and data.usable(s.function, level)]
+    return usable[-1].function if usable else None
+
+
+def _shim_call(op: Op, function: str, plan: Plan, names: dict[str, str]) -> list[str]:
+    """The shim call's lines, every argument of `op`'s schema (C order) converted as the table says, each read from
+    the C++ name `names` gives it (its own name otherwise); a functional shim's Tensor return read into `result`."""
+    lines: list[str] = []
+    args: list[str] = []
+    for a in sig_c.c_arguments(op):
+        row = plan.table.argument(a.type, op.name, a.name)
+        name = names.get(a.name, a.name)
+        if row.prelude:
+            lines.append(row.fill(row.prelude, name))
+        args += [row.fill(e, name) for e in row.to_c]
+    if op.schema.is_out_fn():
+        return [*lines, f"SHIMGEN_CHECK(shimgen::detail::{function}({', '.join(args)}));"]
+    (ret,) = op.schema.returns
+    row = plan.table.ret(ret.type, op.name, "return 0")
+    call = f"shimgen::detail::{function}({', '.join([*args, '&ret0'])})"
+    return [*lines, row.fill(row.c_local, "ret0"), f"SHIMGEN_CHECK({call});",
+            f"torch::stable::Tensor result = {row.fill(row.from_c, 'ret0')};"]
+
+
+def _lower_precision(w: Wrapper, v: Variant, rule: dict) -> list[str]:
+    """Row key `lower_precision: <operand>` (baddbmm.default, on autocast's lower-precision list): where autocast
+    computes a matrix product of that operand's dtype in another (kernels/addbmm_loop.h autocast_target, probed as
+    aten::mm on empty tensors), the wrapper again on the operands cast as autocast casts them (autocast_like)."""
+    probe = rule.get("lower_precision")
+    if probe is None:
+        return []
+    args = ", ".join(f"shimgen::detail::autocast_like({p.name}, *autocast)" if p.type_text == "Tensor" else p.name
+                     for p in w.kept(v))
+    return [f"const std::optional<torch::stable::Tensor> autocast = shimgen::detail::autocast_target({probe});",
+            "if (autocast) {", f"return torch::stable::{w.name}({args});", "}"]
+
+
+class CpuKernel(Kernel):
+    name = "cpu_kernel"
+    prover = "prove_cpu_kernel"
+
+    def variant_at(self, route: Route, q: Query, rule: dict) -> Variant | None:
+        """Every parameter (a Tensor, Scalar, int or bool), from 2.10 (new_empty's size list crosses the dispatcher
+        from then), where `via`'s CPU shim may be called at q.level."""
+        if q.level < LISTS_CROSS or any(str(p.arg.type) not in CARRIED for p in q.params):
+            return None
+        if q.plan.op_named(rule["via"]) is None or _shim(rule["via"], q.level) is None:
+            return None
+        return Variant(route, len(q.params), q.level)
+
+    def describe(self, w: Wrapper, rule: dict) -> list[str]:
+        into = {"": "", "inplace": ", written into self by aten::copy_ under aten's in-place rules",
+                "out": ", written into out by aten::copy_ under aten's out= rules"}[rule.get("form", "")]
+        return [f"Route: aten's CPU kernel of aten::{rule['via']}, through libtorch's CPU C shim (libtorch_cpu.so "
+                f"exports it on every release 2.9-2.15), after what aten's dispatcher does above it (negative and "
+                f"conjugate views resolved){into}; proven equal on torch {proven(rule)}.",
+                "A tensor not on the CPU, a call autograd would record (the shim records no gradient), a number the "
+                "shim's double would change" + (" and an out that is not contiguous" if rule.get("form") == "out"
+                                                else "") + " raise a shimgen: error naming the remedy."]
+
+    def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
+        via = plan.op_named(rule["via"])
+        assert via is not None
+        function = _shim(rule["via"], v.start)
+        assert function is not None
+        form = rule.get("form", "")
+        out_shim = via.schema.is_out_fn()
+        tensors = [p.name for p in w.kept(v) if p.type_text == "Tensor" and not p.is_out]
+        outs = [p.name for p in w.params if p.is_out]
+        checked = ", ".join(f"&{n}" for n in (*tensors, *outs))
+        differentiable = not rule.get("no_gradient")
+        prelude, checks = exactness(w, v, plan)
+        refusals = [f'if (!({c})) {{\nshimgen::detail::refuse("{w.op.name}", "{name}", {name}, '
+                    '"libtorch\'s CPU C shim carries it as a double, which changes what aten computes");\n}'
+                    for name, c in checks]
+        # an out= call autograd would record is aten's own error (its out= rule) before the kernel's refusal
+        autograd = ([f'shimgen::detail::check_out_autograd("{w.op.name}", {{{checked}}});']
+                    if form == "out" and differentiable else [])
+        lines = [*autograd, *_lower_precision(w, v, rule),
+                 f'shimgen::detail::cpu_kernel_check("{w.op.name}", {{{checked}}}, '
+                 f'{"true" if differentiable else "false"});',
+                 f'shimgen::detail::cpu_kernel_integral("{w.op.name}", {{{", ".join(f"&{n}" for n in tensors)}}});',
+                 *prelude, *refusals,
+                 *[f"const torch::stable::Tensor {n}_k = shimgen::detail::cpu_kernel_operand({n});" for n in tensors]]
+        names = {n: f"{n}_k" for n in tensors}
+        inputs = ", ".join(f"&{n}" for n in tensors if n != "self")
+        if out_shim:
+            shim_out = via.schema.arguments.out[0].name
+            if form == "out":  # aten's CPU kernel into out itself: its resize, checks and layout
+                names[shim_out] = outs[0]
+                return "\n".join([*lines, f'shimgen::detail::cpu_kernel_plain_out("{w.op.name}", {outs[0]});',
+                                   *_shim_call(via, function, plan, names),
+                                   f"shimgen::detail::cpu_kernel_written({outs[0]});", f"return {outs[0]};"])
+            if form == "inplace":  # in a copy of self, as aten computes in self (out and self the same tensor)
+                lines.append("torch::stable::Tensor result = shimgen::detail::cpu_kernel_copy(self_k);")
+                names["self"] = "result"
+            else:
+                lines.append(f"torch::stable::Tensor result = shimgen::detail::new_empty_of({tensors[0]}_k);")
+            names[shim_out] = "result"
+        elif form == "inplace":  # the functional's result is contiguous: a strided self is computed otherwise
+            lines.append(f'shimgen::detail::cpu_kernel_out_layout("{w.op.name}", "self", self, self);')
+        lines += _shim_call(via, function, plan, names)
+        if form == "inplace":
+            lines.append(f'return shimgen::detail::assign_inplace("{w.op.name}", self, result, {{{inputs}}});')
+        elif form == "out":
+            all_inputs = ", ".join(f"&{n}" for n in tensors)
+            lines += [f'shimgen::detail::cpu_kernel_out_layout("{w.op.name}", "out", {outs[0]}, result);',
+                      f'shimgen::detail::assign_out("{w.op.name}", {outs[0]}, result, {{{all_inputs}}}, '
+                      f'{"true" if rule.get("same_dtype") else "false"});',
+                      f"return {outs[0]};"]
+        else:
+            lines.append("return result;")
+        return "\n".join(lines)
+
+    def prover_spec(self, rule: dict, out: str) -> dict:
+        return {"prover": self.prover, "via": rule["via"], "form": rule.get("form", ""),
+                "no_gradient": bool(rule.get("no_gradient"))}
+
+
+register(CpuKernel())
