@@ -182,7 +182,14 @@ DEFAULT_CALLS = [("gelu(x)", "ts::gelu(x);"), ('gelu(x, "tanh")', 'ts::gelu(x, "
                                          'torch::headeronly::ScalarType::Long), x, "add");'),
                  ('einsum("ij,jk", ..)', 'ts::einsum("ij,jk->ik", {x, x});'),
                  ('conv2d(.., "same")', 'ts::conv2d(ts::view(x, {1, 1, 4, 4}), ts::view(x, {1, 1, 4, 4}), '
-                                        'std::nullopt, {1, 1}, "same");')]
+                                        'std::nullopt, {1, 1}, "same");'),
+                 ('scatter_reduce_(.., "amax")', 'ts::scatter_reduce_(ts::clone(x), 0, ts::new_zeros(x, {4, 4}, '
+                                                 'torch::headeronly::ScalarType::Long), x, "amax", false);'),
+                 ('index_reduce(.., "mean")', 'ts::index_reduce(x, 0, ts::new_zeros(x, {4}, '
+                                              'torch::headeronly::ScalarType::Long), x, "mean");'),
+                 ('searchsorted(.., side="right")', 'ts::searchsorted(x, x, false, false, "right");'),
+                 ("baddbmm(s, a, b, 1, 0.5)", "ts::baddbmm(ts::view(x, {1, 4, 4}), ts::view(x, {1, 4, 4}), "
+                                              "ts::view(x, {1, 4, 4}), 1, 0.5);")]
 _LOOP = """#include <torch/csrc/stable/library.h>
 #include <torch/csrc/stable/ops.h>
 namespace ts = torch::stable;
@@ -232,7 +239,9 @@ def default_build(args) -> int:
         files, _ = pipeline.generate(["gelu.default", "gelu_.default", "gelu.out", "clone.default",
                                       "empty_like.default", "div.Tensor_mode", "einsum.default", "conv2d.padding",
                                       "view.default", "elu.default", "softplus.default", "elu_.default", "elu.out",
-                                      "softplus.out", "scatter_.reduce", "new_zeros.default"], None, None, gen)
+                                      "softplus.out", "scatter_.reduce", "new_zeros.default",
+                                      "scatter_reduce_.two", "index_reduce.default", "searchsorted.Tensor",
+                                      "baddbmm.default"], None, None, gen)
         pipeline.write(gen, files)
         for k, (label, call) in enumerate(DEFAULT_CALLS):
             if args.only and not any(label.startswith(o) for o in args.only.split(",")):

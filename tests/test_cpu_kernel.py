@@ -20,7 +20,9 @@ from tests.cxx import build_so
 
 TARGET_2_10 = "0x020a000000000000"
 ROWS = ["baddbmm.default", "baddbmm_.default", "baddbmm.out", "addmv.default", "addmv_.default", "addmv.out",
-        "histc.default", "histc.out"]
+        "histc.default", "histc.out", "scatter_reduce.two", "scatter_reduce_.two", "scatter_reduce.two_out",
+        "index_reduce.default", "index_reduce_.default", "index_reduce.out", "searchsorted.Tensor",
+        "searchsorted.Tensor_out"]
 
 CALLS = r"""
 #include <torch/csrc/stable/library.h>
@@ -44,6 +46,21 @@ Tensor k_addmv_out(Tensor s, Tensor m, Tensor v, double beta, double alpha, Tens
 }
 Tensor k_histc(Tensor s, int64_t bins, double lo, double hi) { return ts::histc(s, bins, lo, hi); }
 Tensor k_histc_out(Tensor s, int64_t bins, double lo, double hi, Tensor o) { return ts::histc_out(o, s, bins, lo, hi); }
+Tensor k_scatter_reduce(Tensor s, int64_t d, Tensor i, Tensor src, std::string r, bool self) {
+  return ts::scatter_reduce(s, d, i, src, r, self);
+}
+Tensor k_scatter_reduce_(Tensor s, int64_t d, Tensor i, Tensor src, std::string r, bool self) {
+  return ts::scatter_reduce_(s, d, i, src, r, self);
+}
+Tensor k_scatter_reduce_out(Tensor s, int64_t d, Tensor i, Tensor src, std::string r, bool self, Tensor o) {
+  return ts::scatter_reduce_out(o, s, d, i, src, r, self);
+}
+Tensor k_index_reduce_(Tensor s, int64_t d, Tensor i, Tensor src, std::string r, bool self) {
+  return ts::index_reduce_(s, d, i, src, r, self);
+}
+Tensor k_searchsorted(Tensor seq, Tensor v, bool right, std::string side) {
+  return side.empty() ? ts::searchsorted(seq, v, false, right) : ts::searchsorted(seq, v, false, right, side);
+}
 
 STABLE_TORCH_LIBRARY(NS, m) {
   m.def("baddbmm(Tensor s, Tensor a, Tensor b, float beta, float alpha) -> Tensor");
@@ -55,6 +72,11 @@ STABLE_TORCH_LIBRARY(NS, m) {
   m.def("addmv_out(Tensor s, Tensor m, Tensor v, float beta, float alpha, Tensor(a!) o) -> Tensor(a!)");
   m.def("histc(Tensor s, int bins, float lo, float hi) -> Tensor");
   m.def("histc_out(Tensor s, int bins, float lo, float hi, Tensor(a!) o) -> Tensor(a!)");
+  m.def("scatter_reduce(Tensor s, int d, Tensor i, Tensor src, str r, bool self) -> Tensor");
+  m.def("scatter_reduce_(Tensor(a!) s, int d, Tensor i, Tensor src, str r, bool self) -> Tensor(a!)");
+  m.def("scatter_reduce_out(Tensor s, int d, Tensor i, Tensor src, str r, bool self, Tensor(a!) o) -> Tensor(a!)");
+  m.def("index_reduce_(Tensor(a!) s, int d, Tensor i, Tensor src, str r, bool self) -> Tensor(a!)");
+  m.def("searchsorted(Tensor seq, Tensor v, bool right, str side) -> Tensor");
 }
 
 STABLE_TORCH_LIBRARY_IMPL(NS, CompositeImplicitAutograd, m) {
@@ -67,6 +89,11 @@ STABLE_TORCH_LIBRARY_IMPL(NS, CompositeImplicitAutograd, m) {
   m.impl("addmv_out", TORCH_BOX(&k_addmv_out));
   m.impl("histc", TORCH_BOX(&k_histc));
   m.impl("histc_out", TORCH_BOX(&k_histc_out));
+  m.impl("scatter_reduce", TORCH_BOX(&k_scatter_reduce));
+  m.impl("scatter_reduce_", TORCH_BOX(&k_scatter_reduce_));
+  m.impl("scatter_reduce_out", TORCH_BOX(&k_scatter_reduce_out));
+  m.impl("index_reduce_", TORCH_BOX(&k_index_reduce_));
+  m.impl("searchsorted", TORCH_BOX(&k_searchsorted));
 }
 """
 
@@ -100,6 +127,7 @@ ON_RUNTIME = r"""
 import sys, torch
 torch.ops.load_library(sys.argv[1])
 ops = torch.ops.cpu_kernel
+release = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
 
 def same(a, b):
     return a.dtype == b.dtype and a.shape == b.shape and a.stride() == b.stride() and torch.equal(
@@ -182,6 +210,44 @@ assert same(ops.histc(hg, 10, 0.0, 0.0), torch.histc(hg, 10, 0, 0))  # histc has
 i = torch.ones(2, 3, 4, dtype=torch.int64)
 raises(lambda: ops.baddbmm(torch.ones(2, 3, 5, dtype=torch.int64), i, torch.ones(2, 4, 5, dtype=torch.int64), 1.0, 1.0),
        "integer tensors")
+# the str ops: computed on CPU below 2.14 (no str crosses the dispatcher), aten's own op from 2.14
+for threads in (1, 2):
+    torch.set_num_threads(threads)
+    for dtype in (torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64):
+        for shape, ishape, dim in [((5, 7), (9, 7), 0), ((5, 7), (5, 30), 1), ((64, 33), (2000, 33), 0)]:
+            s, src = r(*shape, dtype=dtype), r(*ishape, dtype=dtype)
+            index = torch.randint(0, shape[dim], ishape, generator=g)
+            for reduce in ("sum", "prod", "mean", "amax", "amin"):
+                for include_self in (True, False):
+                    want = torch.scatter_reduce(s, dim, index, src, reduce, include_self=include_self)
+                    assert same(ops.scatter_reduce(s, dim, index, src, reduce, include_self), want), (dtype, reduce)
+                    x = s.clone()
+                    assert same(ops.scatter_reduce_(x, dim, index, src, reduce, include_self), want)
+                    o = torch.empty(0, dtype=dtype)
+                    assert same(ops.scatter_reduce_out(s, dim, index, src, reduce, include_self, o), want)
+                    if dim == 0 and ishape[0] < 100:
+                        i1 = index[:, 0].contiguous()
+                        y, z = s.clone(), s.clone()
+                        y.index_reduce_(dim, i1, src, reduce if reduce != "sum" else "prod", include_self=include_self)
+                        ops.index_reduce_(z, dim, i1, src, reduce if reduce != "sum" else "prod", include_self)
+                        assert same(z, y)
+        seq = r(4, 50, dtype=dtype).sort(-1).values
+        v = r(4, 9, dtype=dtype)
+        for right, side in ((False, ""), (True, ""), (False, "left"), (False, "right")):
+            want = torch.searchsorted(seq, v, right=right, side=side or None)
+            assert same(ops.searchsorted(seq, v, right, side), want)
+assert same(ops.scatter_reduce(s, 0, index, src, "max", True), torch.scatter_reduce(s, 0, index, src, "max"))
+# aten's error (libtorch hands a C shim's reason over from 2.13; before, it logs it on stderr)
+raises(lambda: ops.scatter_reduce(s, 0, index, src, "bogus", True),
+       "got bogus" if release >= (2, 13) else "libtorch logged the reason on stderr")
+sg = r(5, 7, dtype=torch.float64).requires_grad_()
+srcg = r(9, 7, dtype=torch.float64)
+ig = torch.randint(0, 5, (9, 7), generator=g)
+if release < (2, 14):  # autograd would record it: the dispatcher's form, whose str leaks before 2.14
+    raises(lambda: ops.scatter_reduce(sg, 0, ig, srcg, "sum", True), "leaks 48 bytes per call")
+else:
+    got = ops.scatter_reduce(sg, 0, ig, srcg, "sum", True)
+    assert got.grad_fn is not None and same(got.detach(), torch.scatter_reduce(sg.detach(), 0, ig, srcg, "sum"))
 print("ok")
 """
 

@@ -30,6 +30,30 @@ AOTI_TORCH_EXPORT AOTITorchError aoti_torch_cpu_histc(
     double min,
     double max,
     AtenTensorHandle* ret0);
+AOTI_TORCH_EXPORT AOTITorchError aoti_torch_cpu_scatter_reduce_two_out(
+    AtenTensorHandle out,
+    AtenTensorHandle self,
+    int64_t dim,
+    AtenTensorHandle index,
+    AtenTensorHandle src,
+    const char* reduce,
+    int32_t include_self);
+AOTI_TORCH_EXPORT AOTITorchError aoti_torch_cpu_index_reduce(
+    AtenTensorHandle self,
+    int64_t dim,
+    AtenTensorHandle index,
+    AtenTensorHandle source,
+    const char* reduce,
+    int32_t include_self,
+    AtenTensorHandle* ret0);
+AOTI_TORCH_EXPORT AOTITorchError aoti_torch_cpu_searchsorted_Tensor(
+    AtenTensorHandle sorted_sequence,
+    AtenTensorHandle self,
+    int32_t out_int32,
+    int32_t right,
+    const char** side,
+    AtenTensorHandle* sorter,
+    AtenTensorHandle* ret0);
 } // extern "C"
 
 /// Refuses, by name, a call aten's CPU kernel reached through libtorch's CPU
@@ -61,6 +85,22 @@ inline void cpu_kernel_check(
     why += "libshimgen_overlay (rebuilt for each torch release)";
     fail(op, why.c_str());
   }
+}
+
+/// cpu_kernel_check as a question, for a str row on a running libtorch
+/// whose dispatcher leaks the str: does the CPU kernel compute this call as
+/// aten does (every tensor on the CPU, and autograd not recording it where
+/// `differentiable`)? Where not, the call takes the dispatcher's guarded form.
+template <typename = void>
+inline bool cpu_kernel_serves(
+    std::initializer_list<const torch::stable::Tensor*> tensors,
+    bool differentiable) {
+  for (const torch::stable::Tensor* t : tensors) {
+    if (!t->is_cpu()) {
+      return false;
+    }
+  }
+  return !(differentiable && records_grad(tensors));
 }
 
 /// `t` as aten's dispatcher hands it to a CPU kernel: a negative or

@@ -22,22 +22,32 @@ derivative, no out= autograd check), so a call in grad mode computes too. How ea
 
 from __future__ import annotations
 
+from shimgen.base.errors import Refusal
 from shimgen.facts import libtorch_device_shims as device_shims
 from shimgen.generate.cpp_model import Variant, Wrapper
 from shimgen.generate.parse import Op
 from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.kernels import Kernel, register
-from shimgen.generate.routes.kernels.common import CARRIED, LISTS_CROSS, proven
+from shimgen.generate.routes.kernels.common import (CARRIED, LISTS_CROSS, guarded_body, guarded_form,
+                                                    overlay_shim_serves, proven)
 from shimgen.generate.routes.sibling import exactness
 from shimgen.generate.signatures import c as sig_c
 
 
-def _shim(via: str, level) -> str | None:
-    """The CPU C shim of overload `via` an extension targeting `level` may call (declared and exported), or None."""
+def _shim(via: Op, level, plan: Plan) -> str | None:
+    """The CPU C shim of overload `via` an extension targeting `level` may call (declared and exported) whose C
+    signature is the one the table gives via's schema, or None."""
     data = device_shims.load()
-    usable = [s for s in data.of(via, "cpu") if s.since <= level and data.usable(s.function, level)]
-    return usable[-1].function if usable else None
+    usable = [s for s in data.of(via.name, "cpu") if s.since <= level and data.usable(s.function, level)]
+    if not usable:
+        return None
+    try:
+        ours = sig_c.build(via, plan.table)
+    except Refusal:
+        return None
+    shim = usable[-1]
+    return shim.function if device_shims.c_types(ours.params) == device_shims.c_types(shim.params) else None
 
 
 def _shim_call(op: Op, function: str, plan: Plan, names: dict[str, str]) -> list[str]:
@@ -78,47 +88,83 @@ class CpuKernel(Kernel):
     prover = "prove_cpu_kernel"
 
     def variant_at(self, route: Route, q: Query, rule: dict) -> Variant | None:
-        """Every parameter (a Tensor, Scalar, int or bool), from 2.10 (new_empty's size list crosses the dispatcher
-        from then), where `via`'s CPU shim may be called at q.level."""
-        if q.level < LISTS_CROSS or any(str(p.arg.type) not in CARRIED for p in q.params):
+        """From 2.10 (new_empty's size list crosses the dispatcher from then), where `via`'s CPU shim may be called
+        at q.level: every parameter a Tensor, Scalar, int or bool; or, for a row naming its `argument` (a str), where
+        the dispatcher's form of the op is guarded for that str alone (a build without SHIMGEN_LEAKY_STR, a target
+        below the str's leak-free release) and takes every parameter: that form, which this one computes more of
+        (no `guard`: it wins the tie), with its `guard_from`. Not in a build with the overlay where the op has a C
+        shim by q.level, which computes every call (any device, autograd)."""
+        via = q.plan.op_named(rule["via"])
+        if q.level < LISTS_CROSS or via is None or _shim(via, q.level, q.plan) is None:
             return None
-        if q.plan.op_named(rule["via"]) is None or _shim(rule["via"], q.level) is None:
+        if overlay_shim_serves(q):
+            return None  # a C shim (the overlay's, in a build linking it) computes every call
+        if "argument" in rule:
+            dv = guarded_form(q, rule["argument"])
+            if dv is None or dv.kept < len(q.params):
+                return None
+            return Variant(route, dv.kept, q.level, stack=dv.stack, guard_from=dv.guard_from)
+        if any(str(p.arg.type) not in CARRIED for p in q.params):
             return None
         return Variant(route, len(q.params), q.level)
 
     def describe(self, w: Wrapper, rule: dict) -> list[str]:
         into = {"": "", "inplace": ", written into self by aten::copy_ under aten's in-place rules",
-                "out": ", written into out by aten::copy_ under aten's out= rules"}[rule.get("form", "")]
-        return [f"Route: aten's CPU kernel of aten::{rule['via']}, through libtorch's CPU C shim (libtorch_cpu.so "
-                f"exports it on every release 2.9-2.15), after what aten's dispatcher does above it (negative and "
-                f"conjugate views resolved){into}; proven equal on torch {proven(rule)}.",
+                "out": ", written into out under aten's out= rules"}[rule.get("form", "")]
+        route = (f"aten's CPU kernel of aten::{rule['via']}, through libtorch's CPU C shim (libtorch_cpu.so exports "
+                 f"it on every release 2.9-2.15), after what aten's dispatcher does above it (negative and conjugate "
+                 f"views resolved){into}; proven equal on torch {proven(rule)}")
+        if "argument" in rule:
+            return [f"Route: on a running libtorch before 2.14, on CPU tensors where autograd does not record the "
+                    f"call, {route}; no str crosses the dispatcher.",
+                    "Every other call takes the boxed dispatcher: aten's own op from libtorch 2.14; before it, a "
+                    f"shimgen: error naming the 48 bytes the dispatcher leaks per call converting `{rule['argument']}`, "
+                    "unless the extension defines SHIMGEN_LEAKY_STR to accept the leak."]
+        return [f"Route: {route}.",
                 "A tensor not on the CPU, a call autograd would record (the shim records no gradient), a number the "
                 "shim's double would change" + (" and an out that is not contiguous" if rule.get("form") == "out"
                                                 else "") + " raise a shimgen: error naming the remedy."]
 
     def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
+        arg = rule.get("argument")
+        if arg is None:
+            return "\n".join(self._computed(w, v, plan, rule))
+        # a str row: on a running libtorch whose dispatcher leaks the str, the CPU kernel where it computes the call
+        # as aten does; every other call the dispatcher's guarded form (aten's op from the leak-free release)
+        tensors = [p.name for p in w.kept(v) if p.type_text == "Tensor"]
+        differentiable = "false" if rule.get("no_gradient") else "true"
+        leak_free = v.guard_from.major * 100 + v.guard_from.minor  # type: ignore[union-attr]
+        return "\n".join([f"const bool leaks = shimgen::detail::running_release() < {leak_free};",
+                          f"if (leaks && shimgen::detail::cpu_kernel_serves({{{', '.join('&' + n for n in tensors)}}}, "
+                          f"{differentiable})) {{", *self._computed(w, v, plan, rule, checked=True), "}",
+                          guarded_body(w, v, plan, arg)])
+
+    def _computed(self, w: Wrapper, v: Variant, plan: Plan, rule: dict, checked: bool = False) -> list[str]:
+        """The lines computing the call by the CPU shim, ending in a return; its device and autograd checks first
+        unless the caller `checked` them (cpu_kernel_serves)."""
         via = plan.op_named(rule["via"])
         assert via is not None
-        function = _shim(rule["via"], v.start)
+        function = _shim(via, v.start, plan)
         assert function is not None
         form = rule.get("form", "")
         out_shim = via.schema.is_out_fn()
         tensors = [p.name for p in w.kept(v) if p.type_text == "Tensor" and not p.is_out]
         outs = [p.name for p in w.params if p.is_out]
-        checked = ", ".join(f"&{n}" for n in (*tensors, *outs))
+        listed = ", ".join(f"&{n}" for n in (*tensors, *outs))
         differentiable = not rule.get("no_gradient")
         prelude, checks = exactness(w, v, plan)
         refusals = [f'if (!({c})) {{\nshimgen::detail::refuse("{w.op.name}", "{name}", {name}, '
                     '"libtorch\'s CPU C shim carries it as a double, which changes what aten computes");\n}'
                     for name, c in checks]
         # an out= call autograd would record is aten's own error (its out= rule) before the kernel's refusal
-        autograd = ([f'shimgen::detail::check_out_autograd("{w.op.name}", {{{checked}}});']
+        autograd = ([f'shimgen::detail::check_out_autograd("{w.op.name}", {{{listed}}});']
                     if form == "out" and differentiable else [])
-        lines = [*autograd, *_lower_precision(w, v, rule),
-                 f'shimgen::detail::cpu_kernel_check("{w.op.name}", {{{checked}}}, '
-                 f'{"true" if differentiable else "false"});',
-                 f'shimgen::detail::cpu_kernel_integral("{w.op.name}", {{{", ".join(f"&{n}" for n in tensors)}}});',
-                 *prelude, *refusals,
+        check = [f'shimgen::detail::cpu_kernel_check("{w.op.name}", {{{listed}}}, '
+                 f'{"true" if differentiable else "false"});']
+        # numbers cross as doubles, which integer tensors do not hold as aten's Scalar does
+        integral = [f'shimgen::detail::cpu_kernel_integral("{w.op.name}", {{{", ".join(f"&{n}" for n in tensors)}}});']
+        lines = [*([] if checked else [*autograd, *check]), *_lower_precision(w, v, rule),
+                 *(integral if checks else []), *prelude, *refusals,
                  *[f"const torch::stable::Tensor {n}_k = shimgen::detail::cpu_kernel_operand({n});" for n in tensors]]
         names = {n: f"{n}_k" for n in tensors}
         inputs = ", ".join(f"&{n}" for n in tensors if n != "self")
@@ -126,9 +172,9 @@ class CpuKernel(Kernel):
             shim_out = via.schema.arguments.out[0].name
             if form == "out":  # aten's CPU kernel into out itself: its resize, checks and layout
                 names[shim_out] = outs[0]
-                return "\n".join([*lines, f'shimgen::detail::cpu_kernel_plain_out("{w.op.name}", {outs[0]});',
-                                   *_shim_call(via, function, plan, names),
-                                   f"shimgen::detail::cpu_kernel_written({outs[0]});", f"return {outs[0]};"])
+                return [*lines, f'shimgen::detail::cpu_kernel_plain_out("{w.op.name}", {outs[0]});',
+                        *_shim_call(via, function, plan, names),
+                        f"shimgen::detail::cpu_kernel_written({outs[0]});", f"return {outs[0]};"]
             if form == "inplace":  # in a copy of self, as aten computes in self (out and self the same tensor)
                 lines.append("torch::stable::Tensor result = shimgen::detail::cpu_kernel_copy(self_k);")
                 names["self"] = "result"
@@ -148,11 +194,11 @@ class CpuKernel(Kernel):
                       f"return {outs[0]};"]
         else:
             lines.append("return result;")
-        return "\n".join(lines)
+        return lines
 
     def prover_spec(self, rule: dict, out: str) -> dict:
         return {"prover": self.prover, "via": rule["via"], "form": rule.get("form", ""),
-                "no_gradient": bool(rule.get("no_gradient"))}
+                "no_gradient": bool(rule.get("no_gradient")), "argument": rule.get("argument")}
 
 
 register(CpuKernel())

@@ -17,7 +17,11 @@ from worker_common import ATEN_RAISES, Refused, Tally, aten, outcome, run, same
 
 # the functional overload's arguments by `via` (its schema's order): the tensors, then the numbers
 TENSORS = {"baddbmm.out": ("self", "batch1", "batch2"), "addmv.default": ("self", "mat", "vec"),
-           "histc.default": ("self",)}
+           "histc.default": ("self",), "scatter_reduce.two_out": ("self", "index", "src"),
+           "index_reduce.default": ("self", "index", "source"), "searchsorted.Tensor": ("sorted_sequence", "self")}
+# its Scalar arguments (they cross the shim as doubles), by `via`
+SCALARS = {"baddbmm.out": ("beta", "alpha"), "addmv.default": ("beta", "alpha"), "histc.default": ("min", "max")}
+RELEASE = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
 # the op autocast casts to its lower precision (the row's `lower_precision`: the operand probed)
 LOWER = {"baddbmm.default": "batch1"}
 
@@ -36,6 +40,12 @@ def cpu_kernel(op, s, args, out=None):
     tensors = [args[n] for n in TENSORS[via]]
     differentiable = not s.get("no_gradient")
     recorded = torch.is_grad_enabled() and any(requires_grad_proxy(t) for t in [*tensors, out] if t is not None)
+    if s.get("argument"):  # a str row: the dispatcher's guarded form where the CPU kernel does not serve the call
+        if RELEASE >= (2, 14):
+            return aten(op)(**args, out=out) if form == "out" else aten(op)(**args)
+        every = tensors + ([out] if out is not None else [])
+        if any(t.device.type != "cpu" for t in every) or (differentiable and recorded):
+            raise Refused("the dispatcher's str leaks before libtorch 2.14")
     if form == "out" and differentiable and recorded:
         raise RuntimeError(f"out= and an input requires grad {ATEN_RAISES}")
     probe = LOWER.get(op)
@@ -54,16 +64,17 @@ def cpu_kernel(op, s, args, out=None):
                                                                                            else [])):
         raise Refused("autograd")
     floating = any(t.is_floating_point() for t in tensors)
-    if not any(t.is_floating_point() or t.is_complex() for t in tensors):
+    numbers = {k: args[k] for k in SCALARS.get(via, ())}
+    if numbers and not any(t.is_floating_point() or t.is_complex() for t in tensors):
         raise Refused("integer tensors")  # cpu_kernel.h cpu_kernel_integral
-    numbers = {k: v for k, v in args.items() if not isinstance(v, torch.Tensor)}
     for k, v in numbers.items():
-        if k != "bins" and not _exact(v, floating):
+        if not _exact(v, floating):
             raise Refused(f"{k} as a double")
-    resolved = {k: v.resolve_neg().resolve_conj() if isinstance(v, torch.Tensor) else v for k, v in args.items()}
-    doubles = {k: (float(v) if k != "bins" else v) for k, v in numbers.items()}
+    resolved = {k: v.resolve_neg().resolve_conj() if isinstance(v, torch.Tensor) and k in TENSORS[via] else v
+                for k, v in args.items()}
+    doubles = {k: float(v) for k, v in numbers.items()}
     call = {**resolved, **doubles}
-    if via.endswith(".out"):
+    if via.endswith("out"):  # an out= shim (x.out, x.y_out)
         if form == "out":  # the shim into out itself (a negative or conjugate out refused)
             if out.is_neg() or out.is_conj():
                 raise Refused("a negative or conjugate out")
@@ -72,7 +83,7 @@ def cpu_kernel(op, s, args, out=None):
             result = resolved["self"].clone()
             aten(via)(**{**call, "self": result}, out=result)
         else:
-            result = resolved[TENSORS[via][0]].new_empty(0)
+            result = resolved["self"].new_empty(0)
             aten(via)(**call, out=result)
     else:
         if form == "inplace" and not args["self"].is_contiguous():
@@ -116,6 +127,57 @@ def _t(shape, dtype, seed, scale=3.0):
     return base.round().to(dtype)
 
 
+def _make(spec, dtype, seed):
+    """A case's tensor: a shape (random values of the dtype), ("index", shape, high) (int64 indices below high),
+    ("expanded", rows, cols, high) (a column of indices expanded: aten's scatter fast path) or ("sorted", shape)
+    (sorted along its last dimension)."""
+    if spec and spec[0] == "index":
+        return torch.randint(0, spec[2], spec[1], generator=_gen(seed))
+    if spec and spec[0] == "expanded":
+        return torch.randint(0, spec[3], (spec[1], 1), generator=_gen(seed)).expand(spec[1], spec[2])
+    if spec and spec[0] == "sorted":
+        t = _t(spec[1], dtype, seed)
+        return t if t.is_complex() else t.sort(-1).values  # complex: aten raises (no order)
+    return _t(spec, dtype, seed)
+
+
+def _scatter_reduce_cases():
+    """scatter_reduce: every reduction and an unknown one, include_self both ways, along each dimension, duplicate
+    indices, aten's expanded-index path, an empty index."""
+    shapes = [({"self": (5, 7), "index": ("index", (9, 7), 5), "src": (9, 7)}, 0),
+              ({"self": (5, 7), "index": ("index", (5, 30), 7), "src": (5, 30)}, 1),
+              ({"self": (64, 33), "index": ("expanded", 2000, 33, 64), "src": (2000, 33)}, 0),
+              ({"self": (5, 7), "index": ("index", (0, 7), 5), "src": (0, 7)}, 0)]
+    for i, (shape, dim) in enumerate(shapes):
+        for j, reduce in enumerate(("sum", "prod", "mean", "amax", "amin", "max")):
+            for include_self in (True, False):
+                yield f"{shape} dim {dim} {reduce} include_self {include_self}", shape, \
+                    {"dim": dim, "reduce": reduce, "include_self": include_self}, i * 31 + j, j == 2
+
+
+def _index_reduce_cases():
+    shapes = [({"self": (5, 7), "index": ("index", (9,), 5), "source": (9, 7)}, 0),
+              ({"self": (5, 7), "index": ("index", (12,), 7), "source": (5, 12)}, 1),
+              ({"self": (5, 7), "index": ("index", (0,), 5), "source": (0, 7)}, 0)]
+    for i, (shape, dim) in enumerate(shapes):
+        for j, reduce in enumerate(("prod", "mean", "amax", "amin", "sum")):
+            for include_self in (True, False):
+                yield f"{shape} dim {dim} {reduce} include_self {include_self}", shape, \
+                    {"dim": dim, "reduce": reduce, "include_self": include_self}, i * 31 + j, j == 1
+
+
+def _searchsorted_cases():
+    shapes = [{"sorted_sequence": ("sorted", (4, 10)), "self": (4, 6)}, {"sorted_sequence": ("sorted", (50,)),
+                                                                        "self": (7, 3)},
+              {"sorted_sequence": ("sorted", (4, 10)), "self": (3, 6)}]
+    options = [(False, False, None), (True, False, None), (False, True, None), (False, False, "left"),
+               (False, False, "right"), (False, True, "left"), (False, False, "middle")]
+    for i, shape in enumerate(shapes):
+        for j, (out_int32, right, side) in enumerate(options):
+            yield f"{shape} out_int32 {out_int32} right {right} side {side!r}", shape, \
+                {"out_int32": out_int32, "right": right, "side": side}, i * 31 + j, j == 1
+
+
 def _baddbmm_cases():
     """(label, tensors, numbers): broadcast self, the small-product kernel (contraction x rows x cols < 400) and the
     gemm paths, empty batches and contractions, mismatched shapes, transposed batches, a 0-dim self."""
@@ -151,7 +213,9 @@ def _histc_cases():
                 {"bins": bins, "min": lo, "max": hi}, i * 31 + j, False
 
 
-CASES = {"baddbmm.out": _baddbmm_cases, "addmv.default": _addmv_cases, "histc.default": _histc_cases}
+CASES = {"baddbmm.out": _baddbmm_cases, "addmv.default": _addmv_cases, "histc.default": _histc_cases,
+         "scatter_reduce.two_out": _scatter_reduce_cases, "index_reduce.default": _index_reduce_cases,
+         "searchsorted.Tensor": _searchsorted_cases}
 DTYPES = (torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.complex64, torch.int64)
 
 
@@ -175,7 +239,7 @@ def prove_cpu_kernel(op, s):
 
     for label, shapes, numbers, seed, transpose in CASES[via]():
         for dtype in DTYPES:
-            base = {n: _t(shapes[n], dtype, seed + k) for k, n in enumerate(names)}
+            base = {n: _make(shapes[n], dtype, seed + k) for k, n in enumerate(names)}
             if via == "histc.default" and base["self"].numel() > 8:
                 base["self"].view(-1)[:3] = torch.tensor([0.0, 2.0, -2.0]).to(dtype)
             if transpose and base[names[1]].dim() >= 2:
@@ -208,7 +272,7 @@ def prove_cpu_kernel(op, s):
                                     r = call(mine, args)
                                     return r.detach(), tuple(sl.stride()), r is sl
                                 if form == "out":
-                                    return _outs(mine, call, args, dtype, op.replace(".out", ".default"))
+                                    return _outs(mine, call, args, dtype, _functional(op))
                                 r = call(mine, args)
                                 return r.detach(), tuple(r.stride()), None
 
@@ -239,6 +303,12 @@ def prove_cpu_kernel(op, s):
     report = t.report()
     report["aten_unstable"] = len(unstable)
     return report
+
+
+def _functional(op):
+    """An out= overload's functional one: x.out -> x.default, x.y_out -> x.y."""
+    name, _, overload = op.partition(".")
+    return f"{name}.default" if overload == "out" else f"{name}.{overload.removesuffix('_out')}"
 
 
 class _Null:
