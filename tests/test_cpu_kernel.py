@@ -108,6 +108,23 @@ def test_the_rows_name_the_cpu_kernel_and_are_proven() -> None:
         assert {"2.10.0", "2.13.0", "2.14.1", "2.15.0"} <= set(row["proven"])
 
 
+def test_each_rows_shim_is_declared_as_libtorch_declares_it() -> None:
+    """kernels/cpu_kernel.h declares the CPU C shims its rows call (C linkage, in shimgen::detail): each with the
+    parameters libtorch's c_shim_cpu.h gives it (data/device_shims.json), so a new row names its shim there too."""
+    import json
+    import re
+    from importlib import resources
+
+    text = " ".join(resources.files("shimgen").joinpath("cxx/kernels/cpu_kernel.h").read_text().split())
+    shims = json.loads(resources.files("shimgen").joinpath("data/device_shims.json").read_text())["shims"]
+    rows = {op: r for op, r in scalars.load().kernel_compositions.items() if r["kernel"] == "cpu_kernel"}
+    assert set(ROWS) <= set(rows)
+    for op, row in rows.items():
+        name = next(f for f, d in shims.items() if f.startswith("aoti_torch_cpu_") and d["op"] == row["via"])
+        params = ", ".join(p.strip() for p in shims[name]["params"].split(","))
+        assert re.search(rf"AOTITorchError {name}\( ?{re.escape(params)}\);", text), (op, name)
+
+
 @pytest.fixture(scope="module")
 def ext(tmp_path_factory):
     root = tmp_path_factory.mktemp("cpu_kernel")
