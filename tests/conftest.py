@@ -63,7 +63,7 @@ SLOW_FILES = frozenset({
     "test_meshgrid_composition.py",
     # port --fix's rewrites compiled, run against their ATen originals, and a real extension ported
     "test_port_dispatch.py", "test_port_fix_forms.py", "test_port_real_ext.py", "test_port_spline_conv.py",
-    "test_port_scatter.py",
+    "test_port_scatter.py", "test_port_cluster.py",
     # built binaries audited and loaded on the runtimes; the audit after linking in setuptools and CMake builds
     "test_audit_matrix.py", "test_link_audit.py",
 })
