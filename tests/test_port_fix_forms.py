@@ -180,8 +180,9 @@ def test_from_blob_of_more_dimensions_and_torch_tensor(tmp_path):
     (a braced list of plain sizes) becomes the stable from_blob with the contiguous strides written from the sizes
     ({size, 2}: {2, 1}); torch::tensor of a braced list of integers (which libclang resolves to at::tensor, an int32
     one) becomes shimgen::tensor, a CPU int64 tensor (operators.h). Before, the first was a checklist line and the
-    second in neither the report nor the checklist (the port did not compile). Sizes that are not a braced list of
-    plain expressions stay a checklist line. The rewrite compiles against the stable headers at 2.10."""
+    second in neither the report nor the checklist (the port did not compile). Sizes the strides would evaluate
+    again (after the first) that are not a name, a number or a size(k) stay a checklist line. The rewrite compiles
+    against the stable headers at 2.10."""
     import tomllib
 
     from shimgen.setuptools import stable_flags
@@ -193,7 +194,7 @@ def test_from_blob_of_more_dimensions_and_torch_tensor(tmp_path):
                    "  std::vector<int64_t> v(6 * n);\n"
                    "  const int64_t size = v.size() / 2;\n"
                    "  auto a = torch::from_blob(v.data(), {size, 2}, x.options().dtype(torch::kLong));\n"
-                   "  auto b = torch::from_blob(v.data(), {n, x.size(1), 3}, torch::kLong);\n"
+                   "  auto b = torch::from_blob(v.data(), {n + 1, x.size(1), 3}, torch::kLong);\n"
                    "  auto c = a.t().index_select(0, torch::tensor({1, 0}));\n"
                    "  return c + b.sum();\n}\n")
     out = _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix", "--toml",
@@ -202,7 +203,7 @@ def test_from_blob_of_more_dimensions_and_torch_tensor(tmp_path):
     text = src.read_text()
     assert ("torch::stable::from_blob(v.data(), {size, 2}, {2, 1}, x.device(), "
             "torch::headeronly::ScalarType::Long);") in text
-    assert ("torch::stable::from_blob(v.data(), {n, x.size(1), 3}, {(x.size(1)) * 3, 3, 1}, "
+    assert ("torch::stable::from_blob(v.data(), {n + 1, x.size(1), 3}, {(x.size(1)) * 3, 3, 1}, "
             "torch::stable::Device(torch::headeronly::DeviceType::CPU), torch::headeronly::ScalarType::Long);") in text
     assert "torch::stable::index_select(torch::stable::t(a), 0, shimgen::tensor({1, 0}));" in text
     assert "#include <torch/csrc/stable/shimgen/operators.h>" in text
@@ -218,7 +219,7 @@ def test_from_blob_of_more_dimensions_and_torch_tensor(tmp_path):
 
     src.write_text("#include <torch/extension.h>\n#include <vector>\n"
                    "at::Tensor f(at::Tensor x, std::vector<int64_t> v, int64_t n) {\n"
-                   "  return torch::from_blob(v.data(), {n + 1, 2}, torch::kLong);\n}\n")
+                   "  return torch::from_blob(v.data(), {2, n + 1}, torch::kLong);\n}\n")
     out = _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix"], cwd=tmp_path).stdout
     listed = [line[len("- [ ] "):] for line in out.splitlines() if line.startswith("- [ ] ")]
     assert [line.split(" -> ")[0] for line in listed] == ["k.cpp:4: torch::from_blob"], listed

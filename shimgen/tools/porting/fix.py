@@ -348,17 +348,19 @@ class Fixer:
         return b"".join(out)
 
 
-_PLAIN = re.compile(r"[\w.:()\s]+")  # a size with no operator: a name, a number, `x.size(1)`, `(int64_t)v.size()`
+# a size the strides repeat (evaluated twice, so nothing that may change between the two): a name, a number, a
+# cast of one, or a name's size(k)/numel()/dim() (`x.size(1)`, `(int64_t)v.size()`)
+_PURE = re.compile(r"(?:\(\s*[\w:]+\s*\)\s*)?\w+(?:\s*\.\s*(?:size|numel|dim)\(\s*\d*\s*\))?")
 
 
 def _contiguous_strides(sizes: str) -> str | None:
     """The contiguous strides of a braced list of sizes, as written ({a, b, c} -> {b * c, c, 1}); None where the
-    sizes are not a braced list of plain expressions."""
+    sizes are not a braced list or a size after the first (which the strides repeat) is not plain (_PURE)."""
     m = re.fullmatch(r"\{([^{}]*)\}", sizes)
     if m is None:
         return None
     items = [x.strip() for x in m.group(1).split(",")]
-    if not all(x and _PLAIN.fullmatch(x) and x.count("(") == x.count(")") for x in items):
+    if not items[0] or not all(_PURE.fullmatch(x) for x in items[1:]):
         return None
     factor = [x if re.fullmatch(r"\w+", x) else f"({x})" for x in items]
     products = [items[i + 1] if i + 2 == len(items) else " * ".join(factor[i + 1:]) for i in range(len(items) - 1)]
