@@ -74,9 +74,10 @@ SLOW_FILES = frozenset({
 # one of them being last and running alone. Re-measure with `python -m pytest -q -p no:xdist --durations=0`
 # summed per file (docs/development.md).
 LONGEST_FIRST = (
-    "test_audit_matrix.py", "test_port_spline_conv.py", "test_port_scatter.py", "test_port_fix.py", "test_hardening_surfaces.py",
-    "test_example_ext.py", "test_matrix.py", "test_upstream_compat.py", "test_verify.py", "test_hardening.py",
-    "test_model_memo.py", "test_probe.py", "test_stable_calls.py",
+    "test_audit_matrix.py", "test_port_spline_conv.py", "test_port_scatter.py", "test_port_cluster.py",
+    "test_port_fix.py", "test_hardening_surfaces.py", "test_example_ext.py", "test_matrix.py",
+    "test_upstream_compat.py", "test_verify.py", "test_hardening.py", "test_model_memo.py", "test_probe.py",
+    "test_stable_calls.py",
 )
 
 
