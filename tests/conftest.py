@@ -63,7 +63,7 @@ SLOW_FILES = frozenset({
     "test_meshgrid_composition.py",
     # port --fix's rewrites compiled, run against their ATen originals, and a real extension ported
     "test_port_dispatch.py", "test_port_fix_forms.py", "test_port_real_ext.py", "test_port_spline_conv.py",
-    "test_port_scatter.py",
+    "test_port_scatter.py", "test_port_cluster.py",
     # built binaries audited and loaded on the runtimes; the audit after linking in setuptools and CMake builds
     "test_audit_matrix.py", "test_link_audit.py",
 })
@@ -74,9 +74,10 @@ SLOW_FILES = frozenset({
 # one of them being last and running alone. Re-measure with `python -m pytest -q -p no:xdist --durations=0`
 # summed per file (docs/development.md).
 LONGEST_FIRST = (
-    "test_audit_matrix.py", "test_port_spline_conv.py", "test_port_scatter.py", "test_port_fix.py", "test_hardening_surfaces.py",
-    "test_example_ext.py", "test_matrix.py", "test_upstream_compat.py", "test_verify.py", "test_hardening.py",
-    "test_model_memo.py", "test_probe.py", "test_stable_calls.py",
+    "test_audit_matrix.py", "test_port_spline_conv.py", "test_port_scatter.py", "test_port_cluster.py",
+    "test_port_fix.py", "test_hardening_surfaces.py", "test_example_ext.py", "test_matrix.py",
+    "test_upstream_compat.py", "test_verify.py", "test_hardening.py", "test_model_memo.py", "test_probe.py",
+    "test_stable_calls.py",
 )
 
 

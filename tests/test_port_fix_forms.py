@@ -165,7 +165,7 @@ def test_from_blob_an_optionals_options_and_what_has_no_stable_form(tmp_path):
     proc = syntax_check(text, None, target=None, defines=tuple(f[2:] for f in stable_flags("2.10")))
     assert proc.returncode == 0, proc.stderr[-3000:]
 
-    src.write_text(head + "  auto d = torch::from_blob(v.data(), {1, 2}, x.options());\n"
+    src.write_text(head + "  auto d = torch::from_blob(v.data(), x.sizes(), x.options());\n"
                    "  auto o = torch::TensorOptions().dtype(torch::kLong);\n"
                    "  c10::Dict<int64_t, at::Tensor> e;\n" + tail)
     out = _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix"], cwd=tmp_path).stdout
@@ -173,6 +173,56 @@ def test_from_blob_an_optionals_options_and_what_has_no_stable_form(tmp_path):
     assert [line.split(" -> ")[0] for line in listed] == [
         "k.cpp:12: torch::from_blob", "k.cpp:12: x.options", "k.cpp:13: torch::TensorOptions().dtype",
         "k.cpp:13: TensorOptions (torch::TensorOptions)", "k.cpp:14: Dict (c10::Dict)"], listed
+
+
+def test_from_blob_of_more_dimensions_and_torch_tensor(tmp_path):
+    """Constructs met in rusty1s/pytorch_cluster's knn and radius: ATen's from_blob over two or three dimensions
+    (a braced list of plain sizes) becomes the stable from_blob with the contiguous strides written from the sizes
+    ({size, 2}: {2, 1}); torch::tensor of a braced list of integers (which libclang resolves to at::tensor, an int32
+    one) becomes shimgen::tensor, a CPU int64 tensor (operators.h). Before, the first was a checklist line and the
+    second in neither the report nor the checklist (the port did not compile). Sizes the strides would evaluate
+    again (after the first) that are not a name, a number or a size(k) stay a checklist line. The rewrite compiles
+    against the stable headers at 2.10."""
+    import tomllib
+
+    from shimgen.setuptools import stable_flags
+    from tests.cxx import syntax_check
+
+    src = tmp_path / "k.cpp"
+    src.write_text("#include <torch/extension.h>\n#include <vector>\n"
+                   "at::Tensor f(at::Tensor x, int64_t n) {\n"
+                   "  std::vector<int64_t> v(6 * n);\n"
+                   "  const int64_t size = v.size() / 2;\n"
+                   "  auto a = torch::from_blob(v.data(), {size, 2}, x.options().dtype(torch::kLong));\n"
+                   "  auto b = torch::from_blob(v.data(), {n + 1, x.size(1), 3}, torch::kLong);\n"
+                   "  auto c = a.t().index_select(0, torch::tensor({1, 0}));\n"
+                   "  return c + b.sum();\n}\n")
+    out = _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix", "--toml",
+                "pyproject.toml"], cwd=tmp_path).stdout
+    assert "## Checklist: 0 constructs need a person" in out, out[-3000:]
+    text = src.read_text()
+    assert ("torch::stable::from_blob(v.data(), {size, 2}, {2, 1}, x.device(), "
+            "torch::headeronly::ScalarType::Long);") in text
+    assert ("torch::stable::from_blob(v.data(), {n + 1, x.size(1), 3}, {(x.size(1)) * 3, 3, 1}, "
+            "torch::stable::Device(torch::headeronly::DeviceType::CPU), torch::headeronly::ScalarType::Long);") in text
+    assert "torch::stable::index_select(torch::stable::t(a), 0, shimgen::tensor({1, 0}));" in text
+    assert "#include <torch/csrc/stable/shimgen/operators.h>" in text
+    ops = tomllib.loads((tmp_path / "pyproject.toml").read_text())["tool"]["shimgen"]["ops"]
+    assert "clone" in ops  # shimgen::tensor's copy
+    from shimgen.generate import pipeline
+
+    gen = str(tmp_path / "gen")  # the wrappers of the table's ops and shimgen's headers (operators.h)
+    files, _ = pipeline.generate(ops, None, None, gen, only=True)
+    pipeline.write(gen, files)
+    proc = syntax_check(text, gen, target=None, defines=tuple(f[2:] for f in stable_flags("2.10")))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+    src.write_text("#include <torch/extension.h>\n#include <vector>\n"
+                   "at::Tensor f(at::Tensor x, std::vector<int64_t> v, int64_t n) {\n"
+                   "  return torch::from_blob(v.data(), {2, n + 1}, torch::kLong);\n}\n")
+    out = _run([sys.executable, "-m", "shimgen", "port", str(src), "--target", "2.10", "--fix"], cwd=tmp_path).stdout
+    listed = [line[len("- [ ] "):] for line in out.splitlines() if line.startswith("- [ ] ")]
+    assert [line.split(" -> ")[0] for line in listed] == ["k.cpp:4: torch::from_blob"], listed
 
 
 def test_a_crlf_file_keeps_its_line_endings(ported, tmp_path):

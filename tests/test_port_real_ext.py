@@ -1,11 +1,11 @@
-"""`shimgen port --fix --target 2.10` on a real third-party CPU extension (tests/port_ext/torch_cluster.yaml: part
-of rusty1s/pytorch_cluster, MIT): the checklist is the one recorded there (empty), the recorded hand edits (none)
+"""`shimgen port --fix --target 2.10` on a real third-party CPU extension (tests/port_ext/torch_cluster.yaml's `part`:
+part of rusty1s/pytorch_cluster, MIT): the checklist is the one recorded there (empty), the recorded hand edits (none)
 make it compile as three stable-ABI libraries against libtorch alone, and the project's own tests of the ported ops
 pass on the installed torch with those libraries in place of its ATen build.
 
-The ported files, the project's Python package part and its two test files are kept as they are at the pinned
-commit in tests/port_ext/torch_cluster/ (MIT; its LICENSE beside them), a test corpus naming its source and licence;
-pytest does not collect them (tests/conftest.py collect_ignore).
+The project is kept as it is at the pinned commit in tests/port_ext/torch_cluster/ (MIT; its LICENSE beside it), a
+test corpus naming its source and licence; pytest does not collect it (tests/conftest.py collect_ignore_glob). The
+whole project, built as one abi3 wheel with its own setup.py and run on each runtime: tests/test_port_cluster.py.
 
 Costs: the scan about 3-9 s (11 files, the precompiled preludes cached), the three libraries about 15 s, the tests 5 s."""
 
@@ -36,8 +36,10 @@ from .graclus import graclus_cluster  # noqa
 
 
 def _corpus() -> dict:
+    """The part's entries, with the copy's folder."""
     with open(CORPUS, encoding="utf-8") as f:
-        return yaml.safe_load(f)
+        whole = yaml.safe_load(f)
+    return {**whole["part"], "copy": whole["copy"]}
 
 
 def _checkout(corpus: dict, dest) -> None:

@@ -704,10 +704,13 @@ class Scanner:
         if pq in TENSOR_CLASSES and head is not None and head.kind == K.MEMBER_REF_EXPR:
             self.on_method(c, ref, head, kids, name, text)
             return
+        written = self._callee_text(head, a, b)
         rule = rules.call_rule(q) or rules.call_rule(f"{pq}::{name}")
-        if rule is not None:
-            self.add(self.site(c, "rule", q, self._callee_text(head, a, b), qualified=q,
-                               args=[self.rng(k) for k in kids[1:]]))
+        # else the name as written: torch::tensor, which libclang resolves here to at::tensor, another function
+        # (its dtype for integers is int32, torch::tensor's int64)
+        key = q if rule is not None else re.sub(r"\s+", "", written)
+        if rule is not None or rules.call_rule(key) is not None:
+            self.add(self.site(c, "rule", key, written, qualified=q, args=[self.rng(k) for k in kids[1:]]))
             return
         if pq in ATEN_NAMESPACES and ref.kind in (K.FUNCTION_DECL, K.FUNCTION_TEMPLATE) and head is not None:
             hs, he = self.rng(head)

@@ -181,13 +181,16 @@ class Fixer:
         return out
 
     def _from_blob(self, args: list[tuple[int, int]]) -> list[Part] | None:
-        """ATen's from_blob(data, {n}, x.options() | dtype) over one dimension: the stable from_blob with the
-        contiguous stride ({1}) and the device (x's, or the CPU ATen's default TensorOptions name) and dtype written
-        out. More dimensions (their strides) are left to a person."""
+        """ATen's from_blob(data, {n, ...}, x.options() | dtype): the stable from_blob with the contiguous strides
+        and the device (x's, or the CPU ATen's default TensorOptions name) and dtype written out. The strides are
+        the sizes' products ({a, b, c}: {b * c, c, 1}), written where the sizes are a braced list of plain
+        expressions (names, numbers, member calls, casts: nothing evaluated twice changes); other sizes are left to
+        a person."""
         if len(args) != 3:
             return None
         sizes = self.data[args[1][0]:args[1][1]].decode("utf-8", "replace").strip()
-        if not re.fullmatch(r"\{[^{},]+\}", sizes):
+        strides = _contiguous_strides(sizes)
+        if strides is None:
             return None
         opts = self._options(args[2])
         if opts is None:
@@ -199,7 +202,7 @@ class Fixer:
         else:
             obj, dtype = opts
             device = f"{obj}.device()"
-        return ["torch::stable::from_blob(", args[0], ", ", args[1], ", {1}, ", device, ", ", dtype, ")"]
+        return ["torch::stable::from_blob(", args[0], ", ", args[1], f", {strides}, ", device, ", ", dtype, ")"]
 
     def _options(self, arg: tuple[int, int]) -> tuple[str, Part] | None:
         """`x.options()` or `x.options().dtype(D)` (x a name, or a name's member calls without arguments): x and
@@ -343,6 +346,25 @@ class Fixer:
             pos = e.end
         out.append(self.data[pos:b])
         return b"".join(out)
+
+
+# a size the strides repeat (evaluated twice, so nothing that may change between the two): a name, a number, a
+# cast of one, or a name's size(k)/numel()/dim() (`x.size(1)`, `(int64_t)v.size()`)
+_PURE = re.compile(r"(?:\(\s*[\w:]+\s*\)\s*)?\w+(?:\s*\.\s*(?:size|numel|dim)\(\s*\d*\s*\))?")
+
+
+def _contiguous_strides(sizes: str) -> str | None:
+    """The contiguous strides of a braced list of sizes, as written ({a, b, c} -> {b * c, c, 1}); None where the
+    sizes are not a braced list or a size after the first (which the strides repeat) is not plain (_PURE)."""
+    m = re.fullmatch(r"\{([^{}]*)\}", sizes)
+    if m is None:
+        return None
+    items = [x.strip() for x in m.group(1).split(",")]
+    if not items[0] or not all(_PURE.fullmatch(x) for x in items[1:]):
+        return None
+    factor = [x if re.fullmatch(r"\w+", x) else f"({x})" for x in items]
+    products = [items[i + 1] if i + 2 == len(items) else " * ".join(factor[i + 1:]) for i in range(len(items) - 1)]
+    return "{" + ", ".join([*products, "1"]) + "}"
 
 
 def _template(text: str, obj: Part, args: list[tuple[int, int]]) -> list[Part]:
