@@ -20,9 +20,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
+#include <torch/csrc/stable/ops.h>
 #include <torch/csrc/stable/shimgen/scalar.h>
 #include <torch/csrc/stable/tensor.h>
 #include <torch/headeronly/core/TensorAccessor.h>
@@ -163,6 +166,7 @@ SHIMGEN_PORT_HAS(empty_like)
 SHIMGEN_PORT_HAS(neg)
 SHIMGEN_PORT_HAS(bitwise_not)
 SHIMGEN_PORT_HAS(item)
+SHIMGEN_PORT_HAS(clone)
 
 namespace torch::stable {
 
@@ -310,6 +314,28 @@ inline T item(const torch::stable::Tensor& t) {
   } else {
     return static_cast<T>(static_cast<float>(s.to_double()));
   }
+}
+
+/// ATen's torch::tensor({a, b, ...}) of integers: a one-dimensional CPU tensor
+/// of int64, torch::tensor's dtype for integers (a copy: aten::clone). Other
+/// lists have no stand-in here and stop the build: floating values
+/// (torch::tensor gives them the default dtype, which the stable API does not
+/// read) and bools.
+template <typename T, typename Lazy = void>
+inline torch::stable::Tensor tensor(std::initializer_list<T> values) {
+  static_assert(
+      std::is_integral_v<T> && !std::is_same_v<T, bool>,
+      "shimgen::tensor: a braced list of integers (torch::tensor's int64); "
+      "write another list with torch::stable::from_blob by hand");
+  SHIMGEN_PORT_NEEDS1(clone);
+  std::vector<int64_t> data(values.begin(), values.end());
+  const int64_t n = static_cast<int64_t>(data.size());
+  return clone(port_detail::lazy<Lazy>(torch::stable::from_blob(
+      data.data(),
+      {n},
+      {1},
+      torch::stable::Device(torch::headeronly::DeviceType::CPU),
+      torch::headeronly::ScalarType::Long)));
 }
 
 /// ATen's at::PackedTensorAccessor32/64 and at::TensorAccessor, spelled over the
