@@ -61,11 +61,13 @@ def _shim_call(op: Op, function: str, plan: Plan, names: dict[str, str]) -> list
         if row.prelude:
             lines.append(row.fill(row.prelude, name))
         args += [row.fill(e, name) for e in row.to_c]
+    # the shim is declared in shimgen::detail (kernels/cpu_kernel.h): named there, called as libtorch's own shims are
+    lines.append(f"using shimgen::detail::{function};")
     if op.schema.is_out_fn():
-        return [*lines, f"SHIMGEN_CHECK(shimgen::detail::{function}({', '.join(args)}));"]
+        return [*lines, f"SHIMGEN_CHECK({function}({', '.join(args)}));"]
     (ret,) = op.schema.returns
     row = plan.table.ret(ret.type, op.name, "return 0")
-    call = f"shimgen::detail::{function}({', '.join([*args, '&ret0'])})"
+    call = f"{function}({', '.join([*args, '&ret0'])})"
     return [*lines, row.fill(row.c_local, "ret0"), f"SHIMGEN_CHECK({call});",
             f"torch::stable::Tensor result = {row.fill(row.from_c, 'ret0')};"]
 
@@ -134,9 +136,10 @@ class CpuKernel(Kernel):
         tensors = [p.name for p in w.kept(v) if p.type_text == "Tensor"]
         differentiable = "false" if rule.get("no_gradient") else "true"
         leak_free = v.guard_from.major * 100 + v.guard_from.minor  # type: ignore[union-attr]
-        return "\n".join([f"const bool leaks = shimgen::detail::running_release() < {leak_free};",
-                          f"if (leaks && shimgen::detail::cpu_kernel_serves({{{', '.join('&' + n for n in tensors)}}}, "
-                          f"{differentiable})) {{", *self._computed(w, v, plan, rule, checked=True), "}",
+        listed = ", ".join(f"&{n}" for n in tensors)
+        return "\n".join([f"const bool cpu = shimgen::detail::cpu_kernel_serves({{{listed}}}, {differentiable}, "
+                          f"{leak_free});",
+                          "if (cpu) {", *self._computed(w, v, plan, rule, checked=True), "}",
                           guarded_body(w, v, plan, arg)])
 
     def _computed(self, w: Wrapper, v: Variant, plan: Plan, rule: dict, checked: bool = False) -> list[str]:
