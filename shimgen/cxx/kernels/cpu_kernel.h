@@ -87,17 +87,17 @@ inline void cpu_kernel_check(
   }
 }
 
-/// cpu_kernel_check as a question, for a str row: on a running libtorch
-/// before `leak_free` (whose dispatcher leaks the str), does the CPU kernel
-/// compute this call as aten does (every tensor on the CPU, and autograd not
-/// recording it where `differentiable`)? Where not, the call takes the
-/// dispatcher's guarded form.
+/// cpu_kernel_check as a question, for a str row: where the running
+/// libtorch's dispatcher `leaks` the str, does the CPU kernel compute this
+/// call as aten does (every tensor on the CPU, and autograd not recording it
+/// where `differentiable`)? Where not, the call takes the dispatcher's
+/// guarded form.
 template <typename = void>
 inline bool cpu_kernel_serves(
     std::initializer_list<const torch::stable::Tensor*> tensors,
     bool differentiable,
-    int leak_free) {
-  if (running_release() >= leak_free) {
+    bool leaks) {
+  if (!leaks) {
     return false;
   }
   for (const torch::stable::Tensor* t : tensors) {

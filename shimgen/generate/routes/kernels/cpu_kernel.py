@@ -137,8 +137,9 @@ class CpuKernel(Kernel):
         differentiable = "false" if rule.get("no_gradient") else "true"
         leak_free = v.guard_from.major * 100 + v.guard_from.minor  # type: ignore[union-attr]
         listed = ", ".join(f"&{n}" for n in tensors)
-        return "\n".join([f"const bool cpu = shimgen::detail::cpu_kernel_serves({{{listed}}}, {differentiable}, "
-                          f"{leak_free});",
+        return "\n".join([f"const bool leaks = shimgen::detail::running_release() < {leak_free};",
+                          f"const bool cpu = shimgen::detail::cpu_kernel_serves({{{listed}}}, {differentiable}, "
+                          "leaks);",
                           "if (cpu) {", *self._computed(w, v, plan, rule, checked=True), "}",
                           guarded_body(w, v, plan, arg)])
 
