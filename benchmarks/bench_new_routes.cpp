@@ -22,6 +22,7 @@
 #ifdef BENCH_ATEN
 #include <ATen/ops/_add_relu.h>
 #include <ATen/ops/add.h>
+#include <ATen/ops/baddbmm.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/linalg_matrix_norm.h>
 #include <ATen/ops/renorm.h>
@@ -45,6 +46,7 @@
 #include <ATen/ops/linspace.h>
 #include <ATen/ops/pow.h>
 #include <ATen/ops/scatter.h>
+#include <ATen/ops/scatter_reduce.h>
 #include <ATen/ops/searchsorted.h>
 #include <ATen/ops/std.h>
 #include <ATen/ops/threshold.h>
@@ -136,6 +138,11 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return at::searchsorted_out(o_ss, sorted, 0.5); }));
   at::Tensor t_i = at::zeros_like(t, at::kLong);
   ns.push_back(ns_per_call(iters, [&] { return at::add(t_i, t); }));
+  // ---- kernel cpu_kernel: aten's CPU kernel through libtorch's CPU C shim ----
+  const at::Tensor t3 = t.view({1, 4, 4});
+  ns.push_back(ns_per_call(iters, [&] { return at::baddbmm(t3, t3, t3, 1, 0.125); }));
+  at::Tensor r_s = t.clone();
+  ns.push_back(ns_per_call(iters, [&] { return r_s.scatter_reduce_(0, index, t, "amax", false); }));
 #else
   namespace ts = torch::stable;
   ns.push_back(ns_per_call(iters, [&] { return ts::add(x, x); }));
@@ -198,6 +205,11 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   Tensor o_ss = ts::zeros_like(ts::select(ts::flatten(index), 0, 0));
   ns.push_back(ns_per_call(iters, [&] { return ts::searchsorted_out(o_ss, sorted, 0.5); }));
   ns.push_back(ns_per_call(iters, [&] { return ts::add(index, x); }));
+  // ---- kernel cpu_kernel (+ records_grad, resolve_neg/conj, the autocast probe for baddbmm) ----
+  const Tensor x3 = ts::view(x, {1, 4, 4});
+  ns.push_back(ns_per_call(iters, [&] { return ts::baddbmm(x3, x3, x3, 1, 0.125); }));
+  Tensor r_s = ts::clone(x);
+  ns.push_back(ns_per_call(iters, [&] { return ts::scatter_reduce_(r_s, 0, index, x, "amax", false); }));
 #endif
   return ns;
 }
