@@ -12,6 +12,7 @@ import os
 import pty
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -86,6 +87,50 @@ class Terminal(io.StringIO):
         for part in self.getvalue().split("\n")[-1].split("\r"):
             line = part + line[len(part):]
         return line
+
+
+def test_a_header_of_the_cache_is_written_once(tmp_path) -> None:
+    """A precompiled prelude records each header's time and size, and libclang refuses it once one changes: a scan
+    that rewrote a cached header with the same text (two test workers filling an empty cache at once) broke the PCH
+    the other had just made ("Error parsing translation unit"). A header that holds its text is left as it is; one
+    that is missing is made whole, by one writer."""
+    path = str(tmp_path / "prelude.h")
+    clang_scan._write_once(path, "#pragma once\n")
+    before = os.stat(path)
+    clang_scan._write_once(path, "#pragma once\n")
+    after = os.stat(path)
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    assert os.listdir(tmp_path) == ["prelude.h"]  # no temporary left behind
+    clang_scan._write_once(path, "#pragma once\nint x;\n")  # another text under the name: replaced
+    with open(path, encoding="utf-8") as f:
+        assert f.read() == "#pragma once\nint x;\n"
+
+
+_SCAN_GRID = """
+import sys
+from shimgen.tools.porting import clang_scan
+path = sys.argv[1]
+text = open(path, encoding="utf-8").read()
+clang_scan.scan(path, text, (), clang_scan.shared_headers(path, text), True)
+print("scanned")
+"""
+
+
+@pytest.mark.slow
+def test_two_scans_filling_an_empty_cache_at_once(tmp_path) -> None:
+    """Two processes scan grid.cpp (its shared header: torch/script.h) at once with an empty cache: both build or
+    wait for the precompiled preludes and parse. Before the lock and the write-once headers one of the two failed
+    "Error parsing translation unit" in about one run of two (the same test's race in a parallel CI run)."""
+    pytest.importorskip("clang.cindex", reason="needs libclang (the `port` extra)")
+    path = os.path.join(ROOT, "tests", "port_ext", "torch_cluster", "csrc", "grid.cpp")
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    first = subprocess.Popen([sys.executable, "-c", _SCAN_GRID, path], env=env, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    time.sleep(0.2)
+    second = subprocess.run([sys.executable, "-c", _SCAN_GRID, path], env=env, capture_output=True, text=True)
+    out, err = first.communicate()
+    for proc_out, proc_err in ((out, err), (second.stdout, second.stderr)):
+        assert proc_out.strip() == "scanned", proc_err[-2000:]
 
 
 def test_a_terminal_gets_one_line_rewritten_then_erased() -> None:

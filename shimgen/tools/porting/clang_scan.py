@@ -22,6 +22,11 @@ import time
 from dataclasses import dataclass, field
 
 from shimgen.base import cache, output
+
+try:
+    import fcntl  # the PCH lock (_building); where there is none, scans are not serialized
+except ImportError:  # pragma: no cover - not a POSIX system
+    fcntl = None  # type: ignore[assignment]
 from shimgen.tools.porting import clang_env, macros, rules
 
 ATEN_NAMESPACES = ("at", "torch", "c10")
@@ -172,7 +177,7 @@ def _overlay_dir(ci) -> tuple[str, bool]:
     try:
         for path, text in _overlay_files(root).items():
             os.makedirs(os.path.dirname(path), exist_ok=True)
-            _write_whole(path, text)
+            _write_once(path, text)
         _write_whole(os.path.join(root, "ready"), "")
     except OSError:
         return root, False
@@ -193,6 +198,45 @@ def _write_whole(path: str, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def _install_once(tmp: str, path: str) -> None:
+    """The whole file tmp made path where no file is there yet; where one is (another scan's, made meanwhile), that
+    one stays: a precompiled prelude replaced under a scan that read it, or under a PCH made on top of it, makes
+    libclang refuse them ("Error parsing translation unit"). The caller removes tmp."""
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        pass
+    except OSError:  # a file system without hard links
+        if not os.path.exists(path):
+            os.replace(tmp, path)
+
+
+def _write_once(path: str, text: str) -> None:
+    """text at path where no file holds it yet, a file that does left as it is. A precompiled prelude records the
+    time and size of every header it read, and libclang refuses it once one changes: a concurrent scan (parallel
+    test workers, two runs on one cache) that rewrote a header, even with the same text, would break the PCH another
+    one just made. The first writer's file stays (a hard link of a whole temporary file: never truncated)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            if f.read() == text:
+                return
+    except OSError:
+        pass
+    else:  # another text under this name (not written by this version): replaced
+        _write_whole(path, text)
+        return
+    if not cache.fits(len(text.encode("utf-8"))):
+        raise OSError(errno.EFBIG, os.strerror(errno.EFBIG), path)
+    tmp = f"{path}.{os.getpid()}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        _install_once(tmp, path)  # another scan made it first: its file stays
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
 
 
 def _cuda_include() -> list[str]:
@@ -271,6 +315,38 @@ def _make_pchs(ci, root: str, wanted: list[tuple[str, ...]], defines: tuple[str,
     there are CPUs (and room for them), each by a child process (_PCH_CHILD): libclang writes the PCH itself, and
     a write that fails there aborts its process; only the child is lost. `check` is polled meanwhile, so an
     interrupt ends the children too; `started` is told of each build as it starts. Returns those on disk."""
+    with _building(root, check):
+        return _make_pchs_locked(ci, root, wanted, defines, check, started)
+
+
+@contextlib.contextmanager
+def _building(root: str, check):
+    """One scan at a time makes the precompiled preludes of a cache folder (an advisory lock on a file there; the
+    others wait, polling `check`, then find them made). Two scans filling an empty cache at once each made the same
+    PCH, and one of them then failed to parse its file ("Error parsing translation unit"), measured one run in two.
+    Where the lock file cannot be made (a cache that cannot be written), no lock: nothing is made there anyway."""
+    try:
+        if fcntl is None:
+            raise OSError(errno.ENOSYS, "no fcntl")
+        fd = os.open(os.path.join(root, ".building"), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError:
+        yield
+        return
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                check()
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _make_pchs_locked(ci, root: str, wanted: list[tuple[str, ...]], defines: tuple[str, ...], check,
+                      started) -> dict[tuple[str, ...], str]:
     done: dict[tuple[str, ...], str] = {}
     todo = []
     for headers in wanted:
@@ -305,7 +381,7 @@ def _make_pchs(ci, root: str, wanted: list[tuple[str, ...]], defines: tuple[str,
                             with contextlib.suppress(OSError):
                                 _write_whole(f"{pch}.failed", "")
                         continue
-                    os.replace(tmp, pch)
+                    _install_once(tmp, pch)
                     done[headers] = pch
                 except OSError:
                     continue
@@ -331,7 +407,7 @@ def _start_pch(ci, root: str, headers: tuple[str, ...], defines: tuple[str, ...]
     try:
         if headers:
             os.makedirs(os.path.dirname(prelude), exist_ok=True)
-            _write_whole(prelude, _PRELUDE + "".join(f"#include <{h}>\n" for h in headers))
+            _write_once(prelude, _PRELUDE + "".join(f"#include <{h}>\n" for h in headers))
         job = json.dumps([prelude, tmp, clang_env.args(_includes(root), header=True, extra=_PCH_FLAGS + extra),
                           os.path.dirname(os.path.dirname(os.path.abspath(ci.__file__))), list(_PCH_OPTIONS)])
         child = subprocess.Popen([sys.executable, "-c", _PCH_CHILD, job], stdin=subprocess.DEVNULL,
@@ -447,13 +523,26 @@ def parse(path: str, text: str, defines: tuple[str, ...] = (), check=lambda: Non
     args = clang_env.args(includes, extra=tuple(extra))
     unsaved = [(path, text)] + ([] if on_disk else list(_overlay_files(root).items()))
     check()
+    # excludeDecls: the translation unit's children are the file's own declarations (and its headers'), not the
+    # precompiled prelude's thousands, which the walk would only skip one by one
+    parse = ci.Index.create(excludeDecls=True).parse
+    options = ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
     try:
-        # excludeDecls: the translation unit's children are the file's own declarations (and its headers'), not
-        # the precompiled prelude's thousands, which the walk would only skip one by one
-        tu = ci.Index.create(excludeDecls=True).parse(path, args=args, unsaved_files=unsaved,
-                                                      options=ci.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD)
+        tu = parse(path, args=args, unsaved_files=unsaved, options=options)
     except ci.TranslationUnitLoadError as e:
-        raise Unparsed(f"libclang could not parse it ({e})") from None
+        if not pch:
+            raise Unparsed(f"libclang could not parse it ({e})") from None
+        # A precompiled prelude libclang could not load (before _building and _write_once, two scans filling an
+        # empty cache at once failed so about one run in two): the file again with the prelude's text, which
+        # costs seconds, never the scan.
+        at = extra.index("-include-pch")  # as a scan without a precompiled prelude parses it
+        extra[at:at + 2] = ["-include", os.path.join(root, "prelude.h")]
+        args = clang_env.args(includes, extra=tuple(extra))
+        check()
+        try:
+            tu = parse(path, args=args, unsaved_files=unsaved, options=options)
+        except ci.TranslationUnitLoadError as e:
+            raise Unparsed(f"libclang could not parse it ({e})") from None
     check()
     fatal = [d for d in tu.diagnostics if d.severity >= ci.Diagnostic.Fatal]
     if fatal:
