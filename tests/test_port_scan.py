@@ -117,16 +117,18 @@ print("scanned")
 
 
 @pytest.mark.slow
-def test_two_scans_filling_an_empty_cache_at_once(tmp_path) -> None:
-    """Two processes scan grid.cpp (its shared header: torch/script.h) at once with an empty cache: both build or
-    wait for the precompiled preludes and parse. Before the lock and the write-once headers one of the two failed
-    "Error parsing translation unit" in about one run of two (the same test's race in a parallel CI run)."""
+@pytest.mark.parametrize("stagger", [0.2, 0.35, 0.5, 0.65])
+def test_two_scans_filling_an_empty_cache_at_once(tmp_path, stagger: float) -> None:
+    """Two processes scan grid.cpp (its shared header: torch/script.h) at once with an empty cache, the second
+    `stagger` seconds after the first: both build or wait for the precompiled preludes and parse. Before the lock
+    and the write-once headers one of the two failed "Error parsing translation unit" in about one pair in six
+    (by hand at eded357, staggers of 0.1 to 0.9 s), and the same race failed a parallel CI run."""
     pytest.importorskip("clang.cindex", reason="needs libclang (the `port` extra)")
     path = os.path.join(ROOT, "tests", "port_ext", "torch_cluster", "csrc", "grid.cpp")
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
     first = subprocess.Popen([sys.executable, "-c", _SCAN_GRID, path], env=env, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
-    time.sleep(0.2)
+    time.sleep(stagger)
     second = subprocess.run([sys.executable, "-c", _SCAN_GRID, path], env=env, capture_output=True, text=True)
     out, err = first.communicate()
     for proc_out, proc_err in ((out, err), (second.stdout, second.stderr)):
