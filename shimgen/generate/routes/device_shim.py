@@ -78,26 +78,7 @@ class DeviceShim(CShimRoute):
         return shipped[-1] if shipped else None
 
     def shims(self, w: Wrapper, plan: Plan) -> list[ShimVersion]:
-        """The op's device shims whose C signature is the one the table gives the yaml's schema (taking its
-        first `nargs` arguments), each from the first release an extension may call it (declared and
-        exported), oldest first."""
-        data = device_shims.load()
-        op = w.op
-        n_all = len(sig_c.c_arguments(op))
-        result = []
-        for s in data.of(op.name, self.device):
-            since = next((r for r in data.releases if r >= s.since and data.usable(s.function, r)), None)
-            if since is None:
-                continue
-            for nargs in range(n_all, -1, -1):
-                try:
-                    ours = sig_c.build(op, plan.table, nargs)
-                except Refusal:
-                    break
-                if device_shims.c_types(ours.params) == device_shims.c_types(s.params):
-                    result.append(ShimVersion(replace(ours, function=s.function, version=s.version), since, True))
-                    break
-        return sorted(result, key=lambda sv: (sv.since, sv.shim.version))
+        return shims_of(w.op, plan.table, self.device)
 
     def forms(self, w: Wrapper, plan: Plan) -> tuple[Variant, ...]:
         """The namespaced wrapper's forms over the releases, merged into ranges as sig_cpp merges a wrapper's."""
@@ -185,6 +166,28 @@ class DeviceShim(CShimRoute):
         return {self.header: render("ops_device.h.j2", banner=plan.banner, device=self.device,
                                     shim_header=f"torch/csrc/inductor/aoti_torch/generated/c_shim_{self.device}.h",
                                     library=LIBRARIES[self.device], wrappers=units)}
+
+
+def shims_of(op, table, device: str) -> list[ShimVersion]:
+    """The op's `device` shims whose C signature is the one the table gives the yaml's schema (taking its first
+    `nargs` arguments), each from the first release an extension may call it (declared and exported), oldest
+    first."""
+    data = device_shims.load()
+    n_all = len(sig_c.c_arguments(op))
+    result = []
+    for s in data.of(op.name, device):
+        since = next((r for r in data.releases if r >= s.since and data.usable(s.function, r)), None)
+        if since is None:
+            continue
+        for nargs in range(n_all, -1, -1):
+            try:
+                ours = sig_c.build(op, table, nargs)
+            except Refusal:
+                break
+            if device_shims.c_types(ours.params) == device_shims.c_types(s.params):
+                result.append(ShimVersion(replace(ours, function=s.function, version=s.version), since, True))
+                break
+    return sorted(result, key=lambda sv: (sv.since, sv.shim.version))
 
 
 @dataclass(frozen=True)

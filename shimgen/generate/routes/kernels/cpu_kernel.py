@@ -22,12 +22,11 @@ derivative, no out= autograd check), so a call in grad mode computes too. How ea
 
 from __future__ import annotations
 
-from shimgen.base.errors import Refusal
-from shimgen.facts import libtorch_device_shims as device_shims
 from shimgen.generate.cpp_model import Variant, Wrapper
 from shimgen.generate.parse import Op
 from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
+from shimgen.generate.routes.device_shim import shims_of
 from shimgen.generate.routes.kernels import Kernel, register
 from shimgen.generate.routes.kernels.common import (CARRIED, LISTS_CROSS, guarded_body, guarded_form,
                                                     overlay_shim_serves, proven)
@@ -36,18 +35,11 @@ from shimgen.generate.signatures import c as sig_c
 
 
 def _shim(via: Op, level, plan: Plan) -> str | None:
-    """The CPU C shim of overload `via` an extension targeting `level` may call (declared and exported) whose C
-    signature is the one the table gives via's schema, or None."""
-    data = device_shims.load()
-    usable = [s for s in data.of(via.name, "cpu") if s.since <= level and data.usable(s.function, level)]
-    if not usable:
-        return None
-    try:
-        ours = sig_c.build(via, plan.table)
-    except Refusal:
-        return None
-    shim = usable[-1]
-    return shim.function if device_shims.c_types(ours.params) == device_shims.c_types(shim.params) else None
+    """The CPU C shim of overload `via` an extension targeting `level` may call, taking every argument with the C
+    signature the table gives via's schema (routes/device_shim.py shims_of), or None."""
+    n_all = len(sig_c.c_arguments(via))
+    usable = [sv for sv in shims_of(via, plan.table, "cpu") if sv.since <= level and sv.shim.nargs == n_all]
+    return usable[-1].shim.function if usable else None
 
 
 def _shim_call(op: Op, function: str, plan: Plan, names: dict[str, str]) -> list[str]:
