@@ -270,11 +270,13 @@ def gone_notes(plan: Plan) -> list[str]:
 
 def build(op: Op, plan: Plan) -> Wrapper:
     # The world without the overlay takes the overlay world's wrapper (same leaky_str) where none of its forms takes
-    # an overlay route and the op lowers its numbers nowhere: variant_at then answers every release of it as the
-    # overlay world did (the routes it drops won nowhere), so its variants would be the same, rebuilt.
+    # an overlay route, the op lowers its numbers nowhere and calls no other wrapper by a fact (whose route may be
+    # the overlay's there: _foreach_norm's linalg_vector_norm at 2.13): variant_at then answers every release of it
+    # as the overlay world did (the routes it drops won nowhere), so its variants would be the same, rebuilt.
     built = plan.per_op(("built",), dict)
     key = (op.name, plan.world.leaky_str)
-    if plan.share_across_worlds and not plan.world.overlay and not scalars.targets(op.name):
+    if (plan.share_across_worlds and not plan.world.overlay and not scalars.targets(op.name)
+            and not scalars.vias(op.name)):
         wide = built.get((True, *key))
         if wide is not None and wide.op is op and not any(v.route.overlay for v in wide.variants):
             return wide
