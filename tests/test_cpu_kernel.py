@@ -21,7 +21,8 @@ from tests.cxx import build_so
 TARGET_2_10 = "0x020a000000000000"
 ROWS = ["baddbmm.default", "baddbmm_.default", "baddbmm.out", "addmv.default", "addmv_.default", "addmv.out",
         "histc.default", "histc.out", "scatter_reduce.two", "scatter_reduce_.two", "scatter_reduce.two_out",
-        "index_reduce.default", "index_reduce_.default", "index_reduce.out", "searchsorted.Tensor"]
+        "index_reduce.default", "index_reduce_.default", "index_reduce.out", "searchsorted.Tensor",
+        "_addmm_activation.default", "_addmm_activation.out"]
 
 CALLS = r"""
 #include <torch/csrc/stable/library.h>
@@ -61,7 +62,16 @@ Tensor k_searchsorted(Tensor seq, Tensor v, bool right, std::string side) {
   return side.empty() ? ts::searchsorted(seq, v, false, right) : ts::searchsorted(seq, v, false, right, side);
 }
 
+Tensor k_addmm_act(Tensor s, Tensor a, Tensor b, double beta, double alpha, bool gelu) {
+  return ts::_addmm_activation(s, a, b, beta, alpha, gelu);
+}
+Tensor k_addmm_act_out(Tensor s, Tensor a, Tensor b, double beta, double alpha, bool gelu, Tensor o) {
+  return ts::_addmm_activation_out(o, s, a, b, beta, alpha, gelu);
+}
+
 STABLE_TORCH_LIBRARY(NS, m) {
+  m.def("addmm_act(Tensor s, Tensor a, Tensor b, float beta, float alpha, bool gelu) -> Tensor");
+  m.def("addmm_act_out(Tensor s, Tensor a, Tensor b, float beta, float alpha, bool gelu, Tensor(a!) o) -> Tensor(a!)");
   m.def("baddbmm(Tensor s, Tensor a, Tensor b, float beta, float alpha) -> Tensor");
   m.def("baddbmm_(Tensor(a!) s, Tensor a, Tensor b, float beta, float alpha) -> Tensor(a!)");
   m.def("baddbmm_out(Tensor s, Tensor a, Tensor b, float beta, float alpha, Tensor(a!) o) -> Tensor(a!)");
@@ -79,6 +89,8 @@ STABLE_TORCH_LIBRARY(NS, m) {
 }
 
 STABLE_TORCH_LIBRARY_IMPL(NS, CompositeImplicitAutograd, m) {
+  m.impl("addmm_act", TORCH_BOX(&k_addmm_act));
+  m.impl("addmm_act_out", TORCH_BOX(&k_addmm_act_out));
   m.impl("baddbmm", TORCH_BOX(&k_baddbmm));
   m.impl("baddbmm_", TORCH_BOX(&k_baddbmm_));
   m.impl("baddbmm_out", TORCH_BOX(&k_baddbmm_out));
@@ -108,13 +120,15 @@ def test_the_rows_name_the_cpu_kernel_and_are_proven() -> None:
 
 
 def test_each_rows_shim_is_declared_as_libtorch_declares_it() -> None:
-    """kernels/cpu_kernel.h declares the CPU C shims its rows call (C linkage, in shimgen::detail): each with the
-    parameters libtorch's c_shim_cpu.h gives it (data/device_shims.json), so a new row names its shim there too."""
+    """kernels/cpu_kernel.h declares the CPU C shims its rows call (C linkage, in shimgen::detail; one another
+    section declares already is that section's): each with the parameters libtorch's c_shim_cpu.h gives it
+    (data/device_shims.json), so a new row names its shim there too."""
     import json
     import re
     from importlib import resources
 
-    text = " ".join(resources.files("shimgen").joinpath("cxx/kernels/cpu_kernel.h").read_text().split())
+    kernels_dir = resources.files("shimgen").joinpath("cxx/kernels")  # a name has one home: any section's
+    text = " ".join(" ".join(f.read_text() for f in kernels_dir.iterdir() if f.name.endswith(".h")).split())
     shims = json.loads(resources.files("shimgen").joinpath("data/device_shims.json").read_text())["shims"]
     rows = {op: r for op, r in scalars.load().kernel_compositions.items() if r["kernel"] == "cpu_kernel"}
     assert set(ROWS) <= set(rows)
@@ -161,6 +175,25 @@ def raises(call, text):
 g = torch.Generator().manual_seed(0)
 def r(*shape, dtype=torch.float32):
     return (torch.randn(*shape, generator=g, dtype=torch.float64) * 3).to(dtype)
+
+# _addmm_activation (a linear layer's bias, matmul and relu or gelu in one kernel): every form, and under autocast
+for dtype in (torch.float32, torch.float64, torch.bfloat16):
+    for (ss, s1, s2) in [((3, 5), (3, 4), (4, 5)), ((48,), (64, 32), (32, 48))]:
+        s, a, b = r(*ss, dtype=dtype), r(*s1, dtype=dtype), r(*s2, dtype=dtype)
+        for beta, alpha, gelu in ((1.0, 1.0, False), (0.5, 0.125, True), (0.0, 2.0, True)):
+            want = torch._addmm_activation(s, a, b, beta=beta, alpha=alpha, use_gelu=gelu)
+            assert same(ops.addmm_act(s, a, b, beta, alpha, gelu), want), (dtype, ss, beta, alpha, gelu)
+            o, p = torch.empty(0, dtype=dtype), torch.empty(0, dtype=dtype)
+            torch._addmm_activation(s, a, b, beta=beta, alpha=alpha, use_gelu=gelu, out=o)
+            assert same(ops.addmm_act_out(s, a, b, beta, alpha, gelu, p), o)
+with torch.autocast("cpu", dtype=torch.bfloat16):
+    s, a, b = r(5), r(3, 4), r(4, 5)
+    assert same(ops.addmm_act(s, a, b, 1.0, 1.0, True), torch._addmm_activation(s, a, b, use_gelu=True))
+w = r(4, 5, dtype=torch.float64).requires_grad_()
+raises(lambda: ops.addmm_act(r(5, dtype=torch.float64), r(3, 4, dtype=torch.float64), w, 1.0, 1.0, False),
+       "autograd would record the call")
+raises(lambda: ops.addmm_act_out(r(5, dtype=torch.float64), r(3, 4, dtype=torch.float64), w, 1.0, 1.0, False,
+                                 torch.empty(0, dtype=torch.float64)), "autograd would record the call")
 
 for threads in (1, 2):
     torch.set_num_threads(threads)

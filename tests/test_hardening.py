@@ -240,13 +240,13 @@ def test_bare_name_with_nothing_callable_is_an_error(tmp_path) -> None:
     out = tmp_path / "o"
     assert run("--ops", "add", "--out", str(out)).returncode == 0
     before = snapshot(out)
-    for ops in ["_foreach_add", "qscheme"]:
+    for ops in ["histogramdd", "qscheme"]:
         proc = run("--ops", ops, "--out", str(out))
         assert_one_line_error(proc, "op " + ops)
         assert snapshot(out) == before  # never an empty surface written over the old one
-    proc = run("--ops", "add,_foreach_add", "--out", str(out))  # other ops produce output: notes only
+    proc = run("--ops", "add,histogramdd", "--out", str(out))  # other ops produce output: notes only
     assert proc.returncode == 0, proc.stderr
-    assert "shimgen: note: op _foreach_add.List" in proc.stderr
+    assert "shimgen: note: op histogramdd.TensorList_bins" in proc.stderr
 
 
 # ---- the CLI's failure paths ------------------------------------------------------------------------------------

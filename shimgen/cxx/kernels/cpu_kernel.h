@@ -8,7 +8,8 @@
 // route's `autocast`), and a call autograd would record refused ----
 
 /// libtorch's CPU C shims the rows call, as its c_shim_cpu.h declares them
-/// (functions with C linkage: one declaration names each in every scope).
+/// (functions with C linkage: one declaration names each in every scope; a
+/// shim another section declares already is declared there alone).
 extern "C" {
 AOTI_TORCH_EXPORT AOTITorchError aoti_torch_cpu_baddbmm_out(
     AtenTensorHandle out,

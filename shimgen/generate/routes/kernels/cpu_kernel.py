@@ -1,4 +1,4 @@
-"""Kernel `cpu_kernel` (baddbmm, addmv, histc and their in-place and out= forms): an op libtorch ships no C shim for,
+"""Kernel `cpu_kernel` (baddbmm, addmv, histc, _addmm_activation and their in-place and out= forms): an op libtorch ships no C shim for,
 whose Scalar no released boxed dispatcher carries, computed on CPU tensors by aten's own CPU kernel through
 libtorch's CPU C shim of the row's `via` (aoti_torch_cpu_*, which every release 2.9-2.15 exports:
 data/device_shims.json). That is the kernel aten's dispatcher reaches for such a call; the wrapper first does what
@@ -11,7 +11,10 @@ shim's double changes what aten computes there) and numbers the double would cha
 
 Row keys: `via`, the overload whose CPU shim computes; `form`: `inplace` or `out`; `same_dtype`: out must have the
 result's dtype (aten's structured out= check); `no_gradient`: aten's result never requires grad (histc: no
-derivative, no out= autograd check), so a call in grad mode computes too. How each form computes:
+derivative, no out= autograd check), so a call in grad mode computes too; `no_derivative`: aten records the call
+with a backward that raises (_addmm_activation: no derivative, so its out= form has no autograd check either and
+leaves out requiring grad), so a call autograd would record is refused by name, the out= form's too, where aten's
+out= error would otherwise come first. How each form computes:
 - an out= shim (`via` baddbmm.out): the functional into a new tensor (aten's empty({0}, self.options())); in place,
   into a copy of self in self's layout with out and self that copy (as aten computes in self), then written into
   self by aten::copy_ under aten's in-place rules (kernels/compositions.h assign_inplace); out=, into out itself
@@ -152,9 +155,10 @@ class CpuKernel(Kernel):
         refusals = [f'if (!({c})) {{\nshimgen::detail::refuse("{w.op.name}", "{name}", {name}, '
                     '"libtorch\'s CPU C shim carries it as a double, which changes what aten computes");\n}'
                     for name, c in checks]
-        # an out= call autograd would record is aten's own error (its out= rule) before the kernel's refusal
+        # an out= call autograd would record is aten's own error (its out= rule) before the kernel's refusal; an op
+        # with no derivative has no such rule (aten computes, out then requiring grad): the kernel's refusal alone
         autograd = ([f'shimgen::detail::check_out_autograd("{w.op.name}", {{{listed}}});']
-                    if form == "out" and differentiable else [])
+                    if form == "out" and differentiable and not rule.get("no_derivative") else [])
         check = [f'shimgen::detail::cpu_kernel_check("{w.op.name}", {{{listed}}}, '
                  f'{"true" if differentiable else "false"});']
         # numbers cross as doubles, which integer tensors do not hold as aten's Scalar does
@@ -194,7 +198,8 @@ class CpuKernel(Kernel):
 
     def prover_spec(self, rule: dict, out: str) -> dict:
         return {"prover": self.prover, "via": rule["via"], "form": rule.get("form", ""),
-                "no_gradient": bool(rule.get("no_gradient")), "argument": rule.get("argument")}
+                "no_gradient": bool(rule.get("no_gradient")), "no_derivative": bool(rule.get("no_derivative")),
+                "argument": rule.get("argument")}
 
 
 register(CpuKernel())

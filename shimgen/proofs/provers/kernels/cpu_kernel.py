@@ -18,12 +18,14 @@ from worker_common import ATEN_RAISES, Refused, Tally, aten, outcome, run, same
 # the functional overload's arguments by `via` (its schema's order): the tensors, then the numbers
 TENSORS = {"baddbmm.out": ("self", "batch1", "batch2"), "addmv.default": ("self", "mat", "vec"),
            "histc.default": ("self",), "scatter_reduce.two_out": ("self", "index", "src"),
-           "index_reduce.default": ("self", "index", "source"), "searchsorted.Tensor": ("sorted_sequence", "self")}
+           "index_reduce.default": ("self", "index", "source"), "searchsorted.Tensor": ("sorted_sequence", "self"),
+           "_addmm_activation.default": ("self", "mat1", "mat2")}
 # its Scalar arguments (they cross the shim as doubles), by `via`
-SCALARS = {"baddbmm.out": ("beta", "alpha"), "addmv.default": ("beta", "alpha"), "histc.default": ("min", "max")}
+SCALARS = {"baddbmm.out": ("beta", "alpha"), "addmv.default": ("beta", "alpha"), "histc.default": ("min", "max"),
+           "_addmm_activation.default": ("beta", "alpha")}
 RELEASE = tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
 # the op autocast casts to its lower precision (the row's `lower_precision`: the operand probed)
-LOWER = {"baddbmm.default": "batch1"}
+LOWER = {"baddbmm.default": "batch1", "_addmm_activation.default": "mat1"}
 
 
 def _exact(n, floating):
@@ -46,7 +48,7 @@ def cpu_kernel(op, s, args, out=None):
         every = tensors + ([out] if out is not None else [])
         if any(t.device.type != "cpu" for t in every) or (differentiable and recorded):
             raise Refused("the dispatcher's str leaks before libtorch 2.14")
-    if form == "out" and differentiable and recorded:
+    if form == "out" and differentiable and recorded and not s.get("no_derivative"):
         raise RuntimeError(f"out= and an input requires grad {ATEN_RAISES}")
     probe = LOWER.get(op)
     if probe is not None:  # addbmm_loop.h autocast_target, autocast_like
@@ -74,6 +76,17 @@ def cpu_kernel(op, s, args, out=None):
                 for k, v in args.items()}
     doubles = {k: float(v) for k, v in numbers.items()}
     call = {**resolved, **doubles}
+    with torch.autocast("cpu", enabled=False):  # the shim calls at::cpu::, beneath autocast (cast above, by LOWER)
+        if via.endswith("out") or (form == "inplace" and not args["self"].is_contiguous()):
+            return _shim_form(via, form, call, resolved, args, tensors, out)
+        with torch.no_grad():  # a functional shim is beneath autograd too: its result records nothing
+            result = aten(via)(**call)
+        return _shim_form(via, form, call, resolved, args, tensors, out, result)
+
+
+def _shim_form(via, form, call, resolved, args, tensors, out, result=None):
+    """The shim's call and the row's form (in place, out=, functional) around it; `result`: a functional shim's,
+    computed beneath autograd."""
     if via.endswith("out"):  # an out= shim (x.out, x.y_out)
         if form == "out":  # the shim into out itself (a negative or conjugate out refused)
             if out.is_neg() or out.is_conj():
@@ -88,7 +101,8 @@ def cpu_kernel(op, s, args, out=None):
     else:
         if form == "inplace" and not args["self"].is_contiguous():
             raise Refused("a strided self")
-        result = aten(via)(**call)
+        if result is None:
+            result = aten(via)(**call)
     if form == "inplace":  # compositions.h assign_inplace
         self = args["self"]
         if not can_cast(result.dtype, self.dtype):
@@ -203,6 +217,20 @@ def _addmv_cases():
                 {"beta": beta, "alpha": alpha}, i * 31 + j, j % 3 == 1
 
 
+def _addmm_activation_cases():
+    """addmm's shapes (a broadcast and a 0-dim self, gemm sizes, empty and mismatched operands), relu and gelu."""
+    shapes = [((3, 5), (3, 4), (4, 5)), ((5,), (3, 4), (4, 5)), ((), (3, 4), (4, 5)), ((1, 5), (3, 4), (4, 5)),
+              ((64, 48), (64, 32), (32, 48)), ((0, 5), (0, 4), (4, 5)), ((3, 5), (3, 0), (0, 5)),
+              ((3, 5), (3, 4), (3, 5))]
+    numbers = [(1, 1), (0.5, 2.0), (0, 1), (2, -3), (0.1, 0.125), (float("nan"), 1), (1, 2**53 + 1)]
+    for i, (ss, s1, s2) in enumerate(shapes):
+        for j, (beta, alpha) in enumerate(numbers):
+            for gelu in (False, True):
+                yield f"{ss} {s1} {s2} beta {beta!r} alpha {alpha!r} gelu {gelu}", \
+                    {"self": ss, "mat1": s1, "mat2": s2}, {"beta": beta, "alpha": alpha, "use_gelu": gelu}, \
+                    i * 31 + j, j % 3 == 1
+
+
 def _histc_cases():
     shapes = [(1000,), (7, 9), (), (0,), (4096, 3)]
     numbers = [(100, 0, 0), (10, -2, 2), (7, -1.5, 3.25), (1, 0, 0), (5, 2, -2), (0, 0, 1), (16, 0.1, 0.9),
@@ -215,7 +243,7 @@ def _histc_cases():
 
 CASES = {"baddbmm.out": _baddbmm_cases, "addmv.default": _addmv_cases, "histc.default": _histc_cases,
          "scatter_reduce.two_out": _scatter_reduce_cases, "index_reduce.default": _index_reduce_cases,
-         "searchsorted.Tensor": _searchsorted_cases}
+         "searchsorted.Tensor": _searchsorted_cases, "_addmm_activation.default": _addmm_activation_cases}
 DTYPES = (torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.complex64, torch.int64)
 
 
@@ -276,6 +304,9 @@ def prove_cpu_kernel(op, s):
                                 r = call(mine, args)
                                 return r.detach(), tuple(r.stride()), None
 
+                        if _unset(via, numbers, dtype, autocast):
+                            unstable.append(label)
+                            continue
                         if form == "out":
                             want = run(lambda: one(False))
                             again = run(lambda: one(False))
@@ -303,6 +334,14 @@ def prove_cpu_kernel(op, s):
     report = t.report()
     report["aten_unstable"] = len(unstable)
     return report
+
+
+def _unset(via, numbers, dtype, autocast):
+    """Does aten's result hold memory it never wrote? bfloat16 and half baddbmm (autocast's too) with beta 0 and
+    alpha 0 takes mkldnn's path, which leaves the output unset: two aten calls differ, or agree by chance, so the
+    case is not compared whatever a pair of calls shows."""
+    reduced = autocast or dtype in (torch.bfloat16, torch.float16)
+    return via == "baddbmm.out" and reduced and numbers.get("beta") == 0 and numbers.get("alpha") == 0
 
 
 def _functional(op):
