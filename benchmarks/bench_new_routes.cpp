@@ -23,6 +23,8 @@
 #include <ATen/ops/_add_relu.h>
 #include <ATen/ops/add.h>
 #include <ATen/ops/baddbmm.h>
+#include <ATen/ops/_addmm_activation.h>
+#include <ATen/ops/_foreach_add.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/linalg_matrix_norm.h>
 #include <ATen/ops/renorm.h>
@@ -143,6 +145,10 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return at::baddbmm(t3, t3, t3, 1, 0.125); }));
   at::Tensor r_s = t.clone();
   ns.push_back(ns_per_call(iters, [&] { return r_s.scatter_reduce_(0, index, t, "amax", false); }));
+  ns.push_back(ns_per_call(iters, [&] { return at::_addmm_activation(t, t, t, 1, 1, true); }));
+  // ---- kernel foreach, a functional op: aten's CPU slow path (add.Scalar on each of 4 tensors) ----
+  const std::vector<at::Tensor> t4{t, t, t, t};
+  ns.push_back(ns_per_call(iters, [&] { return at::_foreach_add(t4, 1.5); }));
 #else
   namespace ts = torch::stable;
   ns.push_back(ns_per_call(iters, [&] { return ts::add(x, x); }));
@@ -210,6 +216,10 @@ std::vector<double> bench(Tensor x, int64_t iters) {
   ns.push_back(ns_per_call(iters, [&] { return ts::baddbmm(x3, x3, x3, 1, 0.125); }));
   Tensor r_s = ts::clone(x);
   ns.push_back(ns_per_call(iters, [&] { return ts::scatter_reduce_(r_s, 0, index, x, "amax", false); }));
+  ns.push_back(ns_per_call(iters, [&] { return ts::_addmm_activation(x, x, x, 1, 1, true); }));
+  // ---- kernel foreach, a functional op: add.Scalar's wrapper on each of 4 tensors ----
+  const std::vector<Tensor> x4{x, x, x, x};
+  ns.push_back(ns_per_call(iters, [&] { return ts::_foreach_add(x4, 1.5); }));
 #endif
   return ns;
 }

@@ -43,6 +43,8 @@ the overlay build as it was before the overlay only added forms (overlay_ties_to
 | add(i64, x) | equivalent: the subtract shim, alpha as a double where any operand is floating (refused before) | shimgen's add.Tensor shim |
 | baddbmm(x3, x3, x3, 1, 0.125) | kernel cpu_kernel: autocast probe, records_grad, resolve_neg/conj, new_empty, libtorch's CPU C shim | shimgen's baddbmm shim |
 | scatter_reduce_(r, 0, i, x, "amax", false) | kernel cpu_kernel (a str on 2.10-2.13): records_grad, resolve_neg/conj, clone, the CPU C shim, copy_ | shimgen's scatter_reduce_.two shim |
+| _addmm_activation(x, x, x, 1, 1, true) | kernel cpu_kernel: autocast probe, records_grad, resolve_neg/conj, libtorch's CPU C shim | shimgen's _addmm_activation shim |
+| _foreach_add({x, x, x, x}, 1.5) | kernel foreach: add.Scalar's wrapper on each tensor, results collected | the same kernel over shimgen's add.Scalar shim (no shim returns a Tensor[]) |
 
 `--no-grad` runs the calls with grad mode off (the out= and in-place compositions skip their autograd checks).
 """
@@ -74,14 +76,14 @@ CALLS = ["add(x, y)", "pow(x, 2)", "std(x, {1})", 'gelu(x, "tanh")', "addmm(x, x
          "cumul_trapezoid", "legendre_p(x, 3)", "subcmul(x, x, 0.5)",
          "_pad_packed_seq", "isin(0.5, x)", "matrix_norm(x, 2)", "renorm(x,2,0,1.0)", "matrix_norm_out",
          "_add_relu_out(o,x,x)", "searchsorted_out", "add(i64, x)", "baddbmm(x,x,x,1,.125)",
-         "scatter_reduce_ amax"]
+         "scatter_reduce_ amax", "_addmm_act(gelu)", "_foreach_add(4x,1.5)"]
 OPS = ["add", "pow", "std", "gelu", "mul", "addmm", "threshold_backward", "add_", "clone", "gt", "where", "hardtanh",
        "hardshrink", "sort", "flatten", "searchsorted", "linspace", "constant_pad_nd", "zeros_like", "scatter",
        "threshold_", "ones_like", "arange", "linalg_vector_norm", "linalg_norm", "sqrt", "reciprocal", "rsqrt",
        "elu_backward", "sub", "_add_relu", "clamp", "norm", "dist", "trapezoid", "cumulative_trapezoid",
        "special_legendre_polynomial_p", "_test_serialization_subcmul", "_pad_packed_sequence", "isin", "full",
        "contiguous", "new_empty", "slice", "view", "copy_", "transpose", "linalg_matrix_norm", "renorm", "select",
-       "baddbmm", "scatter_reduce_"]
+       "baddbmm", "scatter_reduce_", "_addmm_activation", "_foreach_add"]
 TORCH = vbuild.find_torch()
 
 

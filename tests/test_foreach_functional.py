@@ -3,7 +3,8 @@
 Tensor[] result has no C shim, so the wrapper computes them as aten's CPU kernel (its slow path) does, the
 functional op on each element in order, its results collected. One extension built at target 2.10 is compared with
 aten bit for bit, gradients included, on the installed torch and on 2.10.0, 2.14.1 and 2.15.0 where their venvs are
-found.
+found. A tensor on another device is refused by name: aten's CUDA foreach kernels are fused multi-tensor ones, which
+the composition is not proven equal to (no GPU here).
 
 Left out, each for a reason its kernel's docstring or this test names: `_foreach_add.Tensor` (aten's own backward
 raises "inconsistent range for TensorList output" once its 0-dim `other` requires grad, where the composition's
@@ -229,6 +230,10 @@ raises(lambda: torch._foreach_add([], 1.0), "at least one tensor")
 a = lists([torch.float32, torch.float32], 3)
 raises(lambda: ops.add_list(a, a[:1], 1.0), "as many elements")
 raises(lambda: ops.norm_ord(a, 1.0), "shimgen:")
+# another device (meta here; CUDA alike): aten's CUDA foreach kernels are fused ones, not proven equal
+m = [torch.empty(3, device="meta")]
+raises(lambda: ops.add_scalar(m, 1.0), "shimgen: _foreach_add.Scalar: a tensor is not on the CPU")
+raises(lambda: ops.step_(m, m, 0.01), "shimgen: _foreach_mul_.Scalar: a tensor is not on the CPU")
 
 # gradients: float64 leaves through the composition equal aten's
 def grads(call, n):

@@ -2,7 +2,8 @@
 aten's checks (a non-empty list, lists of one length, a Tensor beside the lists 0-dim); `fixed` gives via's
 parameters the op lacks the values aten's kernel passes (`_foreach_norm`: no dim, keepdim false). An in-place op's `via` is
 in place (`add_.Tensor`); a functional op's is functional (`add.Tensor`), its results returned in order, as aten's
-slow path collects them.
+slow path collects them. A tensor not on the CPU is refused by name (kernels/foreach.h foreach_on_cpu): aten's
+CUDA foreach kernels are fused multi-tensor ones, which the composition is not proven equal to.
 
 No row serves the functional `_foreach_maximum`/`_foreach_minimum` with a number: aten computes them as clamp_min
 and clamp_max do, but its derivative gives half the gradient at a tie where clamp_min's gives it whole, and the
@@ -41,7 +42,9 @@ class Foreach(Kernel):
     def describe(self, w: Wrapper, rule: dict) -> list[str]:
         return [f"Route: aten::{rule['via']} on each element in order, as aten's CPU kernel for "
                 f"aten::{w.op.name} does (proven equal, gradients included, on torch "
-                f"{proven(rule)})."] + backward_refusal_doc(rule)
+                f"{proven(rule)}), on CPU tensors: a tensor on another device raises an error naming "
+                f"aten::{rule['via']} (aten's CUDA foreach kernels are fused ones, not proven equal to it)."] + \
+            backward_refusal_doc(rule)
 
     def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         """aten's checks (a non-empty list, lists of one length), then `via`'s wrapper on each element in order."""
@@ -64,6 +67,9 @@ class Foreach(Kernel):
         for name in sorted(set(lists) - {first}):
             lines.append(f'if ({name}.size() != {first}.size()) {{\nshimgen::detail::fail("{w.op.name}", "`{name}` '
                          f'must have as many elements as `{first}` (aten raises)");\n}}')
+        tensors = [p.name if str(p.arg.type) == "Tensor[]" else f"{{{p.name}}}" for p in w.kept(v)
+                   if str(p.arg.type) in ("Tensor[]", "Tensor")]  # on the CPU, where it is proven
+        lines += [f'shimgen::detail::foreach_on_cpu("{w.op.name}", {t}, "{target.name}");' for t in tensors]
         lines += backward_refusal(w, rule, each=True)
         call = f"{target.name}({', '.join(args)})"
         if w.returns == "void":

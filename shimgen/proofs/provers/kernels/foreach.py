@@ -7,7 +7,7 @@ only the standard library, torch and the workers' shared modules beside that dri
 import torch
 
 from mirror_common import refuse_backward, sample
-from worker_common import ATEN_RAISES, aten, outcome, run, same, weights
+from worker_common import ATEN_RAISES, Refused, aten, outcome, run, same, weights
 
 
 def first_list(s):
@@ -34,6 +34,10 @@ def foreach_loop(s, values):
     for a, t in s["types"].items():  # a Tensor beside the lists stands for a number: aten requires it 0-dim
         if t == "Tensor" and values[a].dim() != 0:
             raise RuntimeError(f"must be a 0-dim tensor {ATEN_RAISES}")
+    every = [t for a, t_ in s["types"].items() if t_ in ("Tensor[]", "Tensor")
+             for t in (values[a] if t_ == "Tensor[]" else [values[a]])]
+    if any(t.device.type != "cpu" for t in every):  # kernels/foreach.h foreach_on_cpu
+        raise Refused("a tensor not on the CPU")
     refuse_backward(s["rule"].get("backward_raises"), self, values)
     via = aten(s["via"])
     return [via(**{va: values[fa][i] if fa in lists else values[fa] for va, fa in s["bind"].items()})
