@@ -167,7 +167,8 @@ def quiet_stderr(on: bool):
 # build computes gelu(x), gelu_(x) and gelu_out(out, x) on a contiguous CPU tensor (kernel gelu_addmm), einsum
 # (kernel einsum), div's "floor" and "trunc" and scatter's "add" (kernel str_value) without a str crossing, and raises
 # for the other str calls on 2.10-2.13: ~0 B. elu and softplus (kernel cpu_activation: aten's CPU kernel replicated, no number crossing)
-# computed, in place, into out, and refused (alpha=1e300 is out of float's range): ~0 B.
+# computed, in place, into out, and refused (alpha=1e300 is out of float's range): ~0 B. The rows after the str
+# calls are a number's compositions of this release (kernels cpu_kernel and foreach), measured the same way.
 DEFAULT_CALLS = [("gelu(x)", "ts::gelu(x);"), ('gelu(x, "tanh")', 'ts::gelu(x, "tanh");'),
                  ("gelu_(x)", "ts::gelu_(ts::clone(x));"), ("gelu_out(o, x)", "Tensor o = ts::empty_like(x); "
                                                                           "ts::gelu_out(o, x);"),
@@ -189,7 +190,10 @@ DEFAULT_CALLS = [("gelu(x)", "ts::gelu(x);"), ('gelu(x, "tanh")', 'ts::gelu(x, "
                                               'torch::headeronly::ScalarType::Long), x, "mean");'),
                  ('searchsorted(.., side="right")', 'ts::searchsorted(x, x, false, false, "right");'),
                  ("baddbmm(s, a, b, 1, 0.5)", "ts::baddbmm(ts::view(x, {1, 4, 4}), ts::view(x, {1, 4, 4}), "
-                                              "ts::view(x, {1, 4, 4}), 1, 0.5);")]
+                                              "ts::view(x, {1, 4, 4}), 1, 0.5);"),
+                 ("_addmm_activation(.., true)", "ts::_addmm_activation(x, x, x, 1, 0.5, true);"),
+                 ("_foreach_add({x, x}, 1.5)", "ts::_foreach_add(std::vector<Tensor>{x, x}, 1.5);"),
+                 ("_foreach_norm({x, x})", "ts::_foreach_norm(std::vector<Tensor>{x, x});")]
 _LOOP = """#include <torch/csrc/stable/library.h>
 #include <torch/csrc/stable/ops.h>
 namespace ts = torch::stable;
@@ -241,7 +245,8 @@ def default_build(args) -> int:
                                       "view.default", "elu.default", "softplus.default", "elu_.default", "elu.out",
                                       "softplus.out", "scatter_.reduce", "new_zeros.default",
                                       "scatter_reduce_.two", "index_reduce.default", "searchsorted.Tensor",
-                                      "baddbmm.default"], None, None, gen)
+                                      "baddbmm.default", "_addmm_activation.default", "_foreach_add.Scalar",
+                                      "_foreach_norm.Scalar"], None, None, gen)
         pipeline.write(gen, files)
         for k, (label, call) in enumerate(DEFAULT_CALLS):
             if args.only and not any(label.startswith(o) for o in args.only.split(",")):
