@@ -157,9 +157,12 @@ def _number_rules(w: Wrapper, v: Variant, form: Form) -> list[tuple[dict, str]]:
         # grad / (2 * sqrt(x))): taken only where autograd records nothing
         untracked = f"!shimgen::detail::records_grad({{{tensors}}})"  # asked last: two dispatcher calls
         for kind, cats in sorted(rule["cells"].items()):
-            number = int(value) if kind == "int" else float(value)
-            flag = f"{a}_is_{_identifier(number)}"
-            test = f"is_int({a}, {number})" if kind == "int" else f"is_double({a}, {number!r})"
+            if value == "integer":  # any integer (an integral alpha the kernel converts as aten does)
+                flag, test = f"{a}_is_integer", f"is_integer({a})"
+            else:
+                number = int(value) if kind == "int" else float(value)
+                flag = f"{a}_is_{_identifier(number)}"
+                test = f"is_int({a}, {number})" if kind == "int" else f"is_double({a}, {number!r})"
             mask = sum(1 << SCALAR_TYPE_VALUES[c] for c in cats)
             checks.append((f"const bool {flag} = shimgen::detail::{test};",
                            f"// {', '.join(cats)}",
@@ -227,7 +230,8 @@ def _rule_note(rule: dict) -> str:
     if "kernel" in rule:
         cells = ", ".join(c for cats in rule["cells"].values() for c in cats)
         where = " where autograd records nothing (aten's gradient formula differs)" if rule.get("no_grad") else ""
-        return (f"{rule['argument']} = {rule['value']} on {cells} tensors goes to "
+        number = "an integer" if rule["value"] == "integer" else rule["value"]
+        return (f"{rule['argument']} = {number} on {cells} tensors goes to "
                 f"shimgen::detail::{rule['kernel']}_select{where}, which computes what aten's kernel computes with "
                 f"dispatching aten calls (proven equal on torch {proven}).")
     if rule.get("no_grad"):

@@ -45,13 +45,36 @@ def broadcast_as(t, like):
     return A.type_as.default(A.expand_as.default(t, like), like)
 
 
-def integral_add_select(a, b, subtract):
-    """scalar.h's integral_add_select: mul for the result's layout, diff of the stacked operands, copy_."""
+ALPHA_RANGES = {torch.uint8: ("uint8_t", -255, 255), torch.int8: ("int8_t", -128, 127),
+                torch.int16: ("int16_t", -32768, 32767), torch.int32: ("int", -2**31, 2**31 - 1),
+                torch.int64: ("int64_t", -2**63, 2**63 - 1)}
+
+
+def wrap64(v):
+    """An integer's 64 bits as int64 (two's complement)."""
+    return (v + 2**63) % 2**64 - 2**63
+
+
+def integral_alpha_fits(alpha, dtype, negated):
+    """compositions.h's integral_alpha_fits: aten's conversion of alpha (sub: -alpha, negated in 64 bits, wrapping)
+    to the result dtype (c10's overflows)."""
+    name, lo, hi = ALPHA_RANGES[dtype]
+    v = wrap64(-wrap64(alpha)) if negated else alpha
+    if not lo <= v <= hi:
+        raise RuntimeError(f"value cannot be converted to type {name} without overflow")
+
+
+def integral_add_select(a, b, subtract, alpha=1):
+    """compositions.h's integral_add_select: mul for the result's layout, alpha converted and multiplied into b
+    where it is not 1, diff of the stacked operands, copy_."""
     result = A.mul.Tensor(a, b)
     if result.dtype == torch.bool:
         return A.logical_or.default(a, b)
     x = broadcast_as(a, result)
     y = broadcast_as(b, result)
+    if alpha != 1:
+        integral_alpha_fits(alpha, result.dtype, subtract)
+        y = A.mul.Tensor(y, torch.tensor(wrap64(alpha), dtype=torch.int64).to(result.dtype))
     if not subtract:
         y = A.neg.default(y)
     d = A.diff.default(A.unsqueeze.default(x, 0), 1, 0, A.unsqueeze.default(y, 0), None)
@@ -97,22 +120,31 @@ def prove_kernel_rule(f, r):
     and strides, errors with aten's message."""
     kernel = mirror(r)
     dtypes = sorted({DTYPES[d] for cats in r["cells"].values() for d in cats}, key=str)
-    number = int(r["value"])
+    # `value: integer`: any integer, sampled across every dtype's range and beyond it
+    numbers = INTEGERS if r["value"] == "integer" else [int(r["value"])]
     both_ok, wrong = 0, ""
     shapes = [((3, 4), (3, 4)), ((3, 4), (4,)), ((), (3, 4)), ((3, 4), ()), ((2, 3, 4, 5), (2, 3, 4, 5)),
               ((2, 3, 4, 5), (5,)), ((0, 3), (3,)), ((3, 4), (5,))]
-    for da, db in itertools.product(dtypes, dtypes):
-        for (sa, sb), (la, lb) in itertools.product(shapes, [("c", "c"), ("t", "c"), ("cl", "cl"), ("c", "cl")]):
-            values = {"self": layout_sample(sa, da, 1, la), "other": layout_sample(sb, db, 2, lb),
-                      r["argument"]: number}
-            want = run(lambda: f(**values))
-            got = run(lambda: kernel(*(values[a] if isinstance(a, str) else a for a in r["via_args"])))
-            both_ok += want[0] == got[0] == "ok"
-            agree = same_error_text(want, got) and (want[0] != "ok" or want[1].stride() == got[1].stride())
-            if not agree and not wrong:
-                wrong = f"{da} {db} {sa} {sb} {la}/{lb}: {want[0]} {want[1] if want[0] == 'error' else ''} vs " \
-                        f"{got[0]} {got[1] if got[0] == 'error' else ''}"
+    for number in numbers:
+        layouts = [("c", "c"), ("t", "c"), ("cl", "cl"), ("c", "cl")] if number in numbers[:3] else [("c", "c")]
+        for da, db in itertools.product(dtypes, dtypes):
+            for (sa, sb), (la, lb) in itertools.product(shapes, layouts):
+                values = {"self": layout_sample(sa, da, 1, la), "other": layout_sample(sb, db, 2, lb),
+                          r["argument"]: number}
+                want = run(lambda: f(**values))
+                got = run(lambda: kernel(*(values[a] if isinstance(a, str) else a for a in r["via_args"])))
+                both_ok += want[0] == got[0] == "ok"
+                agree = same_error_text(want, got) and (want[0] != "ok" or want[1].stride() == got[1].stride())
+                if not agree and not wrong:
+                    wrong = f"{da} {db} {sa} {sb} {la}/{lb} {number}: {want[0]} " \
+                            f"{want[1] if want[0] == 'error' else ''} vs {got[0]} {got[1] if got[0] == 'error' else ''}"
     return {"both_ok": both_ok, "wrong": wrong}
+
+
+# the integers a `value: integer` rule is proven on: small ones first (every layout), then each dtype's bounds, one
+# past them, an unsigned byte's negative range, int64's extremes and unsigned 64-bit ones (a uint64 Scalar)
+INTEGERS = [3, -2, 0, 2, -1, 7, 127, 128, -128, -129, 255, 256, -255, -256, 32767, 32768, -32768, -32769,
+            2**31 - 1, 2**31, -2**31, -2**31 - 1, 2**40 + 3, 2**63 - 1, -2**63, 2**63, 2**64 - 1]
 
 
 def main():

@@ -38,6 +38,10 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// aten::add.Tensor takes it. alpha = 1 on Bool, Byte, Char, Short, Int, Long
 /// tensors goes to shimgen::detail::integral_add_select, which computes what
 /// aten's kernel computes with dispatching aten calls (proven equal on
+/// torch 2.9.1, 2.10.0, 2.11.0, 2.12.1, 2.13.0, 2.14.1, 2.15.0). alpha = an
+/// integer on Byte, Char, Short, Int, Long tensors goes to
+/// shimgen::detail::integral_add_select, which computes what aten's kernel
+/// computes with dispatching aten calls (proven equal on
 /// torch 2.9.1, 2.10.0, 2.11.0, 2.12.1, 2.13.0, 2.14.1, 2.15.0).
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor add(
@@ -48,6 +52,12 @@ inline torch::stable::Tensor add(
   // Bool, Byte, Char, Short, Int, Long
   if (alpha_is_1 && shimgen::detail::dtypes_in<2>(0x81f, {&self, &other})) {
     return shimgen::detail::integral_add_select(self, other, false);
+  }
+  const bool alpha_is_integer = shimgen::detail::is_integer(alpha);
+  // Byte, Char, Short, Int, Long
+  if (alpha_is_integer &&
+      shimgen::detail::dtypes_in<2>(0x1f, {&self, &other})) {
+    return shimgen::detail::integral_add_select(self, other, false, alpha);
   }
   if (shimgen::detail::bool_beside_floating(self, other)) {
     const auto common = shimgen::detail::common_dtype(self, other);

@@ -700,6 +700,11 @@ inline bool is_int(const Scalar& s, int64_t v) {
   return s.is_integral() && s.to_int64() == v;
 }
 
+/// Is the number an integer (any, not a bool), given as one?
+inline bool is_integer(const Scalar& s) {
+  return s.is_integral();
+}
+
 /// Is the number `v`, given as a floating-point number?
 inline bool is_double(const Scalar& s, double v) {
   return s.is_floating_point() && s.to_double() == v;

@@ -203,20 +203,71 @@ inline torch::stable::Tensor broadcast_as(
   return tensor_op("aten::type_as", "", expanded, like);
 }
 
+/// aten's conversion of an add's integer alpha to the result's integral dtype
+/// (Scalar::to, c10's overflows): a value the dtype cannot hold raises aten's
+/// own error; an unsigned dtype also takes a negative value its maximum
+/// bounds (uint8: -255..255, `a - b` as `a + 255 * b`). aten's sub is add
+/// with `-alpha` (`negated`), negated as c10::Scalar negates: the integer's
+/// 64 bits, wrapping (an unsigned alpha above int64's range included).
+template <typename = void>
+inline void integral_alpha_fits(
+    const Scalar& alpha,
+    ScalarType t,
+    bool negated) {
+  struct Range {
+    const char* name;
+    int64_t lo;
+    int64_t hi;
+  };
+  Range r{
+      "int64_t",
+      std::numeric_limits<int64_t>::min(),
+      std::numeric_limits<int64_t>::max()};
+  if (t == ScalarType::Byte) {
+    r = {"uint8_t", -255, 255};
+  } else if (t == ScalarType::Char) {
+    r = {"int8_t", -128, 127};
+  } else if (t == ScalarType::Short) {
+    r = {"int16_t", -32768, 32767};
+  } else if (t == ScalarType::Int) {
+    r = {
+        "int",
+        std::numeric_limits<int32_t>::min(),
+        std::numeric_limits<int32_t>::max()};
+  }
+  const bool integral = alpha.kind() == Scalar::Kind::Int ||
+      (negated && alpha.kind() == Scalar::Kind::UInt);
+  const int64_t v = negated
+      ? static_cast<int64_t>(
+            uint64_t(0) - static_cast<uint64_t>(alpha.to_int64()))
+      : alpha.to_int64();
+  if (!integral || v < r.lo || v > r.hi) {
+    std::string text = "value cannot be converted to type ";
+    text += r.name;
+    text += " without overflow";
+    throw std::runtime_error(text);
+  }
+}
+
 /// aten's add (`subtract` false) or sub (true) of two integral or bool
-/// tensors with alpha 1: `a + b` / `a - b` in the result dtype, wrapping on
-/// overflow (number rule `kernel: integral_add`). libtorch carries no
-/// integral alpha (its C shims take a double, which aten refuses for integral
-/// tensors), so: aten::mul gives the result's shape, dtype and strides (the
-/// same TensorIterator as add's, with its errors), aten::diff of the operands
-/// stacked along a new dimension its values (`x - y`, as aten::sub computes;
-/// an add subtracts the negation, exact in two's complement), and copy_
-/// writes them there. bool + bool is aten::logical_or.
+/// tensors with an integer alpha: `a + alpha * b` / `a - alpha * b` in the
+/// result dtype, wrapping on overflow (number rules `kernel: integral_add`:
+/// alpha 1 on integral and bool tensors, any integer alpha on integral ones).
+/// libtorch carries no integral alpha (its C shims take a double, which aten
+/// refuses for integral tensors), so: aten::mul gives the result's shape,
+/// dtype and strides (the same TensorIterator as add's, with its errors), an
+/// alpha other than 1 is converted to the result dtype as aten converts it
+/// (integral_alpha_fits) and multiplies b there (aten::mul by a 0-dim tensor
+/// of that dtype: the product wraps as aten's `alpha * b`), aten::diff of the
+/// operands stacked along a new dimension gives the values (`x - y`, as
+/// aten::sub computes; an add subtracts the negation, exact in two's
+/// complement), and copy_ writes them there. bool + bool is aten::logical_or.
 template <typename = void>
 inline torch::stable::Tensor integral_add_select(
     const torch::stable::Tensor& a,
     const torch::stable::Tensor& b,
-    bool subtract) {
+    bool subtract,
+    const Scalar& alpha = Scalar(1)) {
   torch::stable::Tensor result = tensor_op("aten::mul", "Tensor", a, b);
   if (result.scalar_type() == ScalarType::Bool) {
     return tensor_op("aten::logical_or", "", a, b);
@@ -224,6 +275,11 @@ inline torch::stable::Tensor integral_add_select(
   const torch::stable::Tensor x =
       dim_op("aten::unsqueeze", "", broadcast_as(a, result), 0);
   torch::stable::Tensor y = broadcast_as(b, result);
+  if (!is_int(alpha, 1)) {
+    integral_alpha_fits(alpha, result.scalar_type(), subtract);
+    y = tensor_op(
+        "aten::mul", "Tensor", y, number_tensor(alpha, result.scalar_type()));
+  }
   if (!subtract) {
     y = dispatch_tensors<1>("aten::neg", "", {torch::stable::detail::from(y)});
   }
