@@ -1,8 +1,10 @@
-"""add/sub/subtract/rsub of integral (and, for add, bool) tensors with alpha 1, in an extension linked with
-libtorch alone: the number rule `kernel: integral_add` (data/scalar_facts.yaml) sends them to
-shimgen::detail::integral_add_select (mul for the result's layout, diff of the stacked operands, copy_), where the
-subtract shim's double alpha would make aten raise. Each call is compared with ATen given what the caller wrote:
-values (overflow wraps), dtype, shape and strides, errors; add_ and add.out reach it through their functional."""
+"""add/sub/subtract/rsub of integral (and, for add, bool) tensors with alpha 1, and add/sub of integral tensors with
+any integer alpha, in an extension linked with libtorch alone: the number rules `kernel: integral_add`
+(data/scalar_facts.yaml) send them to shimgen::detail::integral_add_select (mul for the result's layout, alpha
+converted to the result dtype as aten converts it and multiplied into the other operand, diff of the stacked
+operands, copy_), where the subtract shim's double alpha would make aten raise. Each call is compared with ATen
+given what the caller wrote: values (overflow wraps), dtype, shape and strides, errors (an alpha out of the result
+dtype's range raises aten's own message); add_ and add.out reach it through their functional."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ Tensor k_add(Tensor a, Tensor b) { return ts::add(a, b); }
 Tensor k_add_alpha(Tensor a, Tensor b, int64_t alpha) { return ts::add(a, b, alpha); }
 Tensor k_add_double_alpha(Tensor a, Tensor b, double alpha) { return ts::add(a, b, alpha); }
 Tensor k_sub(Tensor a, Tensor b) { return ts::sub(a, b); }
+Tensor k_sub_alpha(Tensor a, Tensor b, int64_t alpha) { return ts::sub(a, b, alpha); }
 Tensor k_subtract(Tensor a, Tensor b) { return ts::subtract(a, b); }
 Tensor k_rsub(Tensor a, Tensor b) { return ts::rsub(a, b); }
 Tensor k_add_(Tensor a, Tensor b) { return ts::add_(a, b); }
@@ -38,6 +41,7 @@ STABLE_TORCH_LIBRARY(intadd, m) {
   m.def("add_alpha(Tensor a, Tensor b, int alpha) -> Tensor");
   m.def("add_double_alpha(Tensor a, Tensor b, float alpha) -> Tensor");
   m.def("sub(Tensor a, Tensor b) -> Tensor");
+  m.def("sub_alpha(Tensor a, Tensor b, int alpha) -> Tensor");
   m.def("subtract(Tensor a, Tensor b) -> Tensor");
   m.def("rsub(Tensor a, Tensor b) -> Tensor");
   m.def("add_(Tensor(a!) a, Tensor b) -> Tensor(a!)");
@@ -49,6 +53,7 @@ STABLE_TORCH_LIBRARY_IMPL(intadd, CPU, m) {
   m.impl("add_alpha", TORCH_BOX(&k_add_alpha));
   m.impl("add_double_alpha", TORCH_BOX(&k_add_double_alpha));
   m.impl("sub", TORCH_BOX(&k_sub));
+  m.impl("sub_alpha", TORCH_BOX(&k_sub_alpha));
   m.impl("subtract", TORCH_BOX(&k_subtract));
   m.impl("rsub", TORCH_BOX(&k_rsub));
   m.impl("add_", TORCH_BOX(&k_add_));
@@ -101,8 +106,10 @@ def _agree(want, got) -> bool:
 def test_the_rule_is_in_the_wrapper(ext) -> None:
     text = open(f"{ext}/torch/csrc/stable/ops/add.h").read()
     assert "shimgen::detail::integral_add_select(self, other, false)" in text
+    assert "shimgen::detail::integral_add_select(self, other, false, alpha)" in text
     doc = " ".join(line.strip()[4:] for line in text.splitlines() if line.strip().startswith("/// "))  # unwrapped
     assert "alpha = 1 on Bool, Byte, Char, Short, Int, Long tensors goes to" in doc
+    assert "alpha = an integer on Byte, Char, Short, Int, Long tensors goes to" in doc
 
 
 @pytest.mark.parametrize("da,db", list(itertools.product(INTS + [torch.bool], INTS + [torch.bool])))
@@ -123,14 +130,33 @@ def test_integral_add_and_sub_are_atens(ext, da, db) -> None:
             assert _agree(want, got), (mine, da, db, sa, sb, transposed, want[0], got[0])
 
 
+ALPHAS = [2, -3, 0, 127, 128, -128, -129, 255, -255, 256, 2**31, 2**40 + 3, 2**63 - 1, -2**63]
+
+
+@pytest.mark.parametrize("da,db", list(itertools.product(INTS, INTS)))
+def test_integer_alphas_are_atens(ext, da, db) -> None:
+    """Any integer alpha: aten's values (the product and the sum wrap), or aten's own overflow error where the result
+    dtype cannot hold alpha (sub: -alpha, so 128 fits int8 there)."""
+    ops = torch.ops.intadd
+    for (sa, sb, transposed), alpha in itertools.product(
+            [((3, 4), (3, 4), False), ((3, 4), (4,), False), ((), (3, 4), False), ((4, 3), (4, 3), True)], ALPHAS):
+        a, b = _sample(sa, da, 1, transposed), _sample(sb, db, 2)
+        for mine, theirs in ((ops.add_alpha, torch.add), (ops.sub_alpha, torch.sub)):
+            want = _outcome(lambda: theirs(a, b, alpha=alpha))
+            got = _outcome(lambda: mine(a, b, alpha))
+            assert _agree(want, got), (mine, da, db, sa, sb, transposed, alpha, want, got[0])
+
+
 def test_other_alphas_keep_their_routes(ext) -> None:
     a, b = _sample((3, 4), torch.int64, 1), _sample((3, 4), torch.int64, 2)
-    with pytest.raises(RuntimeError, match=r"shimgen: add.Tensor: alpha=2"):  # no libtorch route carries it
-        torch.ops.intadd.add_alpha(a, b, 2)
     with pytest.raises(RuntimeError, match="alpha must not be a floating point number"):  # aten's own error
         torch.ops.intadd.add_double_alpha(a, b, 1.0)
+    t, u = _sample((3, 4), torch.bool, 1), _sample((3, 4), torch.int64, 2)
+    with pytest.raises(RuntimeError, match=r"shimgen: add.Tensor: a Bool tensor"):  # bool keeps alpha 1 only
+        torch.ops.intadd.add_alpha(t, u, 2)
     x, y = _sample((3, 4), torch.float32, 1), _sample((3, 4), torch.float32, 2)
     assert torch.equal(torch.ops.intadd.add_alpha(x, y, 1), torch.add(x, y))  # floating: the subtract shim
+    assert torch.equal(torch.ops.intadd.add_alpha(x, y, 3), torch.add(x, y, alpha=3))
 
 
 def test_add_inplace_and_out_reach_it(ext) -> None:
