@@ -28,6 +28,8 @@ Tensor k_add_alpha(Tensor a, Tensor b, int64_t alpha) { return ts::add(a, b, alp
 Tensor k_add_double_alpha(Tensor a, Tensor b, double alpha) { return ts::add(a, b, alpha); }
 Tensor k_sub(Tensor a, Tensor b) { return ts::sub(a, b); }
 Tensor k_sub_alpha(Tensor a, Tensor b, int64_t alpha) { return ts::sub(a, b, alpha); }
+Tensor k_subtract_alpha(Tensor a, Tensor b, int64_t alpha) { return ts::subtract(a, b, alpha); }
+Tensor k_rsub_alpha(Tensor a, Tensor b, int64_t alpha) { return ts::rsub(a, b, alpha); }
 Tensor k_subtract(Tensor a, Tensor b) { return ts::subtract(a, b); }
 Tensor k_rsub(Tensor a, Tensor b) { return ts::rsub(a, b); }
 Tensor k_add_(Tensor a, Tensor b) { return ts::add_(a, b); }
@@ -42,6 +44,8 @@ STABLE_TORCH_LIBRARY(intadd, m) {
   m.def("add_double_alpha(Tensor a, Tensor b, float alpha) -> Tensor");
   m.def("sub(Tensor a, Tensor b) -> Tensor");
   m.def("sub_alpha(Tensor a, Tensor b, int alpha) -> Tensor");
+  m.def("subtract_alpha(Tensor a, Tensor b, int alpha) -> Tensor");
+  m.def("rsub_alpha(Tensor a, Tensor b, int alpha) -> Tensor");
   m.def("subtract(Tensor a, Tensor b) -> Tensor");
   m.def("rsub(Tensor a, Tensor b) -> Tensor");
   m.def("add_(Tensor(a!) a, Tensor b) -> Tensor(a!)");
@@ -54,6 +58,8 @@ STABLE_TORCH_LIBRARY_IMPL(intadd, CPU, m) {
   m.impl("add_double_alpha", TORCH_BOX(&k_add_double_alpha));
   m.impl("sub", TORCH_BOX(&k_sub));
   m.impl("sub_alpha", TORCH_BOX(&k_sub_alpha));
+  m.impl("subtract_alpha", TORCH_BOX(&k_subtract_alpha));
+  m.impl("rsub_alpha", TORCH_BOX(&k_rsub_alpha));
   m.impl("subtract", TORCH_BOX(&k_subtract));
   m.impl("rsub", TORCH_BOX(&k_rsub));
   m.impl("add_", TORCH_BOX(&k_add_));
@@ -141,7 +147,8 @@ def test_integer_alphas_are_atens(ext, da, db) -> None:
     for (sa, sb, transposed), alpha in itertools.product(
             [((3, 4), (3, 4), False), ((3, 4), (4,), False), ((), (3, 4), False), ((4, 3), (4, 3), True)], ALPHAS):
         a, b = _sample(sa, da, 1, transposed), _sample(sb, db, 2)
-        for mine, theirs in ((ops.add_alpha, torch.add), (ops.sub_alpha, torch.sub)):
+        for mine, theirs in ((ops.add_alpha, torch.add), (ops.sub_alpha, torch.sub),
+                             (ops.subtract_alpha, torch.subtract), (ops.rsub_alpha, torch.rsub)):
             want = _outcome(lambda: theirs(a, b, alpha=alpha))
             got = _outcome(lambda: mine(a, b, alpha))
             assert _agree(want, got), (mine, da, db, sa, sb, transposed, alpha, want, got[0])

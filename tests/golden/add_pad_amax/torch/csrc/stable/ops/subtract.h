@@ -32,6 +32,10 @@ HIDDEN_NAMESPACE_BEGIN(torch, stable)
 /// alpha = 1 on Byte, Char, Short, Int, Long tensors goes to
 /// shimgen::detail::integral_add_select, which computes what aten's kernel
 /// computes with dispatching aten calls (proven equal on
+/// torch 2.9.1, 2.10.0, 2.11.0, 2.12.1, 2.13.0, 2.14.1, 2.15.0). alpha = an
+/// integer on Byte, Char, Short, Int, Long tensors goes to
+/// shimgen::detail::integral_add_select, which computes what aten's kernel
+/// computes with dispatching aten calls (proven equal on
 /// torch 2.9.1, 2.10.0, 2.11.0, 2.12.1, 2.13.0, 2.14.1, 2.15.0).
 #if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
 inline torch::stable::Tensor subtract(
@@ -42,6 +46,12 @@ inline torch::stable::Tensor subtract(
   // Byte, Char, Short, Int, Long
   if (alpha_is_1 && shimgen::detail::dtypes_in<2>(0x1f, {&self, &other})) {
     return shimgen::detail::integral_add_select(self, other, true);
+  }
+  const bool alpha_is_integer = shimgen::detail::is_integer(alpha);
+  // Byte, Char, Short, Int, Long
+  if (alpha_is_integer &&
+      shimgen::detail::dtypes_in<2>(0x1f, {&self, &other})) {
+    return shimgen::detail::integral_add_select(self, other, true, alpha);
   }
   const bool floating = shimgen::detail::any_floating<2>({&self, &other});
   if (!(alpha.is_floating_point() ||
