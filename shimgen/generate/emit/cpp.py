@@ -158,7 +158,7 @@ def _number_rules(w: Wrapper, v: Variant, form: Form) -> list[tuple[dict, str]]:
         untracked = f"!shimgen::detail::records_grad({{{tensors}}})"  # asked last: two dispatcher calls
         for kind, cats in sorted(rule["cells"].items()):
             if value == "integer":  # any integer (an integral alpha the kernel converts as aten does)
-                flag, test = f"{a}_is_integer", f"is_integer({a})"
+                flag, test = f"{a}_is_int", f"is_integer({a})"
             else:
                 number = int(value) if kind == "int" else float(value)
                 flag = f"{a}_is_{_identifier(number)}"

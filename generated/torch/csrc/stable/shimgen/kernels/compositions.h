@@ -214,36 +214,36 @@ inline void integral_alpha_fits(
     const Scalar& alpha,
     ScalarType t,
     bool negated) {
-  struct Range {
-    const char* name;
-    int64_t lo;
-    int64_t hi;
-  };
-  Range r{
-      "int64_t",
-      std::numeric_limits<int64_t>::min(),
-      std::numeric_limits<int64_t>::max()};
+  const char* name = "int64_t";
+  int64_t lo = std::numeric_limits<int64_t>::min();
+  int64_t hi = std::numeric_limits<int64_t>::max();
   if (t == ScalarType::Byte) {
-    r = {"uint8_t", -255, 255};
+    name = "uint8_t";
+    lo = -255;
+    hi = 255;
   } else if (t == ScalarType::Char) {
-    r = {"int8_t", -128, 127};
+    name = "int8_t";
+    lo = std::numeric_limits<int8_t>::min();
+    hi = std::numeric_limits<int8_t>::max();
   } else if (t == ScalarType::Short) {
-    r = {"int16_t", -32768, 32767};
+    name = "int16_t";
+    lo = std::numeric_limits<int16_t>::min();
+    hi = std::numeric_limits<int16_t>::max();
   } else if (t == ScalarType::Int) {
-    r = {
-        "int",
-        std::numeric_limits<int32_t>::min(),
-        std::numeric_limits<int32_t>::max()};
+    name = "int";
+    lo = std::numeric_limits<int32_t>::min();
+    hi = std::numeric_limits<int32_t>::max();
   }
-  const bool integral = alpha.kind() == Scalar::Kind::Int ||
-      (negated && alpha.kind() == Scalar::Kind::UInt);
-  const int64_t v = negated
-      ? static_cast<int64_t>(
-            uint64_t(0) - static_cast<uint64_t>(alpha.to_int64()))
-      : alpha.to_int64();
-  if (!integral || v < r.lo || v > r.hi) {
+  // c10::Scalar's negation, for a sub: the integer's 64 bits, wrapping
+  int64_t v = alpha.to_int64();
+  if (negated) {
+    v = static_cast<int64_t>(uint64_t(0) - static_cast<uint64_t>(v));
+  }
+  const bool int_kind = alpha.kind() == Scalar::Kind::Int;
+  const bool uint_kind = alpha.kind() == Scalar::Kind::UInt;
+  if (!(int_kind || (negated && uint_kind)) || v < lo || v > hi) {
     std::string text = "value cannot be converted to type ";
-    text += r.name;
+    text += name;
     text += " without overflow";
     throw std::runtime_error(text);
   }

@@ -53,10 +53,9 @@ inline torch::stable::Tensor add(
   if (alpha_is_1 && shimgen::detail::dtypes_in<2>(0x81f, {&self, &other})) {
     return shimgen::detail::integral_add_select(self, other, false);
   }
-  const bool alpha_is_integer = shimgen::detail::is_integer(alpha);
+  const bool alpha_is_int = shimgen::detail::is_integer(alpha);
   // Byte, Char, Short, Int, Long
-  if (alpha_is_integer &&
-      shimgen::detail::dtypes_in<2>(0x1f, {&self, &other})) {
+  if (alpha_is_int && shimgen::detail::dtypes_in<2>(0x1f, {&self, &other})) {
     return shimgen::detail::integral_add_select(self, other, false, alpha);
   }
   if (shimgen::detail::bool_beside_floating(self, other)) {
