@@ -18,7 +18,7 @@ def celu(s, self, alpha):
         raise RuntimeError(f"ZeroDivisionError: alpha cannot be 0 for CELU {ATEN_RAISES}")
     if torch.is_grad_enabled() and self.requires_grad:
         raise Refused("autograd records the call: elu's wrapper refuses it")
-    return aten(s["rule"]["calls"]["elu"])(self, alpha, 1.0, 1.0 / float(alpha))
+    return aten(s["rule"]["calls"]["base"])(self, alpha, 1.0, 1.0 / float(alpha))
 
 
 def prove_celu(op, s):
