@@ -240,7 +240,8 @@ SMALL = """
 #include <torch/csrc/stable/ops.h>
 
 torch::stable::Tensor plus(const torch::stable::Tensor& a, const torch::stable::Tensor& b) {
-  return torch::stable::celu(a, b.dim());  // celu: only shimgen's overlay carries its Scalar alpha at 2.13
+  // softplus_backward: only shimgen's overlay carries its Scalar beta at 2.13
+  return torch::stable::softplus_backward(a, b, b.dim(), 20);
 }
 
 STABLE_TORCH_LIBRARY(small_ext, m) {
@@ -254,13 +255,13 @@ STABLE_TORCH_LIBRARY_IMPL(small_ext, CompositeExplicitAutograd, m) {
 
 @pytest.mark.parametrize("overlay", [False, True])
 def test_overlay_is_opt_in(tmp_path, overlay):
-    """A wrapper with no libtorch route at the target (celu at 2.13: its Scalar alpha) needs the overlay:
+    """A wrapper with no libtorch route at the target (softplus_backward at 2.13: its Scalar beta) needs the overlay:
     without `overlay = true` the build stops at compile time with the message naming the op, the reason and the
     remedy (never a library that fails to load); with it (-DSHIMGEN_OVERLAY), the build goes through and the
     library references the overlay's C shim (the author links the overlay)."""
     (tmp_path / "small.cpp").write_text(SMALL)
     (tmp_path / "pyproject.toml").write_text(
-        '[project]\nname = "small-ext"\nversion = "0"\n\n[tool.shimgen]\nops = ["celu"]\ntarget = "2.13"\n'
+        '[project]\nname = "small-ext"\nversion = "0"\n\n[tool.shimgen]\nops = ["softplus_backward"]\ntarget = "2.13"\n'
         f"overlay = {str(overlay).lower()}\n")
     (tmp_path / "setup.py").write_text(
         "from setuptools import setup\nfrom shimgen.setuptools import BuildExtension, StableExtension\n"
@@ -272,9 +273,10 @@ def test_overlay_is_opt_in(tmp_path, overlay):
         built = [p for p in os.listdir(tmp_path) if p.startswith("small_ext") and p.endswith(".so")]
         nm = subprocess.run(["nm", "-D", "--undefined-only", str(tmp_path / built[0])], capture_output=True,
                             text=True, check=True).stdout
-        assert "aoti_torch_aten_celu" in nm
+        assert "aoti_torch_aten_softplus_backward" in nm
     else:
         assert proc.returncode != 0
         said = proc.stdout + proc.stderr  # the compiler's message reaches stdout through ninja
-        assert "torch::stable::celu: aten::celu.default has no libtorch route" in said, said[-3000:]
+        assert ("torch::stable::softplus_backward: aten::softplus_backward.default has no libtorch route"
+                in said), said[-3000:]
         assert "Define SHIMGEN_OVERLAY" in said  # (torch's ninja runner then prints its own traceback)

@@ -1,7 +1,7 @@
 """The overlay is a build product: `python -m shimgen.dev overlay-build` builds libshimgen_overlay.so
 for the installed torch, records the torch version it was built against, and an extension that opts in
-(-DSHIMGEN_OVERLAY) gets its routes: `celu(a, 0.5)`, whose `alpha` no libtorch route carries (libtorch ships no
-shim for it; addcmul and softplus, the examples before, have libtorch routes now), is exact. On another torch each
+(-DSHIMGEN_OVERLAY) gets its routes: `softplus_backward(a, b, 0.5, 20)`, whose `beta` no libtorch route carries
+(libtorch ships no shim for it; addcmul, softplus and celu, the examples before, have libtorch routes now), is exact. On another torch each
 overlay shim refuses with an error naming both versions (or, across minor releases whose internal C++ API differs,
 the loader refuses the library first: it is not ABI-stable)."""
 
@@ -25,11 +25,11 @@ EXT = r"""
 
 using torch::stable::Tensor;
 
-Tensor celu_half(Tensor a, Tensor b) { return torch::stable::celu(a, 0.5); }
+Tensor plus_half(Tensor a, Tensor b) { return torch::stable::softplus_backward(a, b, 0.5, 20); }
 
-STABLE_TORCH_LIBRARY(overlay_calls, m) { m.def("celu_half(Tensor a, Tensor b) -> Tensor"); }
+STABLE_TORCH_LIBRARY(overlay_calls, m) { m.def("plus_half(Tensor a, Tensor b) -> Tensor"); }
 STABLE_TORCH_LIBRARY_IMPL(overlay_calls, CompositeExplicitAutograd, m) {
-  m.impl("celu_half", TORCH_BOX(&celu_half));
+  m.impl("plus_half", TORCH_BOX(&plus_half));
 }
 """
 
@@ -38,8 +38,9 @@ import sys, torch
 torch.ops.load_library(sys.argv[1])
 a = torch.randn(40, generator=torch.Generator().manual_seed(0)); b = torch.randn(40)
 try:
-    r = torch.ops.overlay_calls.celu_half(a, b)
-    print("exact" if torch.equal(r, torch.ops.aten.celu(a, 0.5)) and r.dtype == a.dtype else "wrong")
+    r = torch.ops.overlay_calls.plus_half(a, b)
+    want = torch.ops.aten.softplus_backward(a, b, 0.5, 20)
+    print("exact" if torch.equal(r, want) and r.dtype == a.dtype else "wrong")
 except RuntimeError as e:
     print("error:", str(e).splitlines()[0])
 """
@@ -49,9 +50,10 @@ except RuntimeError as e:
 def built(tmp_path_factory) -> dict[str, str]:
     root = tmp_path_factory.mktemp("overlay_build")
     gen, lib_dir = str(root / "gen"), str(root / "lib")
-    files, _ = pipeline.generate(["celu"], None, None)
+    files, _ = pipeline.generate(["softplus_backward"], None, None)
     pipeline.write(gen, files)
-    proc = subprocess.run([sys.executable, "-m", "shimgen.dev", "overlay-build", "--ops", "celu", "--out", lib_dir],
+    proc = subprocess.run([sys.executable, "-m", "shimgen.dev", "overlay-build", "--ops", "softplus_backward", "--out",
+                           lib_dir],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr[-3000:]
     src = root / "ext.cpp"
@@ -67,10 +69,10 @@ def test_records_the_torch_it_was_built_for(built: dict[str, str]) -> None:
 
     with open(os.path.join(built["lib_dir"], "libshimgen_overlay.json")) as f:
         record = json.load(f)
-    assert record["torch"] == torch.__version__ and "celu.default" in record["ops"]
+    assert record["torch"] == torch.__version__ and "softplus_backward.default" in record["ops"]
     out = subprocess.run(["nm", "-D", "--defined-only", os.path.join(built["lib_dir"], "libshimgen_overlay.so")],
                          capture_output=True, text=True, check=True).stdout
-    assert "shimgen_overlay_torch_version" in out and "aoti_torch_aten_celu" in out
+    assert "shimgen_overlay_torch_version" in out and "aoti_torch_aten_softplus_backward" in out
 
 
 def test_opted_in_extension_is_exact_on_its_torch(built: dict[str, str]) -> None:

@@ -47,7 +47,7 @@ REPRESENTATIVE = [
     "to.dtype_layout",  # dispatcher: Layout?, Device?, MemoryFormat?
     "zero_.default",  # dispatcher: in-place
     "add.Tensor",  # equivalent: libtorch's subtract.Tensor shim with -alpha (the overlay only adds forms)
-    "celu.default",  # generated shim: Scalar
+    "softplus_backward.default",  # generated shim: Scalar
     "clamp.default",  # sibling: Scalar? as clamp.Tensor's 0-dim tensors (the dispatcher would drop min and max)
     "add_.Tensor",  # composition: in-place (add.Tensor, then copy_)
     "add.out",  # composition: out= (add.Tensor, then aten's out= rules)
@@ -66,7 +66,8 @@ _ROW_RE = re.compile(r"^(\S+)\s+(shim|dispatcher|generated_shim|sibling|equivale
 # Overloads with a Scalar: a number the wrapper's route cannot carry exactly (an integer beyond 2^53 for a
 # C shim's double, a float for an integer tensor's sibling where aten would compute otherwise) is refused with a
 # `shimgen:` error while aten returns: counted as refused, never wrong.
-SCALAR_OPS = {"add.Tensor", "add.out", "add_.Tensor", "clamp.default", "fill_.Scalar", "full.out", "celu.default",
+SCALAR_OPS = {"add.Tensor", "add.out", "add_.Tensor", "clamp.default", "fill_.Scalar", "full.out",
+              "softplus_backward.default",
               "subtract.Tensor"}  # libtorch's shim carries alpha as a double: refused for integers
 
 
