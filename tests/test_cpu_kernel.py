@@ -8,7 +8,6 @@ venvs are found."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 
 import pytest
@@ -312,18 +311,7 @@ def test_the_extension_needs_libtorch_alone(ext) -> None:
 @pytest.mark.parametrize("name", ["installed", "2.10.0", "2.14.1", "2.15.0"])
 def test_equal_to_aten_on_every_runtime_and_the_rest_is_named(ext, name) -> None:
     """One target-2.10 binary: every form equal to aten's bit for bit on each runtime; the refusals named."""
-    import sys
+    from tests.children import run_on
 
-    from shimgen.proofs.verify import runtimes
-    from tests.children import quick_exit
-
-    python = sys.executable
-    if name != "installed":
-        rts, missing = runtimes.resolve([name])
-        if not rts:
-            if os.environ.get("CI") == "true" and name in ("2.10.0", "2.14.1"):
-                pytest.fail(runtimes.missing_reason(missing))
-            pytest.skip(runtimes.missing_reason(missing))
-        python = rts[0].python
-    proc = subprocess.run([python, "-c", quick_exit(ON_RUNTIME), ext], capture_output=True, text=True)
+    proc = run_on(name, ON_RUNTIME, ext)
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-3000:]

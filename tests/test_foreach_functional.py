@@ -13,7 +13,6 @@ tie)."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 
 import pytest
@@ -278,18 +277,7 @@ def test_the_extension_needs_libtorch_alone(ext) -> None:
 @pytest.mark.parametrize("name", ["installed", "2.10.0", "2.14.1", "2.15.0"])
 def test_equal_to_aten_on_every_runtime(ext, name) -> None:
     """One target-2.10 binary: every op equal to aten's bit for bit, gradients included, on each runtime."""
-    import sys
+    from tests.children import run_on
 
-    from shimgen.proofs.verify import runtimes
-    from tests.children import quick_exit
-
-    python = sys.executable
-    if name != "installed":
-        rts, missing = runtimes.resolve([name])
-        if not rts:
-            if os.environ.get("CI") == "true" and name in ("2.10.0", "2.14.1"):
-                pytest.fail(runtimes.missing_reason(missing))
-            pytest.skip(runtimes.missing_reason(missing))
-        python = rts[0].python
-    proc = subprocess.run([python, "-c", quick_exit(ON_RUNTIME), ext], capture_output=True, text=True)
+    proc = run_on(name, ON_RUNTIME, ext)
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-3000:]

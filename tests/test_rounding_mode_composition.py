@@ -261,16 +261,8 @@ print("ok")
 def test_trunc_and_a_recorded_floor_are_atens_own_from_2_14(ext, name) -> None:
     """The same target-2.10 binary on libtorch 2.14+: "trunc" and a floor autograd records are aten's div itself
     (the dispatcher carries the str without leaking there), values and gradients."""
-    import os
-
-    from shimgen.proofs.verify import runtimes
-    from tests.children import quick_exit
+    from tests.children import run_on
 
     _, lib = ext
-    rts, missing = runtimes.resolve([name])
-    if not rts:
-        if os.environ.get("CI") == "true" and name == "2.14.1":
-            pytest.fail(runtimes.missing_reason(missing))
-        pytest.skip(runtimes.missing_reason(missing))
-    proc = subprocess.run([rts[0].python, "-c", quick_exit(ON_RUNTIME), lib], capture_output=True, text=True)
+    proc = run_on(name, ON_RUNTIME, lib)
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-3000:]

@@ -9,7 +9,6 @@ found."""
 
 from __future__ import annotations
 
-import os
 import subprocess
 
 import pytest
@@ -151,18 +150,7 @@ def test_the_extension_needs_libtorch_alone(ext) -> None:
 def test_add_is_atens_on_every_runtime_and_the_rest_is_named(ext, name) -> None:
     """One target-2.10 binary: "add" equal to aten's scatter with reduce="add" bit for bit on each runtime;
     "multiply" and a recorded "add" a shimgen: error naming the leak before 2.14, aten's own op from 2.14."""
-    import sys
+    from tests.children import run_on
 
-    from shimgen.proofs.verify import runtimes
-    from tests.children import quick_exit
-
-    python = sys.executable
-    if name != "installed":
-        rts, missing = runtimes.resolve([name])
-        if not rts:
-            if os.environ.get("CI") == "true" and name in ("2.10.0", "2.14.1"):
-                pytest.fail(runtimes.missing_reason(missing))
-            pytest.skip(runtimes.missing_reason(missing))
-        python = rts[0].python
-    proc = subprocess.run([python, "-c", quick_exit(ON_RUNTIME), ext], capture_output=True, text=True)
+    proc = run_on(name, ON_RUNTIME, ext)
     assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-3000:]
