@@ -17,9 +17,9 @@ def quick_exit(code: str) -> str:
 CI_RUNTIMES = ("2.10.0", "2.14.1")
 
 
-def run_on(name: str, code: str, *args: str):
-    """`code` (a script, quick_exit's) run by runtime `name`'s interpreter ("installed": this one) with `args`: the
-    completed process."""
+def run_on(name: str, code: str, *args: str, env: dict[str, str] | None = None):
+    """`code` (a script, quick_exit's) run by runtime `name`'s interpreter ("installed": this one) with `args` (and
+    `env` for its environment, else this one's): the completed process."""
     import os
     import subprocess
     import sys
@@ -36,4 +36,4 @@ def run_on(name: str, code: str, *args: str):
                 pytest.fail(runtimes.missing_reason(missing))
             pytest.skip(runtimes.missing_reason(missing))
         python = rts[0].python
-    return subprocess.run([python, "-c", quick_exit(code), *args], capture_output=True, text=True)
+    return subprocess.run([python, "-c", quick_exit(code), *args], capture_output=True, text=True, env=env)

@@ -213,6 +213,8 @@ for dtypes in ([torch.float32], [torch.float32, torch.float64], [torch.bfloat16,
     if dtypes != [torch.int64]:
         check(lambda: ops.norm(a), lambda: torch._foreach_norm(a))
         check(lambda: ops.norm_ord(a, 2.0), lambda: torch._foreach_norm(a, 2.0))
+        if set(dtypes) <= {torch.float32, torch.float64}:  # linalg_vector_norm's CPU kernel, float and double
+            check(lambda: ops.norm_ord(a, 1.0), lambda: torch._foreach_norm(a, 1.0))
 
 p, g = lists([torch.float32, torch.float64], 7), lists([torch.float32, torch.float64], 8)
 want = [t.clone() for t in p]
@@ -228,7 +230,7 @@ raises(lambda: ops.add_scalar([], 1.0), "at least one tensor")
 raises(lambda: torch._foreach_add([], 1.0), "at least one tensor")
 a = lists([torch.float32, torch.float32], 3)
 raises(lambda: ops.add_list(a, a[:1], 1.0), "as many elements")
-raises(lambda: ops.norm_ord(a, 1.0), "shimgen:")
+raises(lambda: ops.norm_ord(a, 3.0), "shimgen:")
 # another device (meta here; CUDA alike): aten's CUDA foreach kernels are fused ones, not proven equal
 m = [torch.empty(3, device="meta")]
 raises(lambda: ops.add_scalar(m, 1.0), "shimgen: _foreach_add.Scalar: a tensor is not on the CPU")

@@ -1,4 +1,4 @@
-// @needs out_inplace
+// @needs out_inplace cpu_capability
 // ---- kernel `cpu_activation`: elu, softplus and gelu's tanh form on a
 // contiguous CPU tensor as aten's own CPU kernel computes them, its loop
 // replicated ----
@@ -20,59 +20,7 @@
 // dtype or architecture is refused by the caller (act_computes), never
 // computed another way.
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(_WIN32)
-#define SHIMGEN_ACT_X86 1
-#endif
-
-/// aten's CPU capability in this process, as DispatchStub computes it once:
-/// 2 AVX512, 1 AVX2, 0 DEFAULT; -1 where this section cannot tell (not
-/// x86-64 with GCC or clang). ATEN_CPU_CAPABILITY "avx512", "avx2" or
-/// "default" chooses; another value is ignored (aten warns) for the CPU's
-/// features: AVX512 with avx512vl, avx512bw, avx512dq and fma, AVX2 with
-/// avx2 and fma.
-template <typename = void>
-inline int act_capability_now() {
-#if defined(SHIMGEN_ACT_X86)
-  const char* env = std::getenv("ATEN_CPU_CAPABILITY");
-  const std::string chosen = env != nullptr ? env : "";
-  if (chosen == "avx512") {
-    return 2;
-  }
-  if (chosen == "avx2") {
-    return 1;
-  }
-  if (chosen == "default") {
-    return 0;
-  }
-  __builtin_cpu_init();
-  const bool fma = __builtin_cpu_supports("fma");
-  const bool vl = __builtin_cpu_supports("avx512vl");
-  const bool bw = __builtin_cpu_supports("avx512bw");
-  const bool dq = __builtin_cpu_supports("avx512dq");
-  if (vl && bw && dq && fma) {
-    return 2;
-  }
-  return __builtin_cpu_supports("avx2") && fma ? 1 : 0;
-#else
-  return -1;
-#endif
-}
-
-/// act_capability_now(), asked once (aten's choice is made once a process).
-template <typename = void>
-inline int act_capability() {
-  static const int capability = act_capability_now();
-  return capability;
-}
-
-/// Lanes of Vectorized<T> at a capability (64 or 32 bytes a vector).
-template <typename T>
-inline int64_t act_lanes(int capability) {
-  const int64_t bytes = capability == 2 ? 64 : 32;
-  return bytes / static_cast<int64_t>(sizeof(T));
-}
-
-#if defined(SHIMGEN_ACT_X86)
+#if defined(SHIMGEN_CPU_X86)
 // The two callers of Sleef's vector functions are compiled for the ISA that
 // passes their vectors in registers (zmm, ymm); nothing else is.
 #if defined(__clang__)
@@ -128,7 +76,7 @@ inline void act_vector_math(
     const T* in,
     T* out,
     int64_t lanes) {
-#if defined(SHIMGEN_ACT_X86)
+#if defined(SHIMGEN_CPU_X86)
   if (capability == 2) {
     act_sleef512<T>(fn, in, out);
     return;
@@ -153,7 +101,7 @@ inline void* act_sleef_symbol(int capability, const char* name) {
   std::string symbol = "Sleef_";
   symbol += name;
   symbol += sizeof(T) == 4 ? "f" : "d";
-  symbol += std::to_string(act_lanes<T>(capability));
+  symbol += std::to_string(cpu_lanes<T>(capability));
   symbol += "_u10";
 #if !defined(_WIN32)
   return dlsym(RTLD_DEFAULT, symbol.c_str());
@@ -261,7 +209,7 @@ inline void softplus_scalar(const ActCall<T>& c, int64_t at) {
 template <typename T>
 inline void act_chunk(int64_t begin, int64_t end, void* ctx) {
   const ActCall<T>& c = *static_cast<const ActCall<T>*>(ctx);
-  const int64_t lanes = act_lanes<T>(c.capability);
+  const int64_t lanes = cpu_lanes<T>(c.capability);
   const int64_t n = end - begin;
   int64_t i = 0;
   for (; i <= n - 2 * lanes; i += 2 * lanes) {
@@ -357,7 +305,7 @@ inline uint16_t act_narrow(float f, int reduced, int capability, bool vector) {
 template <typename T>
 inline void act_chunk_reduced(int64_t begin, int64_t end, void* ctx) {
   const ActCall<T>& c = *static_cast<const ActCall<T>*>(ctx);
-  const int64_t lanes = act_lanes<float>(c.capability);
+  const int64_t lanes = cpu_lanes<float>(c.capability);
   const int64_t block = 4 * lanes;
   const bool vector = c.capability > 0;
   const int kind = c.reduced;
@@ -404,7 +352,7 @@ inline int act_reduced(const torch::stable::Tensor& x) {
 /// does not record (the caller refuses that one by name).
 template <typename = void>
 inline bool act_computes(const torch::stable::Tensor& self) {
-  if (act_capability() < 0 || !self.is_cpu()) {
+  if (cpu_capability() < 0 || !self.is_cpu()) {
     return false;
   }
   const ScalarType t = self.scalar_type();
@@ -412,14 +360,6 @@ inline bool act_computes(const torch::stable::Tensor& self) {
     return false;
   }
   return self.is_contiguous();
-}
-
-/// Throws libtorch's own reason where a C shim call failed (failure_reason).
-template <typename = void>
-inline void act_check(AOTITorchError err) {
-  if (err != AOTI_TORCH_SUCCESS) {
-    throw std::runtime_error(failure_reason());
-  }
 }
 
 /// A contiguous tensor of self's sizes, dtype and device: aten's result of a
@@ -436,10 +376,10 @@ inline torch::stable::Tensor act_result(const torch::stable::Tensor& self) {
   }
   int32_t dtype = 0;
   int32_t device_type = 0;
-  act_check(aoti_torch_get_dtype(self.get(), &dtype));
-  act_check(aoti_torch_get_device_type(self.get(), &device_type));
+  cpu_check(aoti_torch_get_dtype(self.get(), &dtype));
+  cpu_check(aoti_torch_get_device_type(self.get(), &device_type));
   AtenTensorHandle out = nullptr;
-  act_check(aoti_torch_empty_strided(
+  cpu_check(aoti_torch_empty_strided(
       ndim, sizes.data(), strides.data(), dtype, device_type, 0, &out));
   return torch::stable::Tensor(out);
 }
@@ -506,18 +446,6 @@ inline void* act_symbol(const char* op, int capability, const char* name) {
   return fn;
 }
 
-/// libtorch's thread count (at::get_num_threads).
-template <typename = void>
-inline int64_t act_threads() {
-  uint32_t threads = 1;
-#if defined(TORCH_VERSION_2_10_0)
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  act_check(torch_get_num_threads(&threads));
-#endif
-#endif
-  return static_cast<int64_t>(threads);
-}
-
 /// The activation over x into a new tensor: aten's chunks (torch_parallel_for
 /// with the kernel's grain, 32768 unless it says otherwise: serial below it or
 /// with one thread), each as act_chunk.
@@ -537,14 +465,7 @@ inline torch::stable::Tensor act_run(
     call.in = static_cast<const T*>(x.data_ptr());
     call.out = static_cast<T*>(result.data_ptr());
   }
-  // a build below 2.10 has no parallel_for to pass the grain and chunk to
-  static_cast<void>(grain);
-  static_cast<void>(chunk);
-#if defined(TORCH_VERSION_2_10_0)
-#if TORCH_FEATURE_VERSION >= TORCH_VERSION_2_10_0
-  act_check(torch_parallel_for(0, x.numel(), grain, chunk, &call));
-#endif
-#endif
+  cpu_parallel_for(0, x.numel(), grain, chunk, &call);
   return result;
 }
 
@@ -558,7 +479,7 @@ inline torch::stable::Tensor elu_typed(
     const Scalar& alpha,
     const Scalar& scale,
     const Scalar& input_scale) {
-  const int capability = act_capability();
+  const int capability = cpu_capability();
   const T a = static_cast<T>(alpha.to_double());
   const T poscoef = static_cast<T>(scale.to_double());
   const T negcoef = a * poscoef;
@@ -601,7 +522,7 @@ inline torch::stable::Tensor softplus_typed(
     const torch::stable::Tensor& x,
     const Scalar& beta,
     const Scalar& threshold) {
-  const int capability = act_capability();
+  const int capability = cpu_capability();
   const T b = static_cast<T>(beta.to_double());
   const T limit = static_cast<T>(threshold.to_double());
   ActCall<T> call{};
@@ -630,17 +551,6 @@ inline torch::stable::Tensor softplus_cpu(
   return softplus_typed<float>(op, x, beta, threshold);
 }
 
-/// A value the compiler cannot see through (an empty asm holding it in an SSE
-/// register): the product it holds is rounded before the addition that
-/// follows, even where the extension is built with FMA and contraction.
-template <typename T>
-inline T act_opaque(T v) {
-#if defined(SHIMGEN_ACT_X86)
-  asm volatile("" : "+x"(v));
-#endif
-  return v;
-}
-
 /// gelu's tanh approximation's argument, `kBeta * (x + kKappa * x^3)` (Gelu.h;
 /// kBeta = M_SQRT2 * M_2_SQRTPI * 0.5 and kKappa = 0.044715 as doubles, then
 /// T), rounded as aten's compiled kernel rounds it: the multiply-add fused at
@@ -655,7 +565,7 @@ inline T gelu_tanh_inner(T x, bool fused) {
   if (fused) {
     return beta * std::fma(kappa, cube, x);
   }
-  return beta * (x + act_opaque(kappa * cube));
+  return beta * (x + cpu_opaque(kappa * cube));
 }
 
 template <typename T>
@@ -711,12 +621,12 @@ inline bool gelu_tanh_computes(
 /// elements the numel over the thread count, else 32,768).
 template <typename T>
 inline torch::stable::Tensor gelu_tanh_typed(const torch::stable::Tensor& x) {
-  const int capability = act_capability();
+  const int capability = cpu_capability();
   ActCall<T> call{};
   call.fn0 = act_symbol<T>("gelu.default", capability, "tanh");
   call.capability = capability;
   const int64_t n = x.numel();
-  const int64_t grain = n > 16384 ? n / act_threads() : 32768;
+  const int64_t grain = n > 16384 ? n / cpu_threads() : 32768;
   call.vector = &gelu_tanh_vector<T>;
   call.scalar = &gelu_tanh_scalar<T>;
   return act_run<T>(x, call, grain);

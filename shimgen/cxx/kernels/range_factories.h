@@ -1,4 +1,4 @@
-// @needs legacy_shims compositions
+// @needs legacy_shims compositions cpu_capability
 // ---- kernels `arange_factory` / `range_factory`: aten's range factories as
 // aten::cumsum of [start, step, step, ...], decided per number
 // (shimgen/generate/routes/composition.py) ----
@@ -313,6 +313,87 @@ inline bool range_exact(
   return exact && std::fabs(s + n * v) < limit;
 }
 
+/// One arange of aten's CPU kernel (RangeFactoriesKernel.cpp arange_kernel):
+/// where it writes, its numbers in its accumulate type (double for float and
+/// double), its lanes and whether its form contracts a multiply-add.
+template <typename T>
+struct SHIMGEN_HIDDEN ArangeCall {
+  T* out;
+  double start;
+  double step;
+  int64_t lanes;
+  bool fused;
+};
+
+/// One chunk of aten's parallel_for over an arange, as cpu_serial_kernel_vec
+/// computes it: blocks of two vectors while 2 * lanes elements are left, each
+/// Vectorized<T>::arange(start + step * idx, step) (its base rounded to T,
+/// lane k base + k * step in double, then T), then the scalar lambda,
+/// start + step * idx in double, on the rest.
+template <typename T>
+inline void arange_chunk(int64_t begin, int64_t end, void* ctx) {
+  const ArangeCall<T>& c = *static_cast<const ArangeCall<T>*>(ctx);
+  const int64_t n = end - begin;
+  int64_t i = 0;
+  for (; i <= n - 2 * c.lanes; i += 2 * c.lanes) {
+    for (int64_t v = 0; v < 2 * c.lanes; v += c.lanes) {
+      const int64_t at = begin + i + v;
+      const double idx = static_cast<double>(at);
+      const double base =
+          static_cast<T>(cpu_mul_add(c.step, idx, c.start, c.fused));
+      for (int64_t k = 0; k < c.lanes; ++k) {
+        const double lane = static_cast<double>(k);
+        const double sum = cpu_mul_add(lane, c.step, base, c.fused);
+        c.out[at + k] = static_cast<T>(sum);
+      }
+    }
+  }
+  for (; i < n; ++i) {
+    const double idx = static_cast<double>(begin + i);
+    const double value = cpu_mul_add(c.step, idx, c.start, c.fused);
+    c.out[begin + i] = static_cast<T>(value);
+  }
+}
+
+/// Can arange_cpu compute this arange as aten's CPU kernel does? A float or
+/// double range on the CPU, on x86-64 (a known capability), in a build with
+/// libtorch's parallel_for (2.10 on).
+template <typename = void>
+inline bool arange_replicates(ScalarType t, int32_t device_type) {
+  bool wide = t == ScalarType::Float || t == ScalarType::Double;
+  wide = wide && device_type == aoti_torch_device_type_cpu();
+  return wide && cpu_capability() >= 0 && cpu_parallel_available();
+}
+
+/// An arange of `size` elements of float or double as aten's CPU kernel
+/// computes it (arange_replicates): aten's chunks (grain 32768), each as
+/// arange_chunk at the capability whose kernel aten runs (arange has no
+/// AVX512 form: AVX2's at AVX512, its multiply-adds fused; DEFAULT's rounds
+/// each step; 32-byte vectors in both; measured on 2.9.1-2.15.0).
+template <typename = void>
+inline torch::stable::Tensor arange_cpu(
+    int64_t size,
+    double start,
+    double step,
+    ScalarType t) {
+  const int32_t cpu = aoti_torch_device_type_cpu();
+  torch::stable::Tensor result = empty_1d(size, t, cpu, -1);
+  const int capability = cpu_capability();
+  const bool fused = capability > 0;
+  if (t == ScalarType::Double) {
+    ArangeCall<double> call{nullptr, start, step, 0, fused};
+    call.out = static_cast<double*>(result.data_ptr());
+    call.lanes = cpu_lanes<double>(1);
+    cpu_parallel_for(0, size, 32768, &arange_chunk<double>, &call);
+    return result;
+  }
+  ArangeCall<float> call{nullptr, start, step, 0, fused};
+  call.out = static_cast<float*>(result.data_ptr());
+  call.lanes = cpu_lanes<float>(1);
+  cpu_parallel_for(0, size, 32768, &arange_chunk<float>, &call);
+  return result;
+}
+
 /// aten's range factories (`inclusive`: aten::range, whose end is included;
 /// otherwise aten::arange) as aten::cumsum of [start, step, step, ...] in int64
 /// (an integral dtype: the numbers truncated, as aten's int64 accumulate type
@@ -400,16 +481,24 @@ inline torch::stable::Tensor range_select(
     first = Scalar(whole[0]);
     stride = Scalar(whole[2]);
   } else {
-    if (acc[0] == 0 && std::signbit(acc[0]) && acc[2] < 0) {
+    const bool zero_start = acc[0] == 0 && std::signbit(acc[0]);
+    const bool negative_zero = zero_start && acc[2] < 0;
+    bool exact = range_exact(acc[0], acc[2], size, bits, places);
+    exact = exact && !negative_zero;
+    if (!exact && !inclusive && arange_replicates(t, device_type)) {
+      return arange_cpu(size, acc[0], acc[2], t);
+    }
+    if (negative_zero) {
       std::string why = "aten's first element is -0.0 here (-0.0 + -0.0),";
       why += " which cumsum does not give";
       range_refuse(op, "step", step, why);
     }
-    if (!range_exact(acc[0], acc[2], size, bits, places)) {
+    if (!exact) {
       std::string why = "an element of this range is not exact in the dtype,";
-      why += " where aten's vectorized kernel rounds in its own way (use";
-      why += " integers or power-of-two steps such as 0.25, or compute";
-      why += " start + step * arange(n) yourself)";
+      why += " where aten's vectorized kernel rounds in its own way (computed";
+      why += " as aten's CPU kernel for a float or double arange on an x86-64";
+      why += " CPU from target 2.10; elsewhere use integers or power-of-two";
+      why += " steps such as 0.25, or compute start + step * arange(n))";
       range_refuse(op, "step", step, why);
     }
   }
@@ -433,4 +522,3 @@ inline torch::stable::Tensor range_select(
        torch::stable::detail::from(std::optional<ScalarType>())});
   return to_dtype(sums, t);
 }
-

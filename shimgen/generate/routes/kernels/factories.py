@@ -99,8 +99,8 @@ class RangeOut(Factory):
                 f"factory's route) in out's dtype on out's device, then aten's rules for out: where its number of "
                 f"elements differs it is resized to the range's ({resize}), else it keeps its shape and gets the "
                 f"elements in its row-major order (proven equal on torch {_proven(rule)}).",
-                "A floating range is served where every element is exact in out's dtype (0.1 steps raise an error, "
-                "as for the factory); so do an out not on the CPU (proven on CPU only), an out with a grad_fn in grad "
+                "A floating range is served as for the factory (a 0.1 step computes on the CPU in float and double "
+                "and raises an error elsewhere); so do an out not on the CPU (proven on CPU only), an out with a grad_fn in grad "
                 "mode (aten records a backward that raises) and "
                 + ("resizing an out that writes an element twice." if rule.get("warns") else
                    "resizing an out that requires grad.")]

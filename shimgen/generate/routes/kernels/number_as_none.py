@@ -4,7 +4,9 @@ number `argument`, the op is `via` with that number as via's `Scalar?` None (`no
 `via` refuses (`lengths`), raises a `shimgen:` error naming the remedy. `fixed` gives via's other parameters a value
 of their own (norm.Scalar is norm.ScalarOpt_dim with dim [] and keepdim false, as aten calls it); `operand` names a
 wrapper whose result stands in for one of via's arguments (dist(a, b, p) is aten's norm(a - b, p): sub.Tensor
-first, `as` the name the row's `args` bind)."""
+first, `as` the name the row's `args` bind). `otherwise` names a kernel section's helper that takes the op's
+other values (it computes what it can as aten's CPU kernel and refuses the rest), called with the op's name and
+parameters; `otherwise_doc` says in the wrapper's comment what it computes."""
 
 from __future__ import annotations
 
@@ -45,7 +47,10 @@ class NumberAsNone(Kernel):
         return [f"Route: {rule['argument']} = {rule['value']} as aten::{rule['via']} with {rule['none']} None, "
                 f"which computes aten::{w.op.name} with {rule['value']} (proven equal, gradients included, on "
                 f"torch {proven(rule)}).",
-                f"Another {rule['argument']} raises an error: no libtorch route carries it."]
+                (f"Another {rule['argument']}: shimgen::detail::{rule['otherwise']} computes aten's CPU kernel "
+                 f"for {rule['otherwise_doc']}; any other call raises an error (no libtorch route carries it)."
+                 if "otherwise" in rule else f"Another {rule['argument']} raises an error: no libtorch route "
+                 "carries it.")]
 
     def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         """The number checked to be the rule's value (an integer or a double equal to it) and each `lengths` list
@@ -56,9 +61,10 @@ class NumberAsNone(Kernel):
         a, value, op = rule["argument"], rule["value"], w.op.name
         why = (f"only {a}={value} has a libtorch route (aten::{rule['via']} with {rule['none']} None, which computes "
                "it): define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch release)")
+        other = (f'return shimgen::detail::{rule["otherwise"]}("{op}", {", ".join(p.name for p in w.params)});'
+                 if "otherwise" in rule else f'shimgen::detail::refuse("{op}", "{a}", {a}, "{why}");')
         lines = [f"if (!(({a}.is_integral() && {a}.to_int64() == {int(value)}) || ({a}.is_floating_point() && "
-                 f"{a}.to_double() == {float(value)!r}))) {{",
-                 f'shimgen::detail::refuse("{op}", "{a}", {a}, "{why}");', "}"]
+                 f"{a}.to_double() == {float(value)!r}))) {{", other, "}"]
         for name, lengths in sorted(rule.get("lengths", {}).items()):
             allowed = " || ".join(f"{name}->size() == {n}" for n in lengths)
             lines += [f"if ({name}.has_value() && !({allowed})) {{",

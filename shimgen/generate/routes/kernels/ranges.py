@@ -36,8 +36,10 @@ class RangeFactory(Kernel):
                 "or float64, then aten::_to_copy to the dtype (shimgen::detail::range_select; aten's dtype rule, "
                 f"checks and size mirrored; proven equal on torch {proven(rule)}).",
                 "A floating range is served where every element is exact in the dtype (integers, power-of-two "
-                "steps such as 0.25): aten's vectorized kernel rounds others its own way, so 0.1 steps raise an "
-                "error, as do a layout other than strided and pin_memory=true."]
+                "steps such as 0.25), and on the CPU in float and double from target 2.10 as aten's CPU kernel "
+                "computes it (its loop replicated, shimgen::detail::arange_cpu); aten's vectorized kernel rounds "
+                "others its own way, so a 0.1 step in another dtype or on another device raises an error, as do a "
+                "layout other than strided and pin_memory=true."]
 
     def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         """scalar.h's range_select with the overload's numbers (arange's start 0 and step 1, as aten's overloads

@@ -1,0 +1,302 @@
+// @needs out_inplace cpu_capability
+// ---- kernel `vector_norm_cpu`: linalg_vector_norm with ord 0, 1, inf or
+// -inf on a contiguous float or double CPU tensor as aten's CPU norm kernel
+// computes it, its reduction replicated ----
+//
+// aten's CPU linalg_vector_norm reduces through a TensorIterator with
+// binary_kernel_reduce (ReduceOpsKernel.cpp norm_kernel_cpu_impl, Reduce.h):
+// each output accumulates its elements one at a time in the accumulate type
+// (float for float, double for double), in the iterator's order, which for a
+// contiguous tensor is memory order: NormZeroOps adds 1 for a nonzero,
+// NormOneOps adds |x|, AbsMaxOps and AbsMinOps keep the larger and the lesser
+// |x| (a NaN met is kept, the last one met winning). Outputs are computed
+// apart (foreach_reduced_elt gives each thread whole outputs); a single
+// output of 32768 elements or more is split by at::parallel_for into chunks,
+// each accumulated from the identity, and the chunks' results combined in
+// order. The chunks here are libtorch's own (torch_parallel_for, 2.10 on).
+// The operations are IEEE scalar ones, the same on any CPU. Another ord,
+// dtype, layout or device, an empty tensor and a call autograd records are
+// refused (vector_norm_refuse), never computed another way.
+
+/// The reduction of one ord: 0 counts nonzeros, 1 sums |x|, 2 keeps the
+/// largest |x| (ord inf), 3 the least (ord -inf).
+template <typename T>
+inline T norm_reduce(int kind, T acc, T x) {
+  const T a = std::abs(x);
+  switch (kind) {
+    case 0:
+      return acc + (x == T(0) ? T(0) : T(1));
+    case 1:
+      return acc + a;
+    case 2:
+      return std::isnan(a) ? a : std::max(acc, a);
+    default:
+      return std::isnan(a) ? a : std::min(acc, a);
+  }
+}
+
+/// The reduction kind of an ord (norm_reduce's), or -1 for another ord.
+template <typename = void>
+inline int norm_kind(double p) {
+  if (p == 0 || p == 1) {
+    return static_cast<int>(p);
+  }
+  if (std::isinf(p)) {
+    return p > 0 ? 2 : 3;
+  }
+  return -1;
+}
+
+/// Two partial results of one ord combined as aten combines its threads'.
+template <typename T>
+inline T norm_combine(int kind, T acc, T b) {
+  if (kind <= 1) {
+    return acc + b;
+  }
+  if (std::isnan(b)) {
+    return b;
+  }
+  return kind == 2 ? std::max(acc, b) : std::min(acc, b);
+}
+
+/// One chunk's partial result of a single output: its elements [begin, end).
+template <typename T>
+struct SHIMGEN_HIDDEN NormPartial {
+  int64_t begin;
+  int64_t end;
+  T value;
+};
+
+/// One reduction of vector_norm_cpu: the input, the output, each output's
+/// first element (`starts`, by output) and the reduced elements' offsets
+/// from it (`offsets`, in aten's order), the ord's kind and identity; the
+/// chunks' partial results of a single output (`partials`, a slot per 16384
+/// elements: aten's chunks are at least half its grain of 32768, so no two
+/// begin in one slot).
+template <typename T>
+struct SHIMGEN_HIDDEN NormCall {
+  const T* in;
+  T* out;
+  std::vector<int64_t> starts;
+  std::vector<int64_t> offsets;
+  int kind;
+  T init;
+  std::vector<NormPartial<T>> partials;
+};
+
+/// Reduced elements [begin, end) of output `o` from `acc`, one at a time.
+template <typename T>
+inline T norm_run(
+    const NormCall<T>& c,
+    int64_t o,
+    int64_t b,
+    int64_t e,
+    T acc) {
+  const T* base = c.in + c.starts[static_cast<size_t>(o)];
+  for (int64_t i = b; i < e; ++i) {
+    acc = norm_reduce(c.kind, acc, base[c.offsets[static_cast<size_t>(i)]]);
+  }
+  return acc;
+}
+
+/// Outputs [begin, end), each accumulated whole.
+template <typename T>
+inline void norm_outputs(int64_t begin, int64_t end, void* ctx) {
+  NormCall<T>& c = *static_cast<NormCall<T>*>(ctx);
+  const int64_t n = static_cast<int64_t>(c.offsets.size());
+  for (int64_t o = begin; o < end; ++o) {
+    c.out[o] = norm_run(c, o, 0, n, c.init);
+  }
+}
+
+/// One chunk of a single output, accumulated from the identity, into its
+/// slot.
+template <typename T>
+inline void norm_chunk(int64_t begin, int64_t end, void* ctx) {
+  NormCall<T>& c = *static_cast<NormCall<T>*>(ctx);
+  const T partial = norm_run(c, 0, begin, end, c.init);
+  c.partials[static_cast<size_t>(begin / 16384)] = {begin, end, partial};
+}
+
+/// The call refused: `why`, and the remedy.
+template <typename = void>
+inline void vector_norm_refuse(
+    const char* op,
+    const Scalar& ord,
+    const std::string& why) {
+  std::string text = "no libtorch route carries this ord; aten's CPU kernel";
+  text += " is computed for ord 0, 1, inf and -inf on a contiguous float or";
+  text += " double CPU tensor outside autograd (from target 2.10), and ";
+  text += why;
+  text += ": define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for";
+  text += " each torch release)";
+  refuse(op, "ord", ord, text);
+}
+
+/// The reduced dims of a `ndim`-dim tensor as aten takes `dim` (None or
+/// empty: all), wrapped; false where aten would raise (out of range, twice).
+/// Dims: the wrapper's optional int list (any type with has_value, size and
+/// iteration).
+template <typename Dims>
+inline bool norm_dims(
+    const Dims& dim,
+    int64_t ndim,
+    std::vector<bool>& reduced) {
+  reduced.assign(static_cast<size_t>(ndim), false);
+  if (!dim.has_value() || dim->size() == 0) {
+    reduced.assign(static_cast<size_t>(ndim), true);
+    return true;
+  }
+  for (const int64_t d : *dim) {
+    const int64_t w = d < 0 ? d + ndim : d;
+    if (w < 0 || w >= ndim || reduced[static_cast<size_t>(w)]) {
+      return false;
+    }
+    reduced[static_cast<size_t>(w)] = true;
+  }
+  return true;
+}
+
+/// The reduction of a contiguous `x` of T over `reduced`, into a new
+/// contiguous tensor of x's dtype (keepdim: reduced dims of size 1).
+template <typename T>
+inline torch::stable::Tensor norm_typed(
+    const torch::stable::Tensor& x,
+    const std::vector<bool>& reduced,
+    bool keepdim,
+    int kind) {
+  const auto sizes = x.sizes();
+  const int64_t ndim = static_cast<int64_t>(sizes.size());
+  std::vector<int64_t> strides(sizes.size());
+  int64_t step = 1;
+  for (int64_t d = ndim - 1; d >= 0; --d) {
+    strides[static_cast<size_t>(d)] = step;
+    step *= sizes[static_cast<size_t>(d)];
+  }
+  NormCall<T> call;
+  call.kind = kind;
+  call.init = kind == 3 ? std::numeric_limits<T>::infinity() : T(0);
+  call.starts.assign(1, 0);
+  call.offsets.assign(1, 0);
+  std::vector<int64_t> out_sizes;
+  for (int64_t d = 0; d < ndim; ++d) {
+    const size_t k = static_cast<size_t>(d);
+    std::vector<int64_t>& list = reduced[k] ? call.offsets : call.starts;
+    std::vector<int64_t> grown;
+    grown.reserve(list.size() * static_cast<size_t>(sizes[k]));
+    for (const int64_t at : list) {
+      for (int64_t i = 0; i < sizes[k]; ++i) {
+        grown.push_back(at + i * strides[k]);
+      }
+    }
+    list.swap(grown);
+    if (!reduced[k] || keepdim) {
+      out_sizes.push_back(reduced[k] ? 1 : sizes[k]);
+    }
+  }
+  std::vector<int64_t> out_strides(out_sizes.size());
+  step = 1;
+  for (int64_t d = static_cast<int64_t>(out_sizes.size()) - 1; d >= 0; --d) {
+    const int64_t size = out_sizes[static_cast<size_t>(d)];
+    out_strides[static_cast<size_t>(d)] = step;
+    step *= size > 1 ? size : 1;
+  }
+  int32_t dtype = 0;
+  cpu_check(aoti_torch_get_dtype(x.get(), &dtype));
+  AtenTensorHandle h = nullptr;
+  cpu_check(aoti_torch_empty_strided(
+      static_cast<int64_t>(out_sizes.size()),
+      out_sizes.data(),
+      out_strides.data(),
+      dtype,
+      aoti_torch_device_type_cpu(),
+      0,
+      &h));
+  torch::stable::Tensor result(h);
+  call.in = static_cast<const T*>(x.data_ptr());
+  call.out = static_cast<T*>(result.data_ptr());
+  const int64_t outputs = static_cast<int64_t>(call.starts.size());
+  const int64_t n = static_cast<int64_t>(call.offsets.size());
+  constexpr int64_t grain = 32768;
+  if (outputs > 1 || n < grain || cpu_threads() == 1) {
+    const int64_t rows = n > 0 ? grain / n : grain;
+    cpu_parallel_for(0, outputs, rows > 1 ? rows : 1, &norm_outputs<T>, &call);
+    return result;
+  }
+  const NormPartial<T> unset{-1, -1, call.init};
+  call.partials.assign(static_cast<size_t>(n / 16384 + 1), unset);
+  cpu_parallel_for(0, n, grain, &norm_chunk<T>, &call);
+  // the chunks in order, which must tile the elements (else a slot was shared)
+  std::vector<NormPartial<T>> chunks;
+  for (const NormPartial<T>& part : call.partials) {
+    if (part.begin >= 0) {
+      chunks.push_back(part);
+    }
+  }
+  int64_t next = 0;
+  for (const NormPartial<T>& part : chunks) {
+    if (part.begin != next) {
+      fail("linalg_vector_norm", "libtorch's parallel_for split unlike aten's");
+    }
+    next = part.end;
+  }
+  if (next != n) {
+    fail("linalg_vector_norm", "libtorch's parallel_for split unlike aten's");
+  }
+  T total = chunks.size() == 1 ? chunks[0].value : call.init;
+  if (chunks.size() > 1) {
+    for (const NormPartial<T>& part : chunks) {
+      total = norm_combine(kind, total, part.value);
+    }
+  }
+  call.out[0] = total;
+  return result;
+}
+
+/// linalg_vector_norm(self, ord, dim, keepdim, dtype) for an ord no libtorch
+/// route carries: aten's CPU kernel replicated where this section computes
+/// it (see its heading), else refused naming why.
+template <typename Dims>
+inline torch::stable::Tensor vector_norm_cpu(
+    const char* op,
+    const torch::stable::Tensor& self,
+    const Scalar& ord,
+    const Dims& dim,
+    bool keepdim,
+    std::optional<ScalarType> dtype) {
+  const double p = ord.is_complex() ? -0.5 : ord.to_double();
+  const int kind = norm_kind(p);
+  if (kind < 0) {
+    vector_norm_refuse(op, ord, "this ord is not one");
+  }
+  if (!cpu_parallel_available()) {
+    vector_norm_refuse(op, ord, "this build's target is below 2.10");
+  }
+  const ScalarType t = self.scalar_type();
+  const bool wide = t == ScalarType::Double;
+  if (!self.is_cpu() || !(wide || t == ScalarType::Float)) {
+    vector_norm_refuse(op, ord, "this tensor is not a float or double CPU one");
+  }
+  if (dtype.has_value() && *dtype != t) {
+    vector_norm_refuse(op, ord, "a dtype other than the tensor's is given");
+  }
+  const torch::stable::Tensor x = dispatch_tensors<1>(
+      "aten::resolve_neg", "", {torch::stable::detail::from(self)});
+  if (!x.is_contiguous() || x.numel() == 0) {
+    vector_norm_refuse(op, ord, "this tensor is not contiguous, or empty");
+  }
+  std::vector<bool> reduced;
+  const int64_t ndim = static_cast<int64_t>(x.sizes().size());
+  if (!norm_dims(dim, ndim, reduced)) {
+    vector_norm_refuse(op, ord, "`dim` names a dim out of range or twice");
+  }
+  if (records_grad({&self})) {
+    std::string why = "autograd would record this call (call it under no_grad";
+    why += " inside your op's kernel)";
+    vector_norm_refuse(op, ord, why);
+  }
+  if (wide) {
+    return norm_typed<double>(x, reduced, keepdim, kind);
+  }
+  return norm_typed<float>(x, reduced, keepdim, kind);
+}
