@@ -78,7 +78,8 @@ for n in (32767, 32769, 65537, 70001, 100003):  # beyond the grain: the thread p
     cases.append((0.1, 0.1 + 0.3 * (n - 0.5), 0.3))
 for s, e, st in cases:
     for dtype in (None, torch.float32, torch.float64):
-        check(f"arange({s!r}, {e!r}, {st!r}, {dtype})", ops.arange(d, s, e, st, dtype), torch.arange(s, e, st, dtype=dtype))
+        want = torch.arange(s, e, st, dtype=dtype)
+        check(f"arange({s!r}, {e!r}, {st!r}, {dtype})", ops.arange(d, s, e, st, dtype), want)
     for out in (torch.empty(0), torch.empty(0, dtype=torch.float64), torch.empty(3, 9)[:, ::2]):
         want_out = out.clone()
         with warnings.catch_warnings():

@@ -122,6 +122,7 @@ inline void norm_chunk(int64_t begin, int64_t end, void* ctx) {
 template <typename = void>
 inline void vector_norm_refuse(
     const char* op,
+    const char* arg,
     const Scalar& ord,
     const std::string& why) {
   std::string text = "no libtorch route carries this ord; aten's CPU kernel";
@@ -130,7 +131,7 @@ inline void vector_norm_refuse(
   text += why;
   text += ": define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for";
   text += " each torch release)";
-  refuse(op, "ord", ord, text);
+  refuse(op, arg, ord, text);
 }
 
 /// The reduced dims of a `ndim`-dim tensor as aten takes `dim` (None or
@@ -254,11 +255,13 @@ inline torch::stable::Tensor norm_typed(
 }
 
 /// linalg_vector_norm(self, ord, dim, keepdim, dtype) for an ord no libtorch
-/// route carries: aten's CPU kernel replicated where this section computes
-/// it (see its heading), else refused naming why.
+/// route carries (`arg`: the number's name in the op called): aten's CPU
+/// kernel replicated where this section computes it (see its heading), else
+/// refused naming why.
 template <typename Dims>
 inline torch::stable::Tensor vector_norm_cpu(
     const char* op,
+    const char* arg,
     const torch::stable::Tensor& self,
     const Scalar& ord,
     const Dims& dim,
@@ -267,36 +270,50 @@ inline torch::stable::Tensor vector_norm_cpu(
   const double p = ord.is_complex() ? -0.5 : ord.to_double();
   const int kind = norm_kind(p);
   if (kind < 0) {
-    vector_norm_refuse(op, ord, "this ord is not one");
+    vector_norm_refuse(op, arg, ord, "this ord is not one");
   }
   if (!cpu_parallel_available()) {
-    vector_norm_refuse(op, ord, "this build's target is below 2.10");
+    vector_norm_refuse(op, arg, ord, "this build's target is below 2.10");
   }
   const ScalarType t = self.scalar_type();
   const bool wide = t == ScalarType::Double;
   if (!self.is_cpu() || !(wide || t == ScalarType::Float)) {
-    vector_norm_refuse(op, ord, "this tensor is not a float or double CPU one");
+    vector_norm_refuse(
+        op, arg, ord, "this tensor is not a float or double CPU one");
   }
   if (dtype.has_value() && *dtype != t) {
-    vector_norm_refuse(op, ord, "a dtype other than the tensor's is given");
+    vector_norm_refuse(
+        op, arg, ord, "a dtype other than the tensor's is given");
   }
   const torch::stable::Tensor x = dispatch_tensors<1>(
       "aten::resolve_neg", "", {torch::stable::detail::from(self)});
   if (!x.is_contiguous() || x.numel() == 0) {
-    vector_norm_refuse(op, ord, "this tensor is not contiguous, or empty");
+    vector_norm_refuse(op, arg, ord, "this tensor is not contiguous, or empty");
   }
   std::vector<bool> reduced;
   const int64_t ndim = static_cast<int64_t>(x.sizes().size());
   if (!norm_dims(dim, ndim, reduced)) {
-    vector_norm_refuse(op, ord, "`dim` names a dim out of range or twice");
+    vector_norm_refuse(op, arg, ord, "`dim` names a dim out of range or twice");
   }
   if (records_grad({&self})) {
     std::string why = "autograd would record this call (call it under no_grad";
     why += " inside your op's kernel)";
-    vector_norm_refuse(op, ord, why);
+    vector_norm_refuse(op, arg, ord, why);
   }
   if (wide) {
     return norm_typed<double>(x, reduced, keepdim, kind);
   }
   return norm_typed<float>(x, reduced, keepdim, kind);
+}
+
+/// norm(self, p): aten's linalg_vector_norm(self, p) over every dim
+/// (impl_func_norm), as vector_norm_cpu above.
+template <typename = void>
+inline torch::stable::Tensor vector_norm_cpu(
+    const char* op,
+    const char* arg,
+    const torch::stable::Tensor& self,
+    const Scalar& ord) {
+  const std::optional<std::vector<int64_t>> all;
+  return vector_norm_cpu(op, arg, self, ord, all, false, std::nullopt);
 }

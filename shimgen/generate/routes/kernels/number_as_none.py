@@ -5,8 +5,8 @@ number `argument`, the op is `via` with that number as via's `Scalar?` None (`no
 of their own (norm.Scalar is norm.ScalarOpt_dim with dim [] and keepdim false, as aten calls it); `operand` names a
 wrapper whose result stands in for one of via's arguments (dist(a, b, p) is aten's norm(a - b, p): sub.Tensor
 first, `as` the name the row's `args` bind). `otherwise` names a kernel section's helper that takes the op's
-other values (it computes what it can as aten's CPU kernel and refuses the rest), called with the op's name and
-parameters; `otherwise_doc` says in the wrapper's comment what it computes."""
+other values (it computes what it can as aten's CPU kernel and refuses the rest), called with the op's name, the
+number's name and the op's parameters; `otherwise_doc` says in the wrapper's comment what it computes."""
 
 from __future__ import annotations
 
@@ -61,7 +61,8 @@ class NumberAsNone(Kernel):
         a, value, op = rule["argument"], rule["value"], w.op.name
         why = (f"only {a}={value} has a libtorch route (aten::{rule['via']} with {rule['none']} None, which computes "
                "it): define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch release)")
-        other = (f'return shimgen::detail::{rule["otherwise"]}("{op}", {", ".join(p.name for p in w.params)});'
+        other = (f'return shimgen::detail::{rule["otherwise"]}("{op}", "{a}", '
+                 f'{", ".join(p.name for p in w.params)});'
                  if "otherwise" in rule else f'shimgen::detail::refuse("{op}", "{a}", {a}, "{why}");')
         lines = [f"if (!(({a}.is_integral() && {a}.to_int64() == {int(value)}) || ({a}.is_floating_point() && "
                  f"{a}.to_double() == {float(value)!r}))) {{", other, "}"]
