@@ -160,8 +160,10 @@ def test_norm_and_dist_with_p_2_are_atens_with_their_gradients(ext, dtype) -> No
 def test_norm_and_dist_refuse_another_p_naming_the_remedy(ext) -> None:
     ops, _ = ext
     x = torch.randn(3, 4)
-    with pytest.raises(RuntimeError, match=r"shimgen: norm.Scalar: p=1.*only p=2 .*SHIMGEN_OVERLAY"):
-        ops.norm_p(x, 1.0)
+    # p=1 on a float CPU tensor is linalg_vector_norm's CPU kernel (tests/test_vector_norm_cpu.py); p=3 is refused
+    assert torch.equal(ops.norm_p(x, 1.0), torch.ops.aten.norm.Scalar(x, 1.0))
+    with pytest.raises(RuntimeError, match=r"shimgen: norm.Scalar: p=3.*this ord is not one.*SHIMGEN_OVERLAY"):
+        ops.norm_p(x, 3.0)
     with pytest.raises(RuntimeError, match=r"shimgen: dist.default: p=3.*only p=2 .*SHIMGEN_OVERLAY"):
         ops.dist_p(x, x, 3)
     with pytest.raises(RuntimeError):  # aten's norm raises for an integer tensor, after the subtraction

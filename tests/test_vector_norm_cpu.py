@@ -1,9 +1,10 @@
-"""linalg_vector_norm (and norm(x, p), aten's linalg_vector_norm over every dim) with ord 0, 1, inf or -inf at target
-2.10 in the default build (kernel `number_as_none`'s `otherwise`, kernel section `vector_norm_cpu`): no libtorch route
-carries an ord other than 2, so aten's CPU norm kernel is replicated (binary_kernel_reduce: each output accumulated
-one element at a time in memory order; a single output of 32768 elements or more split into libtorch's own
-parallel_for chunks, combined in order) on a contiguous float or double CPU tensor outside autograd; every other
-call a `shimgen:` error naming why.
+"""linalg_vector_norm, norm(x, p) and norm(x, p, dim, keepdim) (aten's linalg_vector_norm, impl_func_norm) with ord
+0, 1, inf or -inf at target 2.10 in the default build (the rows' `otherwise`, kernel section `vector_norm_cpu`): no
+libtorch route carries an ord other than 2, so aten's CPU norm kernel is replicated (binary_kernel_reduce: each output
+accumulated one element at a time in memory order; a single output of 32768 elements or more split into libtorch's
+own parallel_for chunks, combined in order) on a contiguous float or double CPU tensor outside autograd; every other
+call a `shimgen:` error naming why. norm(x, 2, dim, keepdim) is aten's own op with p pushed as None (kernel
+`none_value`).
 
 One extension, built at target 2.10 against the installed headers and linked with libtorch alone, is run on the
 installed torch and on each runtime venv with one and two threads: values bit for bit (NaN payloads and each zero's
@@ -35,6 +36,9 @@ Tensor k_norm(Tensor x, double ord, std::vector<int64_t> dim, bool all, bool kee
 }
 Tensor k_norm_int(Tensor x, int64_t ord) { return ts::linalg_vector_norm(x, ord, {1}); }
 Tensor k_norm_p(Tensor x, double p) { return ts::norm(x, p); }
+Tensor k_norm_dim(Tensor x, double p, bool none, int64_t dim, bool keepdim) {
+  return ts::norm(x, none ? std::nullopt : std::optional<shimgen::Scalar>(p), {dim}, keepdim);
+}
 Tensor k_norm_dtype(Tensor x) {
   return ts::linalg_vector_norm(x, 1, std::nullopt, false, torch::headeronly::ScalarType::Double);
 }
@@ -43,6 +47,7 @@ STABLE_TORCH_LIBRARY(vnorm_cpu, m) {
   m.def("norm(Tensor x, float ord, int[] dim, bool all, bool keepdim) -> Tensor");
   m.def("norm_int(Tensor x, int ord) -> Tensor");
   m.def("norm_p(Tensor x, float p) -> Tensor");
+  m.def("norm_dim(Tensor x, float p, bool none, int dim, bool keepdim) -> Tensor");
   m.def("norm_dtype(Tensor x) -> Tensor");
 }
 
@@ -50,6 +55,7 @@ STABLE_TORCH_LIBRARY_IMPL(vnorm_cpu, CompositeExplicitAutograd, m) {
   m.impl("norm", TORCH_BOX(&k_norm));
   m.impl("norm_int", TORCH_BOX(&k_norm_int));
   m.impl("norm_p", TORCH_BOX(&k_norm_p));
+  m.impl("norm_dim", TORCH_BOX(&k_norm_dim));
   m.impl("norm_dtype", TORCH_BOX(&k_norm_dtype));
 }
 """
@@ -80,7 +86,7 @@ def refuses(label, fn, text):
         bad.append(f"BAD {label}: computed")
     except RuntimeError as e:
         if text in str(e) and ("shimgen: linalg_vector_norm.default: ord=" in str(e) or
-                               "shimgen: norm.Scalar: p=" in str(e)):
+                               "shimgen: norm.Scalar: p=" in str(e) or "shimgen: norm.ScalarOpt_dim: p=" in str(e)):
             refused += 1
         else:
             bad.append(f"BAD {label}: {e}")
@@ -114,6 +120,11 @@ for dtype in (torch.float32, torch.float64):
     for ordv in (1.0, 0.0, float("inf"), float("-inf")):  # norm(x, p): aten's linalg_vector_norm over every dim
         x = sample((300, 7), dtype, True)
         check(f"{dtype} norm.Scalar {ordv}", ops.norm_p(x, ordv), torch.ops.aten.norm.Scalar(x, ordv))
+    x = sample((30, 7), dtype, True)
+    for ordv, none in ((2.0, False), (2.0, True), (1.0, False), (float("inf"), False)):  # norm(x, p, dim, keepdim)
+        for dim, keepdim in ((1, True), (0, False), (-1, False)):
+            want = torch.ops.aten.norm.ScalarOpt_dim(x, None if none else ordv, [dim], keepdim)
+            check(f"{dtype} norm.ScalarOpt_dim {ordv} {none} {dim}", ops.norm_dim(x, ordv, none, dim, keepdim), want)
     x = sample((4, 6), dtype, True)
     check(f"{dtype} int ord", ops.norm_int(x, 1), torch.linalg.vector_norm(x, 1, [1]))
     check(f"{dtype} negative view", ops.norm(x.neg().conj(), 1.0, [1], False, False),
@@ -121,6 +132,7 @@ for dtype in (torch.float32, torch.float64):
 x = sample((4, 6), torch.float32, False)
 refuses("ord 3", lambda: ops.norm(x, 3.0, [1], False, False), "this ord is not one")
 refuses("norm p 3", lambda: ops.norm_p(x, 3.0), "this ord is not one")
+refuses("norm dim p 3", lambda: ops.norm_dim(x, 3.0, False, 1, False), "this ord is not one")
 refuses("strided", lambda: ops.norm(x.t(), 1.0, [1], False, False), "not contiguous")
 refuses("empty", lambda: ops.norm(torch.empty(0, 3), 1.0, [1], False, False), "or empty")
 refuses("int64", lambda: ops.norm(torch.ones(3, 4, dtype=torch.int64), 1.0, [1], False, False), "not a float")
@@ -138,7 +150,8 @@ print("\n".join(bad))
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory) -> str:
     root = tmp_path_factory.mktemp("vector_norm_cpu")
-    files, _ = pipeline.generate(["linalg_vector_norm", "norm.Scalar"], None, None, str(root / "gen"), only=True)
+    ops = ["linalg_vector_norm", "norm.Scalar", "norm.ScalarOpt_dim"]
+    files, _ = pipeline.generate(ops, None, None, str(root / "gen"), only=True)
     pipeline.write(str(root / "gen"), files)
     (root / "vnorm.cpp").write_text(CALLS)
     out = str(root / "vnorm.so")
@@ -155,4 +168,4 @@ def test_values_are_atens_bit_for_bit(lib, name) -> None:
         lines = proc.stdout.splitlines()
         assert [line for line in lines if line.startswith("BAD")] == [], (threads, proc.stdout[-3000:])
         head = next(line for line in lines if line.startswith("COMPARED")).split()
-        assert int(head[1]) == 2 * 2 * 4 * 26 * 2 + 2 * 4 + 2 * 2 + 1 and int(head[3]) == 9, proc.stdout
+        assert int(head[1]) == 2 * 2 * 4 * 26 * 2 + 2 * 4 + 2 * 12 + 2 * 2 + 1 and int(head[3]) == 10, proc.stdout

@@ -317,3 +317,19 @@ inline torch::stable::Tensor vector_norm_cpu(
   const std::optional<std::vector<int64_t>> all;
   return vector_norm_cpu(op, arg, self, ord, all, false, std::nullopt);
 }
+
+/// norm(self, p, dim, keepdim): aten's linalg_vector_norm(self, p, dim,
+/// keepdim) (impl_func_norm; an empty dim is every dim), as vector_norm_cpu
+/// above. List: the wrapper's int list (begin and end).
+template <typename List>
+inline torch::stable::Tensor vector_norm_cpu(
+    const char* op,
+    const char* arg,
+    const torch::stable::Tensor& self,
+    const Scalar& ord,
+    const List& dim,
+    bool keepdim) {
+  const std::vector<int64_t> dims(dim.begin(), dim.end());
+  const std::optional<std::vector<int64_t>> listed(dims);
+  return vector_norm_cpu(op, arg, self, ord, listed, keepdim, std::nullopt);
+}

@@ -110,9 +110,12 @@ class Dispatcher(Route):
         return lines
 
     def body(self, w: Wrapper, v: Variant, plan: Plan) -> str:
+        return "\n".join([*self.checks(w, v), self.call(w, v, plan)])
+
+    def checks(self, w: Wrapper, v: Variant) -> list[str]:
+        """The statements before the call: the leak guard, then the refusal of a value carried only as None."""
         op = w.op
         kept = {p.name: p for p in w.kept(v)}
-        items = []
         lines = []
         for name in v.guard:  # before any other check: on a runtime that would leak, nothing else matters
             assert v.guard_from is not None
@@ -127,6 +130,14 @@ class Dispatcher(Route):
                    "each torch release)")
             lines.append(f'if ({name}.has_value()) {{\nshimgen::detail::refuse("{op.name}", "{name}", {name}, '
                          f'"{why}");\n}}')
+        return lines
+
+    def call(self, w: Wrapper, v: Variant, plan: Plan) -> str:
+        """The call of the boxed dispatcher (each of v.none_only pushed as None) and the return of its results."""
+        op = w.op
+        kept = {p.name: p for p in w.kept(v)}
+        items = []
+        lines = []
         for a in v.stack:  # the boxed stack follows the schema's order (see sig_cpp.stack_layout)
             p = kept.get(a.name)
             if p is not None and p.name in v.none_only:

@@ -6,57 +6,13 @@ only the standard library, torch and the workers' shared modules beside that dri
 
 import torch
 
-from mirror_common import sample
+from mirror_common import OTHERWISE, sample
 from worker_common import Refused, aten, outcome, run, same
 
 
 def is_value(r, n):
     """Is the number the rule's one value (an int or a double equal to it)?"""
     return (type(n) is int and n == int(r["value"])) or (type(n) is float and n == float(r["value"]))
-
-
-def vector_norm_cpu(v, argument):
-    """cxx/kernels/vector_norm_cpu.h: ord 0, 1, inf or -inf on a contiguous float or double CPU tensor outside
-    autograd, as aten's CPU kernel accumulates it (each output's elements one at a time in memory order, in the
-    tensor's dtype: 0-dim tensors here, so each step is rounded as the C++ rounds it); the rest refused. The samples
-    stay below aten's grain of 32768, where no output is split among threads."""
-    n, x = v[argument], v["self"]
-    p = -0.5 if isinstance(n, complex) else float(n)
-    kind = {0.0: 0, 1.0: 1, float("inf"): 2, -float("inf"): 3}.get(p)
-    if kind is None or x.device.type != "cpu" or x.dtype not in (torch.float32, torch.float64):
-        raise Refused("number")
-    if v.get("dtype") not in (None, x.dtype):
-        raise Refused("dtype")
-    x = x.resolve_neg()
-    if not x.is_contiguous() or x.numel() == 0:
-        raise Refused("layout")
-    dim, nd = v.get("dim"), x.dim()
-    reduced = list(range(nd))
-    if dim:
-        wrapped = [d + nd if d < 0 else d for d in dim]
-        if any(not 0 <= d < nd for d in wrapped) or len(set(wrapped)) != len(wrapped):
-            raise Refused("dim")
-        reduced = sorted(wrapped)
-    if torch.is_grad_enabled() and x.requires_grad:
-        raise Refused("autograd")
-    kept = [d for d in range(x.dim()) if d not in reduced]
-    outputs = torch.Size([x.shape[d] for d in kept]).numel()
-    rows = x.permute(kept + reduced).reshape(outputs, -1)
-    out = []
-    for row in rows:
-        acc = torch.tensor(float("inf") if kind == 3 else 0.0, dtype=x.dtype)
-        for e in row:
-            a = e.abs()
-            if kind == 0:
-                acc = acc + (0.0 if e == 0 else 1.0)
-            elif kind == 1:
-                acc = acc + a
-            elif a.isnan() or (acc < a if kind == 2 else a < acc):
-                acc = a
-        out.append(acc)
-    shape = [1 if d in reduced else x.shape[d] for d in range(x.dim())] if v.get("keepdim") else \
-        [x.shape[d] for d in kept]
-    return torch.stack(out).reshape(shape).contiguous()
 
 
 def number_as_none(s, v):
@@ -66,8 +22,8 @@ def number_as_none(s, v):
     r = s["rule"]
     n = v[r["argument"]]
     if not is_value(r, n):
-        if r.get("otherwise") == "vector_norm_cpu":
-            return vector_norm_cpu(v, r["argument"])
+        if "otherwise" in r:
+            return OTHERWISE[r["otherwise"]](v, r["argument"])
         raise Refused("number")
     for name, lengths in r.get("lengths", {}).items():
         if v.get(name) is not None and len(v[name]) not in lengths:
