@@ -43,9 +43,10 @@ class NoneValue(Kernel):
         """Another value to `otherwise`, then the dispatcher's call with the number pushed as None."""
         a, value = rule["argument"], rule["value"]
         args = ", ".join(f"*{p.name}" if p.name == a else p.name for p in w.params)
-        lines = [f"if ({a}.has_value() && !(({a}->is_integral() && {a}->to_int64() == {int(value)}) || "
-                 f"({a}->is_floating_point() && {a}->to_double() == {float(value)!r}))) {{",
-                 f'return shimgen::detail::{rule["otherwise"]}("{w.op.name}", "{a}", {args});', "}"]
+        lines = [f"if ({a}.has_value()) {{",
+                 f"if (!(({a}->is_integral() && {a}->to_int64() == {int(value)}) || ({a}->is_floating_point() && "
+                 f"{a}->to_double() == {float(value)!r}))) {{",
+                 f'return shimgen::detail::{rule["otherwise"]}("{w.op.name}", "{a}", {args});', "}", "}"]
         pushed = dataclasses.replace(v, none_only=(a,))  # the number pushed as None
         return "\n".join([*lines, routes.boxed().call(w, pushed, plan)])  # type: ignore[attr-defined]
 
