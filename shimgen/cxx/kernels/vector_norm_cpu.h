@@ -159,9 +159,11 @@ inline bool norm_dims(
 }
 
 /// The reduction of a contiguous `x` of T over `reduced`, into a new
-/// contiguous tensor of x's dtype (keepdim: reduced dims of size 1).
+/// contiguous tensor of x's dtype (keepdim: reduced dims of size 1); `op`,
+/// the op called, is named where libtorch's split is unlike aten's.
 template <typename T>
 inline torch::stable::Tensor norm_typed(
+    const char* op,
     const torch::stable::Tensor& x,
     const std::vector<bool>& reduced,
     bool keepdim,
@@ -235,14 +237,13 @@ inline torch::stable::Tensor norm_typed(
     }
   }
   int64_t next = 0;
+  bool tiled = true;
   for (const NormPartial<T>& part : chunks) {
-    if (part.begin != next) {
-      fail("linalg_vector_norm", "libtorch's parallel_for split unlike aten's");
-    }
+    tiled = tiled && part.begin == next;
     next = part.end;
   }
-  if (next != n) {
-    fail("linalg_vector_norm", "libtorch's parallel_for split unlike aten's");
+  if (!tiled || next != n) {
+    fail(op, "libtorch's parallel_for split unlike aten's");
   }
   T total = chunks.size() == 1 ? chunks[0].value : call.init;
   if (chunks.size() > 1) {
@@ -301,9 +302,9 @@ inline torch::stable::Tensor vector_norm_cpu(
     vector_norm_refuse(op, arg, ord, why);
   }
   if (wide) {
-    return norm_typed<double>(x, reduced, keepdim, kind);
+    return norm_typed<double>(op, x, reduced, keepdim, kind);
   }
-  return norm_typed<float>(x, reduced, keepdim, kind);
+  return norm_typed<float>(op, x, reduced, keepdim, kind);
 }
 
 /// norm(self, p): aten's linalg_vector_norm(self, p) over every dim

@@ -287,7 +287,13 @@ def observed(fn, out, texts=("was resized since it had shape",)):
     return o, (tuple(out.stride()), o[1] is out, warned, out.requires_grad)
 
 
-# ---- the helpers a row's `otherwise` names (kernels number_as_none, none_value), by name ----
+# ---- the number a row names (`value`), and the helpers a row's `otherwise` names, by name ----
+
+
+def is_value(r, n):
+    """Is the number the rule's value (an int or a double equal to it; a bool is neither)?"""
+    return (type(n) is int and n == int(r["value"])) or (type(n) is float and n == float(r["value"]))
+
 
 def vector_norm_cpu(v, argument):
     """cxx/kernels/vector_norm_cpu.h: ord 0, 1, inf or -inf on a contiguous float or double CPU tensor outside

@@ -81,6 +81,13 @@ def literal(value: object) -> str:
 # backward from its result), which the composition's calls would differentiate: refused where autograd records
 # them (scalar.h records_inplace: grad mode, self not a leaf), after the forward's own errors, before self changes ----
 
+def number_is(access: str, value: object) -> str:
+    """The C++ condition that a shimgen::Scalar is a row's `value`, as an integer or a double equal to it (a bool is
+    neither); `access` reaches its members (`p.` for the Scalar, `p->` for a std::optional holding one)."""
+    return (f"({access}is_integral() && {access}to_int64() == {int(value)}) || ({access}is_floating_point() && "
+            f"{access}to_double() == {float(value)!r})")
+
+
 def _backward_why(rule: dict) -> str:
     raises = rule["backward_raises"]
     if raises is True:

@@ -11,10 +11,9 @@ import dataclasses
 
 from shimgen.generate.cpp_model import Variant, Wrapper
 from shimgen.generate.plan import Plan
-from shimgen.generate import routes
-from shimgen.generate.routes import Query, Route
+from shimgen.generate.routes import Query, Route, boxed
 from shimgen.generate.routes.kernels import Kernel, register
-from shimgen.generate.routes.kernels.common import overlay_shim_serves, proven
+from shimgen.generate.routes.kernels.common import number_is, overlay_shim_serves, proven
 
 
 class NoneValue(Kernel):
@@ -27,7 +26,7 @@ class NoneValue(Kernel):
         kernel, which computes only some, gives way: the overlay only adds forms)."""
         if overlay_shim_serves(q):
             return None
-        v = routes.boxed().variant_at(q, none_only=True)  # type: ignore[call-arg]
+        v = boxed().variant_at(q, none_only=True)  # type: ignore[call-arg]
         if v is None or v.kept < len(q.params) or v.none_only != (rule["argument"],) or v.guard or v.guard_from:
             return None
         return Variant(route, v.kept, q.level, stack=v.stack, lowering=v.lowering)
@@ -43,12 +42,10 @@ class NoneValue(Kernel):
         """Another value to `otherwise`, then the dispatcher's call with the number pushed as None."""
         a, value = rule["argument"], rule["value"]
         args = ", ".join(f"*{p.name}" if p.name == a else p.name for p in w.params)
-        lines = [f"if ({a}.has_value()) {{",
-                 f"if (!(({a}->is_integral() && {a}->to_int64() == {int(value)}) || ({a}->is_floating_point() && "
-                 f"{a}->to_double() == {float(value)!r}))) {{",
+        lines = [f"if ({a}.has_value()) {{", f"if (!({number_is(f'{a}->', value)})) {{",
                  f'return shimgen::detail::{rule["otherwise"]}("{w.op.name}", "{a}", {args});', "}", "}"]
         pushed = dataclasses.replace(v, none_only=(a,))  # the number pushed as None
-        return "\n".join([*lines, routes.boxed().call(w, pushed, plan)])  # type: ignore[attr-defined]
+        return "\n".join([*lines, boxed().call(w, pushed, plan)])  # type: ignore[attr-defined]
 
     def prover_spec(self, rule: dict, out: str) -> dict:
         return {"prover": self.prover}

@@ -14,7 +14,7 @@ from shimgen.generate.cpp_model import Variant, Wrapper
 from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.kernels import Kernel, register
-from shimgen.generate.routes.kernels.common import literal, proven
+from shimgen.generate.routes.kernels.common import literal, number_is, proven
 
 
 class NumberAsNone(Kernel):
@@ -64,8 +64,7 @@ class NumberAsNone(Kernel):
         other = (f'return shimgen::detail::{rule["otherwise"]}("{op}", "{a}", '
                  f'{", ".join(p.name for p in w.params)});'
                  if "otherwise" in rule else f'shimgen::detail::refuse("{op}", "{a}", {a}, "{why}");')
-        lines = [f"if (!(({a}.is_integral() && {a}.to_int64() == {int(value)}) || ({a}.is_floating_point() && "
-                 f"{a}.to_double() == {float(value)!r}))) {{", other, "}"]
+        lines = [f"if (!({number_is(f'{a}.', value)})) {{", other, "}"]
         for name, lengths in sorted(rule.get("lengths", {}).items()):
             allowed = " || ".join(f"{name}->size() == {n}" for n in lengths)
             lines += [f"if ({name}.has_value() && !({allowed})) {{",

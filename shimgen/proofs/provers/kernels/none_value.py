@@ -7,13 +7,8 @@ only the standard library, torch and the workers' shared modules beside that dri
 
 import torch
 
-from mirror_common import OTHERWISE, sample
+from mirror_common import OTHERWISE, is_value, sample
 from worker_common import aten, outcome, run, same
-
-
-def is_value(r, n):
-    """Is the number the rule's value (an int or a double equal to it)?"""
-    return (type(n) is int and n == int(r["value"])) or (type(n) is float and n == float(r["value"]))
 
 
 def none_value(s, v):
