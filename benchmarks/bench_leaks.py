@@ -165,7 +165,7 @@ def quiet_stderr(on: bool):
 
 # The str calls that cross libtorch 2.10-2.13's leaking dispatcher conversion with -DSHIMGEN_LEAKY_STR; the default
 # build computes gelu(x), gelu_(x) and gelu_out(out, x) on a contiguous CPU tensor (kernel gelu_addmm), einsum
-# (kernel einsum), div's "floor" and "trunc" and scatter's "add" (kernel str_value) without a str crossing, and raises
+# (kernel einsum), quantile and nanquantile (kernel quantile), div's "floor" and "trunc" and scatter's "add" (kernel str_value) without a str crossing, and raises
 # for the other str calls on 2.10-2.13: ~0 B. elu and softplus (kernel cpu_activation: aten's CPU kernel replicated, no number crossing)
 # computed, in place, into out, and refused (alpha=1e300 is out of float's range): ~0 B. The rows after the str
 # calls are a number's compositions of this release (kernels cpu_kernel and foreach), measured the same way.
@@ -182,6 +182,9 @@ DEFAULT_CALLS = [("gelu(x)", "ts::gelu(x);"), ('gelu(x, "tanh")', 'ts::gelu(x, "
                  ('scatter_(.., "add")', 'ts::scatter_(ts::clone(x), 0, ts::new_zeros(x, {4, 4}, '
                                          'torch::headeronly::ScalarType::Long), x, "add");'),
                  ('einsum("ij,jk", ..)', 'ts::einsum("ij,jk->ik", {x, x});'),
+                 ("quantile(x, 0.5)", "ts::quantile(x, 0.5);"),
+                 ('nanquantile(x, q, 1, .., "midpoint")', 'ts::nanquantile(x, ts::new_zeros(x, {2}), 1, false, '
+                                                          '"midpoint");'),
                  ('conv2d(.., "same")', 'ts::conv2d(ts::view(x, {1, 1, 4, 4}), ts::view(x, {1, 1, 4, 4}), '
                                         'std::nullopt, {1, 1}, "same");'),
                  ('scatter_reduce_(.., "amax")', 'ts::scatter_reduce_(ts::clone(x), 0, ts::new_zeros(x, {4, 4}, '
@@ -246,7 +249,8 @@ def default_build(args) -> int:
                                       "softplus.out", "scatter_.reduce", "new_zeros.default",
                                       "scatter_reduce_.two", "index_reduce.default", "searchsorted.Tensor",
                                       "baddbmm.default", "_addmm_activation.default", "_foreach_add.Scalar",
-                                      "_foreach_norm.Scalar"], None, None, gen)
+                                      "_foreach_norm.Scalar", "quantile.scalar", "nanquantile.default"], None,
+                                     None, gen)
         pipeline.write(gen, files)
         for k, (label, call) in enumerate(DEFAULT_CALLS):
             if args.only and not any(label.startswith(o) for o in args.only.split(",")):

@@ -17,6 +17,27 @@ inline void check_out_device(
   }
 }
 
+/// Row key `refuse_aliased`: refuses out sharing memory with an input. aten's
+/// out= resizes out before it computes (quantile_out_impl), so it reads an
+/// input out aliases after the resize, which this composition (the
+/// functional, then copy_) cannot follow.
+template <typename = void>
+inline void refuse_aliased_out(
+    const char* op,
+    const torch::stable::Tensor& out,
+    std::initializer_list<const torch::stable::Tensor*> inputs) {
+  for (const torch::stable::Tensor* input : inputs) {
+    if (overlaps(out, *input)) {
+      std::string why = "out shares memory with an input, which aten resizes ";
+      why += "before it computes: this composition (the op out of place, ";
+      why += "then copy_) cannot compute it as aten does: pass a copy, or ";
+      why += "define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt ";
+      why += "for each torch release)";
+      fail(op, why.c_str());
+    }
+  }
+}
+
 /// The rest of aten's out= of a CompositeImplicitAutograd op, around the
 /// functional's `result`: its dtype must be out's; out is resized to its
 /// sizes as at::native::resize_output resizes it (aten's warning on a

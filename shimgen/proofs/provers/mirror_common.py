@@ -83,6 +83,20 @@ def indexed_samples(s, d):
                 out.append((f"{d} {shape} {ishape} {dim} {n!r}", lambda shape=shape, dim=dim, index=index, n=n, k=k: {
                     "self": sample(shape, d, k), "dim": dim, "index": index.clone(), "value": n}))
         return out
+    if s["samples"] == "quantile":  # quantile's out= forms: q a number (`.scalar_out`) or a tensor of self's dtype
+        cases = [((7,), None, False, "linear"), ((3, 4), 1, False, "midpoint"), ((3, 4), 0, True, "lower"),
+                 ((), None, False, "nearest"), ((2, 3, 4), -1, False, "higher"), ((0,), None, False, "linear"),
+                 ((3, 4), 2, False, "linear"), ((5,), 0, True, "Linear")]
+        for k, (shape, dim, keepdim, mode) in enumerate(cases):
+            for q in (0.3, 1.0, [0.1, 0.5, 0.9], 1.5):
+                if s["types"]["q"] == "float" and isinstance(q, list):
+                    continue
+                out.append((f"{d} {shape} q={q} {dim} {keepdim} {mode}", lambda shape=shape, dim=dim, keepdim=keepdim,
+                            mode=mode, q=q, k=k: {
+                                "self": sample(shape, d, k),
+                                "q": q if s["types"]["q"] == "float" else torch.tensor(q, dtype=d),
+                                "dim": dim, "keepdim": keepdim, "interpolation": mode}))
+        return out
     for k, shape in enumerate([(7,), (3, 4), (), (0,)]):
         base = sample(shape, d, k)
         seq = base if d.is_complex or base.dim() == 0 else base.sort(dim=-1).values

@@ -6,10 +6,12 @@ same view, or resized while it overlaps one, or writing an element twice, is ref
 result's strides (aten's structured kernels restride it: a channels_last input gives a channels_last out), and
 aten's warning on resizing a non-empty out.
 
-`composite: true` (linalg_matrix_norm.out): aten's out= overload of a CompositeImplicitAutograd op is not a
+`composite: true` (linalg_matrix_norm.out, quantile.out): aten's out= overload of a CompositeImplicitAutograd op is not a
 structured kernel's: it checks out's device, calls the functional (which autograd records), checks the dtype, resizes
 out (at::native::resize_output) and copies with copy_ (recorded too), so it computes in grad mode where kernel `out`
-raises aten's out= autograd error (scalar.h check_out_device, assign_composite_out)."""
+raises aten's out= autograd error (scalar.h check_out_device, assign_composite_out). With `refuse_aliased: true`
+(quantile's, whose aten out= resizes out before it computes) out sharing memory with an input is refused
+(refuse_aliased_out)."""
 
 from __future__ import annotations
 
@@ -66,7 +68,7 @@ class Out(Kernel):
         same = "true" if rule.get("same_dtype") else "false"
         args = ", ".join(p.name for p in target.params)
         if rule.get("composite"):
-            return _composite_out_body(w, target.name, out, inputs, args)
+            return _composite_out_body(w, target.name, out, inputs, args, bool(rule.get("refuse_aliased")))
         check = "refuse_recorded_out" if rule.get("no_derivative") else "check_out_autograd"
         return "\n".join([
             f'shimgen::detail::{check}("{w.op.name}", {{{", ".join(f"&{n}" for n in [out, *inputs])}}});',
@@ -81,9 +83,12 @@ class Out(Kernel):
         return {"prover": self.prover, "writes_out": True}
 
 
-def _composite_out_body(w: Wrapper, via: str, out: str, inputs: list[str], args: str) -> str:
+def _composite_out_body(w: Wrapper, via: str, out: str, inputs: list[str], args: str, aliased: bool) -> str:
+    refuse = ([f'shimgen::detail::refuse_aliased_out("{w.op.name}", {out}, {{{", ".join(f"&{n}" for n in inputs)}}});']
+              if aliased else [])
     return "\n".join([
         f'shimgen::detail::check_out_device("{w.op.name}", {inputs[0]}, {out});',
+        *refuse,
         f"const torch::stable::Tensor result = torch::stable::{via}({args});",
         f'shimgen::detail::assign_composite_out("{w.op.name}", {out}, result);',
         f"return {out};"])
@@ -95,7 +100,9 @@ def _composite_out_doc(rule: dict) -> list[str]:
             "on a non-empty out, a new contiguous tensor's strides), then aten::copy_, which autograd records as it "
             f"records aten's (proven equal on torch {proven(rule)}).",
             "Resizing an out that requires grad in grad mode raises an error naming the remedy (aten resizes it "
-            "below autograd)."]
+            "below autograd)."] + (
+                ["out sharing memory with an input raises an error naming the remedy (aten resizes out before it "
+                 "computes, and reads such an input resized)."] if rule.get("refuse_aliased") else [])
 
 
 register(Out())

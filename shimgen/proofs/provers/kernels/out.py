@@ -7,7 +7,7 @@ only the standard library, torch and the workers' shared modules beside that dri
 
 import torch
 
-from mirror_common import INDEXED_DTYPES, assign_out, indexed_samples, observed, requires_grad_proxy, sample
+from mirror_common import INDEXED_DTYPES, assign_out, indexed_samples, observed, overlaps, requires_grad_proxy, sample
 from worker_common import ATEN_RAISES, Refused, Tally, aten, run, same
 
 
@@ -18,6 +18,8 @@ def assign_composite_out(s, values, out):
     self = next(v for v in values.values() if isinstance(v, torch.Tensor))
     if out.device != self.device:
         raise RuntimeError(f"out is on another device than the input {ATEN_RAISES}")
+    if s["rule"].get("refuse_aliased") and any(overlaps(out, v) for v in values.values() if isinstance(v, torch.Tensor)):
+        raise Refused("out shares memory with an input")  # composite_out.h refuse_aliased_out
     result = aten(s["via"])(**values)
     if result.dtype != out.dtype:
         raise RuntimeError(f"expected out tensor dtype to be the result's {ATEN_RAISES}")
@@ -166,6 +168,7 @@ def prove_indexed(op, s):
     f = aten(op)
     tally = Tally()
     compare = tally.compare
+    assign = assign_composite_out if s["rule"].get("composite") else assign_out
 
     for d in INDEXED_DTYPES:
         for label, make in indexed_samples(s, d):
@@ -183,7 +186,7 @@ def prove_indexed(op, s):
                         va, oa = make(), make_out()
                         want = observed(lambda: f(**va, **{s["out"]: oa}), oa)
                         vb, ob = make(), make_out()
-                        got = observed(lambda: assign_out(s, vb, ob), ob)
+                        got = observed(lambda: assign(s, vb, ob), ob)
                     compare(f"{label} out {kind} grad mode {grad_mode}", want[0], got[0], want[1], got[1])
     if s.get("writes_out"):  # out is the first tensor argument itself; an argument requiring grad in grad mode
         first = next(a for a in s["args"] if s["types"][a] == "Tensor")
@@ -192,14 +195,14 @@ def prove_indexed(op, s):
                 with torch.set_grad_enabled(grad_mode):
                     va, vb = make(), make()
                     want = observed(lambda: f(**va, **{s["out"]: va[first]}), va[first])
-                    got = observed(lambda: assign_out(s, vb, vb[first]), vb[first])
+                    got = observed(lambda: assign(s, vb, vb[first]), vb[first])
                     compare(f"out is {first} {label} grad mode {grad_mode}", want[0], got[0], want[1], got[1])
                     va, vb = make(), make()
                     va[first].requires_grad_()
                     vb[first].requires_grad_()
                     oa, ob = torch.empty(0, dtype=torch.float64), torch.empty(0, dtype=torch.float64)
                     want = observed(lambda: f(**va, **{s["out"]: oa}), oa)
-                    got = observed(lambda: assign_out(s, vb, ob), ob)
+                    got = observed(lambda: assign(s, vb, ob), ob)
                     compare(f"{first} requires grad {label} grad mode {grad_mode}", want[0], got[0])
     return tally.report()
 

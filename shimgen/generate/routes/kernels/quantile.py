@@ -1,0 +1,82 @@
+"""Kernel `quantile` (quantile.default, quantile.scalar, nanquantile.default, nanquantile.scalar below target 2.14, in a
+build that did not accept the str leak): aten's CompositeImplicitAutograd quantile with an interpolation string as
+libtorch 2.9-2.13 compute it (Sorting.cpp quantile_checks, quantile_compute: a sort, ranks in the input's dtype, two
+gathers and a lerp), by the same dispatching calls in the same order, each by its wrapper (the row's `calls`, by
+role; kernels/quantile.h names them unqualified, found by argument-dependent lookup where the wrapper instantiates
+it). The string is compared in C++, so no `str` crosses the ABI and nothing leaks on libtorch 2.10-2.13. Because
+aten computes quantile as these calls on every device, the result is aten's there, gradients included.
+
+libtorch 2.14 changed the computation (ranks in float64, and on CPU a selection without a sort), so the wrapper
+asks the running release (shimgen::detail::running_release) and from 2.14 takes the dispatcher's guarded form:
+aten's own op, whose str no longer leaks. Row keys: `argument` (the str), `ignore_nan` (nanquantile), and for a
+number q (`.scalar`) the call `number` that makes it a tensor of the input's dtype and device
+(aten::scalar_tensor), after aten's range check."""
+
+from __future__ import annotations
+
+from shimgen.generate.cpp_model import Variant, Wrapper
+from shimgen.generate.plan import Plan
+from shimgen.generate.routes import Query, Route
+from shimgen.generate.routes.kernels import Kernel, register
+from shimgen.generate.routes.kernels.common import (calls_at, callees, guarded_body, guarded_form,
+                                                    overlay_shim_serves, proven)
+
+# role -> how many leading parameters the body passes that role's wrapper
+QUANTILE_PASSED = {"at_least": 2, "at_most": 2, "both": 2, "every": 1, "flat": 3, "sorted": 3, "grow": 2, "swap": 3,
+                   "viewed": 2, "nan": 1, "negated": 1, "count": 3, "less": 2, "product": 2, "scaled": 2,
+                   "negative": 2, "fill_": 3, "any": 3, "broadcast": 1, "fill": 3, "floor": 1, "ceil": 1,
+                   "round": 1, "cast": 2, "gathered": 3, "half": 2, "weight": 2, "lerp": 3, "drop": 2, "grow_": 2,
+                   "swap_": 3, "number": 4}
+
+
+class Quantile(Kernel):
+    name = "quantile"
+    prover = "prove_quantile"
+
+    def variant_at(self, route: Route, q: Query, rule: dict) -> Variant | None:
+        """Where the dispatcher's form of the op is guarded at q.level for the interpolation string alone (a build
+        without SHIMGEN_LEAKY_STR, a target below 2.14) and every call has a libtorch route there: that form, which
+        this one computes on 2.10-2.13 (no `guard`: it wins the tie); not in a build linking the overlay where the
+        op has its C shim by q.level, which computes every call."""
+        if overlay_shim_serves(q):
+            return None
+        dv = guarded_form(q, rule["argument"])
+        cv = calls_at(route, q, rule, QUANTILE_PASSED)
+        if dv is None or cv is None:
+            return None
+        return Variant(route, dv.kept, q.level, stack=dv.stack, guard_from=dv.guard_from, lowering=cv.lowering)
+
+    def describe(self, w: Wrapper, rule: dict) -> list[str]:
+        what = "nanquantile" if rule.get("ignore_nan") else "quantile"
+        number = (" (a number q checked as aten checks it, then aten::scalar_tensor of the input's dtype and device)"
+                  if "number" in rule["calls"] else "")
+        return [f"Route: on a running libtorch before 2.14, aten's {what} as libtorch 2.9-2.13 compute it{number}: "
+                "aten's checks, q's range on a CPU tensor, a sort of the input with the reduced dimension last, "
+                "ranks in its dtype rounded as the interpolation asks, two gathers and a lerp, by the same "
+                "dispatching calls in the same order, on any device; no str crosses the ABI (proven equal, gradients "
+                f"included, on torch {proven(rule)}).",
+                "On libtorch 2.14 and later the boxed dispatcher: aten's own op, whose str no longer leaks."]
+
+    def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
+        arg = rule["argument"]
+        leak_free = v.guard_from.major * 100 + v.guard_from.minor  # type: ignore[union-attr]
+        op = w.op.name
+        q = "q"
+        number = []
+        if "number" in rule["calls"]:
+            f = callees(rule, plan)
+            q = "number"
+            number = [f'shimgen::detail::quantile_number("{op}", q);',
+                      f"const torch::stable::Tensor number = {f['number']}(q, self.scalar_type(), std::nullopt, "
+                      "self.device());"]
+        ignore_nan = "true" if rule.get("ignore_nan") else "false"
+        return "\n".join([f"const bool leaks = shimgen::detail::running_release() < {leak_free};",
+                          "if (leaks) {",
+                          *number,
+                          f'return shimgen::detail::quantile_compute("{op}", self, {q}, dim, keepdim, {arg}, '
+                          f"{ignore_nan});",
+                          "}",
+                          guarded_body(w, v, plan, arg)])
+
+
+register(Quantile())
