@@ -165,7 +165,8 @@ def quiet_stderr(on: bool):
 
 # The str calls that cross libtorch 2.10-2.13's leaking dispatcher conversion with -DSHIMGEN_LEAKY_STR; the default
 # build computes gelu(x), gelu_(x) and gelu_out(out, x) on a contiguous CPU tensor (kernel gelu_addmm), einsum
-# (kernel einsum), quantile and nanquantile (kernel quantile), div's "floor" and "trunc" and scatter's "add" (kernel str_value) without a str crossing, and raises
+# (kernel einsum), quantile and nanquantile (kernel quantile), matrix norms with an ord string (kernel
+# matrix_norm_str), searchsorted_out with a side (kernel cpu_kernel), div's "floor" and "trunc" and scatter's "add" (kernel str_value) without a str crossing, and raises
 # for the other str calls on 2.10-2.13: ~0 B. elu and softplus (kernel cpu_activation: aten's CPU kernel replicated, no number crossing)
 # computed, in place, into out, and refused (alpha=1e300 is out of float's range): ~0 B. The rows after the str
 # calls are a number's compositions of this release (kernels cpu_kernel and foreach), measured the same way.
@@ -185,6 +186,11 @@ DEFAULT_CALLS = [("gelu(x)", "ts::gelu(x);"), ('gelu(x, "tanh")', 'ts::gelu(x, "
                  ("quantile(x, 0.5)", "ts::quantile(x, 0.5);"),
                  ('nanquantile(x, q, 1, .., "midpoint")', 'ts::nanquantile(x, ts::new_zeros(x, {2}), 1, false, '
                                                           '"midpoint");'),
+                 ('linalg_norm(x, "nuc")', 'ts::linalg_norm(x, "nuc");'),
+                 ('linalg_matrix_norm(x, "fro")', 'ts::linalg_matrix_norm(x, "fro");'),
+                 ('searchsorted_out(.., side="right")', 'Tensor o = ts::new_zeros(x, {4, 4}, '
+                                                       'torch::headeronly::ScalarType::Long); '
+                                                       'ts::searchsorted_out(o, x, x, false, false, "right");'),
                  ('conv2d(.., "same")', 'ts::conv2d(ts::view(x, {1, 1, 4, 4}), ts::view(x, {1, 1, 4, 4}), '
                                         'std::nullopt, {1, 1}, "same");'),
                  ('scatter_reduce_(.., "amax")', 'ts::scatter_reduce_(ts::clone(x), 0, ts::new_zeros(x, {4, 4}, '
@@ -249,7 +255,9 @@ def default_build(args) -> int:
                                       "softplus.out", "scatter_.reduce", "new_zeros.default",
                                       "scatter_reduce_.two", "index_reduce.default", "searchsorted.Tensor",
                                       "baddbmm.default", "_addmm_activation.default", "_foreach_add.Scalar",
-                                      "_foreach_norm.Scalar", "quantile.scalar", "nanquantile.default"], None,
+                                      "_foreach_norm.Scalar", "quantile.scalar", "nanquantile.default",
+                                      "linalg_norm.ord_str", "linalg_matrix_norm.str_ord",
+                                      "searchsorted.Tensor_out"], None,
                                      None, gen)
         pipeline.write(gen, files)
         for k, (label, call) in enumerate(DEFAULT_CALLS):

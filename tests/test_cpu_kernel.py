@@ -21,7 +21,7 @@ TARGET_2_10 = "0x020a000000000000"
 ROWS = ["baddbmm.default", "baddbmm_.default", "baddbmm.out", "addmv.default", "addmv_.default", "addmv.out",
         "histc.default", "histc.out", "scatter_reduce.two", "scatter_reduce_.two", "scatter_reduce.two_out",
         "index_reduce.default", "index_reduce_.default", "index_reduce.out", "searchsorted.Tensor",
-        "_addmm_activation.default", "_addmm_activation.out"]
+        "searchsorted.Tensor_out", "_addmm_activation.default", "_addmm_activation.out"]
 
 CALLS = r"""
 #include <torch/csrc/stable/library.h>
@@ -60,6 +60,9 @@ Tensor k_index_reduce_(Tensor s, int64_t d, Tensor i, Tensor src, std::string r,
 Tensor k_searchsorted(Tensor seq, Tensor v, bool right, std::string side) {
   return side.empty() ? ts::searchsorted(seq, v, false, right) : ts::searchsorted(seq, v, false, right, side);
 }
+Tensor k_searchsorted_out(Tensor seq, Tensor v, bool out_int32, std::string side, Tensor o) {
+  return ts::searchsorted_out(o, seq, v, out_int32, false, side);
+}
 
 Tensor k_addmm_act(Tensor s, Tensor a, Tensor b, double beta, double alpha, bool gelu) {
   return ts::_addmm_activation(s, a, b, beta, alpha, gelu);
@@ -85,6 +88,7 @@ STABLE_TORCH_LIBRARY(NS, m) {
   m.def("scatter_reduce_out(Tensor s, int d, Tensor i, Tensor src, str r, bool self, Tensor(a!) o) -> Tensor(a!)");
   m.def("index_reduce_(Tensor(a!) s, int d, Tensor i, Tensor src, str r, bool self) -> Tensor(a!)");
   m.def("searchsorted(Tensor seq, Tensor v, bool right, str side) -> Tensor");
+  m.def("searchsorted_out(Tensor seq, Tensor v, bool out_int32, str side, Tensor(a!) o) -> Tensor(a!)");
 }
 
 STABLE_TORCH_LIBRARY_IMPL(NS, CompositeImplicitAutograd, m) {
@@ -104,6 +108,7 @@ STABLE_TORCH_LIBRARY_IMPL(NS, CompositeImplicitAutograd, m) {
   m.impl("scatter_reduce_out", TORCH_BOX(&k_scatter_reduce_out));
   m.impl("index_reduce_", TORCH_BOX(&k_index_reduce_));
   m.impl("searchsorted", TORCH_BOX(&k_searchsorted));
+  m.impl("searchsorted_out", TORCH_BOX(&k_searchsorted_out));
 }
 """
 
@@ -284,6 +289,11 @@ for threads in (1, 2):
         for right, side in ((False, ""), (True, ""), (False, "left"), (False, "right")):
             want = torch.searchsorted(seq, v, right=right, side=side or None)
             assert same(ops.searchsorted(seq, v, right, side), want)
+        for out_int32, side in ((False, "left"), (True, "right")):
+            want = torch.searchsorted(seq, v, out_int32=out_int32, side=side)
+            o = torch.empty(0, dtype=torch.int32 if out_int32 else torch.int64)
+            assert same(ops.searchsorted_out(seq, v, out_int32, side, o), want), (dtype, out_int32, side)
+            assert same(o, want)
 assert same(ops.scatter_reduce(s, 0, index, src, "max", True), torch.scatter_reduce(s, 0, index, src, "max"))
 # aten's error (libtorch hands a C shim's reason over from 2.13; before, it logs it on stderr)
 raises(lambda: ops.scatter_reduce(s, 0, index, src, "bogus", True),

@@ -97,6 +97,18 @@ def indexed_samples(s, d):
                                 "q": q if s["types"]["q"] == "float" else torch.tensor(q, dtype=d),
                                 "dim": dim, "keepdim": keepdim, "interpolation": mode}))
         return out
+    if s["samples"] == "matrix_norm_str":  # linalg_matrix_norm and linalg_norm with an ord string, out=
+        cases = [((3, 4), "fro", [-2, -1], False), ((3, 4), "nuc", [0, 1], True), ((2, 3, 4), "fro", [2, 0], False),
+                 ((2, 3, 4), "nuc", [1, 2], False), ((5,), "fro", [0], False), ((3, 4), "inf", [0, 1], False),
+                 ((0, 3), "nuc", [0, 1], False), ((3, 4), "fro", None, True)]
+        for k, (shape, ord, dim, keepdim) in enumerate(cases):
+            if dim is None and s["types"]["dim"] == "int[]":
+                continue  # linalg_matrix_norm's dim is not optional
+            out.append((f"{d} {shape} {ord!r} {dim} {keepdim}", lambda shape=shape, ord=ord, dim=dim, keepdim=keepdim,
+                        k=k: {"self": sample(shape, d, k).nan_to_num(0.0, 7.0, -7.0) if d.is_floating_point or
+                              d.is_complex else sample(shape, d, k), "ord": ord, "dim": dim, "keepdim": keepdim,
+                              "dtype": None}))
+        return out
     for k, shape in enumerate([(7,), (3, 4), (), (0,)]):
         base = sample(shape, d, k)
         seq = base if d.is_complex or base.dim() == 0 else base.sort(dim=-1).values

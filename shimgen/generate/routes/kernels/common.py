@@ -148,6 +148,25 @@ def guarded_form(q: Query, argument: str) -> Variant | None:
     return dv if dv is not None and list(dv.guard) == [argument] else None
 
 
+def guarded_calls_at(route: Route, q: Query, rule: dict, passed: dict[str, int]) -> Variant | None:
+    """A composition of the row's `calls` (calls_at) that computes every call of the op on libtorch 2.10-2.13, where
+    the dispatcher's form is guarded for the row's `argument` alone at q.level: that form, with the calls (no
+    `guard`: it wins the tie; its body asks the running release and takes the guarded form from `guard_from`); not
+    in a build linking the overlay where the op has its C shim by q.level, which computes every call."""
+    if overlay_shim_serves(q):
+        return None
+    dv = guarded_form(q, rule["argument"])
+    cv = calls_at(route, q, rule, passed)
+    if dv is None or cv is None:
+        return None
+    return Variant(route, dv.kept, q.level, stack=dv.stack, guard_from=dv.guard_from, lowering=cv.lowering)
+
+
+def leak_free_release(v: Variant) -> int:
+    """The guarded form's leak-free release as shimgen::detail::running_release() numbers it (2.14: 214)."""
+    return v.guard_from.major * 100 + v.guard_from.minor  # type: ignore[union-attr]
+
+
 def guarded_body(w: Wrapper, v: Variant, plan: Plan, argument: str) -> str:
     """The dispatcher's guarded body for the kernel's variant v (its `stack` and `guard_from`: guarded_form's)."""
     guarded = Variant(boxed(), v.kept, v.start, stack=v.stack, guard=(argument,), guard_from=v.guard_from)

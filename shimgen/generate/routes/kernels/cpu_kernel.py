@@ -14,7 +14,9 @@ result's dtype (aten's structured out= check); `no_gradient`: aten's result neve
 derivative, no out= autograd check), so a call in grad mode computes too; `no_derivative`: aten records the call
 with a backward that raises (_addmm_activation: no derivative, so its out= form has no autograd check either and
 leaves out requiring grad), so a call autograd would record is refused by name, the out= form's too, where aten's
-out= error would otherwise come first. How each form computes:
+out= error would otherwise come first; `given_only` (an optional str: searchsorted.Tensor_out's side): the CPU kernel
+serves only a call passing the string, one leaving it None takes the dispatcher, which converts nothing there and
+keeps aten's own checks and messages (its out dtype's). How each form computes:
 - an out= shim (`via` baddbmm.out): the functional into a new tensor (aten's empty({0}, self.options())); in place,
   into a copy of self in self's layout with out and self that copy (as aten computes in self), then written into
   self by aten::copy_ under aten's in-place rules (kernels/compositions.h assign_inplace); out=, into out itself
@@ -132,7 +134,8 @@ class CpuKernel(Kernel):
         differentiable = "false" if rule.get("no_gradient") else "true"
         leak_free = v.guard_from.major * 100 + v.guard_from.minor  # type: ignore[union-attr]
         listed = ", ".join(f"&{n}" for n in tensors)
-        return "\n".join([f"const bool leaks = shimgen::detail::running_release() < {leak_free};",
+        given = f" && {arg}.has_value()" if rule.get("given_only") else ""
+        return "\n".join([f"const bool leaks = shimgen::detail::running_release() < {leak_free}{given};",
                           f"const bool cpu = shimgen::detail::cpu_kernel_serves({{{listed}}}, {differentiable}, "
                           "leaks);",
                           "if (cpu) {", *self._computed(w, v, plan, rule, checked=True), "}",

@@ -18,8 +18,8 @@ from shimgen.generate.cpp_model import Variant, Wrapper
 from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.kernels import Kernel, register
-from shimgen.generate.routes.kernels.common import (calls_at, callees, guarded_body, guarded_form,
-                                                    overlay_shim_serves, proven)
+from shimgen.generate.routes.kernels.common import (callees, guarded_body, guarded_calls_at, leak_free_release,
+                                                    proven)
 
 # role -> how many leading parameters the body passes that role's wrapper
 QUANTILE_PASSED = {"at_least": 2, "at_most": 2, "both": 2, "every": 1, "flat": 3, "sorted": 3, "grow": 2, "swap": 3,
@@ -34,17 +34,9 @@ class Quantile(Kernel):
     prover = "prove_quantile"
 
     def variant_at(self, route: Route, q: Query, rule: dict) -> Variant | None:
-        """Where the dispatcher's form of the op is guarded at q.level for the interpolation string alone (a build
-        without SHIMGEN_LEAKY_STR, a target below 2.14) and every call has a libtorch route there: that form, which
-        this one computes on 2.10-2.13 (no `guard`: it wins the tie); not in a build linking the overlay where the
-        op has its C shim by q.level, which computes every call."""
-        if overlay_shim_serves(q):
-            return None
-        dv = guarded_form(q, rule["argument"])
-        cv = calls_at(route, q, rule, QUANTILE_PASSED)
-        if dv is None or cv is None:
-            return None
-        return Variant(route, dv.kept, q.level, stack=dv.stack, guard_from=dv.guard_from, lowering=cv.lowering)
+        """Where the dispatcher's form is guarded for the interpolation string (a build without SHIMGEN_LEAKY_STR, a
+        target below 2.14) and every call has a libtorch route: kernels.common.guarded_calls_at."""
+        return guarded_calls_at(route, q, rule, QUANTILE_PASSED)
 
     def describe(self, w: Wrapper, rule: dict) -> list[str]:
         what = "nanquantile" if rule.get("ignore_nan") else "quantile"
@@ -59,7 +51,6 @@ class Quantile(Kernel):
 
     def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         arg = rule["argument"]
-        leak_free = v.guard_from.major * 100 + v.guard_from.minor  # type: ignore[union-attr]
         op = w.op.name
         q = "q"
         number = []
@@ -70,7 +61,7 @@ class Quantile(Kernel):
                       f"const torch::stable::Tensor number = {f['number']}(q, self.scalar_type(), std::nullopt, "
                       "self.device());"]
         ignore_nan = "true" if rule.get("ignore_nan") else "false"
-        return "\n".join([f"const bool leaks = shimgen::detail::running_release() < {leak_free};",
+        return "\n".join([f"const bool leaks = shimgen::detail::running_release() < {leak_free_release(v)};",
                           "if (leaks) {",
                           *number,
                           f'return shimgen::detail::quantile_compute("{op}", self, {q}, dim, keepdim, {arg}, '

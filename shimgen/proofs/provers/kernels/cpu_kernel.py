@@ -43,7 +43,8 @@ def cpu_kernel(op, s, args, out=None):
     differentiable = not s.get("no_gradient")
     recorded = torch.is_grad_enabled() and any(requires_grad_proxy(t) for t in [*tensors, out] if t is not None)
     if s.get("argument"):  # a str row: the dispatcher's guarded form where the CPU kernel does not serve the call
-        if RELEASE >= (2, 14):
+        given_only = s["rule"].get("given_only") and args.get(s["argument"]) is None  # None: nothing crosses
+        if RELEASE >= (2, 14) or given_only:
             return aten(op)(**args, out=out) if form == "out" else aten(op)(**args)
         every = tensors + ([out] if out is not None else [])
         if any(t.device.type != "cpu" for t in every) or (differentiable and recorded):
