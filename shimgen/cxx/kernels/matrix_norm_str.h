@@ -3,8 +3,9 @@
 // ord string ("fro", "nuc") as aten computes them (LinearAlgebra.cpp,
 // CompositeImplicitAutograd) ----
 //
-// "fro" is linalg_vector_norm with ord 2 over the two dims; "nuc" is the sum of
-// the singular values, linalg_svdvals(A.permute(the two dims last)).sum(-1).
+// "fro" is linalg_vector_norm with ord 2 over the two dims (linalg_norm with
+// ord None); "nuc" is the sum of the singular values,
+// linalg_svdvals(A.permute(the two dims last)).sum(-1).
 // The wrappers make the same calls in the same order (routes/kernels/
 // matrix_norm.py); these are aten's checks before them. The string is
 // compared here, so no `str` crosses the ABI.
@@ -110,17 +111,18 @@ inline std::vector<int64_t> linalg_norm_str_dims(
   return {0, 1};
 }
 
-/// linalg_norm with an ord string, after its checks: linalg_matrix_norm's
-/// wrapper, named unqualified on T (torch::stable::Tensor). linalg_norm's
-/// header and linalg_matrix_norm's include each other (linalg_vector_norm
-/// lowers to linalg_norm), so argument-dependent lookup finds it where the
-/// wrapper instantiates this, after both are declared.
-template <typename T, typename Dtype>
-inline T linalg_norm_str(
-    const T& self,
-    std::string_view ord,
+/// "fro": linalg_vector_norm with ord 2 over the two dims, as linalg_norm
+/// with ord None computes it (the route of linalg_vector_norm's ord 2 too).
+/// linalg_norm with an ord string computes in its own header, so the call
+/// names the wrapper unqualified on T (torch::stable::Tensor), and the wrapper
+/// names its own template parameter first: argument-dependent lookup finds it
+/// where the user's call instantiates the wrapper, whatever the order of the
+/// wrappers in that header.
+template <typename Lazy, typename T, typename Dtype>
+inline T matrix_norm_fro(
+    const T& A,
     const std::vector<int64_t>& dims,
     bool keepdim,
     Dtype dtype) {
-  return linalg_matrix_norm(self, ord, IntList(dims), keepdim, dtype);
+  return linalg_norm(A, std::nullopt, IntList(dims), keepdim, dtype);
 }

@@ -70,24 +70,29 @@ register(MatrixNormTwo())
 
 # ---- kernel `matrix_norm_str` (linalg_matrix_norm.str_ord, linalg_norm.ord_str below target 2.14, in a build that did
 # not accept the str leak): aten's CompositeImplicitAutograd linalg_matrix_norm with an ord string as the same calls
-# (LinearAlgebra.cpp): "fro" is linalg_vector_norm with ord 2 over the two dims (role `vector`), "nuc" the sum of the
-# singular values (`cast` where dtype= is given, `order`, `spectrum`, `summed`, and with keepdim `grow` and `order`
-# back). linalg_norm with an ord string is its checks, then linalg_matrix_norm (role `matrix`). The string is
-# compared in C++ (kernels/matrix_norm_str.h), so no `str` crosses the ABI on libtorch 2.10-2.13; from 2.14 the
+# (LinearAlgebra.cpp): "fro" is linalg_vector_norm with ord 2 over the two dims (role `vector`: linalg_norm with ord
+# None, which is that, and whose header includes no other of these), "nuc" the sum of the singular values (`cast`
+# where dtype= is given, `order`, `spectrum`, `summed`, and with keepdim `grow` and `order` back). linalg_norm with an
+# ord string (row key `norm_checks`) is its own checks, then the same (aten calls linalg_matrix_norm). The string
+# is compared in C++ (kernels/matrix_norm_str.h), so no `str` crosses the ABI on libtorch 2.10-2.13; from 2.14 the
 # wrapper takes the dispatcher's guarded form, aten's own op, whose str no longer leaks. ----
 
-MATRIX_NORM_STR_PASSED = {"vector": 5, "cast": 2, "order": 2, "spectrum": 1, "summed": 3, "grow": 2, "matrix": 5}
+MATRIX_NORM_STR_PASSED = {"vector": 5, "cast": 2, "order": 2, "spectrum": 1, "summed": 3, "grow": 2}
 
 
 def _matrix_norm_str_body(w: Wrapper, plan: Plan, rule: dict) -> list[str]:
     f = callees(rule, plan)
     op = w.op.name
-    if "matrix" in f:  # linalg_norm: its checks, then linalg_matrix_norm (kernels/matrix_norm_str.h linalg_norm_str)
-        return [f'const std::vector<int64_t> dims = shimgen::detail::linalg_norm_str_dims("{op}", self, dim);',
-                "return shimgen::detail::linalg_norm_str(self, ord, dims, keepdim, dtype);"]
-    return [f'const std::vector<int64_t> dims = shimgen::detail::matrix_norm_str_dims("{op}", self, ord, dim, dtype);',
+    dims = "dim"
+    norm = []
+    if rule.get("norm_checks"):  # linalg_norm: its checks, then linalg_matrix_norm's
+        dims = "norm_dims"
+        norm = [f'const std::vector<int64_t> norm_dims = shimgen::detail::linalg_norm_str_dims("{op}", self, dim);']
+    return [*norm,
+            f'const std::vector<int64_t> dims = shimgen::detail::matrix_norm_str_dims("{op}", self, ord, {dims}, '
+            "dtype);",
             'if (ord == "fro") {',
-            f"return {f['vector']}(self, 2, dims, keepdim, dtype);",
+            "return shimgen::detail::matrix_norm_fro<Lazy>(self, dims, keepdim, dtype);",
             "}",
             "const std::vector<int64_t> order = shimgen::detail::backshift_permutation(dims[0], dims[1], self.dim());",
             "torch::stable::Tensor A = self;",
@@ -110,7 +115,7 @@ class MatrixNormStr(Kernel):
         return guarded_calls_at(route, q, rule, MATRIX_NORM_STR_PASSED)
 
     def describe(self, w: Wrapper, rule: dict) -> list[str]:
-        what = ("linalg_norm's checks, then linalg_matrix_norm: " if "matrix" in rule["calls"] else "")
+        what = "linalg_norm's checks, then linalg_matrix_norm's: " if rule.get("norm_checks") else ""
         return [f"Route: on a running libtorch before 2.14, {what}\"fro\" as aten computes it, linalg_vector_norm with "
                 "ord 2 over the two dims, and \"nuc\" as the sum of linalg_svdvals(A.permute(the two dims last)), "
                 "after aten's checks, by the same dispatching calls, on any device; no str crosses the ABI (proven "

@@ -138,14 +138,14 @@ def matrix_norm_str(op, s, A, ord, dim, keepdim, dtype):
     if RELEASE >= (2, 14):
         return aten(op)(A, ord, dim, keepdim, dtype=dtype)
     c = {role: aten(name) for role, name in s["rule"]["calls"].items()}
-    if "matrix" in c:  # linalg_norm: its checks, then linalg_matrix_norm (its own wrapper, proven by its row)
+    if s["rule"].get("norm_checks"):  # linalg_norm: its checks, then linalg_matrix_norm's (as aten calls it)
         if dim is not None:
             if len(dim) not in (1, 2):
                 raise RuntimeError(f"linalg.norm: If dim is specified, it mut be of length 1 or 2. {ATEN_RAISES}")
         elif A.dim() not in (1, 2):
             raise RuntimeError(f"linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
                                f"{ATEN_RAISES}")
-        return c["matrix"](A, ord, list(dim) if dim is not None else [0, 1], keepdim, dtype=dtype)
+        dim = list(dim) if dim is not None else [0, 1]
     fro = ord == "fro"
     if not fro and ord != "nuc":
         raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported. {ATEN_RAISES}")
@@ -165,8 +165,8 @@ def matrix_norm_str(op, s, A, ord, dim, keepdim, dtype):
         raise RuntimeError(f"linalg.matrix_norm: dims must be different. {ATEN_RAISES}")
     if dtype is not None and not _norm_dtype(A.dtype, dtype):
         raise RuntimeError(f"linalg.matrix_norm: dtype {ATEN_RAISES}")
-    if fro:
-        return c["vector"](A, 2, wrapped, keepdim, dtype=dtype)
+    if fro:  # linalg_vector_norm with ord 2: linalg_norm with ord None (kernels/matrix_norm_str.h matrix_norm_fro)
+        return c["vector"](A, None, wrapped, keepdim, dtype=dtype)
     order = [i for i in range(n) if i not in wrapped] + wrapped
     x = c["cast"](A, dtype) if dtype is not None else A
     result = c["summed"](c["spectrum"](c["order"](x, order)), [-1], keepdim)
@@ -186,7 +186,7 @@ def prove_matrix_norm_str(op, s):
     float64 and complex128 gradients under weighted upstream gradients."""
     f = aten(op)
     t = Tally()
-    dims = MATRIX_NORM_DIMS + ([None] if "matrix" in s["rule"]["calls"] else [])
+    dims = MATRIX_NORM_DIMS + ([None] if s["rule"].get("norm_checks") else [])
     for d in (*FULL, *LOW, torch.int64, torch.bool):
         for k, shape in enumerate([(3, 4), (4, 3), (2, 3, 4), (2, 2, 3, 2), (5,), (), (0, 3), (3, 0), (2, 0, 0),
                                    (1, 1), (0, 2, 3)]):
