@@ -219,4 +219,6 @@ def test_routes_doc_hidden_list_is_in_real_use_order() -> None:
         assert [int(n) for _, n in rows] == [uses.get(op.split(".")[0], 0) for op, _ in rows]
         keys = [(-int(n), op) for op, n in rows]
         assert keys == sorted(keys)
-        assert int(rows[0][1]) > 0
+    # the hidden table starts with used ops (the generator overloads); of the guarded ones none is used in the
+    # seven repositories since quantile, nanquantile and searchsorted's out= compute on 2.10-2.13
+    assert int(re.findall(r"^\| `[^`]+` \| (\d+) \|", hidden, re.M)[0]) > 0

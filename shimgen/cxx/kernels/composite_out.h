@@ -17,7 +17,7 @@ inline void check_out_device(
   }
 }
 
-/// Row key `refuse_aliased`: refuses out sharing memory with an input. aten's
+/// Refuses out sharing memory with an input (quantile's out= rows): aten's
 /// out= resizes out before it computes (quantile_out_impl), so it reads an
 /// input out aliases after the resize, which this composition (the
 /// functional, then copy_) cannot follow.

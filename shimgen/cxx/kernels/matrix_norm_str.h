@@ -114,11 +114,10 @@ inline std::vector<int64_t> linalg_norm_str_dims(
 /// "fro": linalg_vector_norm with ord 2 over the two dims, as linalg_norm
 /// with ord None computes it (the route of linalg_vector_norm's ord 2 too).
 /// linalg_norm with an ord string computes in its own header, so the call
-/// names the wrapper unqualified on T (torch::stable::Tensor), and the wrapper
-/// names its own template parameter first: argument-dependent lookup finds it
-/// where the user's call instantiates the wrapper, whatever the order of the
-/// wrappers in that header.
-template <typename Lazy, typename T, typename Dtype>
+/// names the wrapper unqualified on T (torch::stable::Tensor): argument-
+/// dependent lookup finds it where the wrapper instantiates this, whatever
+/// the order of the wrappers in that header.
+template <typename T, typename Dtype>
 inline T matrix_norm_fro(
     const T& A,
     const std::vector<int64_t>& dims,

@@ -134,8 +134,10 @@ class CpuKernel(Kernel):
         differentiable = "false" if rule.get("no_gradient") else "true"
         leak_free = v.guard_from.major * 100 + v.guard_from.minor  # type: ignore[union-attr]
         listed = ", ".join(f"&{n}" for n in tensors)
-        given = f" && {arg}.has_value()" if rule.get("given_only") else ""
-        return "\n".join([f"const bool leaks = shimgen::detail::running_release() < {leak_free}{given};",
+        # given_only: a call leaving the str None converts nothing, and takes the dispatcher (aten's own checks)
+        given = [f"const bool given = {arg}.has_value();"] if rule.get("given_only") else []
+        leaks = f"{'given && ' if given else ''}shimgen::detail::running_release() < {leak_free}"
+        return "\n".join([*given, f"const bool leaks = {leaks};",
                           f"const bool cpu = shimgen::detail::cpu_kernel_serves({{{listed}}}, {differentiable}, "
                           "leaks);",
                           "if (cpu) {", *self._computed(w, v, plan, rule, checked=True), "}",

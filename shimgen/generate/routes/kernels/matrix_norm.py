@@ -83,16 +83,16 @@ MATRIX_NORM_STR_PASSED = {"vector": 5, "cast": 2, "order": 2, "spectrum": 1, "su
 def _matrix_norm_str_body(w: Wrapper, plan: Plan, rule: dict) -> list[str]:
     f = callees(rule, plan)
     op = w.op.name
-    dims = "dim"
+    dims = rule["params"][2]  # the op's dim
     norm = []
     if rule.get("norm_checks"):  # linalg_norm: its checks, then linalg_matrix_norm's
+        norm = [f'const std::vector<int64_t> norm_dims = shimgen::detail::linalg_norm_str_dims("{op}", self, {dims});']
         dims = "norm_dims"
-        norm = [f'const std::vector<int64_t> norm_dims = shimgen::detail::linalg_norm_str_dims("{op}", self, dim);']
     return [*norm,
             f'const std::vector<int64_t> dims = shimgen::detail::matrix_norm_str_dims("{op}", self, ord, {dims}, '
             "dtype);",
             'if (ord == "fro") {',
-            "return shimgen::detail::matrix_norm_fro<Lazy>(self, dims, keepdim, dtype);",
+            "return shimgen::detail::matrix_norm_fro(self, dims, keepdim, dtype);",
             "}",
             "const std::vector<int64_t> order = shimgen::detail::backshift_permutation(dims[0], dims[1], self.dim());",
             "torch::stable::Tensor A = self;",

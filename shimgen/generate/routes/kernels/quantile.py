@@ -23,10 +23,10 @@ from shimgen.generate.routes.kernels.common import (callees, guarded_body, guard
 
 # role -> how many leading parameters the body passes that role's wrapper
 QUANTILE_PASSED = {"at_least": 2, "at_most": 2, "both": 2, "every": 1, "flat": 3, "sorted": 3, "grow": 2, "swap": 3,
-                   "viewed": 2, "nan": 1, "negated": 1, "count": 3, "less": 2, "product": 2, "scaled": 2,
-                   "negative": 2, "fill_": 3, "any": 3, "broadcast": 1, "fill": 3, "floor": 1, "ceil": 1,
-                   "round": 1, "cast": 2, "gathered": 3, "half": 2, "weight": 2, "lerp": 3, "drop": 2, "grow_": 2,
-                   "swap_": 3, "number": 4}
+                   "viewed": 2, "nan": 1, "negated": 1, "count": 3, "count_less_one": 2, "product": 2, "scaled": 2,
+                   "below_zero": 2, "clamp_zero": 3, "nan_row": 3, "broadcast": 1, "pin_last": 3, "round_down": 1,
+                   "round_up": 1, "round_near": 1, "cast": 2, "gathered": 3, "half": 2, "weight": 2, "interpolate": 3,
+                   "drop": 2, "grow_": 2, "swap_": 3, "number": 4}
 
 
 class Quantile(Kernel):
@@ -39,7 +39,7 @@ class Quantile(Kernel):
         return guarded_calls_at(route, q, rule, QUANTILE_PASSED)
 
     def describe(self, w: Wrapper, rule: dict) -> list[str]:
-        what = "nanquantile" if rule.get("ignore_nan") else "quantile"
+        what = w.op.name.partition(".")[0]
         number = (" (a number q checked as aten checks it, then aten::scalar_tensor of the input's dtype and device)"
                   if "number" in rule["calls"] else "")
         return [f"Route: on a running libtorch before 2.14, aten's {what} as libtorch 2.9-2.13 compute it{number}: "
