@@ -166,7 +166,7 @@ def quiet_stderr(on: bool):
 # The str calls that cross libtorch 2.10-2.13's leaking dispatcher conversion with -DSHIMGEN_LEAKY_STR; the default
 # build computes gelu(x), gelu_(x) and gelu_out(out, x) on a contiguous CPU tensor (kernel gelu_addmm), einsum
 # (kernel einsum), quantile and nanquantile (kernel quantile), matrix norms with an ord string (kernel
-# matrix_norm_str), searchsorted_out with a side (kernel cpu_kernel), div's "floor" and "trunc" and scatter's "add" (kernel str_value) without a str crossing, and raises
+# matrix_norm_str), searchsorted_out with a side (kernel cpu_kernel), fft_rfft with a norm (kernel fft_norm), div's "floor" and "trunc" and scatter's "add" (kernel str_value) without a str crossing, and raises
 # for the other str calls on 2.10-2.13: ~0 B. elu and softplus (kernel cpu_activation: aten's CPU kernel replicated, no number crossing)
 # computed, in place, into out, and refused (alpha=1e300 is out of float's range): ~0 B. The rows after the str
 # calls are a number's compositions of this release (kernels cpu_kernel and foreach), measured the same way.
@@ -191,6 +191,7 @@ DEFAULT_CALLS = [("gelu(x)", "ts::gelu(x);"), ('gelu(x, "tanh")', 'ts::gelu(x, "
                  ('searchsorted_out(.., side="right")', 'Tensor o = ts::new_zeros(x, {4, 4}, '
                                                        'torch::headeronly::ScalarType::Long); '
                                                        'ts::searchsorted_out(o, x, x, false, false, "right");'),
+                 ('fft_rfft(x, .., "ortho")', 'ts::fft_rfft(x, std::nullopt, -1, "ortho");'),
                  ('conv2d(.., "same")', 'ts::conv2d(ts::view(x, {1, 1, 4, 4}), ts::view(x, {1, 1, 4, 4}), '
                                         'std::nullopt, {1, 1}, "same");'),
                  ('scatter_reduce_(.., "amax")', 'ts::scatter_reduce_(ts::clone(x), 0, ts::new_zeros(x, {4, 4}, '
@@ -257,7 +258,7 @@ def default_build(args) -> int:
                                       "baddbmm.default", "_addmm_activation.default", "_foreach_add.Scalar",
                                       "_foreach_norm.Scalar", "quantile.scalar", "nanquantile.default",
                                       "linalg_norm.ord_str", "linalg_matrix_norm.str_ord",
-                                      "searchsorted.Tensor_out"], None,
+                                      "searchsorted.Tensor_out", "fft_rfft.default"], None,
                                      None, gen)
         pipeline.write(gen, files)
         for k, (label, call) in enumerate(DEFAULT_CALLS):
