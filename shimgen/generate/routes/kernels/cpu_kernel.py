@@ -34,7 +34,7 @@ from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.device_shim import shims_of
 from shimgen.generate.routes.kernels import Kernel, register
 from shimgen.generate.routes.kernels.common import (CARRIED, LISTS_CROSS, guarded_body, guarded_form,
-                                                    overlay_shim_serves, proven)
+                                                    leak_free_release, overlay_shim_serves, proven)
 from shimgen.generate.routes.sibling import exactness
 from shimgen.generate.signatures import c as sig_c
 
@@ -132,7 +132,7 @@ class CpuKernel(Kernel):
         # as aten does; every other call the dispatcher's guarded form (aten's op from the leak-free release)
         tensors = [p.name for p in w.kept(v) if p.type_text == "Tensor"]
         differentiable = "false" if rule.get("no_gradient") else "true"
-        leak_free = v.guard_from.major * 100 + v.guard_from.minor  # type: ignore[union-attr]
+        leak_free = leak_free_release(v)
         listed = ", ".join(f"&{n}" for n in tensors)
         # given_only: a call leaving the str None converts nothing, and takes the dispatcher (aten's own checks)
         given = [f"const bool given = {arg}.has_value();"] if rule.get("given_only") else []

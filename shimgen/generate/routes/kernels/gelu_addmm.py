@@ -29,7 +29,8 @@ from shimgen.generate.cpp_model import Variant, Wrapper
 from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.kernels import Kernel, register
-from shimgen.generate.routes.kernels.common import guarded_body, guarded_form, overlay_shim_serves, proven
+from shimgen.generate.routes.kernels.common import (guarded_body, guarded_form, leak_free_release, overlay_shim_serves,
+                                                    proven)
 
 
 class GeluAddmm(Kernel):
@@ -68,7 +69,7 @@ class GeluAddmm(Kernel):
 
     def body(self, w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
         arg = rule["argument"]
-        leak_free = v.guard_from.major * 100 + v.guard_from.minor  # type: ignore[union-attr]
+        leak_free = leak_free_release(v)
         _, taken, computed = _FORMS[rule.get("form", "")]
         values = []
         for prefix in rule.get("value_kernels", {}).values():  # "tanh": aten's kernel replicated (cpu_activation.h)

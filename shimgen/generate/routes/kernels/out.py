@@ -6,10 +6,10 @@ same view, or resized while it overlaps one, or writing an element twice, is ref
 result's strides (aten's structured kernels restride it: a channels_last input gives a channels_last out), and
 aten's warning on resizing a non-empty out.
 
-`composite: true` (linalg_matrix_norm.out, quantile.out): aten's out= overload of a CompositeImplicitAutograd op is not a
-structured kernel's: it checks out's device, calls the functional (which autograd records), checks the dtype, resizes
-out (at::native::resize_output) and copies with copy_ (recorded too), so it computes in grad mode where kernel `out`
-raises aten's out= autograd error (scalar.h check_out_device, assign_composite_out). With `refuse_aliased: true`
+`composite: true` (linalg_matrix_norm.out, quantile.out): aten's out= overload of a CompositeImplicitAutograd op is
+not a structured kernel's: it checks out's device, calls the functional (which autograd records), checks the dtype,
+resizes out (at::native::resize_output) and copies with copy_ (recorded too), so it computes in grad mode where kernel
+`out` raises aten's out= autograd error (scalar.h check_out_device, assign_composite_out). With `refuse_aliased: true`
 (quantile's, whose aten out= resizes out before it computes) out sharing memory with an input is refused
 (refuse_aliased_out)."""
 
