@@ -23,6 +23,38 @@ inline bool matrix_norm_dtype(ScalarType t, ScalarType dtype) {
   return dtype == t;
 }
 
+/// aten's checks of linalg_matrix_norm's dim, in its order: two dims, each in
+/// range, different once wrapped. Returns them wrapped.
+template <typename = void>
+inline std::vector<int64_t> matrix_norm_pair(
+    const char* op,
+    const torch::stable::Tensor& A,
+    torch::headeronly::IntHeaderOnlyArrayRef dim) {
+  if (dim.size() != 2) {
+    fail(op, "linalg.matrix_norm: dim must be a 2-tuple. (aten raises)");
+  }
+  const int64_t n = A.dim();
+  std::vector<int64_t> wrapped;
+  for (size_t i = 0; i < dim.size(); ++i) {
+    const int64_t d = dim[i];
+    if (d < -n || d >= n) {
+      std::string why = "Dimension out of range (expected to be in range of [";
+      why += std::to_string(-n);
+      why += ", ";
+      why += std::to_string(n - 1);
+      why += "], but got ";
+      why += std::to_string(d);
+      why += ") (aten raises)";
+      fail(op, why.c_str());
+    }
+    wrapped.push_back(d < 0 ? d + n : d);
+  }
+  if (wrapped[0] == wrapped[1]) {
+    fail(op, "linalg.matrix_norm: dims must be different. (aten raises)");
+  }
+  return wrapped;
+}
+
 /// aten's checks of linalg_matrix_norm(A, ord, dim, keepdim, dtype), in its
 /// order, for ord = 2 or -2 (the others raise): returns dim wrapped. ord = 2
 /// on an empty matrix raises too: aten raises there before 2.10 and returns
@@ -67,28 +99,7 @@ inline std::vector<int64_t> matrix_norm_dims(
     why += "complex tensor as input (aten raises)";
     fail(op, why.c_str());
   }
-  if (dim.size() != 2) {
-    fail(op, "linalg.matrix_norm: dim must be a 2-tuple. (aten raises)");
-  }
-  const int64_t n = A.dim();
-  std::vector<int64_t> wrapped;
-  for (size_t i = 0; i < dim.size(); ++i) {
-    const int64_t d = dim[i];
-    if (d < -n || d >= n) {
-      std::string why = "Dimension out of range (expected to be in range of [";
-      why += std::to_string(-n);
-      why += ", ";
-      why += std::to_string(n - 1);
-      why += "], but got ";
-      why += std::to_string(d);
-      why += ") (aten raises)";
-      fail(op, why.c_str());
-    }
-    wrapped.push_back(d < 0 ? d + n : d);
-  }
-  if (wrapped[0] == wrapped[1]) {
-    fail(op, "linalg.matrix_norm: dims must be different. (aten raises)");
-  }
+  const std::vector<int64_t> wrapped = matrix_norm_pair(op, A, dim);
   if (dtype.has_value() && !matrix_norm_dtype(t, dtype.value())) {
     std::string why = "linalg.matrix_norm: dtype should be floating point or ";
     why += "complex, of the input's kind, convertible from it without ";
@@ -133,4 +144,3 @@ inline std::vector<int64_t> reverse_permutation(
   }
   return reverse;
 }
-

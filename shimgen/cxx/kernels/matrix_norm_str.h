@@ -53,30 +53,13 @@ inline std::vector<int64_t> matrix_norm_str_dims(
   const bool low = t == ScalarType::Half || t == ScalarType::BFloat16;
   const bool single = t == ScalarType::ComplexFloat;
   const bool complex = single || t == ScalarType::ComplexDouble;
-  const bool low_complex = fro && t == ScalarType::ComplexHalf;
-  if (!(full || complex || (fro && low) || low_complex)) {
+  const bool low_complex = t == ScalarType::ComplexHalf;
+  if (!(full || complex || (fro && (low || low_complex)))) {
     std::string why = "linalg.matrix_norm: Expected a floating point or ";
     why += "complex tensor as input (aten raises)";
     fail(op, why.c_str());
   }
-  if (dim.size() != 2) {
-    fail(op, "linalg.matrix_norm: dim must be a 2-tuple. (aten raises)");
-  }
-  const int64_t n = A.dim();
-  std::vector<int64_t> wrapped;
-  for (size_t i = 0; i < dim.size(); ++i) {
-    const int64_t d = dim[i];
-    if (d < -n || d >= n) {
-      std::string why = "Dimension out of range (expected to be in range of [";
-      why += std::to_string(-n) + ", " + std::to_string(n - 1);
-      why += "], but got " + std::to_string(d) + ") (aten raises)";
-      fail(op, why.c_str());
-    }
-    wrapped.push_back(d < 0 ? d + n : d);
-  }
-  if (wrapped[0] == wrapped[1]) {
-    fail(op, "linalg.matrix_norm: dims must be different. (aten raises)");
-  }
+  const std::vector<int64_t> wrapped = matrix_norm_pair(op, A, dim);
   if (dtype.has_value() && !linalg_norm_dtype(t, dtype.value())) {
     std::string why = "linalg.matrix_norm: dtype should be floating point or ";
     why += "complex, of the input's kind, convertible from it without ";

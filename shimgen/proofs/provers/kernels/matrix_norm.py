@@ -19,6 +19,21 @@ MATRIX_NORM_DIMS = [(-2, -1), (-1, -2), (0, 1), (1, 0), (0, 2), (2, 0), (1, -1),
                     (-1, -1)]
 
 
+def matrix_norm_pair(A, dim):
+    """kernels/matrix_norm.h matrix_norm_pair: two dims, each in range, different once wrapped."""
+    if len(dim) != 2:
+        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. {ATEN_RAISES}")
+    n = A.dim()
+    wrapped = []
+    for d in dim:
+        if d < -n or d >= n:
+            raise RuntimeError(f"Dimension out of range {ATEN_RAISES}")
+        wrapped.append(d + n if d < 0 else d)
+    if wrapped[0] == wrapped[1]:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. {ATEN_RAISES}")
+    return wrapped
+
+
 def matrix_norm_two(s, A, ord, dim, keepdim, dtype):
     """kernels/matrix_norm.py: aten's checks (scalar.h matrix_norm_dims, in its order; ord 1, -1, inf
     and -inf refused), then its calls in its order, each the row's `calls` role."""
@@ -35,16 +50,8 @@ def matrix_norm_two(s, A, ord, dim, keepdim, dtype):
     real = A.dtype in (torch.float32, torch.float64)
     if not real and A.dtype not in (torch.complex64, torch.complex128):
         raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor {ATEN_RAISES}")
-    if len(dim) != 2:
-        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. {ATEN_RAISES}")
+    wrapped = matrix_norm_pair(A, dim)
     n = A.dim()
-    wrapped = []
-    for d in dim:
-        if d < -n or d >= n:
-            raise RuntimeError(f"Dimension out of range {ATEN_RAISES}")
-        wrapped.append(d + n if d < 0 else d)
-    if wrapped[0] == wrapped[1]:
-        raise RuntimeError(f"linalg.matrix_norm: dims must be different. {ATEN_RAISES}")
     if dtype is not None:
         allowed = {torch.float32: (torch.float32, torch.float64), torch.float64: (torch.float64,),
                    torch.complex64: (torch.complex64, torch.complex128), torch.complex128: (torch.complex128,)}
@@ -153,16 +160,8 @@ def matrix_norm_str(op, s, A, ord, dim, keepdim, dtype):
         raise RuntimeError(f"linalg.matrix_norm: at least 2 dimensions {ATEN_RAISES}")
     if not (A.dtype in FULL or (fro and A.dtype in LOW)):
         raise RuntimeError(f"linalg.matrix_norm: Expected a floating point or complex tensor {ATEN_RAISES}")
-    if len(dim) != 2:
-        raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. {ATEN_RAISES}")
+    wrapped = matrix_norm_pair(A, dim)
     n = A.dim()
-    wrapped = []
-    for d in dim:
-        if d < -n or d >= n:
-            raise RuntimeError(f"Dimension out of range {ATEN_RAISES}")
-        wrapped.append(d + n if d < 0 else d)
-    if wrapped[0] == wrapped[1]:
-        raise RuntimeError(f"linalg.matrix_norm: dims must be different. {ATEN_RAISES}")
     if dtype is not None and not _norm_dtype(A.dtype, dtype):
         raise RuntimeError(f"linalg.matrix_norm: dtype {ATEN_RAISES}")
     if fro:  # linalg_vector_norm with ord 2: linalg_norm with ord None (kernels/matrix_norm_str.h matrix_norm_fro)
