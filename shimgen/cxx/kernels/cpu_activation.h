@@ -616,6 +616,17 @@ inline bool gelu_tanh_computes(
   return approximate == "tanh" && act_computes(self) && !records_grad({&self});
 }
 
+/// gelu_tanh_computes for gelu.out, whose out must be contiguous too: aten
+/// computes into a strided out in that out's layout, whose loop this section
+/// does not replicate (the dispatcher's call).
+template <typename = void>
+inline bool gelu_tanh_takes_out(
+    const torch::stable::Tensor& out,
+    const torch::stable::Tensor& self,
+    std::string_view approximate) {
+  return gelu_tanh_computes(self, approximate) && out.is_contiguous();
+}
+
 /// gelu(self, "tanh") as aten's CPU gelu kernel (gelu_tanh_computes said it
 /// may): its chunks are parallel_for's with aten's grain (above 16,384
 /// elements the numel over the thread count, else 32,768).

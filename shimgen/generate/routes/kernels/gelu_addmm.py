@@ -56,7 +56,8 @@ class GeluAddmm(Kernel):
         values = [f"On a running libtorch before 2.14, approximate \"{value}\" on a contiguous CPU tensor of a "
                   "floating dtype on x86-64, where autograd does not record the call, as aten's CPU gelu kernel with "
                   f"its loop replicated (shimgen::detail::{prefix}_cpu: libtorch's parallel_for chunks, Sleef's "
-                  "vector tanh looked up in libtorch_cpu, libm's in the scalar tail, at the CPU capability aten chose)."
+                  "vector tanh looked up in libtorch_cpu, libm's in the scalar tail, at the CPU capability aten "
+                  f"chose){_VALUE_INTO[rule.get('form', '')]}."
                   for value, prefix in rule.get("value_kernels", {}).items()]
         return [f"Route: on a running libtorch before 2.14, approximate \"none\" on a contiguous CPU tensor of a floating "
                 "dtype, where autograd does not record the call, as aten's CPU gelu kernel through libtorch's CPU C "
@@ -71,10 +72,11 @@ class GeluAddmm(Kernel):
         arg = rule["argument"]
         leak_free = leak_free_release(v)
         _, taken, computed = _FORMS[rule.get("form", "")]
+        test, lines = _VALUE_FORMS[rule.get("form", "")]
         values = []
         for prefix in rule.get("value_kernels", {}).values():  # "tanh": aten's kernel replicated (cpu_activation.h)
-            values += [f"if (leaks && shimgen::detail::{prefix}_computes(self, {arg})) {{",
-                       f"return shimgen::detail::{prefix}_cpu(self);",
+            values += [f"if (leaks && shimgen::detail::{test.format(prefix=prefix, arg=arg)}) {{",
+                       *[line.format(op=w.op.name, call=f"shimgen::detail::{prefix}_cpu(self)") for line in lines],
                        "}"]
         return "\n".join([f"const bool leaks = shimgen::detail::running_release() < {leak_free};",
                           f"if (leaks && shimgen::detail::{taken.format(arg=arg)}) {{",
@@ -88,7 +90,9 @@ class GeluAddmm(Kernel):
         with its wrapper compiled at 2.10 (those values' kernels replicate aten's loop, which no Python mirror
         follows: kernels/cpu_activation.h)."""
         hook = f"{self.prover}{'_' + rule['form'] if rule.get('form') else ''}"
-        return {"prover": hook, **({"compiled": "2.10"} if rule.get("value_kernels") else {})}
+        if not rule.get("value_kernels"):
+            return {"prover": hook}
+        return {"prover": hook, "compiled": "2.10", **({"form": rule["form"]} if rule.get("form") else {})}
 
 
 # the row's `form` -> (what its doc adds, the kernel header's test of the call, the computing lines: {op} is the
@@ -103,6 +107,26 @@ _FORMS = {
             ['shimgen::detail::check_out_autograd("{op}", {{&out, &self}});',
              "const torch::stable::Tensor result = shimgen::detail::gelu_addmm(self);",
              'shimgen::detail::assign_out("{op}", out, result, {{&self}}, true);',
+             "return out;"]),
+}
+
+# the row's `form` -> what a value kernel's doc adds
+_VALUE_INTO = {"": "", "inplace": ", written into self by aten::copy_ under aten's in-place rules",
+               "out": ", written into a contiguous out under aten's out= rules (an out that is self's very view "
+                      "written in place, as aten writes it)"}
+
+# the row's `form` -> (the value kernel's test of the call, the computing lines: {op} is the overload's name, {call}
+# the value kernel's computation): kernels/cpu_activation.h's rules for a form, as its own rows' (an out that is
+# self's very view written in place)
+_VALUE_FORMS = {
+    "": ("{prefix}_computes(self, {arg})", ["return {call};"]),
+    "inplace": ("{prefix}_computes(self, {arg})",
+                ["const torch::stable::Tensor result = {call};",
+                 'return shimgen::detail::assign_inplace("{op}", self, result, {{}});']),
+    "out": ("{prefix}_takes_out(out, self, {arg})",
+            ['shimgen::detail::act_out_first("{op}", out, self);',
+             "const torch::stable::Tensor result = {call};",
+             'shimgen::detail::act_assign_out("{op}", out, self, result);',
              "return out;"]),
 }
 

@@ -85,9 +85,10 @@ def _inputs(dtype):
     yield "sliced", base[:, :3], False
 
 
-def _aten(f, op, x, numbers):
+def _aten(f, op, x, numbers, **out):
+    """aten's overload `f` of the functional `op` called with the numbers (by keyword where they are keyword-only)."""
     names = KEYWORDS.get(op)
-    return f(x, **dict(zip(names, numbers))) if names else f(x, *numbers)
+    return f(x, **dict(zip(names, numbers)), **out) if names else f(x, *numbers, **out)
 
 
 def _wrapper(custom, errors=False):
@@ -153,7 +154,8 @@ def cases(op, s):
 
 # ---- the in-place and out= overloads (a row's `form`): the functional's computation, then aten's rules ----
 
-FUNCTIONAL = {"elu_.default": "elu.default", "elu.out": "elu.default", "softplus.out": "softplus.default"}
+FUNCTIONAL = {"elu_.default": "elu.default", "elu.out": "elu.default", "softplus.out": "softplus.default",
+              "gelu_.default": "gelu.default", "gelu.out": "gelu.default"}
 
 
 def _same_layout(x):
@@ -178,7 +180,7 @@ def _inplace_cases(op, s, t, should):
         for label, x, contiguous in inputs:
             for numbers in numbers_all[:3] if x.numel() < 16000 else numbers_all[:1]:
                 a, b = _same_layout(x), _same_layout(x)
-                want = run(lambda: f(a, *numbers))
+                want = run(lambda: _aten(f, FUNCTIONAL[op], a, numbers))
                 got = outcome(lambda: wrapper(b, *numbers))
                 state = [(r[1] is v, v.stride(), v._version, v.requires_grad) if r[0] == "ok" else None
                          for r, v in ((want, a), (got, b))]
@@ -191,7 +193,7 @@ def _inplace_cases(op, s, t, should):
     for nonleaf in (False, True):
         for grad_mode in (True, False):
             outs = []
-            for fn in (lambda v: f(v, *numbers_all[0]), lambda v: wrapper(v, *numbers_all[0])):
+            for fn in (lambda v: _aten(f, FUNCTIONAL[op], v, numbers_all[0]), lambda v: wrapper(v, *numbers_all[0])):
                 def call(fn=fn):
                     leaf = torch.randn(7, 9, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
                     leaf.requires_grad_()
@@ -230,7 +232,7 @@ def _out_cases(op, s, t, should):
                 yield f"dtype {other}", lambda other=other: torch.zeros(shape, dtype=other), False
 
     def compare(label, x, numbers, oa, ob, computes):
-        want = observed(lambda: f(x, *numbers, out=oa), oa)
+        want = observed(lambda: _aten(f, FUNCTIONAL[op], x, numbers, out=oa), oa)
         got = observed(lambda: wrapper(x, *numbers, ob), ob)
         extra = [want[1], got[1]]
         if want[0][0] == got[0][0] == "ok":
@@ -260,7 +262,7 @@ def _out_cases(op, s, t, should):
             xa, xb = a[:240].view(12, 20), b[:240].view(12, 20)
             if label == "out is self, transposed":
                 xa, xb = xa.t(), xb.t()
-            want = observed(lambda: f(xa, *numbers, out=view(a)), a)
+            want = observed(lambda: _aten(f, FUNCTIONAL[op], xa, numbers, out=view(a)), a)
             got = observed(lambda: wrapper(xb, *numbers, view(b)), b)
             extra = [want[1], got[1]]
             if want[0][0] == got[0][0] == "ok":
@@ -281,7 +283,7 @@ def _out_cases(op, s, t, should):
                 return x, o
             (xa, oa), (xb, ob) = made(), made()
             with torch.set_grad_enabled(grad_mode):
-                want = observed(lambda: f(xa, *numbers, out=oa), oa)
+                want = observed(lambda: _aten(f, FUNCTIONAL[op], xa, numbers, out=oa), oa)
                 got = observed(lambda: wrapper(xb, *numbers, ob), ob)
             extra = [want[1], got[1]]
             if want[0][0] == got[0][0] == "ok":

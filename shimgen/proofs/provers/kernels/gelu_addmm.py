@@ -121,8 +121,13 @@ def prove_gelu_addmm(op, s):
                 return torch.cat([r.detach().flatten(), leaf.grad.flatten()])
             grads.append(outcome(backward))
         t.compare(f"gradient nonleaf {nonleaf}", *grads)
-    report = t.report()
-    if s.get("library"):  # the value kernels: the wrapper itself at each capability and thread count
+    return _with_value_kernels(op, s, t.report())
+
+
+def _with_value_kernels(op, s, report):
+    """The report with the row's value kernels' (its `library`: the wrapper itself at each capability and thread
+    count, kernels/cpu_activation.h; the row's `form` runs its overload's own cases) added."""
+    if s.get("library"):
         value = prover_module("cpu_activation").prove_cpu_activation(op, s)
         if not value.get("skipped"):  # a runtime older than the target: the wrapper does not load there
             for k in ("compared", "both_ok", "refused"):
@@ -139,7 +144,8 @@ def prove_gelu_addmm_inplace(op, s):
     t = Tally()
     for dtype in (*FLOATING, torch.int64):
         for label, x in _inputs(dtype):
-            for approximate in ("none", "tanh", "exact"):
+            # "tanh" with a value kernel (the row's `value_kernels`): the compiled wrapper (_with_value_kernels)
+            for approximate in ("none", "exact") if s.get("library") else ("none", "tanh", "exact"):
                 a, b = x.clone(memory_format=torch.preserve_format), x.clone(memory_format=torch.preserve_format)
                 if not x.is_contiguous():  # the very layout: a strided self
                     a = torch.empty_strided(x.shape, x.stride(), dtype=dtype).copy_(x)
@@ -164,7 +170,7 @@ def prove_gelu_addmm_inplace(op, s):
                     return r.detach().clone()
                 outs.append(outcome(call))
             t.compare(f"self requires grad, non-leaf {nonleaf}, grad mode {grad_mode}", *outs)
-    return t.report()
+    return _with_value_kernels(op, s, t.report())
 
 
 def prove_gelu_addmm_out(op, s):
@@ -191,7 +197,7 @@ def prove_gelu_addmm_out(op, s):
         for label, x in _inputs(dtype):
             if x.numel() > 40001:
                 continue
-            for approximate in ("none", "tanh"):
+            for approximate in ("none",) if s.get("library") else ("none", "tanh"):
                 for kind, make in outs(x):
                     oa, ob = make(), make()
                     want = observed(lambda: f(x, approximate=approximate, out=oa), oa)
@@ -219,7 +225,7 @@ def prove_gelu_addmm_out(op, s):
                 want = observed(lambda: f(xa, approximate="none", out=oa), oa)
                 got = observed(lambda: gelu_addmm_out(xb, "none", ob), ob)
             t.compare(f"{who} requires grad, grad mode {grad_mode}", want[0], got[0], want[1], got[1])
-    return t.report()
+    return _with_value_kernels(op, s, t.report())
 
 
 # the hooks a registry entry's prover_spec may name (`prover`)
