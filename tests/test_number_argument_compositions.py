@@ -157,15 +157,20 @@ def test_norm_and_dist_with_p_2_are_atens_with_their_gradients(ext, dtype) -> No
         assert _same(grads[0][0], grads[1][0]) and _same(grads[0][1], grads[1][1])
 
 
-def test_norm_and_dist_refuse_another_p_naming_the_remedy(ext) -> None:
+def test_norm_and_dist_compute_another_p_on_the_cpu_or_refuse_naming_the_remedy(ext) -> None:
     ops, _ = ext
     x = torch.randn(3, 4)
-    # p=1 on a float CPU tensor is linalg_vector_norm's CPU kernel (tests/test_vector_norm_cpu.py); p=3 is refused
+    # another p on a contiguous float CPU tensor is linalg_vector_norm's CPU kernel (tests/test_vector_norm_cpu.py),
+    # dist's over a - b; on a half tensor it is refused naming why and the remedy
+    y = torch.randn(3, 4)
     assert torch.equal(ops.norm_p(x, 1.0), torch.ops.aten.norm.Scalar(x, 1.0))
-    with pytest.raises(RuntimeError, match=r"shimgen: norm.Scalar: p=3.*this ord is not one.*SHIMGEN_OVERLAY"):
-        ops.norm_p(x, 3.0)
-    with pytest.raises(RuntimeError, match=r"shimgen: dist.default: p=3.*only p=2 .*SHIMGEN_OVERLAY"):
-        ops.dist_p(x, x, 3)
+    assert torch.equal(ops.norm_p(x, 3.0), torch.ops.aten.norm.Scalar(x, 3.0))
+    for p in (1, 3, 0, 4):
+        assert torch.equal(ops.dist_p(x, y, p), torch.dist(x, y, p)), p
+    with pytest.raises(RuntimeError, match=r"shimgen: norm.Scalar: p=3.*not a float or double.*SHIMGEN_OVERLAY"):
+        ops.norm_p(x.half(), 3.0)
+    with pytest.raises(RuntimeError, match=r"shimgen: dist.default: p=3.*not a float or double.*SHIMGEN_OVERLAY"):
+        ops.dist_p(x.half(), y.half(), 3)
     with pytest.raises(RuntimeError):  # aten's norm raises for an integer tensor, after the subtraction
         ops.dist(torch.ones(3, dtype=torch.int64), torch.zeros(3, dtype=torch.int64))
 

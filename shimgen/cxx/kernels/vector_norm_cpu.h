@@ -1,7 +1,7 @@
 // @needs out_inplace cpu_capability
-// ---- kernel `vector_norm_cpu`: linalg_vector_norm with ord 0, 1, inf or
-// -inf on a contiguous float or double CPU tensor as aten's CPU norm kernel
-// computes it, its reduction replicated ----
+// ---- kernel `vector_norm_cpu`: linalg_vector_norm with a real ord on a
+// contiguous float or double CPU tensor as aten's CPU norm kernel computes
+// it, its reduction replicated ----
 //
 // aten's CPU linalg_vector_norm reduces through a TensorIterator with
 // binary_kernel_reduce (ReduceOpsKernel.cpp norm_kernel_cpu_impl, Reduce.h):
@@ -9,19 +9,24 @@
 // (float for float, double for double), in the iterator's order, which for a
 // contiguous tensor is memory order: NormZeroOps adds 1 for a nonzero,
 // NormOneOps adds |x|, AbsMaxOps and AbsMinOps keep the larger and the lesser
-// |x| (a NaN met is kept, the last one met winning). Outputs are computed
+// |x| (a NaN met is kept, the last one met winning), NormOps adds
+// std::pow(|x|, p) and takes std::pow(sum, 1 / p) of each output's sum (p and
+// 1 / p in the accumulate type). Where every reduced dim has size 1, aten
+// takes |x| instead (the sum of one |x|). Outputs are computed
 // apart (foreach_reduced_elt gives each thread whole outputs); a single
 // output of 32768 elements or more is split by at::parallel_for into chunks,
 // each accumulated from the identity, and the chunks' results combined in
 // order. The chunks here are libtorch's own (torch_parallel_for, 2.10 on).
-// The operations are IEEE scalar ones, the same on any CPU. Another ord,
-// dtype, layout or device, an empty tensor and a call autograd records are
-// refused (vector_norm_refuse), never computed another way.
+// The operations are IEEE scalar ones, the same on any CPU, and libm's pow,
+// which libtorch calls too. A complex ord, another dtype, layout or device,
+// an empty tensor and a call autograd records are refused
+// (vector_norm_refuse), never computed another way.
 
 /// The reduction of one ord: 0 counts nonzeros, 1 sums |x|, 2 keeps the
-/// largest |x| (ord inf), 3 the least (ord -inf).
+/// largest |x| (ord inf), 3 the least (ord -inf), 4 sums |x| to the power p
+/// (another ord).
 template <typename T>
-inline T norm_reduce(int kind, T acc, T x) {
+inline T norm_reduce(int kind, T acc, T x, T p) {
   const T a = std::abs(x);
   switch (kind) {
     case 0:
@@ -30,12 +35,14 @@ inline T norm_reduce(int kind, T acc, T x) {
       return acc + a;
     case 2:
       return std::isnan(a) ? a : std::max(acc, a);
-    default:
+    case 3:
       return std::isnan(a) ? a : std::min(acc, a);
+    default:
+      return acc + std::pow(a, p);
   }
 }
 
-/// The reduction kind of an ord (norm_reduce's), or -1 for another ord.
+/// The reduction kind of a real ord (norm_reduce's).
 template <typename = void>
 inline int norm_kind(double p) {
   if (p == 0 || p == 1) {
@@ -44,13 +51,13 @@ inline int norm_kind(double p) {
   if (std::isinf(p)) {
     return p > 0 ? 2 : 3;
   }
-  return -1;
+  return 4;
 }
 
 /// Two partial results of one ord combined as aten combines its threads'.
 template <typename T>
 inline T norm_combine(int kind, T acc, T b) {
-  if (kind <= 1) {
+  if (kind <= 1 || kind == 4) {
     return acc + b;
   }
   if (std::isnan(b)) {
@@ -69,7 +76,8 @@ struct SHIMGEN_HIDDEN NormPartial {
 
 /// One reduction of vector_norm_cpu: the input, the output, each output's
 /// first element (`starts`, by output) and the reduced elements' offsets
-/// from it (`offsets`, in aten's order), the ord's kind and identity; the
+/// from it (`offsets`, in aten's order), the ord's kind, identity, value and
+/// root (1 / p, which kind 4 takes of each output's sum); the
 /// chunks' partial results of a single output (`partials`, a slot per 16384
 /// elements: aten's chunks are at least half its grain of 32768, so no two
 /// begin in one slot).
@@ -81,8 +89,16 @@ struct SHIMGEN_HIDDEN NormCall {
   std::vector<int64_t> offsets;
   int kind;
   T init;
+  T p;
+  T root;
   std::vector<NormPartial<T>> partials;
 };
+
+/// An output's result from its accumulated value (NormOps' project).
+template <typename T>
+inline T norm_project(const NormCall<T>& c, T acc) {
+  return c.kind == 4 ? std::pow(acc, c.root) : acc;
+}
 
 /// Reduced elements [begin, end) of output `o` from `acc`, one at a time.
 template <typename T>
@@ -94,7 +110,8 @@ inline T norm_run(
     T acc) {
   const T* base = c.in + c.starts[static_cast<size_t>(o)];
   for (int64_t i = b; i < e; ++i) {
-    acc = norm_reduce(c.kind, acc, base[c.offsets[static_cast<size_t>(i)]]);
+    const T x = base[c.offsets[static_cast<size_t>(i)]];
+    acc = norm_reduce(c.kind, acc, x, c.p);
   }
   return acc;
 }
@@ -105,7 +122,7 @@ inline void norm_outputs(int64_t begin, int64_t end, void* ctx) {
   NormCall<T>& c = *static_cast<NormCall<T>*>(ctx);
   const int64_t n = static_cast<int64_t>(c.offsets.size());
   for (int64_t o = begin; o < end; ++o) {
-    c.out[o] = norm_run(c, o, 0, n, c.init);
+    c.out[o] = norm_project(c, norm_run(c, o, 0, n, c.init));
   }
 }
 
@@ -126,8 +143,8 @@ inline void vector_norm_refuse(
     const Scalar& ord,
     const std::string& why) {
   std::string text = "no libtorch route carries this ord; aten's CPU kernel";
-  text += " is computed for ord 0, 1, inf and -inf on a contiguous float or";
-  text += " double CPU tensor outside autograd (from target 2.10), and ";
+  text += " is computed for a real ord on a contiguous float or double CPU";
+  text += " tensor outside autograd (from target 2.10), and ";
   text += why;
   text += ": define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for";
   text += " each torch release)";
@@ -167,7 +184,8 @@ inline torch::stable::Tensor norm_typed(
     const torch::stable::Tensor& x,
     const std::vector<bool>& reduced,
     bool keepdim,
-    int kind) {
+    int kind,
+    double p) {
   const auto sizes = x.sizes();
   const int64_t ndim = static_cast<int64_t>(sizes.size());
   std::vector<int64_t> strides(sizes.size());
@@ -179,6 +197,8 @@ inline torch::stable::Tensor norm_typed(
   NormCall<T> call;
   call.kind = kind;
   call.init = kind == 3 ? std::numeric_limits<T>::infinity() : T(0);
+  call.p = static_cast<T>(p);
+  call.root = T(1) / call.p;
   call.starts.assign(1, 0);
   call.offsets.assign(1, 0);
   std::vector<int64_t> out_sizes;
@@ -220,6 +240,9 @@ inline torch::stable::Tensor norm_typed(
   call.out = static_cast<T*>(result.data_ptr());
   const int64_t outputs = static_cast<int64_t>(call.starts.size());
   const int64_t n = static_cast<int64_t>(call.offsets.size());
+  if (kind == 4 && n == 1) {
+    call.kind = 1; // every reduced dim of size 1: aten takes |x|
+  }
   constexpr int64_t grain = 32768;
   if (outputs > 1 || n < grain || cpu_threads() == 1) {
     const int64_t rows = n > 0 ? grain / n : grain;
@@ -251,7 +274,7 @@ inline torch::stable::Tensor norm_typed(
       total = norm_combine(kind, total, part.value);
     }
   }
-  call.out[0] = total;
+  call.out[0] = norm_project(call, total);
   return result;
 }
 
@@ -268,11 +291,11 @@ inline torch::stable::Tensor vector_norm_cpu(
     const Dims& dim,
     bool keepdim,
     std::optional<ScalarType> dtype) {
-  const double p = ord.is_complex() ? -0.5 : ord.to_double();
-  const int kind = norm_kind(p);
-  if (kind < 0) {
-    vector_norm_refuse(op, arg, ord, "this ord is not one");
+  if (ord.is_complex()) {
+    vector_norm_refuse(op, arg, ord, "this ord is complex");
   }
+  const double p = ord.to_double();
+  const int kind = norm_kind(p);
   if (!cpu_parallel_available()) {
     vector_norm_refuse(op, arg, ord, "this build's target is below 2.10");
   }
@@ -302,9 +325,9 @@ inline torch::stable::Tensor vector_norm_cpu(
     vector_norm_refuse(op, arg, ord, why);
   }
   if (wide) {
-    return norm_typed<double>(op, x, reduced, keepdim, kind);
+    return norm_typed<double>(op, x, reduced, keepdim, kind, p);
   }
-  return norm_typed<float>(op, x, reduced, keepdim, kind);
+  return norm_typed<float>(op, x, reduced, keepdim, kind, p);
 }
 
 /// norm(self, p): aten's linalg_vector_norm(self, p) over every dim

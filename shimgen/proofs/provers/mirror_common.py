@@ -8,6 +8,8 @@ Each prover module is paired by file name with its registry entry module (shimge
 whose entries' prover_spec names its hooks) and declares the hooks it offers (`PROVERS`) and, where its hooks look
 one up by the spec's `mirror`, its Python mirrors of scalar.h's selects (`MIRRORS`)."""
 
+import ctypes
+import ctypes.util
 import importlib.util
 import math
 import os
@@ -321,16 +323,25 @@ def is_value(r, n):
     return (type(n) is int and n == int(r["value"])) or (type(n) is float and n == float(r["value"]))
 
 
+def _libm_pow(dtype):
+    """libm's pow of the accumulate type (powf for float32), which aten's NormOps calls (std::pow) and the C++ too."""
+    libm = ctypes.CDLL(ctypes.util.find_library("m"))
+    fn, c = (libm.powf, ctypes.c_float) if dtype == torch.float32 else (libm.pow, ctypes.c_double)
+    fn.restype, fn.argtypes = c, [c, c]
+    return lambda a, b: torch.tensor(fn(float(a), float(b)), dtype=dtype)
+
+
 def vector_norm_cpu(v, argument):
-    """cxx/kernels/vector_norm_cpu.h: ord 0, 1, inf or -inf on a contiguous float or double CPU tensor outside
-    autograd, as aten's CPU kernel accumulates it (each output's elements one at a time in memory order, in the
-    tensor's dtype: 0-dim tensors here, so each step is rounded as the C++ rounds it); the rest refused. The samples
-    stay below aten's grain of 32768, where no output is split among threads."""
+    """cxx/kernels/vector_norm_cpu.h: a real ord on a contiguous float or double CPU tensor outside autograd, as aten's
+    CPU kernel accumulates it (each output's elements one at a time in memory order, in the tensor's dtype: 0-dim
+    tensors here, so each step is rounded as the C++ rounds it; another ord's |x| ** p and the root by libm's pow, as
+    the C++ and aten call it), |x| where every reduced dim has size 1; the rest refused. The samples stay below aten's
+    grain of 32768, where no output is split among threads."""
     n, x = v[argument], v["self"]
-    p = -0.5 if isinstance(n, complex) else float(n)
-    kind = {0.0: 0, 1.0: 1, float("inf"): 2, -float("inf"): 3}.get(p)
-    if kind is None or x.device.type != "cpu" or x.dtype not in (torch.float32, torch.float64):
+    if isinstance(n, complex) or x.device.type != "cpu" or x.dtype not in (torch.float32, torch.float64):
         raise Refused("number")
+    p = float(n)
+    kind = {0.0: 0, 1.0: 1, float("inf"): 2, -float("inf"): 3}.get(p, 4)
     if v.get("dtype") not in (None, x.dtype):
         raise Refused("dtype")
     x = x.resolve_neg()
@@ -348,6 +359,11 @@ def vector_norm_cpu(v, argument):
     kept = [d for d in range(x.dim()) if d not in reduced]
     outputs = torch.Size([x.shape[d] for d in kept]).numel()
     rows = x.permute(kept + reduced).reshape(outputs, -1)
+    if kind == 4 and rows.shape[1] == 1:
+        kind = 1  # every reduced dim of size 1: aten's |x|
+    pow_ = _libm_pow(x.dtype)
+    p_t = torch.tensor(p, dtype=x.dtype)
+    root = torch.tensor(1.0, dtype=x.dtype) / p_t
     out = []
     for row in rows:
         acc = torch.tensor(float("inf") if kind == 3 else 0.0, dtype=x.dtype)
@@ -357,9 +373,11 @@ def vector_norm_cpu(v, argument):
                 acc = acc + (0.0 if e == 0 else 1.0)
             elif kind == 1:
                 acc = acc + a
+            elif kind == 4:
+                acc = acc + pow_(a, p_t)
             elif a.isnan() or (acc < a if kind == 2 else a < acc):
                 acc = a
-        out.append(acc)
+        out.append(pow_(acc, root) if kind == 4 else acc)
     shape = [1 if d in reduced else x.shape[d] for d in range(x.dim())] if v.get("keepdim") else \
         [x.shape[d] for d in kept]
     return torch.stack(out).reshape(shape).contiguous()

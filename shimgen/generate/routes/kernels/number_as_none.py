@@ -6,7 +6,8 @@ of their own (norm.Scalar is norm.ScalarOpt_dim with dim [] and keepdim false, a
 wrapper whose result stands in for one of via's arguments (dist(a, b, p) is aten's norm(a - b, p): sub.Tensor
 first, `as` the name the row's `args` bind). `otherwise` names a kernel section's helper that takes the op's
 other values (it computes what it can as aten's CPU kernel and refuses the rest), called with the op's name, the
-number's name and the op's parameters; `otherwise_doc` says in the wrapper's comment what it computes."""
+number's name and the op's parameters (with `operand`, its result in place of its arguments); `otherwise_doc` says in
+the wrapper's comment what it computes."""
 
 from __future__ import annotations
 
@@ -61,10 +62,20 @@ class NumberAsNone(Kernel):
         a, value, op = rule["argument"], rule["value"], w.op.name
         why = (f"only {a}={value} has a libtorch route (aten::{rule['via']} with {rule['none']} None, which computes "
                "it): define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for each torch release)")
-        other = (f'return shimgen::detail::{rule["otherwise"]}("{op}", "{a}", '
-                 f'{", ".join(p.name for p in w.params)});'
+        operand = rule.get("operand")
+        lines = []
+        params = [p.name for p in w.params]
+        if operand:  # dist: aten computes norm(self - other, p), the difference first
+            first = plan.wrapper_of(operand["via"])
+            assert first is not None
+            lines.append(f"const torch::stable::Tensor {operand['as']} = torch::stable::{first.name}"
+                         f"({', '.join(operand['args'])});")
+            at = params.index(operand["args"][0])
+            params = [n for n in params if n not in operand["args"]]
+            params.insert(at, operand["as"])
+        other = (f'return shimgen::detail::{rule["otherwise"]}("{op}", "{a}", {", ".join(params)});'
                  if "otherwise" in rule else f'shimgen::detail::refuse("{op}", "{a}", {a}, "{why}");')
-        lines = [f"if (!({number_is(f'{a}.', value)})) {{", other, "}"]
+        lines += [f"if (!({number_is(f'{a}.', value)})) {{", other, "}"]
         for name, lengths in sorted(rule.get("lengths", {}).items()):
             allowed = " || ".join(f"{name}->size() == {n}" for n in lengths)
             lines += [f"if ({name}.has_value() && !({allowed})) {{",
@@ -74,12 +85,6 @@ class NumberAsNone(Kernel):
         fixed = rule.get("fixed", {})  # via's parameters given a value of their own (norm.Scalar: all dims)
         args = ", ".join("std::optional<shimgen::Scalar>()" if p.name == rule["none"] else
                          literal(fixed[p.name]) if p.name in fixed else rule["args"][p.name] for p in target.params)
-        operand = rule.get("operand")
-        if operand:  # dist: aten computes norm(self - other, p)
-            first = plan.wrapper_of(operand["via"])
-            assert first is not None
-            lines.append(f"const torch::stable::Tensor {operand['as']} = torch::stable::{first.name}"
-                         f"({', '.join(operand['args'])});")
         lines.append(f"return torch::stable::{target.name}({args});")
         return "\n".join(lines)
 

@@ -29,7 +29,7 @@ def prove_none_value(op, s):
     s = dict(s, op=op)
     compared = both_ok = refused = 0
     wrong = ""
-    numbers = [None, 2, 2.0, 1, 0, float("inf"), -float("inf"), 3, -2, 0.5, True, 2 + 0j]
+    numbers = [None, 2, 2.0, 1, 0, float("inf"), -float("inf"), 3, -2, 0.5, True, 2 + 0j, 1.5, -0.75, float("nan")]
     for d in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64, torch.int64, torch.bool):
         for k, shape in enumerate([(5, 7), (), (0,), (3, 4, 5), (0, 3), (40, 3)]):
             for dim in ([1], [-1], [0, 1], [], [0, 1, 2], [3], [0]):

@@ -12,20 +12,20 @@ from worker_common import Refused, aten, outcome, run, same
 
 def number_as_none(s, v):
     """The generated wrapper (kernels/number_as_none.py): the rule's one value (int or double), else the row's
-    `otherwise` (vector_norm_cpu) or refused; an optional int list of the lengths `lengths` allows, or refused;
+    `otherwise` (vector_norm_cpu; with `operand`, over its result) or refused; an optional int list of the lengths `lengths` allows, or refused;
     then `via` with None for the number."""
     r = s["rule"]
     n = v[r["argument"]]
+    operand = r.get("operand")
+    if operand:  # dist: `operand`'s op on the op's tensors first (aten's self - other)
+        v = dict(v, **{operand["as"]: aten(operand["via"])(*(v[a] for a in operand["args"]))})
     if not is_value(r, n):
-        if "otherwise" in r:
-            return OTHERWISE[r["otherwise"]](v, r["argument"])
+        if "otherwise" in r:  # with `operand`, over its result
+            return OTHERWISE[r["otherwise"]](dict(v, self=v[operand["as"]]) if operand else v, r["argument"])
         raise Refused("number")
     for name, lengths in r.get("lengths", {}).items():
         if v.get(name) is not None and len(v[name]) not in lengths:
             raise Refused("length")
-    operand = r.get("operand")
-    if operand:  # dist: `operand`'s op on the op's tensors first (aten's self - other)
-        v = dict(v, **{operand["as"]: aten(operand["via"])(*(v[a] for a in operand["args"]))})
     return aten(r["via"])(**{va: v[fa] for va, fa in r["args"].items()}, **{r["none"]: None}, **r.get("fixed", {}))
 
 
@@ -37,7 +37,8 @@ def prove_number_as_none(op, s):
     r = s["rule"]
     compared = both_ok = refused = 0
     wrong = ""
-    numbers = [2, 2.0, 1, 0, float("inf"), -float("inf"), 3, -2, 0.5, True, 2 + 0j]
+    numbers = [2, 2.0, 1, 0, float("inf"), -float("inf"), 3, -2, 0.5, True, 2 + 0j, 1.5, -0.75, 4, 7.25,
+               float("nan"), 1e-3]
     has = set(s["args"])  # only the arguments the op takes (norm.Scalar: self and p)
     others = [("other", (5, 7)), ("other", ()), ("other", (7,)), ("other", (3, 1))] if "other" in has else [None]
     for d in (torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64, torch.int64, torch.bool):
