@@ -240,8 +240,9 @@ inline torch::stable::Tensor norm_typed(
   call.out = static_cast<T*>(result.data_ptr());
   const int64_t outputs = static_cast<int64_t>(call.starts.size());
   const int64_t n = static_cast<int64_t>(call.offsets.size());
+  // every reduced dim of size 1: aten takes |x|, a sum of one |x|
   if (kind == 4 && n == 1) {
-    call.kind = 1; // every reduced dim of size 1: aten takes |x|
+    call.kind = 1;
   }
   constexpr int64_t grain = 32768;
   if (outputs > 1 || n < grain || cpu_threads() == 1) {
