@@ -7,9 +7,14 @@ _fft_r2c or _fft_c2r with the normalization as a number, and the conjugate view 
 The string is compared in C++, so no `str` crosses the ABI on libtorch 2.10-2.13.
 
 Row keys: `transform` (`c2c` for fft and ifft: complex to complex, real to complex for a real input; `r2c`; `c2r`),
-`forward` and `onesided` (aten's for the op). Every other call takes the dispatcher's guarded form, aten's own op: a
-call leaving `norm` None (nothing crosses), a half or bfloat16 input (whose promotion aten decides by device and
-release: the leak error where the string would cross before 2.14), and every call on libtorch 2.14 and later."""
+`forward` and `onesided` (aten's for the op). With `multi_dim` the row is an n-dimensional op (fftn, rfftn, irfftn,
+hfftn, ihfftn and their 2-D forms, whose `s` and `dim` are lists), computed as aten's SpectralOps.cpp does
+(kernels/fft_norm.h fftn_norm_compute: canonicalize_fft_shape_and_dim_args, promote_tensor_fft, resize_fft_input,
+then the transform): `transform` `c2c` (a real input promoted to complex), `r2c` (onesided), `c2r`, `hfft` (c2c over
+all but the last dim, then the conjugate's c2r) or `ihfft` (r2c over the last dim, then the physical conjugate's
+inverse c2c over the rest, `physical` among the calls). Every other call takes the dispatcher's guarded form, aten's
+own op: a call leaving `norm` None (nothing crosses), a half or bfloat16 input (whose promotion aten decides by device
+and release: the leak error where the string would cross before 2.14), and every call on libtorch 2.14 and later."""
 
 from __future__ import annotations
 
@@ -21,8 +26,9 @@ from shimgen.generate.routes.kernels.common import (guarded_body, guarded_calls_
                                                     proven)
 
 # role -> how many leading parameters the body passes that role's wrapper
-FFT_NORM_PASSED = {"cast": 2, "sliced": 5, "padded": 2, "c2c": 4, "r2c": 4, "c2r": 4, "conjugated": 1}
-TRANSFORMS = {"c2c": 0, "r2c": 1, "c2r": 2}
+FFT_NORM_PASSED = {"cast": 2, "sliced": 5, "padded": 2, "c2c": 4, "r2c": 4, "c2r": 4, "conjugated": 1, "physical": 1}
+# the row's `transform` -> the helper's number (`hfft`, `ihfft`: the n-dimensional ops')
+TRANSFORMS = {"c2c": 0, "r2c": 1, "c2r": 2, "hfft": 3, "ihfft": 4}
 
 
 class FftNorm(Kernel):
@@ -33,10 +39,13 @@ class FftNorm(Kernel):
         return guarded_calls_at(route, q, rule, FFT_NORM_PASSED)
 
     def describe(self, w: Wrapper, rule: dict) -> list[str]:
+        steps = _STEPS[rule["transform"]] if rule.get("multi_dim") else f"_fft_{rule['transform']}"
+        resized = "its dims and sizes as aten reads s and dim, the input promoted and resized" \
+            if rule.get("multi_dim") else "the input promoted, resized to n"
         return ["Route: on a running libtorch before 2.14, a call passing `norm` on an input other than half or "
-                "bfloat16 as aten computes it: the input promoted, resized to n, then aten's "
-                f"_fft_{rule['transform']} with the normalization as a number, by the same dispatching calls, on any "
-                f"device; no str crosses the ABI (proven equal, gradients included, on torch {proven(rule)}).",
+                f"bfloat16 as aten computes it: {resized}, then aten's {steps} with the normalization as a number, "
+                "by the same dispatching calls, on any device; no str crosses the ABI (proven equal, gradients "
+                f"included, on torch {proven(rule)}).",
                 "Every other call takes the boxed dispatcher: aten's own op (a norm left None converts nothing); "
                 "on libtorch 2.10-2.13 a half or bfloat16 input with a norm raises a shimgen: error naming the leak."]
 
@@ -44,13 +53,28 @@ class FftNorm(Kernel):
         arg = rule["argument"]
         x, n, d, _ = rule["params"]  # the input, the number of points, the dim, the norm
         transform = TRANSFORMS[rule["transform"]]
+        if rule.get("multi_dim"):
+            compute = (f'return shimgen::detail::fftn_norm_compute("{w.op.name}", {x}, {n}, {d}, {arg}, {transform}, '
+                       f"{literal(rule['forward'])});")
+        else:
+            compute = (f'return shimgen::detail::fft_norm_compute("{w.op.name}", {x}, {n}, {d}, {arg}, {transform}, '
+                       f"{literal(rule['forward'])}, {literal(rule['onesided'])});")
         return "\n".join([f"const bool given = {arg}.has_value();",
                           f"const bool leaks = given && shimgen::detail::running_release() < {leak_free_release(v)};",
                           f"if (leaks && shimgen::detail::fft_computes({x}.scalar_type())) {{",
-                          f'return shimgen::detail::fft_norm_compute("{w.op.name}", {x}, {n}, {d}, {arg}, {transform}, '
-                          f"{literal(rule['forward'])}, {literal(rule['onesided'])});",
+                          compute,
                           "}",
                           guarded_body(w, v, plan, arg)])
+
+    def prover_spec(self, rule: dict, out: str) -> dict:
+        """The n-dimensional rows' (`multi_dim`) own hook."""
+        return {"prover": "prove_fftn_norm" if rule.get("multi_dim") else self.prover}
+
+
+# an n-dimensional row's `transform` -> the calls its doc names
+_STEPS = {"c2c": "_fft_c2c", "r2c": "_fft_r2c", "c2r": "_fft_c2r",
+          "hfft": "_fft_c2c over all but the last dim, then conj and _fft_c2r over it",
+          "ihfft": "_fft_r2c over the last dim, then conj_physical and the inverse _fft_c2c over the rest"}
 
 
 register(FftNorm())
