@@ -1,7 +1,7 @@
 // @needs out_inplace cpu_capability
-// ---- kernel `cpu_activation`: elu, softplus and gelu's tanh form on a
-// contiguous CPU tensor as aten's own CPU kernel computes them, its loop
-// replicated ----
+// ---- kernel `cpu_activation`: elu, softplus, gelu's tanh form and pow with
+// a number on a contiguous CPU tensor as aten's own CPU kernel computes them,
+// its loop replicated ----
 //
 // aten's CPU elu, softplus and gelu kernels (Activation.cpp, Elu.h, Gelu.h)
 // run through cpu_kernel_vec on a TensorIterator: for a contiguous tensor the
@@ -40,6 +40,19 @@ inline void act_sleef512(void* fn, const T* in, T* out) {
   const Vec r = reinterpret_cast<Fn>(fn)(v);
   __builtin_memcpy(out, &r, sizeof(r));
 }
+
+/// One call of Sleef's two-argument function `fn` on 64-byte vectors.
+template <typename T>
+inline void act_sleef512_2(void* fn, const T* a, const T* b, T* out) {
+  typedef T Vec __attribute__((vector_size(64)));
+  typedef Vec (*Fn)(Vec, Vec);
+  Vec x;
+  Vec y;
+  __builtin_memcpy(&x, a, sizeof(x));
+  __builtin_memcpy(&y, b, sizeof(y));
+  const Vec r = reinterpret_cast<Fn>(fn)(x, y);
+  __builtin_memcpy(out, &r, sizeof(r));
+}
 #if defined(__clang__)
 #pragma clang attribute pop
 #pragma clang attribute push(SHIMGEN_ACT_ISA("avx2"), apply_to = function)
@@ -57,6 +70,19 @@ inline void act_sleef256(void* fn, const T* in, T* out) {
   Vec v;
   __builtin_memcpy(&v, in, sizeof(v));
   const Vec r = reinterpret_cast<Fn>(fn)(v);
+  __builtin_memcpy(out, &r, sizeof(r));
+}
+
+/// One call of Sleef's two-argument function `fn` on 32-byte vectors.
+template <typename T>
+inline void act_sleef256_2(void* fn, const T* a, const T* b, T* out) {
+  typedef T Vec __attribute__((vector_size(32)));
+  typedef Vec (*Fn)(Vec, Vec);
+  Vec x;
+  Vec y;
+  __builtin_memcpy(&x, a, sizeof(x));
+  __builtin_memcpy(&y, b, sizeof(y));
+  const Vec r = reinterpret_cast<Fn>(fn)(x, y);
   __builtin_memcpy(out, &r, sizeof(r));
 }
 #if defined(__clang__)
@@ -88,6 +114,33 @@ inline void act_vector_math(
 #endif
   for (int64_t l = 0; l < lanes; ++l) {
     out[l] = scalar(in[l]);
+  }
+}
+
+/// Vectorized<T>'s two-argument math function over `lanes` elements: Sleef's
+/// `fn` at AVX512 or AVX2, libm's `scalar` at DEFAULT (vec_base.h:
+/// map2(std::...)).
+template <typename T>
+inline void act_vector_math2(
+    int capability,
+    void* fn,
+    T (*scalar)(T, T),
+    const T* a,
+    const T* b,
+    T* out,
+    int64_t lanes) {
+#if defined(SHIMGEN_CPU_X86)
+  if (capability == 2) {
+    act_sleef512_2<T>(fn, a, b, out);
+    return;
+  }
+  if (capability == 1) {
+    act_sleef256_2<T>(fn, a, b, out);
+    return;
+  }
+#endif
+  for (int64_t l = 0; l < lanes; ++l) {
+    out[l] = scalar(a[l], b[l]);
   }
 }
 
@@ -126,8 +179,9 @@ inline T act_log1p(T x) {
   return std::log1p(x);
 }
 
-/// One activation's call: its input and output, its numbers (in T), its
-/// vector functions (Sleef's, or nullptr at DEFAULT) and the capability.
+/// One activation's call: its input and output, its numbers (in T, and one
+/// in double where a scalar lambda takes it so), its vector functions
+/// (Sleef's, or nullptr at DEFAULT) and the capability.
 template <typename T>
 struct SHIMGEN_HIDDEN ActCall {
   const T* in;
@@ -135,6 +189,7 @@ struct SHIMGEN_HIDDEN ActCall {
   T c0;
   T c1;
   T c2;
+  double d0;
   void* fn0;
   void* fn1;
   int capability;
@@ -693,4 +748,211 @@ inline void act_assign_out(
     return;
   }
   assign_out(op, out, result, {&self}, true);
+}
+
+// pow(self, exponent) with an exponent aten's pow_tensor_scalar_kernel
+// computes by its optimized loop (PowKernel.cpp): `x * x`, `x * x * x`,
+// `1 / (x * x)` for 2, 3 and -2, else std::pow of each element and the
+// exponent (Sleef's pow in the vectorized lambda, libm's in the scalar one:
+// for a float tensor the exponent is a float in the vectors and a double in
+// the scalar tail, as aten passes it). A bfloat16 tensor's exponent is first
+// rounded to bfloat16, a float16 one's to float16 (float16 has no
+// specialized path: std::pow for every exponent); each step of a product is
+// rounded to the tensor's dtype, as aten's reduced-float arithmetic rounds
+// it. Exponents 0.5, -0.5 and -1 of a float, double or bfloat16 tensor are
+// aten's sqrt, rsqrt and reciprocal kernels, not computed here.
+
+template <typename T>
+inline T act_pow(T a, T b) {
+  return std::pow(a, b);
+}
+
+/// v rounded to the call's reduced dtype (bfloat16 or float16) and back, as
+/// aten's reduced-float arithmetic rounds each step; v itself otherwise.
+template <typename T>
+inline T act_step(const ActCall<T>& c, T v, bool vector) {
+  if (c.reduced == 0) {
+    return v;
+  }
+  const float f = static_cast<float>(v);
+  const bool simd = vector && c.capability > 0;
+  const uint16_t h = act_narrow(f, c.reduced, c.capability, simd);
+  return static_cast<T>(act_widen(h, c.reduced));
+}
+
+/// pow's specialized products (c2: 1 `x * x`, 2 `x * x * x`, 3
+/// `1 / (x * x)`, 4 one, 6 `1 / sqrt(x)`), each step rounded as aten rounds
+/// it (a bfloat16 sqrt to bfloat16 in the scalar lambda and at DEFAULT); the
+/// reciprocal of a float square in double, then float, in the scalar lambda
+/// (its cast_scalar_t), a correctly rounded float division either way.
+template <typename T>
+inline T pow_product(const ActCall<T>& c, T x, bool vector) {
+  const int kind = static_cast<int>(c.c2);
+  if (kind == 4) {
+    return T(1);
+  }
+  // bfloat16's rsqrt: its scalar sqrt, and DEFAULT's, rounds to bfloat16
+  if (kind == 6) {
+    const T root = std::sqrt(x);
+    const bool simd = vector && c.capability > 0;
+    return T(1) / (simd ? root : act_step(c, root, false));
+  }
+  const T square = x * x;
+  if (kind == 1) {
+    return square;
+  }
+  if (kind == 2) {
+    return act_step(c, square, vector) * x;
+  }
+  const T rounded = act_step(c, square, vector);
+  if (vector || c.reduced != 0) {
+    return T(1) / rounded;
+  }
+  return static_cast<T>(1.0 / static_cast<double>(rounded));
+}
+
+/// pow's vectorized lambda on one vector: Sleef's pow of each element and
+/// the exponent (c0), or the specialized product.
+template <typename T>
+inline void pow_vector(const ActCall<T>& c, int64_t at, int64_t lanes) {
+  if (c.c2 != T(0)) {
+    for (int64_t l = 0; l < lanes; ++l) {
+      c.out[at + l] = pow_product(c, c.in[at + l], true);
+    }
+    return;
+  }
+  std::array<T, 16> exponent{};
+  exponent.fill(c.c0);
+  const T* in = c.in + at;
+  act_vector_math2<T>(
+      c.capability, c.fn0, &act_pow<T>, in, exponent.data(), c.out + at, lanes);
+}
+
+/// pow's scalar lambda: std::pow of the element and the exponent, a double
+/// (d0) for a float or double tensor, the rounded exponent (c0) in float for
+/// bfloat16 and float16; or the specialized product.
+template <typename T>
+inline void pow_scalar(const ActCall<T>& c, int64_t at) {
+  const T x = c.in[at];
+  if (c.c2 != T(0)) {
+    c.out[at] = pow_product(c, x, false);
+    return;
+  }
+  if (c.reduced != 0) {
+    c.out[at] = std::pow(x, c.c0);
+    return;
+  }
+  c.out[at] = static_cast<T>(std::pow(static_cast<double>(x), c.d0));
+}
+
+/// The path of aten's pow for `exponent` on a tensor of dtype t, and the
+/// exponent as that path takes it (`value`): 4 ones and 5 a copy of the input
+/// (pow_Tensor_Scalar_out's 0 and 1, before any kernel), then
+/// pow_tensor_scalar_kernel's: 0 std::pow, 1 `x * x`, 2 `x * x * x`, 3
+/// `1 / (x * x)`, 6 `1 / sqrt(x)` (-0.5 on bfloat16: aten's rsqrt kernel);
+/// -1 where this section does not compute it (0.5 and -1, and -0.5 on float
+/// and double: aten's sqrt, rsqrt and reciprocal kernels, the op's number
+/// rules' calls; a
+/// bool, complex or unsigned exponent; one a reduced dtype does not hold,
+/// which aten refuses converting; an integer beyond 2^24 for a reduced
+/// dtype, which aten converts through float).
+template <typename = void>
+inline int pow_kind(const Scalar& exponent, ScalarType t, double& value) {
+  const bool integer = exponent.kind() == Scalar::Kind::Int;
+  if (!integer && !exponent.is_floating_point()) {
+    return -1;
+  }
+  const double e = exponent.to_double();
+  value = e;
+  if (e == 0.0 || e == 1.0) {
+    return e == 0.0 ? 4 : 5;
+  }
+  const bool bf16 = t == ScalarType::BFloat16;
+  const int reduced = bf16 ? 1 : t == ScalarType::Half ? 2 : 0;
+  if (reduced != 0) {
+    const double most = reduced == 1 ? 0x1.fep127 : 65504.0;
+    const bool large = integer && std::fabs(e) > 16777216.0;
+    if (large || (std::isfinite(e) && std::fabs(e) > most)) {
+      return -1;
+    }
+    const float f = static_cast<float>(e);
+    value = act_widen(act_narrow(f, reduced, 0, false), reduced);
+    if (reduced == 2) {
+      return 0;
+    }
+  }
+  if (bf16 && e == -0.5) {
+    return 6;
+  }
+  if (e == 0.5 || e == -0.5 || e == -1.0) {
+    return -1;
+  }
+  if (value == 2.0) {
+    return 1;
+  }
+  if (value == 3.0) {
+    return 2;
+  }
+  return value == -2.0 ? 3 : 0;
+}
+
+/// May pow_cpu compute pow(self, exponent) as aten's CPU kernel does? An
+/// exponent pow_kind takes, a tensor act_computes takes (from target 2.10,
+/// whose libtorch runs parallel_for) and a call autograd does not record.
+template <typename = void>
+inline bool pow_cpu_computes(
+    const torch::stable::Tensor& self,
+    const Scalar& exponent) {
+  if (!cpu_parallel_available() || !act_computes(self)) {
+    return false;
+  }
+  double value = 0;
+  const int kind = pow_kind(exponent, self.scalar_type(), value);
+  return kind >= 0 && !records_grad({&self});
+}
+
+template <typename T>
+inline torch::stable::Tensor pow_typed(
+    const char* op,
+    const torch::stable::Tensor& x,
+    const Scalar& exponent) {
+  const int capability = cpu_capability();
+  double value = 0;
+  const int kind = pow_kind(exponent, x.scalar_type(), value);
+  // aten copies the input, bit for bit
+  if (kind == 5) {
+    torch::stable::Tensor result = act_result(x);
+    const size_t bytes = static_cast<size_t>(x.numel()) * x.element_size();
+    std::memcpy(result.data_ptr(), x.data_ptr(), bytes);
+    return result;
+  }
+  ActCall<T> call{};
+  call.c0 = static_cast<T>(value);
+  call.c2 = static_cast<T>(kind);
+  call.d0 = value;
+  if (kind == 0) {
+    call.fn0 = act_symbol<T>(op, capability, "pow");
+  }
+  call.capability = capability;
+  call.vector = &pow_vector<T>;
+  call.scalar = &pow_scalar<T>;
+  return act_run<T>(x, call);
+}
+
+/// pow(self, exponent) as aten's CPU pow kernel (pow_cpu_computes said it may;
+/// bfloat16 and float16 by the float loop, aten's reduced-float path).
+template <typename = void>
+inline torch::stable::Tensor pow_cpu(
+    const char* op,
+    const torch::stable::Tensor& self,
+    const Scalar& exponent) {
+  const torch::stable::Tensor x = dispatch_tensors<1>(
+      "aten::resolve_neg", "", {torch::stable::detail::from(self)});
+  if (!act_computes(x)) {
+    fail(op, "a negative view that resolves to a strided tensor");
+  }
+  if (x.scalar_type() == ScalarType::Double) {
+    return pow_typed<double>(op, x, exponent);
+  }
+  return pow_typed<float>(op, x, exponent);
 }
