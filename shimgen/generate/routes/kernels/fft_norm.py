@@ -12,7 +12,8 @@ hfftn, ihfftn and their 2-D forms, whose `s` and `dim` are lists), computed as a
 (kernels/fft_norm.h fftn_norm_compute: canonicalize_fft_shape_and_dim_args, promote_tensor_fft, resize_fft_input,
 then the transform): `transform` `c2c` (a real input promoted to complex), `r2c` (onesided), `c2r`, `hfft` (c2c over
 all but the last dim, then the conjugate's c2r) or `ihfft` (r2c over the last dim, then the physical conjugate's
-inverse c2c over the rest, `physical` among the calls). Every other call takes the dispatcher's guarded form, aten's
+inverse c2c over the rest): every n-dimensional row lists `physical` (conj_physical) among its calls, as each row
+lists every role, since one helper holds every transform and its calls resolve where the wrapper instantiates it. Every other call takes the dispatcher's guarded form, aten's
 own op: a call leaving `norm` None (nothing crosses), a half or bfloat16 input (whose promotion aten decides by device
 and release: the leak error where the string would cross before 2.14), and every call on libtorch 2.14 and later."""
 
