@@ -166,10 +166,13 @@ def quiet_stderr(on: bool):
 # The str calls that cross libtorch 2.10-2.13's leaking dispatcher conversion with -DSHIMGEN_LEAKY_STR; the default
 # build computes gelu(x), gelu_(x) and gelu_out(out, x) on a contiguous CPU tensor (kernel gelu_addmm), einsum
 # (kernel einsum), quantile and nanquantile (kernel quantile), matrix norms with an ord string (kernel
-# matrix_norm_str), searchsorted_out with a side (kernel cpu_kernel), fft_rfft with a norm (kernel fft_norm), div's "floor" and "trunc" and scatter's "add" (kernel str_value) without a str crossing, and raises
+# matrix_norm_str), searchsorted_out with a side (kernel cpu_kernel), fft_rfft, fft_rfft2 and fft_ihfftn with a norm
+# (kernel fft_norm), gelu_(x, "tanh") (kernel cpu_activation), div's "floor" and "trunc" and scatter's "add" (kernel
+# str_value) without a str crossing, and raises
 # for the other str calls on 2.10-2.13: ~0 B. elu and softplus (kernel cpu_activation: aten's CPU kernel replicated, no number crossing)
 # computed, in place, into out, and refused (alpha=1e300 is out of float's range): ~0 B. The rows after the str
-# calls are a number's compositions of this release (kernels cpu_kernel and foreach), measured the same way.
+# calls are a number's compositions of this release (kernels cpu_kernel, foreach, cpu_pow and vector_norm_cpu),
+# measured the same way.
 DEFAULT_CALLS = [("gelu(x)", "ts::gelu(x);"), ('gelu(x, "tanh")', 'ts::gelu(x, "tanh");'),
                  ("gelu_(x)", "ts::gelu_(ts::clone(x));"), ("gelu_out(o, x)", "Tensor o = ts::empty_like(x); "
                                                                           "ts::gelu_out(o, x);"),
@@ -192,6 +195,11 @@ DEFAULT_CALLS = [("gelu(x)", "ts::gelu(x);"), ('gelu(x, "tanh")', 'ts::gelu(x, "
                                                        'torch::headeronly::ScalarType::Long); '
                                                        'ts::searchsorted_out(o, x, x, false, false, "right");'),
                  ('fft_rfft(x, .., "ortho")', 'ts::fft_rfft(x, std::nullopt, -1, "ortho");'),
+                 ('fft_rfft2(x, .., "ortho")', 'ts::fft_rfft2(x, std::nullopt, {-2, -1}, "ortho");'),
+                 ('fft_ihfftn(x, .., "forward")', 'ts::fft_ihfftn(x, std::nullopt, std::nullopt, "forward");'),
+                 ('gelu_tanh_(x)', 'ts::gelu_(ts::clone(x), "tanh");'),
+                 ("pow(x, 2.5)", "ts::pow(x, 2.5);"), ("pow_(x, -2)", "ts::pow_(ts::clone(x), -2);"),
+                 ("norm(x, 3)", "ts::norm(x, 3);"), ("dist(x, x, 1)", "ts::dist(x, x, 1);"),
                  ('conv2d(.., "same")', 'ts::conv2d(ts::view(x, {1, 1, 4, 4}), ts::view(x, {1, 1, 4, 4}), '
                                         'std::nullopt, {1, 1}, "same");'),
                  ('scatter_reduce_(.., "amax")', 'ts::scatter_reduce_(ts::clone(x), 0, ts::new_zeros(x, {4, 4}, '
@@ -258,7 +266,9 @@ def default_build(args) -> int:
                                       "baddbmm.default", "_addmm_activation.default", "_foreach_add.Scalar",
                                       "_foreach_norm.Scalar", "quantile.scalar", "nanquantile.default",
                                       "linalg_norm.ord_str", "linalg_matrix_norm.str_ord",
-                                      "searchsorted.Tensor_out", "fft_rfft.default"], None,
+                                      "searchsorted.Tensor_out", "fft_rfft.default", "fft_rfft2.default",
+                                      "fft_ihfftn.default", "pow.Tensor_Scalar", "pow_.Scalar", "norm.Scalar",
+                                      "dist.default"], None,
                                      None, gen)
         pipeline.write(gen, files)
         for k, (label, call) in enumerate(DEFAULT_CALLS):

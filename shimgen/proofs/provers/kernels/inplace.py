@@ -17,7 +17,7 @@ def inplace_cases(dtypes, tensors=("self", "other")):
     cases = []
     if list(tensors) == ["self"]:
         for da in dtypes:
-            for k, sa in enumerate([(2, 3), (), (0, 3), (4, 5)]):
+            for k, sa in enumerate([(2, 3), (), (0, 3), (4, 5), (7, 19)]):  # (7, 19): vectors and a tail
                 cases.append((f"{da} {da} {sa}", lambda da=da, sa=sa, k=k: {"self": sample(sa, da, k + 11)}))
             cases.append((f"{da} transposed", lambda da=da: {"self": sample((3, 4), da, 3).t()}))
         return cases
@@ -52,10 +52,11 @@ def prove_inplace(op, s):
     numbers = [a for a in s["args"] if s["types"][a] == "Scalar"]
     compared = both_ok = refused = 0
     wrong = ""
-    for label, make in inplace_cases([torch.float32, torch.float64, torch.bfloat16, torch.int64, torch.int32,
-                                      torch.bool, torch.complex64], tensors):
+    for label, make in inplace_cases([torch.float32, torch.float64, torch.bfloat16, torch.float16, torch.int64,
+                                      torch.int32, torch.bool, torch.complex64], tensors):
         given = s["rule"].get("sample_values")  # the row's values of the op's other arguments (renorm_)
-        for n in ([None] if given else [1, 2, 0.5, -1.5, 0] if numbers else [None]):
+        # numbers a reduced dtype holds exactly and numbers it rounds (aten computes with those in float)
+        for n in ([None] if given else [1, 2, 0.5, -1.5, 0, 0.1, -0.3, 3.7e-3] if numbers else [None]):
             extra = dict(given) if given else {a: (-n if j else n) for j, a in enumerate(numbers)}  # a second
             # number: the first negated
             for grad_mode in (False, True):  # the composition clones self in grad mode: both forms compared
