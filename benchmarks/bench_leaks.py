@@ -171,7 +171,7 @@ def quiet_stderr(on: bool):
 # str_value) without a str crossing, and raises
 # for the other str calls on 2.10-2.13: ~0 B. elu and softplus (kernel cpu_activation: aten's CPU kernel replicated, no number crossing)
 # computed, in place, into out, and refused (alpha=1e300 is out of float's range): ~0 B. The rows after the str
-# calls are a number's compositions of this release (kernels cpu_kernel, foreach, cpu_pow and vector_norm_cpu),
+# calls are a number's compositions of this release (kernels cpu_kernel, foreach, cpu_number and vector_norm_cpu),
 # measured the same way.
 DEFAULT_CALLS = [("gelu(x)", "ts::gelu(x);"), ('gelu(x, "tanh")', 'ts::gelu(x, "tanh");'),
                  ("gelu_(x)", "ts::gelu_(ts::clone(x));"), ("gelu_out(o, x)", "Tensor o = ts::empty_like(x); "

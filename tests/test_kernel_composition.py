@@ -824,15 +824,16 @@ def test_vector_norm_ord_2_is_exact_with_its_gradient(norms, dtype) -> None:
         assert _same(*grads)
 
 
-def test_vector_norm_computes_ord_1_and_inf_on_the_cpu_and_refuses_the_rest_naming_the_remedy(norms) -> None:
+def test_vector_norm_computes_other_ords_on_the_cpu_and_refuses_the_rest_naming_the_remedy(norms) -> None:
     ops, _ = norms
     x = torch.randn(3, 4)
     # aten's CPU kernel replicated (kernel section vector_norm_cpu; tests/test_vector_norm_cpu.py on each runtime)
     assert _same(ops.norm_int(x, 1, 1, False), torch.linalg.vector_norm(x, 1, [1]))
     assert _same(ops.norm_float(x, float("inf")), torch.linalg.vector_norm(x, float("inf"), [0, 1]))
+    assert _same(ops.norm_float(x, 3.0), torch.linalg.vector_norm(x, 3.0, [0, 1]))
     with pytest.raises(RuntimeError, match=r"shimgen: linalg_vector_norm.default: ord=3.*: no libtorch route .*"
-                                           r"this ord is not one.*SHIMGEN_OVERLAY"):
-        ops.norm_float(x, 3.0)
+                                           r"not a float or double.*SHIMGEN_OVERLAY"):
+        ops.norm_float(x.half(), 3.0)
     with pytest.raises(RuntimeError, match=r"shimgen: linalg_vector_norm.default: ord=1: .*autograd would record"):
         ops.norm_int(x.clone().requires_grad_(), 1, 1, False)
     with pytest.raises(RuntimeError, match="`dim` of 1 or 2 dims only"):

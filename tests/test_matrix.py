@@ -141,22 +141,22 @@ def test_kernel_at_an_old_target_receives_lists_and_strings_as_tensors() -> None
 
 
 def test_kernel_exercises_the_variant_of_its_target() -> None:
-    """fft_fft2.default in a build with the overlay (no SHIMGEN_LEAKY_STR): the dispatcher variant with every argument,
-    guarded (its str `norm` leaks in libtorch 2.10-2.13's dispatcher: a value raises there, None does not) before
-    2.13; shimgen's shim at 2.13 (it computes on every runtime: it wins the tie); the dispatcher, unguarded, from
-    2.14. In the widest build (leaky strings accepted) the dispatcher carries
-    every argument from 2.10. (div.Tensor_mode and fft_rfft.default, the examples before, now take a composition
-    below 2.13 there: kernels str_value and fft_norm.)"""
+    """linalg_eigvalsh.default in a build with the overlay (no SHIMGEN_LEAKY_STR): the dispatcher variant with every
+    argument, guarded (its str `UPLO` leaks in libtorch 2.10-2.13's dispatcher: the call raises there) before 2.13;
+    shimgen's shim at 2.13 (it computes on every runtime: it wins the tie); the dispatcher, unguarded, from 2.14. In
+    the widest build (leaky strings accepted) the dispatcher carries every argument from 2.10. (div.Tensor_mode,
+    fft_rfft.default and fft_fft2.default, the examples before, now take a composition below 2.13 there: kernels
+    str_value and fft_norm.)"""
     from shimgen.generate.signatures import cpp as sig_cpp
     from shimgen.generate.plan import World
 
-    default, dw = _wrapper("fft_fft2.default")
+    default, dw = _wrapper("linalg_eigvalsh.default")
     k = roundtrip.kernel(dw, default, Version(2, 10))
     assert k.variant.route.name == "dispatcher" and not k.unused
     p = default.in_world(World(overlay=True, leaky_str=False))
-    w = next(x for x in sig_cpp.wrappers(p)[0] if x.op.name == "fft_fft2.default")
+    w = next(x for x in sig_cpp.wrappers(p)[0] if x.op.name == "linalg_eigvalsh.default")
     k = roundtrip.kernel(w, p, Version(2, 10))
-    assert k.variant.route.name == "dispatcher" and not k.unused and k.variant.guard == ("norm",)
+    assert k.variant.route.name == "dispatcher" and not k.unused and k.variant.guard == ("UPLO",)
     spec = roundtrip.op_spec(k, p, p.native)
     assert not [a["name"] for a in spec["args"] if a.get("unused")]
     assert spec["error_text"] is False  # before 2.13 an extension cannot read libtorch's message

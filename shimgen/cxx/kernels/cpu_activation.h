@@ -1,7 +1,7 @@
 // @needs out_inplace cpu_capability
-// ---- kernel `cpu_activation`: elu, softplus, gelu's tanh form and pow with
-// a number on a contiguous CPU tensor as aten's own CPU kernel computes them,
-// its loop replicated ----
+// ---- kernel `cpu_activation`: elu, softplus, gelu's tanh form, pow and lerp
+// with a number on contiguous CPU tensors as aten's own CPU kernel computes
+// them, its loop replicated ----
 //
 // aten's CPU elu, softplus and gelu kernels (Activation.cpp, Elu.h, Gelu.h)
 // run through cpu_kernel_vec on a TensorIterator: for a contiguous tensor the
@@ -179,9 +179,10 @@ inline T act_log1p(T x) {
   return std::log1p(x);
 }
 
-/// One activation's call: its input and output, its numbers (in T, and one
-/// in double where a scalar lambda takes it so), its vector functions
-/// (Sleef's, or nullptr at DEFAULT) and the capability.
+/// One activation's call: its input (and a second one, of a binary op) and
+/// output, its numbers (in T, and one in double where a scalar lambda takes
+/// it so), its vector functions (Sleef's, or nullptr at DEFAULT) and the
+/// capability.
 template <typename T>
 struct SHIMGEN_HIDDEN ActCall {
   const T* in;
@@ -193,7 +194,9 @@ struct SHIMGEN_HIDDEN ActCall {
   void* fn0;
   void* fn1;
   int capability;
+  const T* in2;
   const uint16_t* reduced_in;
+  const uint16_t* reduced_in2;
   uint16_t* reduced_out;
   int reduced;
   void (*vector)(const ActCall<T>&, int64_t, int64_t);
@@ -366,15 +369,19 @@ inline void act_chunk_reduced(int64_t begin, int64_t end, void* ctx) {
   const int kind = c.reduced;
   const int cap = c.capability;
   std::array<T, 64> wide{};
+  std::array<T, 64> wide2{};
   std::array<T, 64> result{};
   ActCall<T> local = c;
   local.in = wide.data();
+  local.in2 = wide2.data();
   local.out = result.data();
+  const uint16_t* second = c.reduced_in2;
   const int64_t n = end - begin;
   int64_t i = 0;
   for (; i <= n - block; i += block) {
     for (int64_t l = 0; l < block; ++l) {
       wide[l] = act_widen(c.reduced_in[begin + i + l], kind);
+      wide2[l] = second ? act_widen(second[begin + i + l], kind) : T(0);
     }
     for (int64_t v = 0; v < block; v += lanes) {
       c.vector(local, v, lanes);
@@ -387,6 +394,7 @@ inline void act_chunk_reduced(int64_t begin, int64_t end, void* ctx) {
   }
   for (; i < n; ++i) {
     wide[0] = act_widen(c.reduced_in[begin + i], kind);
+    wide2[0] = second ? act_widen(second[begin + i], kind) : T(0);
     c.scalar(local, 0);
     const float r = static_cast<float>(result[0]);
     c.reduced_out[begin + i] = act_narrow(r, kind, cap, false);
@@ -501,23 +509,28 @@ inline void* act_symbol(const char* op, int capability, const char* name) {
   return fn;
 }
 
-/// The activation over x into a new tensor: aten's chunks (torch_parallel_for
-/// with the kernel's grain, 32768 unless it says otherwise: serial below it or
-/// with one thread), each as act_chunk.
+/// The activation over x (and y, a binary op's second input of x's sizes and
+/// dtype) into a new tensor: aten's chunks (torch_parallel_for with the
+/// kernel's grain, 32768 unless it says otherwise: serial below it or with one
+/// thread), each as act_chunk.
 template <typename T>
 inline torch::stable::Tensor act_run(
     const torch::stable::Tensor& x,
     ActCall<T>& call,
-    int64_t grain = 32768) {
+    int64_t grain = 32768,
+    const torch::stable::Tensor* y = nullptr) {
   torch::stable::Tensor result = act_result(x);
   call.reduced = act_reduced(x);
   void (*chunk)(int64_t, int64_t, void*) = &act_chunk<T>;
+  const void* second = y != nullptr ? y->data_ptr() : nullptr;
   if (call.reduced != 0) {
     call.reduced_in = static_cast<const uint16_t*>(x.data_ptr());
+    call.reduced_in2 = static_cast<const uint16_t*>(second);
     call.reduced_out = static_cast<uint16_t*>(result.data_ptr());
     chunk = &act_chunk_reduced<T>;
   } else {
     call.in = static_cast<const T*>(x.data_ptr());
+    call.in2 = static_cast<const T*>(second);
     call.out = static_cast<T*>(result.data_ptr());
   }
   cpu_parallel_for(0, x.numel(), grain, chunk, &call);
@@ -955,4 +968,104 @@ inline torch::stable::Tensor pow_cpu(
     return pow_typed<double>(op, x, exponent);
   }
   return pow_typed<float>(op, x, exponent);
+}
+
+// lerp(self, end, weight) (aten's lerp_scalar_kernel, Lerp.h; registered
+// without an AVX512 kernel, so the AVX2 one runs there, measured: a bfloat16
+// NaN is the vector conversion's in each block of 32, the scalar one's after):
+// the weight in
+// the tensors' dtype (as a float for bfloat16 and float16), each element in
+// that dtype (float for the reduced ones): `self + weight * (end - self)`
+// where |weight| < 0.5, else `end - (end - self) * (1 - weight)`, the vectors
+// by fmadd(coeff, end - self, base) and the scalar lambda as the compiler
+// contracts it: one fused rounding at AVX512 and AVX2, a product and a sum at
+// DEFAULT; a reduced result rounded once to the tensor's dtype.
+
+/// One element of lerp (`fused` at AVX512 and AVX2).
+template <typename T>
+inline T lerp_element(T self, T end, T weight, bool fused) {
+  const T diff = end - self;
+  const bool small = std::fabs(weight) < T(0.5);
+  const T coeff = small ? weight : weight - T(1);
+  const T base = small ? self : end;
+  return cpu_mul_add(coeff, diff, base, fused);
+}
+
+template <typename T>
+inline void lerp_vector(const ActCall<T>& c, int64_t at, int64_t lanes) {
+  const bool fused = c.capability > 0;
+  for (int64_t l = 0; l < lanes; ++l) {
+    c.out[at + l] = lerp_element(c.in[at + l], c.in2[at + l], c.c0, fused);
+  }
+}
+
+template <typename T>
+inline void lerp_scalar(const ActCall<T>& c, int64_t at) {
+  c.out[at] = lerp_element(c.in[at], c.in2[at], c.c0, c.capability > 0);
+}
+
+/// May lerp_cpu compute lerp(self, end, weight) as aten's CPU kernel does?
+/// Tensors of one floating dtype and the same sizes, each one act_computes
+/// takes (from target 2.10), a real weight the dtype aten converts it to
+/// holds (it converts with a check), a call autograd does not record. A NaN
+/// weight is not taken: which NaN aten's fused multiply-add returns is its
+/// compiler's choice of operand order.
+template <typename = void>
+inline bool lerp_cpu_computes(
+    const torch::stable::Tensor& self,
+    const torch::stable::Tensor& end,
+    const Scalar& weight) {
+  if (!cpu_parallel_available() || !act_computes(self)) {
+    return false;
+  }
+  const bool same = end.scalar_type() == self.scalar_type();
+  if (!same || !act_computes(end) || !same_sizes(self, end)) {
+    return false;
+  }
+  const bool integer = weight.kind() == Scalar::Kind::Int;
+  const bool real = integer || weight.is_floating_point();
+  const double w = weight.to_double();
+  const bool wide = self.scalar_type() == ScalarType::Double;
+  const double most = std::numeric_limits<float>::max();
+  const bool beyond = !wide && std::isfinite(w) && std::fabs(w) > most;
+  if (!real || std::isnan(w) || beyond) {
+    return false;
+  }
+  return !records_grad({&self, &end});
+}
+
+template <typename T>
+inline torch::stable::Tensor lerp_typed(
+    const torch::stable::Tensor& x,
+    const torch::stable::Tensor& y,
+    const Scalar& weight) {
+  ActCall<T> call{};
+  call.c0 = static_cast<T>(weight.to_double());
+  // aten registers lerp's kernel for AVX2 and DEFAULT only: at AVX512 the
+  // AVX2 kernel runs (its vectors, its blocks)
+  call.capability = std::min(cpu_capability(), 1);
+  call.vector = &lerp_vector<T>;
+  call.scalar = &lerp_scalar<T>;
+  return act_run<T>(x, call, 32768, &y);
+}
+
+/// lerp(self, end, weight) as aten's CPU lerp kernel (lerp_cpu_computes said
+/// it may; a negative view read resolved, as aten reads it).
+template <typename = void>
+inline torch::stable::Tensor lerp_cpu(
+    const char* op,
+    const torch::stable::Tensor& self,
+    const torch::stable::Tensor& end,
+    const Scalar& weight) {
+  const torch::stable::Tensor x = dispatch_tensors<1>(
+      "aten::resolve_neg", "", {torch::stable::detail::from(self)});
+  const torch::stable::Tensor y = dispatch_tensors<1>(
+      "aten::resolve_neg", "", {torch::stable::detail::from(end)});
+  if (!act_computes(x) || !act_computes(y)) {
+    fail(op, "a negative view that resolves to a strided tensor");
+  }
+  if (x.scalar_type() == ScalarType::Double) {
+    return lerp_typed<double>(x, y, weight);
+  }
+  return lerp_typed<float>(x, y, weight);
 }

@@ -17,7 +17,7 @@ factories (`arange_factory`, `range_factory`, `range_out`, `full_out`, `scalar_f
 `functional_` forms), and aten composites as the same calls (`addbmm_loop`, `trapezoid_dx`,
 `cumulative_trapezoid_dx`, `matrix_norm_two`, `renorm_two`, `subcmul`, `pad_packed`), and aten's own kernel
 through libtorch's CPU C shim under guards (`gelu_addmm`, `cpu_kernel`), and aten's CPU loop replicated
-(`cpu_activation`, `cpu_pow`, `vector_norm_cpu`)."""
+(`cpu_activation`, `cpu_number`, `vector_norm_cpu`)."""
 
 from __future__ import annotations
 

@@ -40,7 +40,8 @@ class FftNorm(Kernel):
         return guarded_calls_at(route, q, rule, FFT_NORM_PASSED)
 
     def describe(self, w: Wrapper, rule: dict) -> list[str]:
-        steps = _STEPS[rule["transform"]] if rule.get("multi_dim") else f"_fft_{rule['transform']}"
+        called = {role: name.split(".")[0] for role, name in rule["calls"].items()}
+        steps = _STEPS[rule["transform"]].format(**called) if rule.get("multi_dim") else called[rule["transform"]]
         resized = "its dims and sizes as aten reads s and dim, the input promoted and resized" \
             if rule.get("multi_dim") else "the input promoted, resized to n"
         return ["Route: on a running libtorch before 2.14, a call passing `norm` on an input other than half or "
@@ -72,10 +73,10 @@ class FftNorm(Kernel):
         return {"prover": "prove_fftn_norm" if rule.get("multi_dim") else self.prover}
 
 
-# an n-dimensional row's `transform` -> the calls its doc names
-_STEPS = {"c2c": "_fft_c2c", "r2c": "_fft_r2c", "c2r": "_fft_c2r",
-          "hfft": "_fft_c2c over all but the last dim, then conj and _fft_c2r over it",
-          "ihfft": "_fft_r2c over the last dim, then conj_physical and the inverse _fft_c2c over the rest"}
+# an n-dimensional row's `transform` -> the calls its doc names (the row's `calls`, by role)
+_STEPS = {"c2c": "{c2c}", "r2c": "{r2c}", "c2r": "{c2r}",
+          "hfft": "{c2c} over all but the last dim, then {conjugated} and {c2r} over it",
+          "ihfft": "{r2c} over the last dim, then {physical} and the inverse {c2c} over the rest"}
 
 
 register(FftNorm())

@@ -28,20 +28,28 @@ from mirror_common import observed  # noqa: E402
 from worker_common import ATEN_RAISES, Refused, Tally, aten, outcome, run  # noqa: E402
 
 COMPUTED = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
+NAN = float("nan")  # one object: a number set holding it compares equal to itself (REFUSED_BY_VALUE)
 NUMBERS = {
     "elu.default": [(1.0, 1.0, 1.0), (0.5, 1.0, 1.0), (1.6732632423543772, 1.0507009873554805, 1.0),
                     (2.0, 0.3, 1.7), (-1.0, 1.0, 1.0), (1.0, 1.0, 0.0), (0.1, 2.0, -3.0), (1e-3, 1e3, 1e-3)],
     "softplus.default": [(1.0, 20.0), (2.0, 20.0), (0.5, 10.0), (1.0, 0.0), (-1.0, 20.0), (100.0, 1.0), (3.7, -5.0),
                          (1e-3, 30.0)],
     "gelu.default": [("tanh",)],  # a value kernel of kernel gelu_addmm's row (prove_gelu_addmm asks for it)
-    # kernel cpu_pow's row: the general loop (a float exponent in the vectors, a double in the scalar tail), the
+    # kernel cpu_number's pow row: the general loop (a float exponent in the vectors, a double in the scalar tail), the
     # specialized products (-2, and exponents a bfloat16 tensor rounds to 2, 3 or -2), those the number rules take
     # first (2, 3, 0.5, -1, -0.5), the specials and exponents a reduced dtype does not hold (aten raises)
     "pow.Tensor_Scalar": [(2.5,), (-2.0,), (1.5,), (4.0,), (0.25,), (7.0,), (-1.5,), (-0.7,), (1e-3,), (100.0,),
                           (0.0,), (1.0,), (2.0,), (3.0,), (0.5,), (-1.0,), (-0.5,), (2.001,), (3.0078125,),
                           (-2.0004,), (0.1,), (float("inf"),), (-float("inf"),), (float("nan"),), (1e39,),
                           (70000.0,), (-33.25,)],
+    # kernel cpu_number's lerp row: weights below 0.5 and above (two formulas), exact in bfloat16 and not, the
+    # specials, one a float does not hold (aten raises converting it)
+    "lerp.Scalar": [(0.3,), (0.7,), (0.5,), (-0.4,), (1.3,), (0.0,), (1.0,), (1e-3,), (0.25,), (-2.5,), (NAN,),
+                    (float("inf"),), (1e39,)],
 }
+# the binary ops (their second tensor: _tensors), and the dtypes each op's kernel computes where not all of COMPUTED
+SECOND = {"lerp.Scalar"}
+KERNEL_DTYPES: dict = {}
 # (op, dtype, numbers) the op's number rules take before the kernel (pow(x, 2) as mul, 3 as the cube, 0.5 as sqrt, -1
 # as reciprocal, -0.5 as rsqrt: aten's own ops, proven by their prover with NaN where aten has NaN, not its payload)
 BY_NUMBER_RULES = {("pow.Tensor_Scalar", d, (2.0,)) for d in COMPUTED} | \
@@ -50,7 +58,9 @@ BY_NUMBER_RULES = {("pow.Tensor_Scalar", d, (2.0,)) for d in COMPUTED} | \
     {("pow.Tensor_Scalar", d, (-0.5,)) for d in (torch.float32, torch.float64)}
 # (op, dtype, numbers) the wrapper may refuse: an exponent a reduced dtype does not hold (aten raises converting it)
 REFUSED_BY_VALUE = {("pow.Tensor_Scalar", torch.bfloat16, (1e39,)), ("pow.Tensor_Scalar", torch.float16, (1e39,)),
-                    ("pow.Tensor_Scalar", torch.float16, (70000.0,))}
+                    ("pow.Tensor_Scalar", torch.float16, (70000.0,)), ("lerp.Scalar", torch.bfloat16, (1e39,)),
+                    ("lerp.Scalar", torch.float16, (1e39,)), ("lerp.Scalar", torch.float32, (1e39,))} | \
+    {("lerp.Scalar", d, (NAN,)) for d in COMPUTED}  # a NaN weight: the sibling's (it refuses)
 KEYWORDS = {"gelu.default": ("approximate",)}  # aten's keyword-only arguments, in the order of NUMBERS
 SPECIALS = [float("nan"), float("inf"), -float("inf"), -0.0, 0.0, -1e-30, 1e-310, -1e-310, -5e-324, 88.7, -88.7, 20.0,
             20.000001, 19.99999, 10.0, -100.0, 1e30, -1e30, 709.0, -745.0, 1e-8, -1e-8, 0.5, -0.5, 5e-45, -1e-45,
@@ -102,9 +112,17 @@ def _inputs(dtype):
 
 
 def _aten(f, op, x, numbers, **out):
-    """aten's overload `f` of the functional `op` called with the numbers (by keyword where they are keyword-only)."""
+    """aten's overload `f` of the functional `op` called with the numbers (by keyword where they are keyword-only);
+    a binary op's second tensor (SECOND) before them."""
     names = KEYWORDS.get(op)
-    return f(x, **dict(zip(names, numbers)), **out) if names else f(x, *numbers, **out)
+    xs = _tensors(op, x)
+    return f(*xs, **dict(zip(names, numbers)), **out) if names else f(*xs, *numbers, **out)
+
+
+def _tensors(op, x):
+    """The op's tensor arguments for the sample x: x, and a binary op's second tensor of x's sizes, dtype and layout
+    (x * 0.75 + 1.5, NaN and infinities kept)."""
+    return (x, x * 0.75 + 1.5) if op in SECOND else (x,)
 
 
 def _wrapper(custom, errors=False):
@@ -142,24 +160,24 @@ def cases(op, s):
             # every number set on the short inputs, three on those around the thread pool's split
             for numbers in NUMBERS[op] if x.numel() < 16000 else NUMBERS[op][:3]:
                 want = run(lambda: _aten(f, op, x, numbers))
-                got = outcome(lambda: wrapper(x, *numbers))
+                got = outcome(lambda: wrapper(*_tensors(op, x), *numbers))
                 extra = [(r[1].stride(), True) if r[0] == "ok" else None for r in (want, got)]
                 if want[0] == got[0] == "ok" and (op, dtype, numbers) not in BY_NUMBER_RULES:
                     extra[1] = (got[1].stride(), torch.equal(_bits(got[1]), _bits(want[1])))
                 t.compare(f"{dtype} {label} {numbers}", want, got, *extra)
-                if got[0] == "refused" and dtype in COMPUTED and contiguous and (op, dtype, numbers) not in \
-                        REFUSED_BY_VALUE:
+                if got[0] == "refused" and dtype in KERNEL_DTYPES.get(op, COMPUTED) and contiguous and \
+                        (op, dtype, numbers) not in REFUSED_BY_VALUE:
                     should.append(f"{dtype} {label} {numbers}: refused: {got[1]}")
     leaf = torch.randn(9, 4, dtype=torch.float64).requires_grad_()
     for x in (leaf, leaf * 1):
         want = run(lambda: _aten(f, op, x, NUMBERS[op][0]))
-        got = outcome(lambda: wrapper(x, *NUMBERS[op][0]))
+        got = outcome(lambda: wrapper(*_tensors(op, x), *NUMBERS[op][0]))
         t.compare("requires grad", want, got)
         if got[0] == "ok" and got[1].requires_grad != want[1].requires_grad:  # computed: autograd must see it
             should.append("requires grad: computed where autograd would not record it")
     with torch.no_grad():
         want = run(lambda: _aten(f, op, leaf, NUMBERS[op][0]))
-        got = outcome(lambda: wrapper(leaf, *NUMBERS[op][0]))
+        got = outcome(lambda: wrapper(*_tensors(op, leaf), *NUMBERS[op][0]))
         t.compare("requires grad, no_grad", want, got)
         if got[0] != "ok":
             should.append(f"requires grad under no_grad: {got}")

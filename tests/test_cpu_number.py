@@ -1,9 +1,10 @@
-"""pow(x, exponent) and pow_(x, exponent) with an exponent no libtorch route carries (2.5, -2, 4, 0 ...) at target 2.10
-in the default build (kernel `cpu_pow`): aten's CPU pow kernel, its loop replicated in the wrapper (pow's 0 and 1,
-its specialized products, libtorch's parallel_for chunks, Sleef's vector pow looked up in libtorch_cpu, libm's scalar
-tail with the exponent as a double), on a contiguous float, double, bfloat16 or float16 CPU tensor (the last two in
-float, their exponent rounded to the dtype first, as aten's kernel takes it); the op's number rules (2 as mul, 0.5 as
-sqrt ...) first, and every other call the Tensor sibling's proven cells or a `shimgen:` error.
+"""pow(x, exponent) and pow_(x, exponent) with an exponent no libtorch route carries (2.5, -2, 4, 0 ...) and lerp(a, b,
+weight) of bfloat16 and float16 tensors with a weight they do not hold (0.3) at target 2.10 in the default build
+(kernel `cpu_number`): aten's CPU kernel, its loop replicated in the wrapper (pow's 0 and 1, its specialized products,
+libtorch's parallel_for chunks, Sleef's vector pow looked up in libtorch_cpu, libm's scalar tail with the exponent as a
+double; lerp's weight in float and its fused multiply-add), on contiguous float, double, bfloat16 or float16 CPU
+tensors (the last two in float, pow's exponent rounded to the dtype first, as aten's kernel takes it); pow's number
+rules (2 as mul, 0.5 as sqrt ...) first, and every other call the Tensor sibling's proven cells or a `shimgen:` error.
 
 One extension, built at target 2.10 against the installed headers and linked with libtorch alone, is run on each
 runtime venv, once per CPU capability aten may choose (ATEN_CPU_CAPABILITY avx512, avx2, default) and with one and two
@@ -36,17 +37,20 @@ namespace ts = torch::stable;
 Tensor pow_double(Tensor x, double e) { return ts::pow(x, e); }
 Tensor pow_int(Tensor x, int64_t e) { return ts::pow(x, e); }
 Tensor pow_inplace(Tensor x, double e) { return ts::pow_(x, e); }
+Tensor lerp_weight(Tensor a, Tensor b, double w) { return ts::lerp(a, b, w); }
 
-STABLE_TORCH_LIBRARY(cpu_pow, m) {
+STABLE_TORCH_LIBRARY(cpu_number, m) {
   m.def("pow_double(Tensor x, float e) -> Tensor");
   m.def("pow_int(Tensor x, int e) -> Tensor");
   m.def("pow_inplace(Tensor(a!) x, float e) -> Tensor(a!)");
+  m.def("lerp_weight(Tensor a, Tensor b, float w) -> Tensor");
 }
 
-STABLE_TORCH_LIBRARY_IMPL(cpu_pow, CompositeImplicitAutograd, m) {
+STABLE_TORCH_LIBRARY_IMPL(cpu_number, CompositeImplicitAutograd, m) {
   m.impl("pow_double", TORCH_BOX(&pow_double));
   m.impl("pow_int", TORCH_BOX(&pow_int));
   m.impl("pow_inplace", TORCH_BOX(&pow_inplace));
+  m.impl("lerp_weight", TORCH_BOX(&lerp_weight));
 }
 """
 
@@ -55,7 +59,7 @@ CHECK = r"""
 import os, sys, torch
 torch.ops.load_library(sys.argv[1])
 torch.set_num_threads(int(os.environ["SHIMGEN_THREADS"]))
-ops = torch.ops.cpu_pow
+ops = torch.ops.cpu_number
 bad, done, n_refused = [], 0, 0
 
 def bits(t):
@@ -91,11 +95,14 @@ def cases(dtype):
 DOUBLES = [2.5, -2.0, 1.5, 0.25, 7.0, -1.5, 1e-3, 100.0, 0.0, 1.0, -0.7, float("inf"), float("nan")]
 INTS = [4, -2, 0, 1, 5, -3]
 EXTRA = {torch.bfloat16: [-0.5, 2.001, 3.0078125, -2.0004], torch.float16: [0.5, 3.0, -1.0, -0.5, 2.0001]}
+WEIGHTS = [0.3, 0.7, -0.4, 1.3, 0.0, 1.0]  # lerp's two formulas (|weight| below 0.5 and not)
 for dtype in (torch.float32, torch.float64, torch.bfloat16, torch.float16):
     for label, x in cases(dtype):
         calls = [(f"pow({e!r})", lambda x, e=e: ops.pow_double(x, e), lambda x, e=e: torch.pow(x, e))
                  for e in DOUBLES + EXTRA.get(dtype, [])]
         calls += [(f"pow({e})", lambda x, e=e: ops.pow_int(x, e), lambda x, e=e: torch.pow(x, e)) for e in INTS]
+        calls += [(f"lerp({w})", lambda x, w=w: ops.lerp_weight(x, x * 0.75 + 1.5, w),
+                   lambda x, w=w: torch.lerp(x, x * 0.75 + 1.5, w)) for w in WEIGHTS]
         for name, mine, theirs in calls:
             want = theirs(x)
             try:
@@ -123,7 +130,7 @@ def refused(fn, why):
     try:
         fn()
     except RuntimeError as e:
-        if not str(e).startswith("shimgen: pow.Tensor_Scalar: exponent="):
+        if not str(e).startswith(("shimgen: pow.Tensor_Scalar: exponent=", "shimgen: lerp.Scalar: weight=")):
             bad.append(f"{why}: {str(e).splitlines()[0]}")
         n_refused += 1
         return
@@ -135,6 +142,9 @@ refused(lambda: ops.pow_double(x.half(), 1e39), "an exponent float16 does not ho
 leaf = x.clone().requires_grad_()
 refused(lambda: ops.pow_double(leaf, 2.5), "autograd records")
 refused(lambda: ops.pow_double(leaf * 1, 1.5), "autograd records (a non-leaf)")
+h = x.to(torch.bfloat16)
+refused(lambda: ops.lerp_weight(h.t(), h.t(), 0.3), "lerp strided")
+refused(lambda: ops.lerp_weight(h, h, float("nan")), "lerp a NaN weight (aten's fused NaN is its compiler's)")
 with torch.no_grad():
     assert same(ops.pow_double(leaf, 2.5), torch.pow(leaf, 2.5)), "no_grad"
 print("CAPABILITY", torch.backends.cpu.get_cpu_capability(), "DONE", done, "REFUSED", n_refused)
@@ -143,17 +153,18 @@ for b in bad:
 """
 
 
-def test_the_row_names_the_kernel_and_is_proven_on_the_runtimes() -> None:
-    row = scalars.load().kernel_compositions.get("pow.Tensor_Scalar")
-    assert row is not None, "pow.Tensor_Scalar: no proven kernel_compositions row"
-    assert kernels.get(row["kernel"], "pow.Tensor_Scalar").name == "cpu_pow"
-    assert {str(v) for v in row["proven"]} >= {"2.10.0", "2.13.0", "2.14.1", "2.15.0"}
+def test_the_rows_name_the_kernel_and_are_proven_on_the_runtimes() -> None:
+    for op in ("pow.Tensor_Scalar", "lerp.Scalar"):
+        row = scalars.load().kernel_compositions.get(op)
+        assert row is not None, f"{op}: no proven kernel_compositions row"
+        assert kernels.get(row["kernel"], op).name == "cpu_number"
+        assert {str(v) for v in row["proven"]} >= {"2.10.0", "2.13.0", "2.14.1", "2.15.0"}
 
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory) -> str:
-    root = tmp_path_factory.mktemp("cpu_pow")
-    files, _ = pipeline.generate(["pow", "pow_"], None, None, str(root / "gen"))
+    root = tmp_path_factory.mktemp("cpu_number")
+    files, _ = pipeline.generate(["pow", "pow_", "lerp"], None, None, str(root / "gen"))
     pipeline.write(str(root / "gen"), files)
     (root / "pow.cpp").write_text(CALLS)
     out = str(root / "pow.so")
@@ -192,10 +203,10 @@ def test_values_are_atens_bit_for_bit_at_each_capability(lib, name) -> None:
         assert [line for line in lines if line.startswith("BAD")] == [], (capability, proc.stdout[-3000:])
         head = next(line for line in lines if line.startswith("CAPABILITY")).split()
         assert head[1] == (capability or head[1]).upper() and int(head[3]) == DONE, proc.stdout
-        assert int(head[5]) == 5, proc.stdout
+        assert int(head[5]) == 7, proc.stdout
 
 
 # the calls compared in each process: 4 dtypes x 34 inputs (31 lengths, a 0-dim, a 3-D and a negative view) x (13
-# doubles + 6 ints), the dtypes' extra exponents (4 for bfloat16, 5 for float16) x 34, and 2 in-place calls on each
-# of the 33 inputs that are not a negative view
-DONE = 4 * 34 * 19 + 9 * 34 + 4 * 33 * 2
+# doubles + 6 ints + 6 lerp weights), the dtypes' extra exponents (4 for bfloat16, 5 for float16) x 34, and 2
+# in-place calls on each of the 33 inputs that are not a negative view
+DONE = 4 * 34 * 25 + 9 * 34 + 4 * 33 * 2
