@@ -25,9 +25,8 @@ from shimgen.generate.plan import Plan
 from shimgen.generate.routes import Query, Route
 from shimgen.generate.routes.kernels import Kernel, register
 from shimgen.generate.routes.kernels.common import proven
+from shimgen.generate.routes.kernels.cpu_activation import PARALLEL_FOR
 from shimgen.generate.routes.sibling import lowered_body
-
-PARALLEL_FOR = "2.10"  # the target the prover builds the wrapper at: its libtorch runs parallel_for (cpu_activation)
 
 
 class CpuNumber(Kernel):
@@ -60,7 +59,7 @@ class CpuNumber(Kernel):
 
     def prover_spec(self, rule: dict, out: str) -> dict:
         """The wrapper itself, built at target 2.10 (cpu_activation's cases: each capability and thread count)."""
-        return {"prover": self.prover, "compiled": PARALLEL_FOR}
+        return {"prover": self.prover, "compiled": str(PARALLEL_FOR)}
 
 
 register(CpuNumber())
