@@ -8,8 +8,9 @@ lerp.Tensor's weight is the tensors' bfloat16 or float16 where aten's Scalar ker
 
 - `pow_cpu` (pow.Tensor_Scalar, and pow_.Scalar through kernel `inplace`): pow's 0 and 1, its specialized products
   for 2, 3 and -2, bfloat16's rsqrt for -0.5 and std::pow otherwise, on float, double, bfloat16 and float16 tensors.
-- `lerp_cpu` (lerp.Scalar): two bfloat16 or float16 tensors of the same sizes, in float, the multiply-add fused as
-  aten's compiled kernel fuses it; float and double tensors are the sibling's (its weight is aten's there).
+- `lerp_cpu` (lerp.Scalar): two tensors of one floating dtype and the same sizes, in that dtype (float for bfloat16
+  and float16), the multiply-add fused as aten's compiled kernel fuses it (its AVX2 kernel, which runs at AVX512
+  too); a NaN weight is the sibling's.
 
 The op's number rules come first (pow's 2 as mul, 0.5 as sqrt, ...: aten's own ops, on any device); then the helper
 where `<helper>_computes` says it computes the call; every other call is the sibling's (the row's route replaces the
