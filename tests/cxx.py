@@ -92,10 +92,9 @@ def syntax_check(source: str, generated: str | None, target: str | None = None,
     # a failing check is kept too, with its exit status: the key names every input (the compiler, torch, the flags,
     # the source and the generated folder's bytes), so the same diagnostics come back, naming this folder
     checked = _cache_path(generated, cmd[0], [*key, source], ".checked")
-    if checked is not None and os.path.isfile(checked):
-        os.utime(checked)
-        with open(checked, encoding="utf-8") as f:
-            stored = json.load(f)
+    stored = _read_entry(checked)
+    if stored is not None:
+        stored = json.loads(stored)
         stderr = stored["stderr"].replace("<generated>", generated) if generated else stored["stderr"]
         return subprocess.CompletedProcess(cmd, stored["returncode"], "", stderr)
     proc = subprocess.run(cmd, input=source, capture_output=True, text=True)
@@ -110,9 +109,12 @@ def build_so(src: str, out: str, generated: str | None, defines: list[str] = (),
     with open(src, "rb") as f:
         source = f.read().decode()
     cached = None if libs else _cache_path(generated, CXX, [*build.CXX_FLAGS, *defines, source], ".so")
-    if cached is not None and os.path.isfile(cached):
-        shutil.copyfile(cached, out)
-        os.utime(cached)  # recently used: kept by the pruning below
+    data = _read_entry(cached)
+    if data is not None:
+        stage = f"{out}.{os.getpid()}"
+        with open(stage, "wb") as f:
+            f.write(data)
+        os.replace(stage, out)
         return
     proc = library([*TORCH.stable_flags(generated), *[f"-D{d}" for d in defines]], src, out,
                    [*libs, *TORCH.link_flags()])
@@ -144,14 +146,27 @@ def kept_text(kind: str, parts: list[str], make, keep: int) -> str:
         h.update(part.encode() + b"\0")
     folder = os.path.join(root, kind)
     path = os.path.join(folder, h.hexdigest() + ".kept")
-    if os.path.isfile(path):
-        os.utime(path)
-        with open(path, encoding="utf-8") as f:
-            return f.read()
+    kept = _read_entry(path)
+    if kept is not None:
+        return kept.decode("utf-8")
     text = make()
     _store(path, text.encode())
     _prune_kind(folder, ".kept", keep)
     return text
+
+
+def _read_entry(path: str | None) -> bytes | None:
+    """A cache entry's bytes, marked recently used (kept by the pruning); None where there is none. Another process
+    (an xdist worker, a concurrent run) may prune it between any two steps: then it is a miss, never an error."""
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        os.utime(path)
+    except FileNotFoundError:
+        return None
+    return data
 
 
 def _store(path: str, data: bytes) -> None:

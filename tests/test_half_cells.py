@@ -1,7 +1,9 @@
 """Half types on the sibling routes: a number float16 / bfloat16 holds exactly crosses as a 0-dim tensor in the
 cells data/scalar_facts.yaml proves for such numbers (`cells_exact`), so `lerp(a, b, 0.25)` and `mul_(x, 2.0)` on
 bfloat16 compute what aten computes; a number they do not hold (0.1: aten computes with the float 0.1f, a 0-dim
-bfloat16 tensor would round it first) is still refused. The Python model (scalar_model) and the header agree."""
+bfloat16 tensor would round it first) is refused by `mul_` (aten's own in-place kernel rounds it otherwise than its
+functional) and computed by `lerp` from target 2.10 on contiguous CPU tensors (kernel cpu_number: aten's loop with
+the weight in float). The Python model (scalar_model) and the header agree."""
 
 from __future__ import annotations
 
@@ -59,10 +61,12 @@ def test_exact_numbers_compute(ext, dtype, w) -> None:
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-def test_inexact_numbers_stay_refused(ext, dtype) -> None:
-    a = torch.randn(4, 5).to(dtype)
-    with pytest.raises(RuntimeError, match=r"shimgen: lerp\.Scalar: weight=0\.1"):
-        ext.lerp(a, a, 0.1)
+def test_inexact_numbers_computed_by_the_kernel_or_refused(ext, dtype) -> None:
+    a, b = torch.randn(4, 5).to(dtype), torch.randn(4, 5).to(dtype)
+    got, want = ext.lerp(a, b, 0.1), torch.lerp(a, b, 0.1)
+    assert got.dtype == want.dtype and torch.equal(got, want)
+    with pytest.raises(RuntimeError, match=r"shimgen: lerp\.Scalar: weight=0\.1"):  # strided: the sibling's
+        ext.lerp(a.t(), b.t(), 0.1)
     with pytest.raises(RuntimeError, match=r"shimgen: mul_\.Scalar: other=0\.1"):
         ext.mul_(a, 0.1)
 
