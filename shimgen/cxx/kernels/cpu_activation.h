@@ -425,6 +425,21 @@ inline bool act_computes(const torch::stable::Tensor& self) {
   return self.is_contiguous();
 }
 
+/// t with a negative view resolved, as aten reads it (a helper's input that
+/// act_computes took before it resolved; refused should it resolve to a
+/// strided tensor).
+template <typename = void>
+inline torch::stable::Tensor act_resolved(
+    const char* op,
+    const torch::stable::Tensor& t) {
+  const torch::stable::Tensor x = dispatch_tensors<1>(
+      "aten::resolve_neg", "", {torch::stable::detail::from(t)});
+  if (!act_computes(x)) {
+    fail(op, "a negative view that resolves to a strided tensor");
+  }
+  return x;
+}
+
 /// A contiguous tensor of self's sizes, dtype and device: aten's result of a
 /// unary TensorIterator op on a contiguous self.
 template <typename = void>
@@ -713,11 +728,7 @@ inline torch::stable::Tensor gelu_tanh_typed(const torch::stable::Tensor& x) {
 
 template <typename = void>
 inline torch::stable::Tensor gelu_tanh_cpu(const torch::stable::Tensor& self) {
-  const torch::stable::Tensor x = dispatch_tensors<1>(
-      "aten::resolve_neg", "", {torch::stable::detail::from(self)});
-  if (!act_computes(x)) {
-    fail("gelu.default", "a negative view that resolves to a strided tensor");
-  }
+  const torch::stable::Tensor x = act_resolved("gelu.default", self);
   if (x.scalar_type() == ScalarType::Double) {
     return gelu_tanh_typed<double>(x);
   }
@@ -959,11 +970,7 @@ inline torch::stable::Tensor pow_cpu(
     const char* op,
     const torch::stable::Tensor& self,
     const Scalar& exponent) {
-  const torch::stable::Tensor x = dispatch_tensors<1>(
-      "aten::resolve_neg", "", {torch::stable::detail::from(self)});
-  if (!act_computes(x)) {
-    fail(op, "a negative view that resolves to a strided tensor");
-  }
+  const torch::stable::Tensor x = act_resolved(op, self);
   if (x.scalar_type() == ScalarType::Double) {
     return pow_typed<double>(op, x, exponent);
   }
@@ -1057,13 +1064,8 @@ inline torch::stable::Tensor lerp_cpu(
     const torch::stable::Tensor& self,
     const torch::stable::Tensor& end,
     const Scalar& weight) {
-  const torch::stable::Tensor x = dispatch_tensors<1>(
-      "aten::resolve_neg", "", {torch::stable::detail::from(self)});
-  const torch::stable::Tensor y = dispatch_tensors<1>(
-      "aten::resolve_neg", "", {torch::stable::detail::from(end)});
-  if (!act_computes(x) || !act_computes(y)) {
-    fail(op, "a negative view that resolves to a strided tensor");
-  }
+  const torch::stable::Tensor x = act_resolved(op, self);
+  const torch::stable::Tensor y = act_resolved(op, end);
   if (x.scalar_type() == ScalarType::Double) {
     return lerp_typed<double>(x, y, weight);
   }

@@ -94,20 +94,39 @@ inline void fft_points(const char* op, int64_t n) {
   }
 }
 
+/// aten's resize_fft_input: each transformed dim sliced to its size, and
+/// those shorter zero-padded at their end by one constant_pad_nd.
+template <typename T>
+inline T fftn_resized(
+    const T& input,
+    const std::vector<int64_t>& dims,
+    const std::vector<int64_t>& sizes) {
+  T x = input;
+  bool padded = false;
+  std::vector<int64_t> pad(static_cast<size_t>(2 * input.dim()), 0);
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t size = input.size(dims[i]);
+    if (size < sizes[i]) {
+      padded = true;
+      pad[pad.size() - 2 * static_cast<size_t>(dims[i]) - 1] = sizes[i] - size;
+    }
+    if (size > sizes[i]) {
+      x = slice(x, dims[i], int64_t{0}, sizes[i], int64_t{1});
+    }
+  }
+  if (padded) {
+    return constant_pad_nd(x, IntList(pad));
+  }
+  return x;
+}
+
 /// aten's resize_fft_input for one dim: sliced to n, or zero-padded at its
 /// end to n.
 template <typename T>
 inline T fft_resized(const T& x, int64_t dim, int64_t n) {
-  const int64_t size = x.size(dim);
-  if (size > n) {
-    return slice(x, dim, int64_t{0}, n, int64_t{1});
-  }
-  if (size < n) {
-    std::vector<int64_t> pad(static_cast<size_t>(2 * x.dim()), 0);
-    pad[pad.size() - 2 * static_cast<size_t>(dim) - 1] = n - size;
-    return constant_pad_nd(x, IntList(pad));
-  }
-  return x;
+  const std::vector<int64_t> dims{dim};
+  const std::vector<int64_t> sizes{n};
+  return fftn_resized(x, dims, sizes);
 }
 
 /// The one-dimensional fft of `x`: `transform` 0 complex to complex (or real
@@ -240,32 +259,6 @@ inline void fftn_dims(
   for (const int64_t n : shape) {
     fft_points(op, n);
   }
-}
-
-/// aten's resize_fft_input: each transformed dim sliced to its size, and
-/// those shorter zero-padded at their end by one constant_pad_nd.
-template <typename T>
-inline T fftn_resized(
-    const T& input,
-    const std::vector<int64_t>& dims,
-    const std::vector<int64_t>& sizes) {
-  T x = input;
-  bool padded = false;
-  std::vector<int64_t> pad(static_cast<size_t>(2 * input.dim()), 0);
-  for (size_t i = 0; i < dims.size(); ++i) {
-    const int64_t size = input.size(dims[i]);
-    if (size < sizes[i]) {
-      padded = true;
-      pad[pad.size() - 2 * static_cast<size_t>(dims[i]) - 1] = sizes[i] - size;
-    }
-    if (size > sizes[i]) {
-      x = slice(x, dims[i], int64_t{0}, sizes[i], int64_t{1});
-    }
-  }
-  if (padded) {
-    return constant_pad_nd(x, IntList(pad));
-  }
-  return x;
 }
 
 /// The size of a complex-to-real transform's last dim (aten's

@@ -54,14 +54,7 @@ def wrap(dim, ndim):
 
 def resized(x, dim, n):
     """kernels/fft_norm.h fft_resized: aten's resize_fft_input for one dim: sliced, or zero-padded at its end."""
-    size = x.shape[dim]
-    if size > n:
-        return aten("slice.Tensor")(x, dim, 0, n, 1)
-    if size < n:
-        pad = [0] * (2 * x.dim())
-        pad[len(pad) - 2 * dim - 1] = n - size
-        return aten("constant_pad_nd.default")(x, pad)
-    return x
+    return fftn_resized(x, [dim], [n])
 
 
 def fft_norm(op, s, x, n, dim, norm):
