@@ -831,9 +831,10 @@ def test_vector_norm_computes_other_ords_on_the_cpu_and_refuses_the_rest_naming_
     assert _same(ops.norm_int(x, 1, 1, False), torch.linalg.vector_norm(x, 1, [1]))
     assert _same(ops.norm_float(x, float("inf")), torch.linalg.vector_norm(x, float("inf"), [0, 1]))
     assert _same(ops.norm_float(x, 3.0), torch.linalg.vector_norm(x, 3.0, [0, 1]))
+    assert _same(ops.norm_float(x.half(), 3.0), torch.linalg.vector_norm(x.half(), 3.0, [0, 1]))
     with pytest.raises(RuntimeError, match=r"shimgen: linalg_vector_norm.default: ord=3.*: no libtorch route .*"
-                                           r"not a float or double.*SHIMGEN_OVERLAY"):
-        ops.norm_float(x.half(), 3.0)
+                                           r"not a floating CPU one.*SHIMGEN_OVERLAY"):
+        ops.norm_float(x.to(torch.complex64), 3.0)
     with pytest.raises(RuntimeError, match=r"shimgen: linalg_vector_norm.default: ord=1: .*autograd would record"):
         ops.norm_int(x.clone().requires_grad_(), 1, 1, False)
     with pytest.raises(RuntimeError, match="`dim` of 1 or 2 dims only"):

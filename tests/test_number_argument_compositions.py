@@ -161,16 +161,20 @@ def test_norm_and_dist_compute_another_p_on_the_cpu_or_refuse_naming_the_remedy(
     ops, _ = ext
     x = torch.randn(3, 4)
     # another p on a contiguous float CPU tensor is linalg_vector_norm's CPU kernel (tests/test_vector_norm_cpu.py),
-    # dist's over a - b; on a half tensor it is refused naming why and the remedy
+    # dist's over a - b, in float, double, bfloat16 and half; on a complex tensor it is refused naming why and the
+    # remedy
     y = torch.randn(3, 4)
-    assert torch.equal(ops.norm_p(x, 1.0), torch.ops.aten.norm.Scalar(x, 1.0))
-    assert torch.equal(ops.norm_p(x, 3.0), torch.ops.aten.norm.Scalar(x, 3.0))
-    for p in (1, 3, 0, 4):
-        assert torch.equal(ops.dist_p(x, y, p), torch.dist(x, y, p)), p
-    with pytest.raises(RuntimeError, match=r"shimgen: norm.Scalar: p=3.*not a float or double.*SHIMGEN_OVERLAY"):
-        ops.norm_p(x.half(), 3.0)
-    with pytest.raises(RuntimeError, match=r"shimgen: dist.default: p=3.*not a float or double.*SHIMGEN_OVERLAY"):
-        ops.dist_p(x.half(), y.half(), 3)
+    for dtype in (torch.float32, torch.bfloat16, torch.half):
+        a, b = x.to(dtype), y.to(dtype)
+        assert torch.equal(ops.norm_p(a, 1.0), torch.ops.aten.norm.Scalar(a, 1.0)), dtype
+        assert torch.equal(ops.norm_p(a, 3.0), torch.ops.aten.norm.Scalar(a, 3.0)), dtype
+        for p in (1, 3, 0, 4):
+            assert torch.equal(ops.dist_p(a, b, p), torch.dist(a, b, p)), (dtype, p)
+    z, w = x.to(torch.complex64), y.to(torch.complex64)
+    with pytest.raises(RuntimeError, match=r"shimgen: norm.Scalar: p=3.*not a floating CPU one.*SHIMGEN_OVERLAY"):
+        ops.norm_p(z, 3.0)
+    with pytest.raises(RuntimeError, match=r"shimgen: dist.default: p=3.*not a floating CPU one.*SHIMGEN_OVERLAY"):
+        ops.dist_p(z, w, 3)
     with pytest.raises(RuntimeError):  # aten's norm raises for an integer tensor, after the subtraction
         ops.dist(torch.ones(3, dtype=torch.int64), torch.zeros(3, dtype=torch.int64))
 

@@ -1,8 +1,8 @@
 """linalg_vector_norm, norm(x, p) and norm(x, p, dim, keepdim) (aten's linalg_vector_norm, impl_func_norm) with a
-real ord other than 2 (0, 1, inf, -inf, 3, 0.5, -1.5) at target 2.10 in the default build (the rows' `otherwise`, kernel section `vector_norm_cpu`): no
+real ord other than 2 (0, 1, inf, -inf, 3, 0.5, -1.5), in float, double, bfloat16 and float16, at target 2.10 in the default build (the rows' `otherwise`, kernel section `vector_norm_cpu`): no
 libtorch route carries an ord other than 2, so aten's CPU norm kernel is replicated (binary_kernel_reduce: each output
 accumulated one element at a time in memory order; a single output of 32768 elements or more split into libtorch's
-own parallel_for chunks, combined in order) on a contiguous float or double CPU tensor outside autograd; every other
+own parallel_for chunks, combined in order) on a contiguous floating CPU tensor outside autograd; every other
 call a `shimgen:` error naming why. norm(x, 2, dim, keepdim) is aten's own op with p pushed as None (kernel
 `none_value`).
 
@@ -39,8 +39,9 @@ Tensor k_norm_p(Tensor x, double p) { return ts::norm(x, p); }
 Tensor k_norm_dim(Tensor x, double p, bool none, int64_t dim, bool keepdim) {
   return ts::norm(x, none ? std::nullopt : std::optional<shimgen::Scalar>(p), {dim}, keepdim);
 }
-Tensor k_norm_dtype(Tensor x) {
-  return ts::linalg_vector_norm(x, 1, std::nullopt, false, torch::headeronly::ScalarType::Double);
+Tensor k_norm_dtype(Tensor x, double ord, bool wide) {
+  using torch::headeronly::ScalarType;
+  return ts::linalg_vector_norm(x, ord, {1}, false, wide ? ScalarType::Double : ScalarType::Float);
 }
 
 STABLE_TORCH_LIBRARY(vnorm_cpu, m) {
@@ -48,7 +49,7 @@ STABLE_TORCH_LIBRARY(vnorm_cpu, m) {
   m.def("norm_int(Tensor x, int ord) -> Tensor");
   m.def("norm_p(Tensor x, float p) -> Tensor");
   m.def("norm_dim(Tensor x, float p, bool none, int dim, bool keepdim) -> Tensor");
-  m.def("norm_dtype(Tensor x) -> Tensor");
+  m.def("norm_dtype(Tensor x, float ord, bool wide) -> Tensor");
 }
 
 STABLE_TORCH_LIBRARY_IMPL(vnorm_cpu, CompositeExplicitAutograd, m) {
@@ -69,7 +70,7 @@ ops = torch.ops.vnorm_cpu
 bad, done, refused = [], 0, 0
 
 def bits(t):
-    return t.view(torch.int64 if t.dtype == torch.float64 else torch.int32)
+    return t.view({torch.float64: torch.int64, torch.float32: torch.int32}.get(t.dtype, torch.int16))
 
 def check(label, got, want):
     global done
@@ -109,7 +110,7 @@ ORDS = (1.0, 0.0, float("inf"), float("-inf"), 3.0, 0.5, -1.5)
 shapes = [((5, 7), [[1], [0], [-1], [0, 1], []]), ((3, 4, 5), [[0, 2], [1], [2, 0], [-2, -1]]), ((6,), [[0]]),
           ((2, 1, 3), [[1], [0, 1]]), ((1, 70001), [[1], [0, 1]]), ((3, 40000), [[1], [0]]), ((100003,), [[0]]),
           ((), [[]])]
-for dtype in (torch.float32, torch.float64):
+for dtype in (torch.float32, torch.float64, torch.bfloat16, torch.float16):
     for shape, dims in shapes:
         for specials in (False, True):
             x = sample(shape, dtype, specials)
@@ -135,9 +136,17 @@ x = sample((4, 6), torch.float32, False)
 refuses("strided ord 3", lambda: ops.norm(x.t(), 3.0, [1], False, False), "not contiguous")
 refuses("strided", lambda: ops.norm(x.t(), 1.0, [1], False, False), "not contiguous")
 refuses("empty", lambda: ops.norm(torch.empty(0, 3), 1.0, [1], False, False), "or empty")
-refuses("int64", lambda: ops.norm(torch.ones(3, 4, dtype=torch.int64), 1.0, [1], False, False), "not a float")
-refuses("half", lambda: ops.norm(x.half(), 1.0, [1], False, False), "not a float")
-refuses("dtype", lambda: ops.norm_dtype(x), "a dtype other than")
+refuses("int64", lambda: ops.norm(torch.ones(3, 4, dtype=torch.int64), 1.0, [1], False, False), "not a floating")
+refuses("complex", lambda: ops.norm(x.to(torch.complex64), 1.0, [1], False, False), "not a floating")
+refuses("narrower dtype", lambda: ops.norm_dtype(x.double(), 3.0, False), "not the tensor's or a wider one")
+# a wider dtype: aten reads the tensor as that dtype first
+for dtype in (torch.float32, torch.bfloat16, torch.float16):
+    for ordv in (1.0, 3.0, float("inf")):
+        for wide in (False, True) if dtype != torch.float32 else (True,):
+            into = torch.float64 if wide else torch.float32
+            y = sample((30, 7), dtype, True)
+            check(f"{dtype} dtype={into} {ordv}", ops.norm_dtype(y, ordv, wide),
+                  torch.linalg.vector_norm(y, ordv, [1], dtype=into))
 refuses("dim", lambda: ops.norm(x, 1.0, [1, 1], False, False), "twice")
 refuses("autograd", lambda: ops.norm(x.clone().requires_grad_(), 1.0, [1], False, False), "autograd would record")
 with torch.no_grad():
@@ -168,4 +177,4 @@ def test_values_are_atens_bit_for_bit(lib, name) -> None:
         lines = proc.stdout.splitlines()
         assert [line for line in lines if line.startswith("BAD")] == [], (threads, proc.stdout[-3000:])
         head = next(line for line in lines if line.startswith("COMPARED")).split()
-        assert int(head[1]) == 2 * 2 * 7 * 26 * 2 + 2 * 7 + 2 * 15 + 2 * 2 + 1 and int(head[3]) == 8, proc.stdout
+        assert int(head[1]) == 4 * 2 * 7 * 26 * 2 + 4 * 7 + 4 * 15 + 4 * 2 + 3 * 5 + 1 and int(head[3]) == 8, proc.stdout

@@ -1,12 +1,13 @@
-// @needs out_inplace cpu_capability
+// @needs out_inplace cpu_capability cpu_activation
 // ---- kernel `vector_norm_cpu`: linalg_vector_norm with a real ord on a
-// contiguous float or double CPU tensor as aten's CPU norm kernel computes
-// it, its reduction replicated ----
+// contiguous floating CPU tensor as aten's CPU norm kernel computes it, its
+// reduction replicated ----
 //
 // aten's CPU linalg_vector_norm reduces through a TensorIterator with
 // binary_kernel_reduce (ReduceOpsKernel.cpp norm_kernel_cpu_impl, Reduce.h):
 // each output accumulates its elements one at a time in the accumulate type
-// (float for float, double for double), in the iterator's order, which for a
+// (float for float, bfloat16 and float16, double for double; with a `dtype`,
+// the input is read as that dtype first), in the iterator's order, which for a
 // contiguous tensor is memory order: NormZeroOps adds 1 for a nonzero,
 // NormOneOps adds |x|, AbsMaxOps and AbsMinOps keep the larger and the lesser
 // |x| (a NaN met is kept, the last one met winning), NormOps adds
@@ -17,6 +18,8 @@
 // output of 32768 elements or more is split by at::parallel_for into chunks,
 // each accumulated from the identity, and the chunks' results combined in
 // order. The chunks here are libtorch's own (torch_parallel_for, 2.10 on).
+// A bfloat16 or float16 output is each float result rounded by the scalar
+// conversion (NormOps<BFloat16 or Half, float>'s project).
 // The operations are IEEE scalar ones, the same on any CPU, and libm's pow,
 // which libtorch calls too. A complex ord, another dtype, layout or device,
 // an empty tensor and a call autograd records are refused
@@ -143,8 +146,8 @@ inline void vector_norm_refuse(
     const Scalar& ord,
     const std::string& why) {
   std::string text = "no libtorch route carries this ord; aten's CPU kernel";
-  text += " is computed for a real ord on a contiguous float or double CPU";
-  text += " tensor outside autograd (from target 2.10), and ";
+  text += " is computed for a real ord on a contiguous floating CPU tensor";
+  text += " outside autograd (from target 2.10), and ";
   text += why;
   text += ": define SHIMGEN_OVERLAY and link libshimgen_overlay (rebuilt for";
   text += " each torch release)";
@@ -175,13 +178,16 @@ inline bool norm_dims(
   return true;
 }
 
-/// The reduction of a contiguous `x` of T over `reduced`, into a new
-/// contiguous tensor of x's dtype (keepdim: reduced dims of size 1); `op`,
-/// the op called, is named where libtorch's split is unlike aten's.
+/// The reduction over `reduced` of a contiguous `x` whose elements are `in`
+/// (x's read as T), into a new contiguous tensor of dtype `dtype`, T's
+/// (keepdim: reduced dims of size 1); `op`, the op called, is named where
+/// libtorch's split is unlike aten's.
 template <typename T>
 inline torch::stable::Tensor norm_typed(
     const char* op,
     const torch::stable::Tensor& x,
+    const T* in,
+    int32_t dtype,
     const std::vector<bool>& reduced,
     bool keepdim,
     int kind,
@@ -224,8 +230,6 @@ inline torch::stable::Tensor norm_typed(
     out_strides[static_cast<size_t>(d)] = step;
     step *= size > 1 ? size : 1;
   }
-  int32_t dtype = 0;
-  cpu_check(aoti_torch_get_dtype(x.get(), &dtype));
   AtenTensorHandle h = nullptr;
   cpu_check(aoti_torch_empty_strided(
       static_cast<int64_t>(out_sizes.size()),
@@ -236,7 +240,7 @@ inline torch::stable::Tensor norm_typed(
       0,
       &h));
   torch::stable::Tensor result(h);
-  call.in = static_cast<const T*>(x.data_ptr());
+  call.in = in;
   call.out = static_cast<T*>(result.data_ptr());
   const int64_t outputs = static_cast<int64_t>(call.starts.size());
   const int64_t n = static_cast<int64_t>(call.offsets.size());
@@ -279,6 +283,58 @@ inline torch::stable::Tensor norm_typed(
   return result;
 }
 
+/// The elements of a contiguous float, bfloat16 (`narrow` 1) or float16
+/// (`narrow` 2) tensor read as T, exactly, as aten converts them (a float16
+/// NaN quieted).
+template <typename T>
+inline std::vector<T> norm_widened(const torch::stable::Tensor& x, int narrow) {
+  const int64_t n = x.numel();
+  std::vector<T> wide(static_cast<size_t>(n));
+  if (narrow != 0) {
+    const uint16_t* in = static_cast<const uint16_t*>(x.data_ptr());
+    for (int64_t i = 0; i < n; ++i) {
+      wide[static_cast<size_t>(i)] = static_cast<T>(act_widen(in[i], narrow));
+    }
+    return wide;
+  }
+  const float* in = static_cast<const float*>(x.data_ptr());
+  for (int64_t i = 0; i < n; ++i) {
+    wide[static_cast<size_t>(i)] = static_cast<T>(in[i]);
+  }
+  return wide;
+}
+
+/// A float result as bfloat16 (`narrow` 1) or float16 (`narrow` 2): each
+/// element rounded to nearest even by aten's scalar conversion at the CPU's
+/// capability, into a tensor of the same sizes and strides.
+template <typename = void>
+inline torch::stable::Tensor norm_narrowed(
+    const torch::stable::Tensor& result,
+    int narrow) {
+  const auto sizes = result.sizes();
+  const auto strides = result.strides();
+  const int32_t dtype = narrow == 1 ? aoti_torch_dtype_bfloat16()
+                                    : aoti_torch_dtype_float16();
+  AtenTensorHandle h = nullptr;
+  cpu_check(aoti_torch_empty_strided(
+      static_cast<int64_t>(sizes.size()),
+      sizes.data(),
+      strides.data(),
+      dtype,
+      aoti_torch_device_type_cpu(),
+      0,
+      &h));
+  torch::stable::Tensor narrowed(h);
+  const float* from = static_cast<const float*>(result.data_ptr());
+  uint16_t* to = static_cast<uint16_t*>(narrowed.data_ptr());
+  const int capability = cpu_capability();
+  const int64_t n = result.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    to[i] = act_narrow(from[i], narrow, capability, false);
+  }
+  return narrowed;
+}
+
 /// linalg_vector_norm(self, ord, dim, keepdim, dtype) for an ord no libtorch
 /// route carries (`arg`: the number's name in the op called): aten's CPU
 /// kernel replicated where this section computes it (see its heading), else
@@ -301,14 +357,19 @@ inline torch::stable::Tensor vector_norm_cpu(
     vector_norm_refuse(op, arg, ord, "this build's target is below 2.10");
   }
   const ScalarType t = self.scalar_type();
-  const bool wide = t == ScalarType::Double;
-  if (!self.is_cpu() || !(wide || t == ScalarType::Float)) {
-    vector_norm_refuse(
-        op, arg, ord, "this tensor is not a float or double CPU one");
+  const int narrow = act_reduced(self);
+  const bool floating =
+      narrow != 0 || t == ScalarType::Float || t == ScalarType::Double;
+  if (!self.is_cpu() || !floating) {
+    vector_norm_refuse(op, arg, ord, "this tensor is not a floating CPU one");
   }
-  if (dtype.has_value() && *dtype != t) {
+  // the result's dtype: the tensor's, or a wider floating one given
+  const ScalarType into = dtype.has_value() ? *dtype : t;
+  const bool wider = (into == ScalarType::Float && narrow != 0) ||
+      (into == ScalarType::Double && t != ScalarType::Double);
+  if (into != t && !wider) {
     vector_norm_refuse(
-        op, arg, ord, "a dtype other than the tensor's is given");
+        op, arg, ord, "the dtype given is not the tensor's or a wider one");
   }
   const torch::stable::Tensor x = dispatch_tensors<1>(
       "aten::resolve_neg", "", {torch::stable::detail::from(self)});
@@ -325,10 +386,25 @@ inline torch::stable::Tensor vector_norm_cpu(
     why += " inside your op's kernel)";
     vector_norm_refuse(op, arg, ord, why);
   }
-  if (wide) {
-    return norm_typed<double>(op, x, reduced, keepdim, kind, p);
+  if (into == ScalarType::Double) {
+    const int32_t f64 = aoti_torch_dtype_float64();
+    if (t == ScalarType::Double) {
+      const double* in = static_cast<const double*>(x.data_ptr());
+      return norm_typed<double>(op, x, in, f64, reduced, keepdim, kind, p);
+    }
+    const std::vector<double> in = norm_widened<double>(x, narrow);
+    return norm_typed<double>(
+        op, x, in.data(), f64, reduced, keepdim, kind, p);
   }
-  return norm_typed<float>(op, x, reduced, keepdim, kind, p);
+  const int32_t f32 = aoti_torch_dtype_float32();
+  if (narrow == 0) {
+    const float* in = static_cast<const float*>(x.data_ptr());
+    return norm_typed<float>(op, x, in, f32, reduced, keepdim, kind, p);
+  }
+  const std::vector<float> in = norm_widened<float>(x, narrow);
+  const torch::stable::Tensor result =
+      norm_typed<float>(op, x, in.data(), f32, reduced, keepdim, kind, p);
+  return into == t ? norm_narrowed(result, narrow) : result;
 }
 
 /// norm(self, p): aten's linalg_vector_norm(self, p) over every dim

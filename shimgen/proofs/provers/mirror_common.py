@@ -332,18 +332,21 @@ def _libm_pow(dtype):
 
 
 def vector_norm_cpu(v, argument):
-    """cxx/kernels/vector_norm_cpu.h: a real ord on a contiguous float or double CPU tensor outside autograd, as aten's
-    CPU kernel accumulates it (each output's elements one at a time in memory order, in the tensor's dtype: 0-dim
+    """cxx/kernels/vector_norm_cpu.h: a real ord on a contiguous floating CPU tensor outside autograd, as aten's
+    CPU kernel accumulates it (each output's elements one at a time in memory order, in the accumulate type: 0-dim
     tensors here, so each step is rounded as the C++ rounds it; another ord's |x| ** p and the root by libm's pow, as
     the C++ and aten call it), |x| where every reduced dim has size 1; the rest refused. The samples stay below aten's
     grain of 32768, where no output is split among threads."""
     n, x = v[argument], v["self"]
-    if isinstance(n, complex) or x.device.type != "cpu" or x.dtype not in (torch.float32, torch.float64):
+    if isinstance(n, complex) or x.device.type != "cpu" or not x.dtype.is_floating_point:
         raise Refused("number")
     p = float(n)
     kind = {0.0: 0, 1.0: 1, float("inf"): 2, -float("inf"): 3}.get(p, 4)
-    if v.get("dtype") not in (None, x.dtype):
+    into = v.get("dtype") or x.dtype  # the result's dtype: the tensor's or a wider one, read as it first
+    narrow = x.dtype in (torch.bfloat16, torch.float16)
+    if into != x.dtype and not (into == torch.float64 or (into == torch.float32 and narrow)):
         raise Refused("dtype")
+    acc_dtype = torch.float64 if into == torch.float64 else torch.float32  # float for bfloat16 and float16
     x = x.resolve_neg()
     if not x.is_contiguous() or x.numel() == 0:
         raise Refused("layout")
@@ -358,15 +361,15 @@ def vector_norm_cpu(v, argument):
         raise Refused("autograd")
     kept = [d for d in range(x.dim()) if d not in reduced]
     outputs = torch.Size([x.shape[d] for d in kept]).numel()
-    rows = x.permute(kept + reduced).reshape(outputs, -1)
+    rows = x.permute(kept + reduced).reshape(outputs, -1).to(acc_dtype)
     if kind == 4 and rows.shape[1] == 1:
         kind = 1  # every reduced dim of size 1: aten's |x|
-    pow_ = _libm_pow(x.dtype)
-    p_t = torch.tensor(p, dtype=x.dtype)
-    root = torch.tensor(1.0, dtype=x.dtype) / p_t
+    pow_ = _libm_pow(acc_dtype)
+    p_t = torch.tensor(p, dtype=acc_dtype)
+    root = torch.tensor(1.0, dtype=acc_dtype) / p_t
     out = []
     for row in rows:
-        acc = torch.tensor(float("inf") if kind == 3 else 0.0, dtype=x.dtype)
+        acc = torch.tensor(float("inf") if kind == 3 else 0.0, dtype=acc_dtype)
         for e in row:
             a = e.abs()
             if kind == 0:
@@ -380,7 +383,7 @@ def vector_norm_cpu(v, argument):
         out.append(pow_(acc, root) if kind == 4 else acc)
     shape = [1 if d in reduced else x.shape[d] for d in range(x.dim())] if v.get("keepdim") else \
         [x.shape[d] for d in kept]
-    return torch.stack(out).reshape(shape).contiguous()
+    return torch.stack(out).reshape(shape).contiguous().to(into)  # bfloat16, float16: rounded from float
 
 
 OTHERWISE = {f.__name__: f for f in (vector_norm_cpu,)}

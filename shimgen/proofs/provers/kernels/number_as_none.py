@@ -45,7 +45,7 @@ def prove_number_as_none(op, s):
         for k, shape in enumerate([(5, 7), (), (0,), (3, 4, 5), (0, 3), (40, 3)]):
             for dim in ((None, [1], [-1], [0, 1], [], [0, 1, 2], [3], [0]) if "dim" in has else [None]):
                 for keepdim in ((False, True) if "keepdim" in has else [False]):
-                    for dtype in ((None, torch.float64, torch.complex128) if "dtype" in has else [None]):
+                    for dtype in ((None, torch.float32, torch.float64, torch.complex128) if "dtype" in has else [None]):
                         for n, o in ((n, o) for n in numbers for o in others):
                             v = {"self": sample(shape, d, k), r["argument"]: n, "dim": dim, "keepdim": keepdim,
                                  "dtype": dtype}
