@@ -754,6 +754,45 @@ inline void act_out_first(
   }
 }
 
+/// May an out= overload compute its functional and write it into out? Every
+/// input a contiguous CPU tensor of the first one's sizes, and out a CPU
+/// tensor that is contiguous or of other sizes (aten resizes it, and
+/// restrides it as the result): aten computes such a call in the
+/// functional's very order (the same elements in its vectors and in its
+/// scalar tail).
+template <typename = void>
+inline bool number_out_computes(
+    const torch::stable::Tensor& out,
+    std::initializer_list<const torch::stable::Tensor*> inputs) {
+  const torch::stable::Tensor& first = **inputs.begin();
+  for (const torch::stable::Tensor* t : inputs) {
+    if (!t->is_cpu() || !t->is_contiguous() || !same_sizes(*t, first)) {
+      return false;
+    }
+  }
+  return out.is_cpu() && (out.is_contiguous() || !same_sizes(out, first));
+}
+
+/// An out= overload's result written into a contiguous out under aten's out=
+/// rules for an op that casts its result to out's dtype (pow, lerp:
+/// assign_out, an overlap with any input refused); out that is self's very
+/// view is written as aten writes it, element by element in place.
+template <typename = void>
+inline void number_assign_out(
+    const char* op,
+    torch::stable::Tensor& out,
+    const torch::stable::Tensor& self,
+    std::initializer_list<const torch::stable::Tensor*> inputs,
+    const torch::stable::Tensor& result) {
+  const bool same_data = out.data_ptr() == self.data_ptr();
+  const bool same_dtype = out.scalar_type() == self.scalar_type();
+  if (same_data && same_dtype && same_sizes(out, self)) {
+    assign_inplace(op, out, result, {});
+    return;
+  }
+  assign_out(op, out, result, inputs, false);
+}
+
 /// The result written into a contiguous out under aten's out= rules
 /// (assign_out: same device and dtype, aten's resize and its warning, an
 /// overlap refused); out that is self's very view is written as aten writes

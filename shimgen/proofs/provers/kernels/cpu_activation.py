@@ -190,7 +190,11 @@ def cases(op, s):
 # ---- the in-place and out= overloads (a row's `form`): the functional's computation, then aten's rules ----
 
 FUNCTIONAL = {"elu_.default": "elu.default", "elu.out": "elu.default", "softplus.out": "softplus.default",
-              "gelu_.default": "gelu.default", "gelu.out": "gelu.default"}
+              "gelu_.default": "gelu.default", "gelu.out": "gelu.default", "pow.Tensor_Scalar_out": "pow.Tensor_Scalar",
+              "lerp.Scalar_out": "lerp.Scalar"}
+# the number sets of an out= form where not the functional's first two: pow's general loop, a number rule's value
+# (0.5: sqrt) and a specialized product (2)
+OUT_NUMBERS = {"pow.Tensor_Scalar_out": [(2.5,), (0.5,), (2.0,)]}
 
 
 def _same_layout(x):
@@ -202,6 +206,12 @@ def _same_layout(x):
 
 def _equal_bits(a, b):
     return a.shape == b.shape and torch.equal(_bits(a.resolve_neg()), _bits(b.resolve_neg()))
+
+
+def _equal_values(a, b):
+    """Equal values, a NaN where the other has one (whatever its payload)."""
+    a, b = a.resolve_neg(), b.resolve_neg()
+    return a.shape == b.shape and torch.equal(a.isnan(), b.isnan()) and torch.equal(a.nan_to_num(), b.nan_to_num())
 
 
 def _inplace_cases(op, s, t, should):
@@ -251,6 +261,8 @@ def _out_cases(op, s, t, should):
     the warnings, errors."""
     f, wrapper = aten(op), _wrapper(s["custom"], errors=True)
     numbers_all = NUMBERS[FUNCTIONAL[op]]
+    sets = OUT_NUMBERS.get(op, numbers_all[:2])
+    functional = FUNCTIONAL[op]
 
     def outs(x):
         shape, d = tuple(x.shape), x.dtype
@@ -268,10 +280,12 @@ def _out_cases(op, s, t, should):
 
     def compare(label, x, numbers, oa, ob, computes):
         want = observed(lambda: _aten(f, FUNCTIONAL[op], x, numbers, out=oa), oa)
-        got = observed(lambda: wrapper(x, *numbers, ob), ob)
+        got = observed(lambda: wrapper(*_tensors(functional, x), *numbers, ob), ob)
         extra = [want[1], got[1]]
         if want[0][0] == got[0][0] == "ok":
-            extra = [(*want[1], True), (*got[1], _equal_bits(oa, ob))]
+            # a number the functional's number rules take: aten's own op, NaN where aten has NaN (cases())
+            equal = _equal_values if (functional, x.dtype, numbers) in BY_NUMBER_RULES else _equal_bits
+            extra = [(*want[1], True), (*got[1], equal(oa, ob))]
         t.compare(label, want[0], got[0], *extra)
         if computes and got[0][0] == "refused":
             should.append(f"{label}: refused: {got[0][1]}")
@@ -281,7 +295,7 @@ def _out_cases(op, s, t, should):
         for label, x, contiguous in inputs:
             if x.numel() > 40001:
                 continue
-            for numbers in numbers_all[:2]:
+            for numbers in sets:
                 for kind, make, plain in outs(x):
                     if x.numel() > 1100 and kind not in ("exact", "empty"):
                         continue  # the long inputs into the outs the wrapper computes into
@@ -298,7 +312,7 @@ def _out_cases(op, s, t, should):
             if label == "out is self, transposed":
                 xa, xb = xa.t(), xb.t()
             want = observed(lambda: _aten(f, FUNCTIONAL[op], xa, numbers, out=view(a)), a)
-            got = observed(lambda: wrapper(xb, *numbers, view(b)), b)
+            got = observed(lambda: wrapper(*_tensors(functional, xb), *numbers, view(b)), b)
             extra = [want[1], got[1]]
             if want[0][0] == got[0][0] == "ok":
                 extra = [(*want[1], True), (*got[1], _equal_bits(a, b))]
@@ -319,7 +333,7 @@ def _out_cases(op, s, t, should):
             (xa, oa), (xb, ob) = made(), made()
             with torch.set_grad_enabled(grad_mode):
                 want = observed(lambda: _aten(f, FUNCTIONAL[op], xa, numbers, out=oa), oa)
-                got = observed(lambda: wrapper(xb, *numbers, ob), ob)
+                got = observed(lambda: wrapper(*_tensors(functional, xb), *numbers, ob), ob)
             extra = [want[1], got[1]]
             if want[0][0] == got[0][0] == "ok":
                 extra = [(*want[1], True), (*got[1], _equal_bits(oa, ob))]

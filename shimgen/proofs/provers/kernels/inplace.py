@@ -12,8 +12,8 @@ from worker_common import ATEN_RAISES, Refused, Tally, aten, outcome, run, same,
 
 
 def inplace_cases(dtypes, tensors=("self", "other")):
-    """(label, make) pairs: make() gives fresh tensors each call (in-place ops consume self): {self, other}, or
-    {self} for an op of one tensor."""
+    """(label, make) pairs: make() gives fresh tensors each call (in-place ops consume self): {self, other} (the
+    second tensor under its name in `tensors`), or {self} for an op of one tensor."""
     cases = []
     if list(tensors) == ["self"]:
         for da in dtypes:
@@ -41,7 +41,11 @@ def inplace_cases(dtypes, tensors=("self", "other")):
             return {"self": sample((3, 1), da, 2).expand(3, 4), "other": base}  # internal overlap
         for kind in ("same", "partial", "transposed", "disjoint", "expanded"):
             cases.append((f"{da} overlap {kind}", lambda kind=kind, o=overlapping: o(kind)))
-    return cases
+    second = tensors[1]  # the second tensor's name (lerp_: end)
+    if second == "other":
+        return cases
+    return [(label, lambda make=make: {second if k == "other" else k: t for k, t in make().items()})
+            for label, make in cases]
 
 
 def prove_inplace(op, s):
