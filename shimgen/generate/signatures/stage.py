@@ -10,6 +10,8 @@ All are computed once per plan (Plan.derived)."""
 
 from __future__ import annotations
 
+import re
+
 from shimgen.facts import scalar_facts as scalars
 from shimgen.facts.versions import FIRST_STABLE, Version
 from shimgen.generate import routes
@@ -167,6 +169,15 @@ def why_hidden(op_name: str, level: Version, here: Wrapper | None, wide: Wrapper
         return f"aten::{op_name} is not in libtorch {level} (removed after {gone_in})"
     wv = (wide.active(level) or next((v for v in wide.variants if v.start > level), None)) if wide else None
     or_later = f", or target TORCH_TARGET_VERSION >= {later}" if later else ""
+    # a parameter whose C++ type the stable headers declare only from a later release (torch::stable::Generator)
+    params = (wide or here).params  # type: ignore[union-attr]
+    typed = next((p for p in params if p.row.header and p.row.header > level), None)
+    if typed is not None:
+        declared = re.search(r"torch::stable::\w+", typed.row.cpp or "")
+        return (f"aten::{op_name} needs TORCH_TARGET_VERSION >= {later or typed.row.header}: the stable headers "
+                f"first declare its `{typed.name}` ({typed.arg.type}"
+                f"{': ' + declared.group(0) if declared else ''}) in {typed.row.header}, so an extension built for an "
+                "older release can neither make nor receive one")
     if wv is None:
         return f"aten::{op_name}: no route carries it at this TORCH_TARGET_VERSION"
     if later is not None and later <= wv.start:
