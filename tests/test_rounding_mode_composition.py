@@ -1,8 +1,9 @@
 """`div(a, b, rounding_mode)` below target 2.14 in the default build (kernel `str_value`): libtorch 2.10-2.13's
 dispatcher leaks 48 bytes per call converting a `str`, so the wrapper compares the string itself and calls
 `div.Tensor` (None) or `floor_divide` ("floor", aten's same div_floor kernel), carrying tensors only; the functional forms compute "trunc" on
-CPU tensors of integral, float, double dtypes as aten's div_trunc kernel does (floor_divide(a - fmod(a, b), b);
-trunc(a / b)). "trunc" elsewhere (in place, out=, bfloat16, half), and a floor or trunc call autograd records
+CPU tensors of integral, floating dtypes as aten's div_trunc kernel does (floor_divide(a - fmod(a, b), b);
+trunc(a / b); for bfloat16 and half by a single-element b, in float rounded once). "trunc" elsewhere (in place,
+out=, CUDA), and a floor or trunc call autograd records
 (floor_divide has no derivative, div's is zero), take the dispatcher's guarded form:
 aten's op on libtorch 2.14 and later, an error naming the leak and the remedies before; another string raises aten's
 error. The extension is built at target 2.10 without SHIMGEN_LEAKY_STR and compared with aten on the installed torch,
@@ -134,6 +135,15 @@ def _operands() -> list[tuple[torch.Tensor, torch.Tensor]]:
         (floats, torch.tensor(-2)),  # a 0-dim operand: the tensor's dtype wins
         (ints, torch.tensor(2.5, dtype=torch.float64)),
         (torch.randn(3, 4, dtype=torch.bfloat16), torch.randn(4, dtype=torch.float32)),
+        # bfloat16 and half results: by several elements (a / b rounded, then truncated), by one (in float: b's
+        # own value, a cast to the result dtype first)
+        (torch.randn(3, 8, dtype=torch.bfloat16) * 9, torch.randn(8, dtype=torch.bfloat16)),
+        (torch.randn(3, 8, dtype=torch.bfloat16) * 9, torch.tensor(0.3, dtype=torch.bfloat16)),
+        (torch.randn(40, dtype=torch.bfloat16) * 9, torch.tensor(0.3, dtype=torch.float32)),
+        (torch.randn(40, dtype=torch.float16) * 9, torch.tensor([0.3], dtype=torch.float16)),
+        (torch.randn(40, dtype=torch.float16) * 9, torch.tensor(0.7, dtype=torch.float64)),
+        (torch.arange(-300, 300, 7), torch.tensor(0.3, dtype=torch.bfloat16)),
+        (floats.to(torch.bfloat16), torch.tensor(float("nan"), dtype=torch.bfloat16)),
     ]
 
 
@@ -169,7 +179,7 @@ def test_div_floor_and_none_at_2_10_are_atens(ext) -> None:
 def test_trunc_is_atens_for_integral_and_float_and_refused_elsewhere_naming_the_remedies(ext) -> None:
     ops, _ = ext
     for a, b in _operands():
-        if torch.result_type(a, b) in (torch.bfloat16, torch.float16, torch.bool):
+        if torch.result_type(a, b) == torch.bool:
             continue
         _agree(lambda: ops.trunc(a, b), lambda: torch.div(a, b, rounding_mode="trunc"))
     i = torch.tensor([7, -7, 9, -1, -128, 127], dtype=torch.int8)
@@ -180,11 +190,10 @@ def test_trunc_is_atens_for_integral_and_float_and_refused_elsewhere_naming_the_
     for n in (2.0, -2.0, 0.5, 3.0):  # a number divisor: the sibling's 0-dim tensor
         _agree(lambda: ops.trunc_number(i.long(), n), lambda: torch.div(i.long(), n, rounding_mode="trunc"))
         _agree(lambda: ops.trunc_number(i.float(), n), lambda: torch.div(i.float(), n, rounding_mode="trunc"))
+        x = torch.randn(40, dtype=torch.bfloat16) * 9
+        _agree(lambda: ops.trunc_number(x, n), lambda: torch.div(x, n, rounding_mode="trunc"))
     leak = r"shimgen: div(_)?.Tensor_mode: the running libtorch \(2.13\) leaks 48 bytes per call converting its " \
            r"str `rounding_mode`.*torch >= 2.14.*SHIMGEN_LEAKY_STR.*SHIMGEN_OVERLAY"
-    x = torch.randn(8, dtype=torch.bfloat16)
-    with pytest.raises(RuntimeError, match=leak):  # aten rounds a / b to bfloat16 before trunc in one loop only
-        ops.trunc(x, torch.tensor(0.3, dtype=torch.bfloat16))
     with pytest.raises(RuntimeError, match=leak):  # in place: not composed
         ops.trunc_(torch.tensor([7.5, -7.5]), torch.tensor([2.0, 2.0]))
     a, b = torch.tensor([7, -7]), torch.tensor([2, 2])

@@ -32,12 +32,20 @@ def _libtorch(q: Query, via: str) -> bool:
 def _div_trunc(w: Wrapper, plan: Plan, calls: list[str]) -> list[str]:
     """div(self, other, "trunc") as aten's CPU kernel computes it for the result dtype (shimgen::detail::
     div_trunc_case, cxx/kernels/div_trunc.h): integral (case 1) as floor_divide(self - fmod(self, other), other),
-    float, double (and complex, which both refuse) as trunc(self / other); case 0 (bfloat16, half, another device)
-    is the caller's refusal. `calls`: the row's overloads for fmod, sub, floor_divide, trunc and div, in that order."""
-    fmod, sub, floor, trunc, div = (f"torch::stable::{plan.wrapper_of(c).name}" for c in calls)  # type: ignore[union-attr]
+    float, double (and complex, which both refuse) and bfloat16 or half by a tensor `other` of several elements
+    (case 2) as trunc(self / other); bfloat16 or half by a single-element `other` (case 3) in float, rounded once:
+    trunc(float(self in the result dtype) / float(other)) in the result dtype; case 0 (another device) is the
+    caller's refusal. `calls`: the row's overloads for fmod, sub, floor_divide, trunc, div and to, in that order."""
+    fmod, sub, floor, trunc, div, to = (f"torch::stable::{plan.wrapper_of(c).name}"  # type: ignore[union-attr]
+                                        for c in calls)
     a, b = (p.name for p in w.params[:2])
+    wide = "torch::headeronly::ScalarType::Float"
     return ["if (how == 1) {", f"const torch::stable::Tensor rest = {fmod}({a}, {b});",
-            f"return {floor}({sub}({a}, rest), {b});", "}", f"return {trunc}({div}({a}, {b}));"]
+            f"return {floor}({sub}({a}, rest), {b});", "}",
+            "if (how == 3) {", f"const auto dtype = shimgen::detail::div_trunc_dtype({a}, {b});",
+            f"const torch::stable::Tensor q = {div}({to}({to}({a}, dtype), {wide}), {to}({b}, {wide}));",
+            f"return {to}({trunc}(q), dtype);", "}",
+            f"return {trunc}({div}({a}, {b}));"]
 
 
 # The compositions a row's `composed` values name (`how`): each emits the statements computing the value, given

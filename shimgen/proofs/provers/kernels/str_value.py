@@ -54,8 +54,9 @@ INTEGRAL = (torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64)
 
 
 def div_trunc_case(a, b):
-    """cxx/kernels/div_trunc.h's div_trunc_case: 1 integral, 2 float/double/complex, 0 refused (another device,
-    bfloat16, half, bool, a dtype with no promotion rule)."""
+    """cxx/kernels/div_trunc.h's div_trunc_case: 1 integral, 2 float/double/complex and bfloat16/half by a b of
+    several elements, 3 bfloat16/half by a b of one element, 0 refused (another device, bool, a dtype with no
+    promotion rule)."""
     if a.device.type != "cpu" or b.device.type != "cpu":
         return 0
     try:
@@ -64,15 +65,20 @@ def div_trunc_case(a, b):
         return 0
     if t in INTEGRAL:
         return 1
+    if t in (torch.bfloat16, torch.float16):
+        return 3 if b.numel() == 1 else 2
     return 2 if t in (torch.float32, torch.float64, torch.complex32, torch.complex64, torch.complex128) else 0
 
 
 def div_trunc(case, a, b, calls):
-    """The statements kernels/str_value.py's _div_trunc emits (`calls`: the row's fmod, sub, floor_divide, trunc and
-    div overloads, in that order)."""
-    fmod, sub, floor, trunc, div = (aten(c) for c in calls)
+    """The statements kernels/str_value.py's _div_trunc emits (`calls`: the row's fmod, sub, floor_divide, trunc, div
+    and to overloads, in that order)."""
+    fmod, sub, floor, trunc, div, to = (aten(c) for c in calls)
     if case == 1:
         return floor(sub(a, fmod(a, b)), b)
+    if case == 3:
+        dtype = torch.result_type(a, b)
+        return to(trunc(div(to(to(a, dtype), torch.float32), to(b, torch.float32))), dtype)
     return trunc(div(a, b))
 
 
