@@ -171,8 +171,8 @@ def quiet_stderr(on: bool):
 # str_value) without a str crossing, and raises
 # for the other str calls on 2.10-2.13: ~0 B. elu and softplus (kernel cpu_activation: aten's CPU kernel replicated, no number crossing)
 # computed, in place, into out, and refused (alpha=1e300 is out of float's range): ~0 B. The rows after the str
-# calls are a number's compositions of this release (kernels cpu_kernel, foreach, cpu_number and vector_norm_cpu),
-# measured the same way.
+# calls are a number's compositions of this release (kernels cpu_kernel, foreach, cpu_number and vector_norm_cpu;
+# the out= and in-place forms and bfloat16 tensors last), measured the same way.
 DEFAULT_CALLS = [("gelu(x)", "ts::gelu(x);"), ('gelu(x, "tanh")', 'ts::gelu(x, "tanh");'),
                  ("gelu_(x)", "ts::gelu_(ts::clone(x));"), ("gelu_out(o, x)", "Tensor o = ts::empty_like(x); "
                                                                           "ts::gelu_out(o, x);"),
@@ -211,7 +211,14 @@ DEFAULT_CALLS = [("gelu(x)", "ts::gelu(x);"), ('gelu(x, "tanh")', 'ts::gelu(x, "
                                               "ts::view(x, {1, 4, 4}), 1, 0.5);"),
                  ("_addmm_activation(.., true)", "ts::_addmm_activation(x, x, x, 1, 0.5, true);"),
                  ("_foreach_add({x, x}, 1.5)", "ts::_foreach_add(std::vector<Tensor>{x, x}, 1.5);"),
-                 ("_foreach_norm({x, x})", "ts::_foreach_norm(std::vector<Tensor>{x, x});")]
+                 ("_foreach_norm({x, x})", "ts::_foreach_norm(std::vector<Tensor>{x, x});"),
+                 ("pow_out(o, x, 2.5)", "Tensor o = ts::empty_like(x); ts::pow_out(o, x, 2.5);"),
+                 ("lerp_out(o, x, x, 0.3)", "Tensor o = ts::empty_like(x); ts::lerp_out(o, x, x, 0.3);"),
+                 ("lerp_(h, h, 0.1) bfloat16", "Tensor h = ts::to(x, torch::headeronly::ScalarType::BFloat16); "
+                                               "ts::lerp_(ts::clone(h), h, 0.1);"),
+                 ("norm(h, 3) bfloat16", "ts::norm(ts::to(x, torch::headeronly::ScalarType::BFloat16), 3);"),
+                 ('div(h, 3.0, "trunc") bfloat16', 'ts::div(ts::to(x, torch::headeronly::ScalarType::BFloat16), 3.0, '
+                                                   'std::string_view("trunc"));')]
 _LOOP = """#include <torch/csrc/stable/library.h>
 #include <torch/csrc/stable/ops.h>
 namespace ts = torch::stable;

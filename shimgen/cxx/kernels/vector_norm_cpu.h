@@ -313,8 +313,10 @@ inline torch::stable::Tensor norm_narrowed(
     int narrow) {
   const auto sizes = result.sizes();
   const auto strides = result.strides();
-  const int32_t dtype = narrow == 1 ? aoti_torch_dtype_bfloat16()
-                                    : aoti_torch_dtype_float16();
+  int32_t dtype = aoti_torch_dtype_float16();
+  if (narrow == 1) {
+    dtype = aoti_torch_dtype_bfloat16();
+  }
   AtenTensorHandle h = nullptr;
   cpu_check(aoti_torch_empty_strided(
       static_cast<int64_t>(sizes.size()),
@@ -358,16 +360,15 @@ inline torch::stable::Tensor vector_norm_cpu(
   }
   const ScalarType t = self.scalar_type();
   const int narrow = act_reduced(self);
-  const bool floating =
-      narrow != 0 || t == ScalarType::Float || t == ScalarType::Double;
-  if (!self.is_cpu() || !floating) {
+  const bool wide = t == ScalarType::Float || t == ScalarType::Double;
+  if (!self.is_cpu() || (narrow == 0 && !wide)) {
     vector_norm_refuse(op, arg, ord, "this tensor is not a floating CPU one");
   }
   // the result's dtype: the tensor's, or a wider floating one given
   const ScalarType into = dtype.has_value() ? *dtype : t;
-  const bool wider = (into == ScalarType::Float && narrow != 0) ||
-      (into == ScalarType::Double && t != ScalarType::Double);
-  if (into != t && !wider) {
+  const bool to_float = into == ScalarType::Float && narrow != 0;
+  const bool to_double = into == ScalarType::Double && t != ScalarType::Double;
+  if (into != t && !to_float && !to_double) {
     vector_norm_refuse(
         op, arg, ord, "the dtype given is not the tensor's or a wider one");
   }
