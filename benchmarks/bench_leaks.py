@@ -217,6 +217,7 @@ DEFAULT_CALLS = [("gelu(x)", "ts::gelu(x);"), ('gelu(x, "tanh")', 'ts::gelu(x, "
                  ("lerp_(h, h, 0.1) bfloat16", "Tensor h = ts::to(x, torch::headeronly::ScalarType::BFloat16); "
                                                "ts::lerp_(ts::clone(h), h, 0.1);"),
                  ("norm(h, 3) bfloat16", "ts::norm(ts::to(x, torch::headeronly::ScalarType::BFloat16), 3);"),
+                 ("mul_(h, 0.1) bfloat16", "ts::mul_(ts::to(x, torch::headeronly::ScalarType::BFloat16), 0.1);"),
                  ('div(h, 3.0, "trunc") bfloat16', 'ts::div(ts::to(x, torch::headeronly::ScalarType::BFloat16), 3.0, '
                                                    'std::string_view("trunc"));')]
 _LOOP = """#include <torch/csrc/stable/library.h>
@@ -275,7 +276,8 @@ def default_build(args) -> int:
                                       "linalg_norm.ord_str", "linalg_matrix_norm.str_ord",
                                       "searchsorted.Tensor_out", "fft_rfft.default", "fft_rfft2.default",
                                       "fft_ihfftn.default", "pow.Tensor_Scalar", "pow_.Scalar", "norm.Scalar",
-                                      "dist.default"], None,
+                                      "dist.default", "pow.Tensor_Scalar_out", "lerp.Scalar", "lerp.Scalar_out",
+                                      "lerp_.Scalar", "mul_.Scalar", "to.dtype", "div.Scalar_mode"], None,
                                      None, gen)
         pipeline.write(gen, files)
         for k, (label, call) in enumerate(DEFAULT_CALLS):

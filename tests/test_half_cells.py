@@ -1,9 +1,10 @@
 """Half types on the sibling routes: a number float16 / bfloat16 holds exactly crosses as a 0-dim tensor in the
 cells data/scalar_facts.yaml proves for such numbers (`cells_exact`), so `lerp(a, b, 0.25)` and `mul_(x, 2.0)` on
 bfloat16 compute what aten computes; a number they do not hold (0.1: aten computes with the float 0.1f, a 0-dim
-bfloat16 tensor would round it first) is refused by `mul_` (aten's own in-place kernel rounds it otherwise than its
-functional) and computed by `lerp` from target 2.10 on contiguous CPU tensors (kernel cpu_number: aten's loop with
-the weight in float). The Python model (scalar_model) and the header agree."""
+bfloat16 tensor would round it first) is computed by `lerp` from target 2.10 on contiguous CPU tensors (kernel
+cpu_number: aten's loop with the weight in float) and by `mul_` as aten's in-place kernel computes it, which does
+round it first (kernel self_dtype_number); where autograd records the mul_ call, the sibling refuses it. The Python
+model (scalar_model) and the header agree."""
 
 from __future__ import annotations
 
@@ -67,8 +68,12 @@ def test_inexact_numbers_computed_by_the_kernel_or_refused(ext, dtype) -> None:
     assert got.dtype == want.dtype and torch.equal(got, want)
     with pytest.raises(RuntimeError, match=r"shimgen: lerp\.Scalar: weight=0\.1"):  # strided: the sibling's
         ext.lerp(a.t(), b.t(), 0.1)
+    # mul_: aten's in-place kernel rounds 0.1 to the dtype (kernel self_dtype_number); where autograd records the
+    # call it is the sibling's, which holds no cell for 0.1
+    got, want = ext.mul_(a.clone(), 0.1), torch.ops.aten.mul_.Scalar(a.clone(), 0.1)
+    assert got.dtype == want.dtype and torch.equal(got, want)
     with pytest.raises(RuntimeError, match=r"shimgen: mul_\.Scalar: other=0\.1"):
-        ext.mul_(a, 0.1)
+        ext.mul_(a.clone().requires_grad_() * 1, 0.1)
 
 
 def test_model_takes_the_exact_cell() -> None:

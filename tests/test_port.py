@@ -4,10 +4,13 @@ table derived by hand from the stable ABI's rules, not from the tool:
 * an op whose arguments are Tensors, ints, bools, int lists and dtypes goes through libtorch's boxed dispatcher
   (`torch_call_dispatcher`, from 2.10) unless libtorch ships its C shim: amax, narrow, fill_.Scalar (the
   manifest's 2.9 shims) -> `yes (shim)`;
-* a Scalar argument where aten has a Tensor overload of the same op is lowered to that sibling (mul_, masked_fill_,
+* a Scalar argument where aten has a Tensor overload of the same op is lowered to that sibling (masked_fill_,
   clamp with numbers, div by a number, where with one number) -> `yes (sibling)`; the report cannot tell from an
   identifier whether it holds a number or a Tensor, so such calls read `dispatcher or sibling`, while a number
-  literal rules the Tensor overload out (clamp(boxes, 0, 4096), div(x, 2), max(x, 1), fill_(0));
+  literal rules the Tensor overload out (clamp(boxes, 0, 4096), div(x, 2), max(x, 1), fill_(0)); mul_'s Scalar
+  overload is the `composition` route (kernel self_dtype_number: a bfloat16 or half self takes the number in its
+  own dtype, as aten's in-place kernel does, any other the sibling's), so `scores.mul_(scale)` reads
+  `composition or dispatcher`;
 * add/sub carry a Scalar `alpha` no dispatcher takes, but aten computes add.Tensor and sub.Tensor as its
   `subtract.Tensor`, whose C shim libtorch exports from 2.10 (the `equivalent` route: floating tensors, per
   call); add.Scalar/sub.Scalar lower to them (sibling): `yes (equivalent or sibling)` at 2.10 and 2.13;
@@ -38,6 +41,7 @@ PORT = os.path.join(HERE, "port")
 
 D, S, SH, CO = "yes (dispatcher)", "yes (sibling)", "yes (shim)", "yes (composition)"
 DS = "yes (dispatcher or sibling)"
+CD = "yes (composition or dispatcher)"
 ES = "yes (equivalent or sibling)"
 
 # (file, line, call as written) -> (at 2.10, at 2.13)
@@ -45,7 +49,7 @@ EXPECTED = {
     ("fused_attention.cu", 20, "q.contiguous"): (D, D),
     ("fused_attention.cu", 21, "at::matmul"): (D, D),
     ("fused_attention.cu", 21, "k.transpose"): (D, D),
-    ("fused_attention.cu", 22, "scores.mul_"): (DS, DS),
+    ("fused_attention.cu", 22, "scores.mul_"): (CD, CD),
     ("fused_attention.cu", 23, "scores.masked_fill_"): (DS, DS),
     ("fused_attention.cu", 24, "at::softmax"): (D, D),
     ("fused_attention.cu", 25, "at::matmul"): (D, D),

@@ -97,7 +97,7 @@ STABLE_TORCH_LIBRARY_IMPL(scalar_calls, CompositeExplicitAutograd, m) {
 # What aten computes given the caller's own number.
 ATEN = {
     "mul": lambda t, n: torch.mul(t, n),
-    "mul_": lambda t, n: t.mul_(n),
+    "mul_": lambda t, n: torch.ops.aten.mul_.Scalar(t, n),  # ATen's C++ x.mul_(n) (Python's is mul_.Tensor)
     "div": lambda t, n: torch.div(t, n),
     "remainder": lambda t, n: torch.remainder(t, n),
     "pow": lambda t, n: torch.pow(t, n),
