@@ -8,9 +8,9 @@ aten's _to_copy: the double rounding of aten's own cast), which aten's kernel re
 (`original_scalar_value`).
 
 Computed where self is a bfloat16 or float16 CPU tensor, the number is real and autograd does not record the call
-(aten's derivative multiplies by the unrounded number; cxx/kernels/self_dtype_number.h self_dtype_number_computes). Every other call is the
-sibling's (routes/sibling.lowered_body): its proven cells, else the `shimgen:` refusal. Row keys: `via` (the in-place
-Tensor overload), `argument` (the number)."""
+(aten's derivative multiplies by the unrounded number; cxx/kernels/self_dtype_number.h self_dtype_number_computes).
+Every other call is the sibling's (routes/sibling.lowered_body): its proven cells, else the `shimgen:` refusal. Row
+keys: `via` (the in-place Tensor overload), `argument` (the number)."""
 
 from __future__ import annotations
 
@@ -33,9 +33,9 @@ class SelfDtypeNumber(Kernel):
         return Variant(route, q.lowering[1], q.level, lowering=q.lowering[0])
 
     def describe(self, w: Wrapper, rule: dict) -> list[str]:
-        return [f"Route: on a bfloat16 or float16 CPU self where autograd does not record the call, aten::{rule['via']} "
-                f"with the {rule['argument']} as a 0-dim tensor of self's dtype: aten's in-place kernel rounds the "
-                f"number to self's dtype first (proven equal on torch {proven(rule)}).",
+        return ["Route: on a bfloat16 or float16 CPU self where autograd does not record the call, "
+                f"aten::{rule['via']} with the {rule['argument']} as a 0-dim tensor of self's dtype: aten's in-place "
+                f"kernel rounds the number to self's dtype first (proven equal on torch {proven(rule)}).",
                 f"Every other call: aten::{rule['via']} with the number as a 0-dim tensor promoting as aten's "
                 "wrapped number, where shimgen proved it equal; else a shimgen: error naming why."]
 
