@@ -774,43 +774,39 @@ inline bool number_out_computes(
 }
 
 /// An out= overload's result written into a contiguous out under aten's out=
-/// rules for an op that casts its result to out's dtype (pow, lerp:
-/// assign_out, an overlap with any input refused); out that is self's very
-/// view is written as aten writes it, element by element in place.
+/// rules (assign_out: same device, the result dtype out's where `same_dtype`
+/// (the unary activations), else cast to out's where it casts (pow, lerp),
+/// aten's resize and its warning, an overlap with any of `inputs` refused);
+/// out that is self's very view is written as aten writes it, element by
+/// element in place.
 template <typename = void>
-inline void number_assign_out(
+inline void assign_out_or_inplace(
     const char* op,
     torch::stable::Tensor& out,
     const torch::stable::Tensor& self,
     std::initializer_list<const torch::stable::Tensor*> inputs,
-    const torch::stable::Tensor& result) {
+    const torch::stable::Tensor& result,
+    bool same_dtype) {
   const bool same_data = out.data_ptr() == self.data_ptr();
-  const bool same_dtype = out.scalar_type() == self.scalar_type();
-  if (same_data && same_dtype && same_sizes(out, self)) {
+  const bool same_type = out.scalar_type() == self.scalar_type();
+  const bool same_view = same_data && same_type && same_sizes(out, self);
+  if (same_view && self.is_contiguous()) {
     assign_inplace(op, out, result, {});
     return;
   }
-  assign_out(op, out, result, inputs, false);
+  assign_out(op, out, result, inputs, same_dtype);
 }
 
-/// The result written into a contiguous out under aten's out= rules
-/// (assign_out: same device and dtype, aten's resize and its warning, an
-/// overlap refused); out that is self's very view is written as aten writes
-/// it, element by element in place.
+/// The result written into a contiguous out under aten's out= rules for a
+/// unary activation (assign_out_or_inplace: out's dtype must be the
+/// result's).
 template <typename = void>
 inline void act_assign_out(
     const char* op,
     torch::stable::Tensor& out,
     const torch::stable::Tensor& self,
     const torch::stable::Tensor& result) {
-  const bool same_data = out.data_ptr() == self.data_ptr();
-  const bool same_dtype = out.scalar_type() == self.scalar_type();
-  const bool same_view = same_data && same_dtype && same_sizes(out, self);
-  if (same_view && self.is_contiguous()) {
-    assign_inplace(op, out, result, {});
-    return;
-  }
-  assign_out(op, out, result, {&self}, true);
+  assign_out_or_inplace(op, out, self, {&self}, result, true);
 }
 
 // pow(self, exponent) with an exponent aten's pow_tensor_scalar_kernel

@@ -178,6 +178,19 @@ inline bool norm_dims(
   return true;
 }
 
+/// A new CPU tensor of these sizes and strides and dtype.
+template <typename = void>
+inline torch::stable::Tensor norm_empty(
+    int64_t ndim,
+    const int64_t* sizes,
+    const int64_t* strides,
+    int32_t dtype) {
+  AtenTensorHandle h = nullptr;
+  cpu_check(aoti_torch_empty_strided(
+      ndim, sizes, strides, dtype, aoti_torch_device_type_cpu(), 0, &h));
+  return torch::stable::Tensor(h);
+}
+
 /// The reduction over `reduced` of a contiguous `x` whose elements are `in`
 /// (x's read as T), into a new contiguous tensor of dtype `dtype`, T's
 /// (keepdim: reduced dims of size 1); `op`, the op called, is named where
@@ -230,16 +243,11 @@ inline torch::stable::Tensor norm_typed(
     out_strides[static_cast<size_t>(d)] = step;
     step *= size > 1 ? size : 1;
   }
-  AtenTensorHandle h = nullptr;
-  cpu_check(aoti_torch_empty_strided(
+  torch::stable::Tensor result = norm_empty(
       static_cast<int64_t>(out_sizes.size()),
       out_sizes.data(),
       out_strides.data(),
-      dtype,
-      aoti_torch_device_type_cpu(),
-      0,
-      &h));
-  torch::stable::Tensor result(h);
+      dtype);
   call.in = in;
   call.out = static_cast<T*>(result.data_ptr());
   const int64_t outputs = static_cast<int64_t>(call.starts.size());
@@ -317,16 +325,8 @@ inline torch::stable::Tensor norm_narrowed(
   if (narrow == 1) {
     dtype = aoti_torch_dtype_bfloat16();
   }
-  AtenTensorHandle h = nullptr;
-  cpu_check(aoti_torch_empty_strided(
-      static_cast<int64_t>(sizes.size()),
-      sizes.data(),
-      strides.data(),
-      dtype,
-      aoti_torch_device_type_cpu(),
-      0,
-      &h));
-  torch::stable::Tensor narrowed(h);
+  torch::stable::Tensor narrowed = norm_empty(
+      static_cast<int64_t>(sizes.size()), sizes.data(), strides.data(), dtype);
   const float* from = static_cast<const float*>(result.data_ptr());
   uint16_t* to = static_cast<uint16_t*>(narrowed.data_ptr());
   const int capability = cpu_capability();

@@ -22,9 +22,9 @@ overload's parameters, in order), `dtypes` (what the helper takes, for the doc).
 where every input is a contiguous CPU tensor of self's sizes and out a contiguous CPU tensor or one aten resizes
 (cpu_activation.h number_out_computes), aten computes the call in the functional's very order, so the functional's
 wrapper (its number rules, the helper, the sibling) computes it and aten's out= rules write it into out
-(check_out_autograd, number_assign_out: the result cast to out's dtype where it casts, aten's resize and its warning,
-out that is self's very view written in place, another overlap refused). Any other out= call is the sibling's (its
-Tensor overload's out= form)."""
+(check_out_autograd, assign_out_or_inplace: the result cast to out's dtype where it casts, aten's resize and its
+warning, out that is self's very view written in place, another overlap refused). Any other out= call is the
+sibling's (its Tensor overload's out= form)."""
 
 from __future__ import annotations
 
@@ -96,7 +96,8 @@ def _out_body(w: Wrapper, v: Variant, plan: Plan, rule: dict) -> str:
     return "\n".join([f"if (shimgen::detail::number_out_computes(out, {{{inputs}}})) {{",
                       f'shimgen::detail::check_out_autograd("{w.op.name}", {{&out, {inputs}}});',
                       f"const torch::stable::Tensor result = torch::stable::{target.name}({args});",
-                      f'shimgen::detail::number_assign_out("{w.op.name}", out, self, {{{inputs}}}, result);',
+                      f'shimgen::detail::assign_out_or_inplace("{w.op.name}", out, self, {{{inputs}}}, result, '
+                      "false);",
                       "return out;",
                       "}",
                       lowered_body(w, v, plan)])
